@@ -1,0 +1,131 @@
+package org.tfrecordio.hadoop;
+
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.tfrecordio.codec.TFRecordIndex;
+
+/**
+ * Cuts TFRecord files into input splits that are never wrong: on record boundaries taken from
+ * the sidecar index; at byte offsets resolved by scanning only when the user opted in; otherwise
+ * one split per file. Shared by both Hadoop APIs.
+ */
+public final class SplitPlanner {
+  private static final Logger LOG = LoggerFactory.getLogger(SplitPlanner.class);
+  private static final double SPLIT_SLOP = 1.1;
+
+  /** A planned split: a byte range of a file and the hosts that store its start. */
+  public static final class Range {
+    public final long start;
+    public final long length;
+    public final String[] hosts;
+
+    Range(long start, long length, String[] hosts) {
+      this.start = start;
+      this.length = length;
+      this.hosts = hosts;
+    }
+  }
+
+  private SplitPlanner() {}
+
+  /** Plans the splits of one file for a target split size. */
+  public static List<Range> plan(Configuration conf, FileStatus file, long splitSize)
+      throws IOException {
+    Path path = file.getPath();
+    long length = file.getLen();
+    FileSystem fs = path.getFileSystem(conf);
+    BlockLocation[] blocks = file instanceof LocatedFileStatus
+        ? ((LocatedFileStatus) file).getBlockLocations()
+        : fs.getFileBlockLocations(file, 0, length);
+    List<Range> ranges = new ArrayList<>();
+    if (length == 0 || Compression.forInput(conf, path) != null
+        || (double) length / splitSize <= SPLIT_SLOP) {
+      ranges.add(new Range(0, length, hosts(blocks, 0)));
+      return ranges;
+    }
+    long[] cuts = byteCuts(length, splitSize);
+    long[] bounds = conf.getBoolean(TFRecordConfig.USE_INDEX, true) ? readIndex(fs, path, length)
+        : null;
+    if (bounds != null) {
+      cuts = snap(cuts, bounds);
+    } else if (!conf.getBoolean(TFRecordConfig.SPLIT_RESYNC, false)) {
+      LOG.info("{} has no valid index: reading it as one split (write an index with "
+          + "`tfrecord-io index`, or set {}=true)", path, TFRecordConfig.SPLIT_RESYNC);
+      cuts = new long[0];
+    }
+    long start = 0;
+    for (long cut : cuts) {
+      ranges.add(new Range(start, cut - start, hosts(blocks, start)));
+      start = cut;
+    }
+    ranges.add(new Range(start, length - start, hosts(blocks, start)));
+    return ranges;
+  }
+
+  /** Cut points as FileInputFormat places them, without 0 and the file's end. */
+  private static long[] byteCuts(long length, long splitSize) {
+    List<Long> cuts = new ArrayList<>();
+    long remaining = length;
+    while ((double) remaining / splitSize > SPLIT_SLOP) {
+      remaining -= splitSize;
+      cuts.add(length - remaining);
+    }
+    return cuts.stream().mapToLong(Long::longValue).toArray();
+  }
+
+  /** Moves each cut to the first record boundary at or after it, dropping duplicates. */
+  static long[] snap(long[] cuts, long[] bounds) {
+    long end = bounds[bounds.length - 1];
+    long[] out = new long[cuts.length];
+    int n = 0;
+    long last = 0;
+    for (long cut : cuts) {
+      int i = Arrays.binarySearch(bounds, cut);
+      long b = bounds[i >= 0 ? i : -i - 1];
+      if (b > last && b < end) {
+        out[n++] = b;
+        last = b;
+      }
+    }
+    return Arrays.copyOf(out, n);
+  }
+
+  /** Reads and validates the sidecar index of {@code path}; null if absent or invalid. */
+  public static long[] readIndex(FileSystem fs, Path path, long length) throws IOException {
+    Path index = new Path(path.getParent(), TFRecordIndex.indexName(path.getName()));
+    long[] bounds;
+    try (InputStream in = fs.open(index)) {
+      bounds = TFRecordIndex.read(in, length);
+    } catch (FileNotFoundException e) {
+      return null;
+    }
+    if (bounds == null) {
+      LOG.warn("Ignoring index {}: it is malformed or does not match {} ({} bytes)",
+          index, path, length);
+    }
+    return bounds;
+  }
+
+  private static String[] hosts(BlockLocation[] blocks, long offset) throws IOException {
+    if (blocks != null) {
+      for (BlockLocation b : blocks) {
+        if (offset >= b.getOffset() && offset < b.getOffset() + b.getLength()) {
+          return b.getHosts();
+        }
+      }
+    }
+    return new String[0];
+  }
+}

@@ -1,0 +1,119 @@
+package org.tfrecordio.hadoop;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataInputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.io.BytesWritable;
+import org.apache.hadoop.io.compress.CodecPool;
+import org.apache.hadoop.io.compress.CompressionCodec;
+import org.apache.hadoop.io.compress.Decompressor;
+import org.tfrecordio.codec.TFRecordReader;
+
+/**
+ * Reads the records of one split: the records whose first byte lies in
+ * {@code [start, start + length)}. A split that does not start at 0 starts either on a record
+ * boundary (from the index) or, under resync splitting, at the first valid record after it.
+ * Compressed files are always read whole. Shared by both Hadoop APIs.
+ */
+public final class SplitReader implements Closeable {
+  private final FSDataInputStream fileIn;
+  private final Decompressor decompressor;
+  private final TFRecordReader reader;
+  private final long start;
+  private final long end;
+  private final long fileLength;
+  private final boolean compressed;
+  private long reportedRecords;
+  private long reportedBytes;
+
+  public SplitReader(Configuration conf, Path path, long start, long length) throws IOException {
+    FileSystem fs = path.getFileSystem(conf);
+    CompressionCodec codec = Compression.forInput(conf, path);
+    this.fileLength = codec == null ? -1 : fs.getFileStatus(path).getLen();
+    this.fileIn = fs.open(path);
+    TFRecordReader.Options options = TFRecordConfig.readerOptions(conf);
+    try {
+      if (codec != null) {
+        this.compressed = true;
+        this.decompressor = CodecPool.getDecompressor(codec);
+        InputStream in = codec.createInputStream(fileIn, decompressor);
+        this.start = 0;
+        this.end = Long.MAX_VALUE;
+        this.reader = new TFRecordReader(in, path.toString(), 0, options);
+      } else {
+        this.compressed = false;
+        this.decompressor = null;
+        this.start = start;
+        this.end = start + length;
+        fileIn.seek(start);
+        this.reader = new TFRecordReader(fileIn, path.toString(), start, options);
+        reader.setEnd(end);
+        if (start > 0) {
+          reader.sync();
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  /** Reads the next record into {@code value}; false when the split is done. */
+  public boolean next(BytesWritable value) throws IOException {
+    if (!reader.next()) {
+      return false;
+    }
+    value.set(reader.getData(), reader.getDataOffset(), reader.getLength());
+    return true;
+  }
+
+  /** The underlying reader (record offsets, skip counts). */
+  public TFRecordReader reader() {
+    return reader;
+  }
+
+  /** Skipped records since the last call (for counters). */
+  public long takeSkippedRecords() {
+    long delta = reader.getSkippedRecords() - reportedRecords;
+    reportedRecords = reader.getSkippedRecords();
+    return delta;
+  }
+
+  /** Skipped bytes since the last call (for counters). */
+  public long takeSkippedBytes() {
+    long delta = reader.getSkippedBytes() - reportedBytes;
+    reportedBytes = reader.getSkippedBytes();
+    return delta;
+  }
+
+  /** Fraction of the split consumed, between 0 and 1. */
+  public float getProgress() throws IOException {
+    if (compressed) {
+      return fileLength <= 0 ? 0f : Math.min(1f, fileIn.getPos() / (float) fileLength);
+    }
+    if (end == start) {
+      return 1f;
+    }
+    return Math.min(1f, (reader.getPosition() - start) / (float) (end - start));
+  }
+
+  /** The position in the file, for the mapred API's {@code getPos}. */
+  public long getPos() {
+    return reader == null ? start : reader.getPosition();
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      fileIn.close();
+    } finally {
+      if (decompressor != null) {
+        CodecPool.returnDecompressor(decompressor);
+      }
+    }
+  }
+}

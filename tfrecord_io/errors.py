@@ -1,0 +1,51 @@
+"""Exception types raised by tfrecord-io.
+
+Every error the package raises on purpose derives from :class:`TFRecordError`, so callers can
+catch the whole family at once or one specific kind.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "TFRecordError",
+    "CorruptRecordError",
+    "SchemaError",
+    "HdfsError",
+    "JarNotFoundError",
+]
+
+
+class TFRecordError(Exception):
+    """Base class of all errors raised by tfrecord-io."""
+
+
+class CorruptRecordError(TFRecordError):
+    """A TFRecord file is damaged: bad CRC, impossible length, or truncated record.
+
+    Attributes:
+        path: the file (path or URL) in which the damage was found.
+        offset: byte offset, in the uncompressed stream, of the record that is damaged.
+        reason: what exactly is wrong.
+    """
+
+    def __init__(self, path: str, offset: int, reason: str) -> None:
+        self.path = path
+        self.offset = offset
+        self.reason = reason
+        super().__init__(
+            f"corrupt TFRecord in {path} at byte offset {offset}: {reason}. "
+            "Check the file with `tfrecord-io verify`, or read past damage with "
+            "on_corrupt='skip'."
+        )
+
+
+class SchemaError(TFRecordError):
+    """Data does not fit a schema: unsupported column type, or a feature of the wrong kind."""
+
+
+class HdfsError(TFRecordError):
+    """An HDFS operation failed: missing path, permission denied, unreachable NameNode."""
+
+
+class JarNotFoundError(TFRecordError):
+    """The bundled tfrecord-io jar is missing from the installed package."""
