@@ -1,0 +1,207 @@
+"""Compression names and the GZIP / ZLIB stream wrappers used by :mod:`tfrecord_io.records`.
+
+TensorFlow's ``compression_type`` values are ``""``/``"NONE"``, ``"GZIP"`` and ``"ZLIB"``:
+
+* GZIP is a gzip stream (RFC 1952), what ``tf.io.TFRecordOptions("GZIP")`` and Hadoop's
+  ``GzipCodec`` write;
+* ZLIB is a zlib stream (RFC 1950), what ``tf.io.TFRecordOptions("ZLIB")`` and Hadoop's
+  ``DefaultCodec`` (``.deflate``) write.
+
+Both are handled with the :mod:`zlib` module directly. The writer produces the same container
+TensorFlow does (default compression level, no file name, no timestamp). The reader accepts
+either container whichever was asked for (zlib's header auto-detection), and concatenated
+streams (multi-member gzip files) are read to the end.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import zlib
+from typing import BinaryIO
+
+__all__ = [
+    "NONE",
+    "GZIP",
+    "ZLIB",
+    "normalize",
+    "detect",
+    "resolve",
+    "DecompressingReader",
+    "CompressingWriter",
+    "write_fully",
+]
+
+NONE = "none"
+GZIP = "gzip"
+ZLIB = "zlib"
+
+_ALIASES = {
+    "": NONE,
+    "none": NONE,
+    "gzip": GZIP,
+    "zlib": ZLIB,
+}
+
+#: File name endings that imply a compression, checked case-insensitively.
+_SUFFIXES = (
+    (".gz", GZIP),
+    (".deflate", ZLIB),
+    (".zlib", ZLIB),
+    (".zz", ZLIB),
+)
+
+_WBITS_WRITE = {GZIP: 16 + zlib.MAX_WBITS, ZLIB: zlib.MAX_WBITS}
+_WBITS_READ_AUTO = 32 + zlib.MAX_WBITS  # zlib or gzip header, detected per stream
+_RAW_CHUNK = 256 * 1024
+
+
+def normalize(compression: str | None) -> str | None:
+    """Return the canonical compression name, or None for "detect from the file name".
+
+    Accepts None, ``""``, ``"none"``, ``"gzip"`` and ``"zlib"`` in any letter case (so
+    TensorFlow's ``"GZIP"``/``"ZLIB"`` work unchanged).
+
+    Raises:
+        ValueError: for any other value.
+    """
+    if compression is None:
+        return None
+    if not isinstance(compression, str):
+        raise ValueError(f"compression must be a string or None, not {compression!r}")
+    try:
+        return _ALIASES[compression.lower()]
+    except KeyError:
+        raise ValueError(
+            f"unknown compression {compression!r}: use None (detect from the file name), "
+            "'none', 'gzip' or 'zlib'"
+        ) from None
+
+
+def detect(name: str | os.PathLike[str] | None) -> str:
+    """Return the compression implied by a file name: ``.gz`` is gzip; ``.deflate``, ``.zlib``
+    and ``.zz`` are zlib; anything else (or no name) is none."""
+    if name is None:
+        return NONE
+    lowered = os.fspath(name).lower()
+    # Ignore a URL's query or fragment, if any.
+    for sep in ("?", "#"):
+        if "://" in lowered and sep in lowered:
+            lowered = lowered.split(sep, 1)[0]
+    for suffix, kind in _SUFFIXES:
+        if lowered.endswith(suffix):
+            return kind
+    return NONE
+
+
+def resolve(compression: str | None, name: str | os.PathLike[str] | None) -> str:
+    """Return the effective compression: the explicit one if given, else detected from *name*."""
+    explicit = normalize(compression)
+    return detect(name) if explicit is None else explicit
+
+
+def write_fully(stream: BinaryIO, data) -> None:
+    """Write all of *data* to *stream*, looping over short writes of raw streams."""
+    n = stream.write(data)
+    if n is None or n >= len(data):
+        return
+    view = memoryview(data).cast("B")[n:]
+    while view:
+        n = stream.write(view)
+        if n is None:
+            return
+        if n <= 0:
+            raise OSError(f"could not write to {stream!r}: write() returned {n}")
+        view = view[n:]
+
+
+class DecompressingReader(io.RawIOBase):
+    """A readable raw stream of the decompressed bytes of a gzip or zlib stream.
+
+    Damage in the compressed data surfaces as :class:`zlib.error` or :class:`EOFError` (a stream
+    cut short) from :meth:`read`. An entirely empty input reads as empty. The underlying stream is
+    not closed by :meth:`close`.
+    """
+
+    def __init__(self, raw: BinaryIO) -> None:
+        super().__init__()
+        self._raw = raw
+        self._decomp = zlib.decompressobj(_WBITS_READ_AUTO)
+        self._pending = b""
+        self._started = False
+        self._finished = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        """Return up to *size* decompressed bytes (all remaining if negative); b"" at the end."""
+        if size is None or size < 0:
+            parts = []
+            while True:
+                chunk = self.read(1 << 20)
+                if not chunk:
+                    return b"".join(parts)
+                parts.append(chunk)
+        parts = []
+        have = 0
+        while have < size and not self._finished:
+            decomp = self._decomp
+            if decomp.eof:
+                # One stream is complete; anything after it is another concatenated stream.
+                rest = decomp.unused_data or self._raw.read(_RAW_CHUNK)
+                if not rest:
+                    self._finished = True
+                    break
+                self._decomp = decomp = zlib.decompressobj(_WBITS_READ_AUTO)
+                self._pending = rest
+            if not self._pending:
+                self._pending = self._raw.read(_RAW_CHUNK)
+                if not self._pending:
+                    if not self._started:
+                        self._finished = True  # an empty file holds no records
+                        break
+                    raise EOFError("compressed stream ends before its end-of-stream marker")
+                self._started = True
+            out = decomp.decompress(self._pending, size - have)
+            self._pending = decomp.unconsumed_tail
+            if out:
+                parts.append(out)
+                have += len(out)
+        if len(parts) == 1:
+            return parts[0]
+        return b"".join(parts)
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        data = self.read(len(memoryview(buffer).cast("B")))
+        n = len(data)
+        memoryview(buffer).cast("B")[:n] = data
+        return n
+
+
+class CompressingWriter:
+    """Compresses written bytes into a gzip or zlib stream on an underlying binary stream.
+
+    :meth:`close` finishes the stream (writes the trailer) but does not close the underlying
+    stream.
+    """
+
+    def __init__(self, raw: BinaryIO, kind: str, level: int = zlib.Z_DEFAULT_COMPRESSION) -> None:
+        if kind not in _WBITS_WRITE:
+            raise ValueError(f"not a compressed format: {kind!r}")
+        self._raw = raw
+        self._comp = zlib.compressobj(level, zlib.DEFLATED, _WBITS_WRITE[kind])
+        self._closed = False
+
+    def write(self, data) -> int:
+        """Compress *data* and pass whatever the compressor emits on; returns ``len(data)``."""
+        out = self._comp.compress(data)
+        if out:
+            write_fully(self._raw, out)
+        return len(data)
+
+    def close(self) -> None:
+        """Write the end of the compressed stream. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            write_fully(self._raw, self._comp.flush(zlib.Z_FINISH))

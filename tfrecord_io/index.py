@@ -1,0 +1,331 @@
+"""The sidecar split index of TFRecord files (``.tfindex``), as specified in
+``docs/index-format.md``.
+
+The index of ``DIR/NAME`` is ``DIR/_NAME.tfindex``: UTF-8 text, one line ``"<offset> <length>\\n"``
+per record in file order, where *offset* is where the record's framing starts in the
+(uncompressed) data file and *length* its whole framed size (data length + 16). It is the layout
+of NVIDIA DALI's ``tfrecord2idx`` and of the PyPI ``tfrecord`` package's indexes.
+
+An index is trusted only when it matches its data file (:func:`load_index`): first record at 0,
+each record starting where the previous one ends, the last ending at the file's size.
+
+Entries are ``(offset, length)`` tuples; byte ranges are ``(start, end)`` tuples, end exclusive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import posixpath
+import re
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
+
+from tfrecord_io import _compression
+from tfrecord_io import records as _records
+from tfrecord_io.errors import HdfsError
+
+__all__ = [
+    "INDEX_SUFFIX",
+    "index_path",
+    "scan",
+    "write_index",
+    "read_index",
+    "load_index",
+    "split_ranges",
+    "ranges_for_size",
+]
+
+log = logging.getLogger(__name__)
+
+#: Suffix of index file names.
+INDEX_SUFFIX = ".tfindex"
+_FRAMING = 16
+_WELL_FORMED = re.compile(rb"(?:[0-9]+ [0-9]+\n)*")
+
+Entry = tuple[int, int]
+
+
+def index_path(data_path: str | os.PathLike[str]) -> str:
+    """Return the index path of a data file: ``DIR/NAME`` -> ``DIR/_NAME.tfindex``.
+
+    Works for local paths and for URLs (``hdfs://nn:8020/d/part-0`` ->
+    ``hdfs://nn:8020/d/_part-0.tfindex``).
+
+    Raises:
+        ValueError: if *data_path* names no file (empty, or ends with ``/``).
+    """
+    name = os.fspath(data_path)
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
+    if "://" in name:
+        scheme_and_host, sep, path = name.partition("://")
+        host, slash, rest = path.partition("/")
+        directory, base = posixpath.split(slash + rest)
+        if not base:
+            raise ValueError(f"not a file URL: {name!r}")
+        return f"{scheme_and_host}{sep}{host}{posixpath.join(directory, '_' + base + INDEX_SUFFIX)}"
+    directory, base = os.path.split(name)
+    if not base:
+        raise ValueError(f"not a file path: {name!r}")
+    return os.path.join(directory, "_" + base + INDEX_SUFFIX)
+
+
+def scan(
+    source: _records.Source,
+    compression: str | None = None,
+    *,
+    verify: bool = True,
+    max_record_bytes: int = _records.DEFAULT_MAX_RECORD_BYTES,
+) -> Iterator[Entry]:
+    """Read a TFRecord file and yield ``(offset, framed_length)`` for each record.
+
+    The records' CRCs are checked (unless ``verify=False``); damage raises
+    :class:`~tfrecord_io.errors.CorruptRecordError`. Arguments are as for
+    :func:`tfrecord_io.records.read`.
+    """
+    with _records.RecordReader(
+        source, compression, verify, max_record_bytes=max_record_bytes
+    ) as reader:
+        for data in reader:
+            yield reader.offset, len(data) + _FRAMING  # type: ignore[misc]
+
+
+def write_index(data_path: str | os.PathLike[str], index: Iterable[Entry] | None = None) -> str:
+    """Write the sidecar index of an uncompressed TFRecord file and return the index's path.
+
+    Args:
+        data_path: local path, ``file://`` or ``hdfs://``/``webhdfs://`` URL of the data file.
+        index: the entries, if already known; by default the file is scanned (with CRC checks).
+            Given entries are checked for consistency, and against the file's size when it is
+            local.
+
+    Raises:
+        ValueError: the file is compressed (by name), or the given entries are inconsistent.
+        CorruptRecordError: scanning found damage.
+    """
+    if _compression.detect(data_path) != _compression.NONE:
+        raise ValueError(f"cannot index {data_path}: compressed files are not splittable")
+    ipath = index_path(data_path)
+    if index is None:
+        entries = list(scan(data_path, compression="none"))
+    else:
+        entries = [(int(o), int(n)) for o, n in index]
+        _check_entries(entries, str(ipath))
+        kind, local = _records._classify(data_path)
+        if kind == "local":
+            size = os.path.getsize(local)
+            end = _end_of(entries)
+            if end != size:
+                raise ValueError(
+                    f"the given index ends at byte {end} but {data_path} has {size} bytes"
+                )
+    _write_index_text(ipath, "".join(f"{o} {n}\n" for o, n in entries))
+    return ipath
+
+
+def read_index(source: _records.Source) -> list[Entry]:
+    """Parse an index file (path, URL or binary file object) into ``(offset, length)`` entries.
+
+    Checks the syntax (lines of two decimal numbers separated by one space, each line ending in
+    ``\\n``) and the consistency of the entries: the first record at offset 0, each record
+    starting where the previous one ends, every length at least 16.
+
+    Raises:
+        ValueError: the index is malformed; the message says where.
+        OSError: the index cannot be read.
+    """
+    with contextlib.ExitStack() as stack:
+        if _records._is_location(source):
+            stream, _, _ = _records._open_location(source, "rb", stack)  # type: ignore[arg-type]
+        else:
+            stream = source  # type: ignore[assignment]
+        data = stream.read()
+    return _parse(data, _records._display_name(source))
+
+
+def load_index(
+    data_path: str | os.PathLike[str], data_size: int | None = None
+) -> list[Entry] | None:
+    """Return the index entries of a data file if its sidecar index exists and is valid for it.
+
+    Valid means well-formed (see :func:`read_index`) and ending exactly at the data file's size.
+    A missing index gives None; a malformed or stale one gives None and logs a warning.
+
+    Args:
+        data_path: local path or URL of the data file.
+        data_size: the data file's size in bytes, if known (saves a lookup).
+    """
+    ipath = index_path(data_path)
+    try:
+        with contextlib.ExitStack() as stack:
+            stream, _, _ = _records._open_location(ipath, "rb", stack)
+            data = stream.read()
+    except FileNotFoundError:
+        log.debug("No index %s", ipath)
+        return None
+    except (OSError, HdfsError) as exc:
+        log.warning("Ignoring the index %s: cannot read it: %s", ipath, exc)
+        return None
+    try:
+        entries = _parse(data, ipath)
+    except ValueError as exc:
+        log.warning("Ignoring malformed index: %s", exc)
+        return None
+    if data_size is None:
+        data_size = _size_of(data_path)
+    end = _end_of(entries)
+    if end != data_size:
+        log.warning(
+            "Ignoring stale index %s: it describes %d bytes, but %s has %d bytes",
+            ipath,
+            end,
+            os.fspath(data_path),
+            data_size,
+        )
+        return None
+    return entries
+
+
+def split_ranges(entries: Sequence[Entry], num_splits: int) -> list[tuple[int, int]]:
+    """Cut a file into at most *num_splits* contiguous byte ranges on record boundaries.
+
+    The ranges cover every record exactly once, in order, and are as equal in bytes as record
+    boundaries allow: cut ``k`` goes to the record boundary nearest to ``k/num_splits`` of the
+    way through the file. There are ``min(num_splits, len(entries))`` ranges, none empty, and
+    none at all when there are no records.
+
+    Raises:
+        ValueError: if *num_splits* < 1.
+    """
+    if num_splits < 1:
+        raise ValueError(f"num_splits must be at least 1, not {num_splits}")
+    n = len(entries)
+    if n == 0:
+        return []
+    offsets = [offset for offset, _ in entries]
+    first = offsets[0]
+    last = _end_of(entries)
+    count = min(num_splits, n)
+    total = last - first
+    bounds = [first]
+    prev = 0  # index of the record at which the previous range starts
+    for k in range(1, count):
+        target = first + (total * k + count // 2) // count
+        # Range k may start at records prev+1 .. n-(count-k), leaving one record per range.
+        lo, hi = prev + 1, n - (count - k)
+        i = bisect_left(offsets, target, lo, hi + 1)
+        if i > hi or (i > lo and target - offsets[i - 1] <= offsets[i] - target):
+            i -= 1
+        bounds.append(offsets[i])
+        prev = i
+    bounds.append(last)
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def ranges_for_size(entries: Sequence[Entry], split_bytes: int) -> list[tuple[int, int]]:
+    """Cut a file into byte ranges of about *split_bytes* each, Hadoop style: every cut is moved
+    forward to the next record boundary, so each range holds at least *split_bytes* bytes except
+    possibly the last, and a record larger than *split_bytes* gets a range of its own.
+
+    Raises:
+        ValueError: if *split_bytes* < 1.
+    """
+    if split_bytes < 1:
+        raise ValueError(f"split_bytes must be at least 1, not {split_bytes}")
+    n = len(entries)
+    if n == 0:
+        return []
+    offsets = [offset for offset, _ in entries]
+    last = _end_of(entries)
+    ranges = []
+    i = 0
+    start = offsets[0]
+    while i < n:
+        j = bisect_left(offsets, start + split_bytes, i + 1)
+        stop = offsets[j] if j < n else last
+        ranges.append((start, stop))
+        start, i = stop, j
+    return ranges
+
+
+# --------------------------------------------------------------------------------------------
+# Internals
+
+
+def _end_of(entries: Sequence[Entry]) -> int:
+    if not entries:
+        return 0
+    offset, length = entries[-1]
+    return offset + length
+
+
+def _parse(data: bytes, name: str) -> list[Entry]:
+    """Parse and check index text; raise ValueError naming *name* and the bad line."""
+    if not _WELL_FORMED.fullmatch(data):
+        good = _WELL_FORMED.match(data)
+        consumed = good.end() if good else 0
+        line = data.count(b"\n", 0, consumed) + 1
+        snippet = data[consumed:consumed + 40].split(b"\n", 1)[0]
+        raise ValueError(
+            f"malformed index {name}, line {line}: expected '<offset> <length>\\n', "
+            f"found {snippet!r}" + ("" if data.endswith(b"\n") else " (missing final newline?)")
+        )
+    numbers = list(map(int, data.split()))
+    entries = list(zip(numbers[0::2], numbers[1::2]))
+    _check_entries(entries, name)
+    return entries
+
+
+def _check_entries(entries: Sequence[Entry], name: str) -> None:
+    """Check that entries are contiguous from 0 with lengths of at least 16 bytes."""
+    if not entries:
+        return
+    offsets = [offset for offset, _ in entries]
+    lengths = [length for _, length in entries]
+    expected = list(accumulate(lengths[:-1], initial=0))
+    if offsets != expected or min(lengths) < _FRAMING:
+        for line, (offset, length) in enumerate(entries, 1):
+            if offset != expected[line - 1]:
+                raise ValueError(
+                    f"malformed index {name}, line {line}: record offset {offset}, but the "
+                    f"previous record ends at {expected[line - 1]}"
+                )
+            if length < _FRAMING:
+                raise ValueError(
+                    f"malformed index {name}, line {line}: record length {length} is less "
+                    f"than the {_FRAMING} bytes of framing"
+                )
+
+
+def _size_of(data_path: str | os.PathLike[str]) -> int:
+    kind, resolved = _records._classify(data_path)
+    if kind == "local":
+        return os.path.getsize(resolved)
+    with contextlib.ExitStack() as stack:
+        stream, _, _ = _records._open_location(resolved, "rb", stack)
+        stream.seek(0, os.SEEK_END)
+        return stream.tell()
+
+
+def _write_index_text(ipath: str, text: str) -> None:
+    """Write index text to a local path (atomically, via a temporary file) or a URL."""
+    kind, resolved = _records._classify(ipath)
+    payload = text.encode("ascii")
+    if kind == "local":
+        tmp = f"{resolved}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "wb") as f:
+                f.write(payload)
+            os.replace(tmp, resolved)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            raise
+    else:
+        with contextlib.ExitStack() as stack:
+            stream, _, _ = _records._open_location(ipath, "wb", stack)
+            _compression.write_fully(stream, payload)
+    log.debug("Wrote index %s", ipath)
