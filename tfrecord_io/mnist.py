@@ -1,0 +1,613 @@
+"""MNIST in its IDX files -> TFRecord shards of ``tf.train.Example``.
+
+The engine of ``tfrecord-io mnist``; usable from Python too::
+
+    from tfrecord_io import mnist
+
+    result = mnist.convert("data/mnist", "hdfs://nn:8020/data/mnist-tfr", shards=10)
+    print(result.summary())
+
+Inputs (:func:`load`): a directory -- local, ``hdfs://`` or ``webhdfs://`` -- or an
+``http(s)://`` base URL (a public mirror) holding the standard files, gzipped or not::
+
+    train-images-idx3-ubyte[.gz]  train-labels-idx1-ubyte[.gz]   -> the "train" set
+    t10k-images-idx3-ubyte[.gz]   t10k-labels-idx1-ubyte[.gz]    -> the "test" set
+
+(also spelled ``train-images.idx3-ubyte``). Whichever sets are present are converted. Gzip is
+recognized by content, not by name. Every file is parsed and checked -- magic numbers, sizes
+against the header, image and label counts -- before anything is written.
+
+Records (:func:`encode`): ``label`` (int64), ``image`` -- ``"int64"``: the 784 pixels as an
+int64 list (what TensorFlowOnSpark's MNIST example parses); ``"bytes"``: the raw 784-byte
+string (``tf.io.decode_raw(x, tf.uint8)``); ``"float"``: ``float32(pixel) / 255`` in [0, 1] --
+plus ``height`` and ``width`` (int64, 28 and 28) to reshape the flat image with.
+
+Output (:func:`convert`): ``OUTPUT/train`` and ``OUTPUT/test`` (local or ``hdfs://``), each with
+``part-r-NNNNN.tfrecord`` shards (``.gz``/``.deflate`` when compressed), the split index
+``_part-r-NNNNN.tfrecord.tfindex`` of each uncompressed shard, and ``_SUCCESS`` -- the layout
+:func:`tfrecord_io.spark.save_records` writes. Shard *k* holds a contiguous range of the set, so
+reading the shards in name order gives the records in their original order. Everything is
+written under a hidden temporary directory in OUTPUT first and moved into place at the end: a
+failed conversion leaves no set directory behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gzip
+import logging
+import os
+import posixpath
+import shutil
+import struct
+import time
+import urllib.error
+import urllib.request
+import uuid
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from tfrecord_io import _compression
+from tfrecord_io import records as _records
+from tfrecord_io.errors import TFRecordError
+from tfrecord_io.example import encode_example
+
+__all__ = [
+    "IMAGE_FORMATS",
+    "SPLITS",
+    "MnistError",
+    "Split",
+    "Result",
+    "candidate_names",
+    "parse_idx",
+    "load",
+    "encode",
+    "shard_name",
+    "convert",
+]
+
+log = logging.getLogger(__name__)
+
+#: Values of ``image_format``.
+IMAGE_FORMATS = ("int64", "bytes", "float")
+#: Set name -> file name prefix, in conversion order.
+SPLITS = {"train": "train", "test": "t10k"}
+
+_MAGIC = {"images": 2051, "labels": 2049}  # 0x00000803 (3-d ubyte), 0x00000801 (1-d ubyte)
+_NDIM = {"images": 3, "labels": 1}
+_SHARD_SUFFIX = {"none": "", "gzip": ".gz", "zlib": ".deflate"}
+_HTTP_TIMEOUT = 60.0
+_USER_AGENT = "tfrecord-io (MNIST converter)"
+
+
+class MnistError(TFRecordError):
+    """An MNIST input is missing or malformed, or the output cannot be written as asked.
+
+    The message names the file or directory concerned.
+    """
+
+
+@dataclass(frozen=True)
+class Split:
+    """One MNIST set, parsed.
+
+    Attributes:
+        name: ``"train"`` or ``"test"``.
+        images: ``uint8`` array of shape (n, rows, cols).
+        labels: ``uint8`` array of shape (n,).
+        images_source, labels_source: where they were read from.
+    """
+
+    name: str
+    images: np.ndarray
+    labels: np.ndarray
+    images_source: str = ""
+    labels_source: str = ""
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+
+@dataclass
+class Result:
+    """What :func:`convert` wrote.
+
+    Attributes:
+        output: the OUTPUT directory.
+        records: set name -> number of records, in conversion order.
+        shards: number of shard files written, all sets together.
+        bytes: total size of those shard files (as stored, i.e. compressed if compressed).
+        seconds: wall time of the whole conversion, reading the inputs included.
+    """
+
+    output: str
+    records: dict[str, int] = field(default_factory=dict)
+    shards: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        """One line for humans, e.g. ``10000 records (test 10000), 1 shard, ... -> out``."""
+        total = sum(self.records.values())
+        sets = ", ".join(f"{name} {n}" for name, n in self.records.items())
+        shards = f"{self.shards} shard{'' if self.shards == 1 else 's'}"
+        return (
+            f"{total} records ({sets}), {shards}, {self.bytes} bytes, "
+            f"{self.seconds:.1f} s -> {self.output}"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Reading IDX files
+
+
+def candidate_names(split: str, kind: str) -> list[str]:
+    """The file names recognized for one set's ``"images"`` or ``"labels"``, in order of
+    preference, e.g. ``train-images-idx3-ubyte``, ``train-images-idx3-ubyte.gz``,
+    ``train-images.idx3-ubyte``, ``train-images.idx3-ubyte.gz``."""
+    prefix = SPLITS[split]
+    ndim = _NDIM[kind]
+    bases = [f"{prefix}-{kind}-idx{ndim}-ubyte", f"{prefix}-{kind}.idx{ndim}-ubyte"]
+    return [base + ext for base in bases for ext in ("", ".gz")]
+
+
+def parse_idx(data: bytes, name: str, kind: str) -> np.ndarray:
+    """Parse the bytes of an MNIST IDX file (gzipped or not) into a ``uint8`` array.
+
+    Args:
+        data: the file's content.
+        name: the file's name or URL, for error messages.
+        kind: ``"images"`` (magic 2051, 3 dimensions) or ``"labels"`` (magic 2049, 1).
+
+    Raises:
+        MnistError: damaged gzip data, a wrong magic number, or a size that does not match the
+            header (truncated file or trailing bytes); the message names the file.
+    """
+    if kind not in _MAGIC:
+        raise ValueError(f"kind must be 'images' or 'labels', not {kind!r}")
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise MnistError(f"{name}: truncated or damaged gzip data ({exc})") from None
+    expected = _MAGIC[kind]
+    ndim = _NDIM[kind]
+    if len(data) < 4:
+        raise MnistError(f"{name}: {len(data)} bytes, too short for an IDX {kind} file")
+    magic = int.from_bytes(data[:4], "big")
+    if magic != expected:
+        other = next((k for k, m in _MAGIC.items() if m == magic), None)
+        hint = (
+            f"; {magic} is the magic number of an IDX {other} file: are the file names swapped?"
+            if other
+            else ""
+        )
+        raise MnistError(
+            f"{name}: not an MNIST {kind} file: magic number {magic} (0x{magic:08x}), expected "
+            f"{expected} (0x{expected:08x}){hint}"
+        )
+    header = 4 + 4 * ndim
+    if len(data) < header:
+        raise MnistError(
+            f"{name}: truncated: {len(data)} bytes, less than the {header}-byte IDX header"
+        )
+    dims = struct.unpack(f">{ndim}I", data[4:header])
+    size = int(np.prod(dims, dtype=np.int64))
+    body = len(data) - header
+    shape = "x".join(map(str, dims[1:]))
+    what = f"{dims[0]} {kind}" + (f" of {shape}" if shape else "")
+    if body < size:
+        raise MnistError(
+            f"{name}: truncated: the header announces {what} ({size} bytes), but only "
+            f"{body} bytes follow it"
+        )
+    if body > size:
+        raise MnistError(
+            f"{name}: {body - size} unexpected bytes after the {what} the header announces"
+        )
+    return np.frombuffer(data, dtype=np.uint8, count=size, offset=header).reshape(dims)
+
+
+def _input_kind(location: str) -> str:
+    scheme = location.split("://", 1)[0].lower() if "://" in location else ""
+    if scheme in ("http", "https"):
+        return "http"
+    return _records._classify(location)[0]  # "local" or "hdfs"; ValueError for others
+
+
+def _list_names(location: str, kind: str) -> set[str]:
+    """Names of the files directly in a local or HDFS directory."""
+    if kind == "hdfs":
+        from tfrecord_io import hdfs  # noqa: PLC0415 - optional, heavier dependency
+
+        try:
+            status = hdfs.stat(location)
+        except FileNotFoundError:
+            raise MnistError(f"{location}: no such directory") from None
+        if not status.is_dir:
+            raise MnistError(f"{location}: not a directory; give the directory of the IDX files")
+        return {posixpath.basename(s.url.rstrip("/")) for s in hdfs.ls(location) if not s.is_dir}
+    path = _records._classify(location)[1]
+    if not os.path.exists(path):
+        raise MnistError(f"{location}: no such directory")
+    if not os.path.isdir(path):
+        raise MnistError(f"{location}: not a directory; give the directory of the IDX files")
+    return {entry.name for entry in os.scandir(path) if entry.is_file()}
+
+
+def _join(base: str, name: str) -> str:
+    if "://" in base:
+        return base.rstrip("/") + "/" + name
+    return os.path.join(base, name)
+
+
+def _read_file(location: str) -> bytes:
+    """The whole content of a local path or hdfs:// URL."""
+    with contextlib.ExitStack() as stack:
+        stream, _, _ = _records._open_location(location, "rb", stack)
+        return stream.read()
+
+
+def _fetch(url: str) -> bytes | None:
+    """GET *url*; None if the server says it is not there (404, or 403 as S3 says)."""
+    request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
+    try:
+        with urllib.request.urlopen(request, timeout=_HTTP_TIMEOUT) as response:  # noqa: S310
+            return response.read()
+    except urllib.error.HTTPError as exc:
+        if exc.code in (403, 404, 410):
+            log.debug("Not found: %s (HTTP %d)", url, exc.code)
+            return None
+        raise MnistError(f"{url}: HTTP {exc.code} {exc.reason}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise MnistError(f"{url}: cannot download: {reason}") from None
+
+
+def load(location: str | os.PathLike[str]) -> list[Split]:
+    """Find, read and check the MNIST sets present at *location*.
+
+    Args:
+        location: local directory, ``hdfs://``/``webhdfs://`` directory, or ``http(s)://``
+            base URL (files are then requested by their candidate names).
+
+    Returns:
+        The sets found, train first; each checked (magic numbers, sizes, equal counts).
+
+    Raises:
+        MnistError: no set found, a set with images but no labels (or the reverse), a
+            malformed file, or an unreachable location.
+    """
+    location = os.fspath(location)
+    kind = _input_kind(location)
+    names = None if kind == "http" else _list_names(location, kind)
+    base = location if location.endswith("/") or kind != "http" else location + "/"
+    splits = []
+    for split in SPLITS:
+        found: dict[str, tuple[str, bytes]] = {}
+        for part in ("images", "labels"):
+            for name in candidate_names(split, part):
+                url = _join(base, name) if kind != "http" else base + name
+                if names is not None:
+                    if name in names:
+                        log.info("Reading %s", url)
+                        found[part] = (url, _read_file(url))
+                        break
+                else:
+                    data = _fetch(url)
+                    if data is not None:
+                        log.info("Downloaded %s", url)
+                        found[part] = (url, data)
+                        break
+        if not found:
+            continue
+        if len(found) == 1:
+            (present, (url, _)), = found.items()
+            missing = "labels" if present == "images" else "images"
+            raise MnistError(
+                f"{location}: found {url} but no {missing} file for the {split} set "
+                f"(looked for {', '.join(candidate_names(split, missing))})"
+            )
+        images_url, images_data = found["images"]
+        labels_url, labels_data = found["labels"]
+        images = parse_idx(images_data, images_url, "images")
+        del images_data
+        labels = parse_idx(labels_data, labels_url, "labels")
+        if images.shape[0] != labels.shape[0]:
+            raise MnistError(
+                f"{images_url} has {images.shape[0]} images but {labels_url} has "
+                f"{labels.shape[0]} labels"
+            )
+        splits.append(Split(split, images, labels, images_url, labels_url))
+    if not splits:
+        expected = ", ".join(candidate_names("train", "images")[:2] + candidate_names("test", "images")[:2])
+        raise MnistError(
+            f"{location}: no MNIST files found (expected {expected} and their labels files)"
+        )
+    return splits
+
+
+# --------------------------------------------------------------------------------------------
+# Records
+
+
+def encode(images: np.ndarray, labels: np.ndarray, image_format: str = "int64") -> Iterator[bytes]:
+    """Serialize MNIST images and labels as ``tf.train.Example`` records, in order.
+
+    Args:
+        images: ``uint8`` array of shape (n, rows, cols).
+        labels: integer array of shape (n,).
+        image_format: ``"int64"`` (pixels 0..255 as an int64 list), ``"bytes"`` (the
+            ``rows*cols`` raw bytes) or ``"float"`` (``float32(pixel) / 255``).
+
+    Yields:
+        One serialized Example per image with features ``label``, ``image``, ``height``
+        (rows) and ``width`` (cols).
+    """
+    if image_format not in IMAGE_FORMATS:
+        raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}")
+    n, rows, cols = images.shape
+    flat = images.reshape(n, rows * cols)
+    scale = np.float32(255.0)
+    for label, pixels in zip(labels.tolist(), flat):
+        if image_format == "int64":
+            image: Any = pixels.astype(np.int64)
+        elif image_format == "bytes":
+            image = pixels.tobytes()
+        else:
+            image = pixels.astype(np.float32) / scale
+        yield encode_example({"label": label, "image": image, "height": rows, "width": cols})
+
+
+def shard_name(k: int, compression: str | None = None) -> str:
+    """``part-r-NNNNN.tfrecord`` (``.gz`` for gzip, ``.deflate`` for zlib), as Spark names them."""
+    kind = _compression.normalize(compression) or _compression.NONE
+    return f"part-r-{k:05d}.tfrecord{_SHARD_SUFFIX[kind]}"
+
+
+def _shard_bounds(n: int, shards: int) -> list[tuple[int, int]]:
+    """Contiguous, near-equal ranges: shard k gets records [k*n//shards, (k+1)*n//shards)."""
+    return [(k * n // shards, (k + 1) * n // shards) for k in range(shards)]
+
+
+def _shard_task(shard: int, shards: int, data: Any, image_format: str) -> Iterator[bytes]:
+    """Spark task body: shard *shard*'s records, from the set broadcast as
+    ``(rows, cols, pixels, labels)``."""
+    rows, cols, pixels, labels = data.value
+    n = len(labels)
+    lo, hi = _shard_bounds(n, shards)[shard]
+    label_array = np.frombuffer(labels, dtype=np.uint8)[lo:hi]
+    images = np.frombuffer(pixels, dtype=np.uint8).reshape(n, rows, cols)[lo:hi]
+    return encode(images, label_array, image_format)
+
+
+# --------------------------------------------------------------------------------------------
+# Output locations: local directories or HDFS
+
+
+class _Dir:
+    """The few file system operations the conversion needs, on a local path or an HDFS URL."""
+
+    def __init__(self, location: str) -> None:
+        self.kind, self.path = _records._classify(location)
+        if self.kind == "hdfs":
+            from tfrecord_io import hdfs  # noqa: PLC0415
+
+            self._hdfs: Any = hdfs
+            self.path = self.path.rstrip("/") or self.path
+        else:
+            self.path = os.path.abspath(self.path)
+
+    def join(self, base: str, *names: str) -> str:
+        """*base* (this directory or a path under it) extended by *names*."""
+        if self.kind == "hdfs":
+            return "/".join([base.rstrip("/"), *names])
+        return os.path.join(base, *names)
+
+    def exists(self, path: str) -> bool:
+        return self._hdfs.exists(path) if self.kind == "hdfs" else os.path.lexists(path)
+
+    def is_dir(self, path: str) -> bool:
+        if self.kind == "hdfs":
+            return self._hdfs.exists(path) and self._hdfs.stat(path).is_dir
+        return os.path.isdir(path)
+
+    def makedirs(self, path: str) -> None:
+        if self.kind == "hdfs":
+            self._hdfs.makedirs(path)
+        else:
+            os.makedirs(path, exist_ok=True)
+
+    def remove_tree(self, path: str) -> None:
+        if self.kind == "hdfs":
+            self._hdfs.delete(path, recursive=True)
+        elif os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
+
+    def rename(self, src: str, dst: str) -> None:
+        if self.kind == "hdfs":
+            self._hdfs.rename(src, dst)
+        else:
+            os.rename(src, dst)
+
+    def touch(self, path: str) -> None:
+        if self.kind == "hdfs":
+            with self._hdfs.open(path, "wb"):
+                pass
+        else:
+            with open(path, "wb"):
+                pass
+
+    def size(self, path: str) -> int:
+        return self._hdfs.stat(path).length if self.kind == "hdfs" else os.path.getsize(path)
+
+    def hadoop_url(self, path: str) -> str:
+        """The path as Spark should see it: local paths as file: URLs, so that a default
+        file system of HDFS does not capture them."""
+        return path if self.kind == "hdfs" else "file://" + path
+
+
+# --------------------------------------------------------------------------------------------
+# Conversion
+
+
+def convert(
+    source: str | os.PathLike[str] | Sequence[Split],
+    output: str | os.PathLike[str],
+    *,
+    shards: int = 1,
+    compression: str | None = None,
+    image_format: str = "int64",
+    spark: Any = None,
+    overwrite: bool = False,
+    progress: bool = False,
+) -> Result:
+    """Convert MNIST to TFRecord shards under ``OUTPUT/train`` and ``OUTPUT/test``.
+
+    Args:
+        source: where the IDX files are (see :func:`load`), or already loaded sets.
+        output: the output directory, local or ``hdfs://``; created if missing.
+        shards: number of shard files per set (contiguous ranges, in order).
+        compression: None/``"none"``, ``"gzip"`` or ``"zlib"``.
+        image_format: ``"int64"``, ``"bytes"`` or ``"float"`` (see :func:`encode`).
+        spark: a SparkSession or SparkContext to encode and write with, as a Spark job through
+            tfrecord-io's OutputFormat (:func:`tfrecord_io.spark.save_records`): one task per
+            shard. None: encode and write in this process.
+        overwrite: replace existing ``OUTPUT/<set>`` directories instead of failing.
+        progress: show a progress bar (tqdm, on stderr) while writing locally.
+
+    Returns:
+        What was written (:class:`Result`).
+
+    Raises:
+        MnistError: bad inputs (see :func:`load`), or an ``OUTPUT/<set>`` that exists without
+            *overwrite*. Nothing is left in OUTPUT's set directories when anything fails.
+        ValueError: a bad argument.
+    """
+    started = time.monotonic()
+    if not isinstance(shards, int) or shards < 1:
+        raise ValueError(f"shards must be a positive integer, not {shards!r}")
+    kind = _compression.normalize(compression) or _compression.NONE
+    if image_format not in IMAGE_FORMATS:
+        raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}")
+    splits = list(source) if not isinstance(source, (str, os.PathLike)) else load(source)
+    output = os.fspath(output)
+    out = _Dir(output)
+    if out.exists(out.path) and not out.is_dir(out.path):
+        raise MnistError(f"{output}: exists and is not a directory")
+    for split in splits:
+        target = out.join(out.path, split.name)
+        if out.exists(target) and not overwrite:
+            raise MnistError(
+                f"{target} already exists; remove it or pass --overwrite (overwrite=True)"
+            )
+
+    result = Result(output=output)
+    out.makedirs(out.path)
+    staging = out.join(out.path, f".tfrecord-io-mnist-{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        out.makedirs(staging)
+        if spark is not None:
+            _write_with_spark(spark, splits, out, staging, shards, kind, image_format)
+        else:
+            _write_locally(splits, out, staging, shards, kind, image_format, progress)
+        for split in splits:
+            for k in range(shards):
+                result.bytes += out.size(out.join(staging, split.name, shard_name(k, kind)))
+            result.records[split.name] = len(split)
+            result.shards += shards
+        for split in splits:
+            target = out.join(out.path, split.name)
+            if out.exists(target):
+                log.info("Replacing %s", target)
+                out.remove_tree(target)
+            out.rename(out.join(staging, split.name), target)
+    finally:
+        with contextlib.suppress(Exception):
+            if out.exists(staging):
+                out.remove_tree(staging)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _write_locally(
+    splits: Sequence[Split],
+    out: _Dir,
+    staging: str,
+    shards: int,
+    kind: str,
+    image_format: str,
+    progress: bool,
+) -> None:
+    from tqdm import tqdm  # noqa: PLC0415
+
+    total = sum(len(s) for s in splits)
+    with tqdm(total=total, unit=" rec", disable=not progress, desc="mnist", leave=False) as bar:
+        for split in splits:
+            directory = out.join(staging, split.name)
+            out.makedirs(directory)
+            for k, (lo, hi) in enumerate(_shard_bounds(len(split), shards)):
+                records = encode(split.images[lo:hi], split.labels[lo:hi], image_format)
+                _records.write(
+                    out.join(directory, shard_name(k, kind)),
+                    _counted(records, bar.update),
+                    kind,
+                    index=kind == _compression.NONE,
+                )
+            out.touch(out.join(directory, "_SUCCESS"))
+            log.debug("Wrote %d records of %s in %d shards", len(split), split.name, shards)
+
+
+def _counted(records: Iterator[bytes], update: Callable[[int], Any], every: int = 500) -> Iterator[bytes]:
+    n = 0
+    for record in records:
+        yield record
+        n += 1
+        if n == every:
+            update(n)
+            n = 0
+    if n:
+        update(n)
+
+
+def _write_with_spark(
+    spark: Any,
+    splits: Sequence[Split],
+    out: _Dir,
+    staging: str,
+    shards: int,
+    kind: str,
+    image_format: str,
+) -> None:
+    from tfrecord_io import spark as tfs  # noqa: PLC0415
+
+    sc = getattr(spark, "sparkContext", spark)
+    for split in splits:
+        _, rows, cols = split.images.shape
+        # The set goes to the executors as a broadcast; task k encodes shard k's contiguous
+        # range of it, so partition k -- part-r-0000k -- is exactly shard k, as when local.
+        data = sc.broadcast((rows, cols, split.images.tobytes(), split.labels.tobytes()))
+        try:
+            rdd = sc.parallelize(range(shards), shards).flatMap(
+                functools.partial(_shard_task, shards=shards, data=data, image_format=image_format)
+            )
+            log.info("Writing %s with Spark (%d tasks)", split.name, shards)
+            tfs.save_records(
+                rdd, out.hadoop_url(out.join(staging, split.name)), None if kind == "none" else kind
+            )
+        finally:
+            data.destroy()
+        if out.kind == "local":
+            # Hadoop's local file system leaves .NAME.crc checksum files; drop them, so the
+            # output is the same as without Spark (and no checksum goes stale later).
+            directory = out.join(staging, split.name)
+            for name in os.listdir(directory):
+                if name.startswith(".") and name.endswith(".crc"):
+                    os.remove(os.path.join(directory, name))
