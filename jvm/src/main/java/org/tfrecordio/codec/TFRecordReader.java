@@ -3,6 +3,9 @@ package org.tfrecordio.codec;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import org.slf4j.Logger;
 import org.tfrecordio.hadoop.TFRecordConfig;
 import org.slf4j.LoggerFactory;
@@ -22,6 +25,10 @@ public final class TFRecordReader implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(TFRecordReader.class);
   private static final int HEADER = 12;
   private static final int FRAMING = 16;
+  private static final VarHandle LONG_LE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle INT_LE =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
   /** What the reader checks and how it reacts to damage. */
   public static final class Options {
@@ -88,6 +95,11 @@ public final class TFRecordReader implements Closeable {
   private long recordOffset = -1;
   private long skippedRecords;
   private long skippedBytes;
+  // The length checksum is a function of the length alone: remember the last one computed, so
+  // that runs of equal-length records (the common case) skip recomputing it. Invariant:
+  // lastLengthCrc is the masked CRC of lastLength's 8 bytes (initially 0 and its CRC).
+  private long lastLength;
+  private int lastLengthCrc = crc.masked(new byte[8], 0, 8);
 
   /**
    * @param in the stream, positioned at {@code startOffset}
@@ -147,8 +159,8 @@ public final class TFRecordReader implements Closeable {
         }
         continue;
       }
-      long len = TFRecordCrc.getLongLE(buf, pos);
-      if (options.verify && crc.masked(buf, pos, 8) != TFRecordCrc.getIntLE(buf, pos + 8)) {
+      long len = (long) LONG_LE.get(buf, pos);
+      if (options.verify && !lengthCrcMatches(len)) {
         if (damaged(off, "length checksum mismatch")) {
           return false;
         }
@@ -173,7 +185,7 @@ public final class TFRecordReader implements Closeable {
           continue;
         }
         if (options.verify
-            && crc.masked(buf, pos + HEADER, n) != TFRecordCrc.getIntLE(buf, pos + HEADER + n)) {
+            && crc.masked(buf, pos + HEADER, n) != (int) INT_LE.get(buf, pos + HEADER + n)) {
           if (damaged(off, "data checksum mismatch")) {
             return false;
           }
@@ -189,6 +201,15 @@ public final class TFRecordReader implements Closeable {
       recordOffset = off;
       return true;
     }
+  }
+
+  /** Whether the length field at {@code pos} (holding {@code len}) matches its checksum. */
+  private boolean lengthCrcMatches(long len) {
+    if (len != lastLength) {
+      lastLengthCrc = crc.masked(buf, pos, 8);
+      lastLength = len;
+    }
+    return lastLengthCrc == (int) INT_LE.get(buf, pos + 8);
   }
 
   /** Reads a record too large for the buffer into an array of its own; false if damaged. */
@@ -273,15 +294,15 @@ public final class TFRecordReader implements Closeable {
         pos = limit;
         return false;
       }
-      if (crc.masked(buf, pos, 8) == TFRecordCrc.getIntLE(buf, pos + 8)) {
-        long len = TFRecordCrc.getLongLE(buf, pos);
+      if (crc.masked(buf, pos, 8) == (int) INT_LE.get(buf, pos + 8)) {
+        long len = (long) LONG_LE.get(buf, pos);
         if (len >= 0 && len <= options.maxRecordBytes) {
           int n = (int) len;
           if (n + FRAMING > buf.length) {
             return true; // header checks out; too large to pre-verify the data in the buffer
           }
           if (ensure(n + FRAMING) >= n + FRAMING
-              && crc.masked(buf, pos + HEADER, n) == TFRecordCrc.getIntLE(buf, pos + HEADER + n)) {
+              && crc.masked(buf, pos + HEADER, n) == (int) INT_LE.get(buf, pos + HEADER + n)) {
             return true;
           }
         }

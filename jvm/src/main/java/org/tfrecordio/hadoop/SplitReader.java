@@ -52,7 +52,11 @@ public final class SplitReader implements Closeable {
         fileIn.seek(start);
         this.reader = new TFRecordReader(fileIn, path.toString(), start, options);
         reader.setEnd(end);
-        if (start > 0) {
+        // Without resync, a split that does not start at 0 starts on a record boundary taken
+        // from the index: read from there, so that damage at that record is reported (or
+        // counted) under the corrupt policy like anywhere else. Only resync splits, cut at
+        // arbitrary byte offsets, scan for the first valid record.
+        if (start > 0 && conf.getBoolean(TFRecordConfig.SPLIT_RESYNC, false)) {
           reader.sync();
         }
       }

@@ -26,6 +26,7 @@ public class TFRecordInputFormat extends FileInputFormat<BytesWritable, NullWrit
   @Override
   public InputSplit[] getSplits(JobConf job, int numSplits) throws IOException {
     FileStatus[] files = listStatus(job);
+    job.setLong(NUM_INPUT_FILES, files.length);
     long total = 0;
     for (FileStatus file : files) {
       total += file.getLen();

@@ -33,13 +33,14 @@ public class TFRecordInputFormat extends FileInputFormat<BytesWritable, NullWrit
     long minSize = Math.max(getFormatMinSplitSize(), getMinSplitSize(job));
     long maxSize = getMaxSplitSize(job);
     List<InputSplit> splits = new ArrayList<>();
-    for (FileStatus file : listStatus(job)) {
+    List<FileStatus> files = listStatus(job);
+    for (FileStatus file : files) {
       long splitSize = computeSplitSize(file.getBlockSize(), minSize, maxSize);
       for (SplitPlanner.Range r : SplitPlanner.plan(conf, file, splitSize)) {
         splits.add(makeSplit(file.getPath(), r.start, r.length, r.hosts));
       }
     }
-    job.getConfiguration().setLong(NUM_INPUT_FILES, splits.size());
+    job.getConfiguration().setLong(NUM_INPUT_FILES, files.size());
     return splits;
   }
 }

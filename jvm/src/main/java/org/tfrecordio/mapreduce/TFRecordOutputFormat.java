@@ -16,7 +16,9 @@ import org.tfrecordio.hadoop.FileRecordWriter;
 /**
  * Writes TFRecord files ({@code org.apache.hadoop.mapreduce} API): each key is one record,
  * values are ignored. Honours {@code mapreduce.output.fileoutputformat.compress} and
- * {@code ...compress.codec} (default {@link GzipCodec}); writes a sidecar index next to each
+ * {@code ...compress.codec} (set it: Hadoop's mapred-default.xml makes the default
+ * {@code DefaultCodec}, zlib, {@code .deflate}; {@link GzipCodec} only applies where no default
+ * configuration is loaded); writes a sidecar index next to each
  * uncompressed file unless {@code tfrecord.output.index=false}. Output goes through the job's
  * output committer.
  */

@@ -1,0 +1,100 @@
+package org.tfrecordio.codec;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNull;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.Test;
+import org.tfrecordio.testutil.Records;
+
+public class TFRecordIndexTest {
+
+  private static long[] read(String index, long dataLength) throws IOException {
+    return TFRecordIndex.read(
+        new ByteArrayInputStream(index.getBytes(StandardCharsets.US_ASCII)), dataLength);
+  }
+
+  @Test
+  public void indexOfAFileIsItsNamePrefixedWithUnderscoreAndSuffixedTfindex() {
+    assertEquals("_part-r-00000.tfrecord.tfindex", TFRecordIndex.indexName("part-r-00000.tfrecord"));
+  }
+
+  @Test
+  public void writerWritesOneOffsetAndFramedLengthLinePerRecord() throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (TFRecordIndex.Writer w = new TFRecordIndex.Writer(out)) {
+      w.add(0, 0);
+      w.add(16, 1);
+      w.add(33, 8);
+      w.add(5_000_000_000L, 123_456);
+    }
+    assertEquals("0 16\n16 17\n33 24\n5000000000 123472\n",
+        new String(out.toByteArray(), StandardCharsets.US_ASCII));
+  }
+
+  @Test
+  public void readGivesRecordStartsFollowedByTheFileLength() throws IOException {
+    List<byte[]> records = Records.random(1, 50, 100);
+    long[] bounds = Records.boundaries(records);
+    StringBuilder index = new StringBuilder();
+    for (int i = 0; i < records.size(); i++) {
+      index.append(bounds[i]).append(' ').append(bounds[i + 1] - bounds[i]).append('\n');
+    }
+    assertArrayEquals(bounds, read(index.toString(), bounds[records.size()]));
+  }
+
+  @Test
+  public void writtenIndexReadsBack() throws IOException {
+    List<byte[]> records = Records.random(2, 3000, 50); // more lines than the first array holds
+    long[] bounds = Records.boundaries(records);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (TFRecordIndex.Writer w = new TFRecordIndex.Writer(out)) {
+      for (int i = 0; i < records.size(); i++) {
+        w.add(bounds[i], records.get(i).length);
+      }
+    }
+    assertArrayEquals(bounds,
+        TFRecordIndex.read(new ByteArrayInputStream(out.toByteArray()), bounds[records.size()]));
+  }
+
+  @Test
+  public void emptyIndexMatchesAnEmptyFileOnly() throws IOException {
+    assertArrayEquals(new long[] {0}, read("", 0));
+    assertNull(read("", 16));
+  }
+
+  @Test
+  public void indexNotEndingAtTheFileLengthIsRejected() throws IOException {
+    assertNull(read("0 16\n16 20\n", 35)); // file longer: appended to
+    assertNull(read("0 16\n16 20\n", 37)); // file shorter: truncated
+  }
+
+  @Test
+  public void indexWithGapsOverlapsOrAWrongFirstOffsetIsRejected() throws IOException {
+    assertNull(read("0 16\n17 20\n", 37)); // gap
+    assertNull(read("0 20\n16 20\n", 36)); // overlap
+    assertNull(read("4 16\n20 16\n", 36)); // first record not at 0
+    assertNull(read("16 16\n0 16\n", 32)); // out of order
+  }
+
+  @Test
+  public void malformedIndexIsRejected() throws IOException {
+    assertNull(read("0 8\n", 8)); // shorter than the 16 bytes of framing
+    assertNull(read("0 16", 16)); // no final newline
+    assertNull(read("0 16\r\n", 16));
+    assertNull(read("0  16\n", 16));
+    assertNull(read("0\t16\n", 16));
+    assertNull(read("0 16 7\n", 16));
+    assertNull(read("0\n", 16));
+    assertNull(read(" 16\n", 16));
+    assertNull(read("-0 16\n", 16));
+    assertNull(read("0 0x10\n", 16));
+    assertNull(read("0 1234567890123456789012\n", 16)); // would overflow a long
+    assertNull(read("garbage", 16));
+  }
+}
