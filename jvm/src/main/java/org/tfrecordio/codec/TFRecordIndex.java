@@ -1,6 +1,5 @@
 package org.tfrecordio.codec;
 
-import java.io.BufferedOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -79,25 +78,45 @@ public final class TFRecordIndex {
   /** Writes index lines as records are written. */
   public static final class Writer implements Closeable {
     private final OutputStream out;
-    private final byte[] line = new byte[48];
+    private final byte[] buf = new byte[64 * 1024];
+    private int count;
 
     public Writer(OutputStream out) {
-      this.out = new BufferedOutputStream(out, 64 * 1024);
+      this.out = out;
     }
 
     /** Adds the record starting at {@code offset} whose data is {@code dataLength} bytes. */
     public void add(long offset, long dataLength) throws IOException {
-      String s = offset + " " + (dataLength + 16) + "\n";
-      int n = s.length();
-      for (int i = 0; i < n; i++) {
-        line[i] = (byte) s.charAt(i);
+      if (count + 42 > buf.length) {
+        out.write(buf, 0, count);
+        count = 0;
       }
-      out.write(line, 0, n);
+      count = putDecimal(offset, count);
+      buf[count++] = ' ';
+      count = putDecimal(dataLength + 16, count);
+      buf[count++] = '\n';
+    }
+
+    private int putDecimal(long value, int at) {
+      int digits = 1;
+      for (long v = value; v >= 10; v /= 10) {
+        digits++;
+      }
+      for (int i = at + digits - 1; i >= at; i--) {
+        buf[i] = (byte) ('0' + value % 10);
+        value /= 10;
+      }
+      return at + digits;
     }
 
     @Override
     public void close() throws IOException {
-      out.close();
+      try {
+        out.write(buf, 0, count);
+        count = 0;
+      } finally {
+        out.close();
+      }
     }
   }
 }
