@@ -1,0 +1,109 @@
+# tfrecord-io developer commands. On a fresh machine (Python >= 3.10, a JDK >= 11, make, curl):
+#
+#   make setup    install everything: .venv with pyspark and the package (editable, test extras,
+#                 jar built against the venv's pyspark), the sbt launcher, the JVM dependencies,
+#                 and .tools/minihdfs.classpath for the test HDFS
+#   make test     run every test: JUnit (bin/sbt core/test), then pytest
+#
+# Other targets: jar (rebuild tfrecord_io/jars/tfrecord-io.jar), test-jvm, test-python,
+# bench, hdfs (start the test HDFS by hand), clean, distclean.
+# Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', PYTEST_ARGS='-k name -x', PIP_QUIET=.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check --no-input
+PIP_QUIET ?= -q
+# The pyspark that the jar is compiled against and the tests run on. 4.3.0 bundles Hadoop
+# 3.5.0, the version build.sbt compiles and tests against.
+PYSPARK ?= pyspark==4.3.0
+SBT := bin/sbt
+PYTEST_ARGS ?=
+JAR := tfrecord_io/jars/tfrecord-io.jar
+JAVA_MAIN := $(shell find jvm/src/main -type f 2>/dev/null)
+MINIHDFS_CP := .tools/minihdfs.classpath
+MINIHDFS_SRC := $(shell find jvm/minihdfs/src -type f 2>/dev/null)
+
+# Spark's Python workers must run in the venv too, not in whatever python3 is on PATH.
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+
+.PHONY: help setup setup-python setup-jvm jar test test-jvm test-python bench hdfs clean distclean
+
+help:
+	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+
+# ---------------------------------------------------------------------------------------------
+# setup
+
+setup: setup-python setup-jvm
+	@echo "make setup: done"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+setup-python: $(PY)
+	$(PIP) install $(PIP_QUIET) 'pip>=24' 'setuptools>=77' wheel
+	$(PIP) install $(PIP_QUIET) '$(PYSPARK)'
+	$(PIP) install $(PIP_QUIET) --no-build-isolation -e '.[test]'
+	@test -s $(JAR) || { echo "make setup: $(JAR) was not built" >&2; exit 1; }
+	@$(PY) -c 'import pyspark, sys; print("make setup: python", sys.version.split()[0], "pyspark", pyspark.__version__, "jar $(JAR)")'
+
+# Fetches the sbt launcher on first use, resolves every JVM dependency of the build (Maven
+# Central only) and writes .tools/minihdfs.classpath.
+setup-jvm:
+	$(SBT) update minihdfs/exportClasspath
+	@test -s $(MINIHDFS_CP)
+
+# Rebuild the jar in the source tree when a Java source changed (editable install picks it up).
+$(JAR): $(JAVA_MAIN) setup.py | $(PY)
+	$(PY) setup.py -q build_jar
+
+jar: $(JAR)
+
+# Recompile MiniHdfs and rewrite its classpath when its sources or the build changed, so the
+# test HDFS never runs stale classes. (make setup always rewrites it.)
+$(MINIHDFS_CP): $(MINIHDFS_SRC) build.sbt
+	$(SBT) minihdfs/exportClasspath
+
+# ---------------------------------------------------------------------------------------------
+# tests
+
+# Both suites always run; the target fails if either failed.
+test:
+	@status=0; \
+	$(MAKE) --no-print-directory test-jvm || status=$$?; \
+	$(MAKE) --no-print-directory test-python || status=$$?; \
+	if [ $$status -ne 0 ]; then echo "make test: FAILED (see above)" >&2; fi; \
+	exit $$status
+
+test-jvm:
+	$(SBT) core/test
+
+# pytest's exit status 5 (no tests collected) is a failure here.
+test-python: $(JAR) $(MINIHDFS_CP)
+	@rc=0; $(PY) -m pytest tests -ra $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test-python: pytest collected no tests; failing" >&2; exit 1; fi; \
+	exit $$rc
+
+# ---------------------------------------------------------------------------------------------
+# by hand
+
+bench: $(JAR)
+	$(PY) bench/run.py
+
+hdfs: $(MINIHDFS_CP)
+	$(PY) -m tfrecord_io.testing.minihdfs
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache target project/target project/project \
+	  jvm/target jvm/minihdfs/target $(JAR)
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) .tools

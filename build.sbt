@@ -1,0 +1,148 @@
+// Build of the JVM side of tfrecord-io: pure Java, no Scala.
+//
+//   bin/sbt core/test                   JUnit tests of the library (jvm/src/test/java)
+//   bin/sbt minihdfs/exportClasspath    writes .tools/minihdfs.classpath (one ':'-separated line)
+//
+// core compiles and tests against exactly the jars that the installed pyspark ships (Spark,
+// Hadoop client 3.5.0, slf4j, log4j 2), as setup.py does for the jar that Python ships
+// (tfrecord_io/jars/tfrecord-io.jar): the JUnit tests see the classes users run. Those jars are
+// taken from .venv (made by `make setup`) or from $TFRECORD_IO_SPARK_JARS. Spark is not taken
+// from Maven Central because Central has no Spark 4.3.0 (the pyspark version in use).
+// minihdfs (the test HDFS, a MiniDFSCluster) comes from Maven Central, the only repository used
+// (project/repositories, passed by bin/sbt).
+
+val hadoopVersion = "3.5.0" // the Hadoop that pyspark 4.3.0 bundles
+
+ThisBuild / organization := "org.tfrecordio"
+ThisBuild / version := "0.1.0"
+ThisBuild / scalaVersion := "2.12.20" // unused (no Scala sources), pinned so nothing floats
+
+// Options for every javac run that compiles (not javadoc, which rejects -Xlint).
+// (-Xlint:-path: pyspark jars name absent jars in their manifests' Class-Path.)
+val javacCompileOptions =
+  Seq("--release", "11", "-encoding", "UTF-8", "-Xlint", "-Xlint:-path", "-proc:none")
+
+lazy val javaOnly = Seq(
+  crossPaths := false,
+  autoScalaLibrary := false,
+  sourcesInBase := false, // jvm/ itself holds no sources (jvm/minihdfs is its own project)
+  Compile / unmanagedSourceDirectories := Seq((Compile / javaSource).value),
+  Test / unmanagedSourceDirectories := Seq((Test / javaSource).value),
+  javacOptions := Seq("-encoding", "UTF-8"),
+  Compile / compile / javacOptions := javacCompileOptions,
+  Test / compile / javacOptions := javacCompileOptions,
+  Compile / doc / javacOptions := Seq("-encoding", "UTF-8", "--release", "11", "-Xdoclint:none"),
+  compileOrder := CompileOrder.JavaThenScala
+)
+
+// What Spark itself passes to its JVMs on Java 17 (JavaModuleOptions), so that Spark, Hadoop and
+// friends may reflect into the JDK.
+val jdkOpens = Seq(
+  "-XX:+IgnoreUnrecognizedVMOptions",
+  "-Djdk.reflect.useDirectMethodHandle=false",
+  "-Dio.netty.tryReflectionSetAccessible=true"
+) ++ Seq(
+  "java.base/java.lang",
+  "java.base/java.lang.invoke",
+  "java.base/java.lang.reflect",
+  "java.base/java.io",
+  "java.base/java.net",
+  "java.base/java.nio",
+  "java.base/java.util",
+  "java.base/java.util.concurrent",
+  "java.base/java.util.concurrent.atomic",
+  "java.base/jdk.internal.ref",
+  "java.base/sun.nio.ch",
+  "java.base/sun.nio.cs",
+  "java.base/sun.security.action",
+  "java.base/sun.util.calendar"
+).flatMap(p => Seq("--add-opens", s"$p=ALL-UNNAMED"))
+
+lazy val root = (project in file("."))
+  .aggregate(core, minihdfs)
+  .settings(javaOnly)
+  .settings(
+    name := "tfrecord-io-root",
+    publish / skip := true,
+    // The root has no sources of its own: keep sbt from picking up ./src if one ever appears.
+    Compile / unmanagedSourceDirectories := Nil,
+    Test / unmanagedSourceDirectories := Nil
+  )
+
+// The directory of jars that pyspark ships: $TFRECORD_IO_SPARK_JARS, else the pyspark in .venv.
+val sparkJarsDir = taskKey[File]("pyspark's jars/ directory, which core compiles against")
+
+def findSparkJars(root: File): Either[String, File] = {
+  def ok(d: File) = (d * "hadoop-client-api-*.jar").get.nonEmpty
+  sys.env.get("TFRECORD_IO_SPARK_JARS").filter(_.nonEmpty) match {
+    case Some(path) =>
+      val d = file(path)
+      if (ok(d)) Right(d) else Left(s"TFRECORD_IO_SPARK_JARS=$path holds no hadoop-client-api-*.jar")
+    case None =>
+      val found = (root / ".venv" / "lib" * "python*" / "site-packages" / "pyspark" / "jars").get
+        .filter(ok).sortBy(_.getPath)
+      found.lastOption.toRight(
+        s"no pyspark jars under ${root / ".venv"}: run `make setup` first (it installs pyspark " +
+          "into .venv), or point TFRECORD_IO_SPARK_JARS at a directory of Spark's jars"
+      )
+  }
+}
+
+lazy val core = (project in file("jvm"))
+  .settings(javaOnly)
+  .settings(
+    name := "tfrecord-io",
+    sparkJarsDir := findSparkJars((ThisBuild / baseDirectory).value)
+      .fold(msg => throw new sbt.internal.util.MessageOnlyException(msg), identity),
+    // Provided in effect: on the compile and test classpaths, never in anything published.
+    Compile / unmanagedJars ++= (sparkJarsDir.value * "*.jar").classpath,
+    libraryDependencies ++= Seq(
+      "junit" % "junit" % "4.13.2" % Test,
+      "com.github.sbt" % "junit-interface" % "0.13.3" % Test
+    ),
+    Test / fork := true,
+    Test / javaOptions ++= Seq(
+      "-Xmx2g",
+      "-Xss4m",
+      "-XX:+UseParallelGC",
+      "-Djava.net.preferIPv4Stack=true",
+      // log4j 2 (pyspark's slf4j provider) at WARN on System.out, which junit-interface's -q
+      // buffers: the log of a test shows only when that test fails.
+      "-Dlog4j2.configurationFile=" +
+        ((ThisBuild / baseDirectory).value / "project" / "log4j2-test.properties").toURI,
+      "-Dspark.ui.enabled=false",
+      "-Dspark.ui.showConsoleProgress=false"
+    ) ++ jdkOpens,
+    Test / parallelExecution := false,
+    // -a: stack traces of assertion failures; -q: hide stdout of passing tests;
+    // -v would log every test's start and end.
+    Test / testOptions += Tests.Argument(TestFrameworks.JUnit, "-a", "-q"),
+    Test / logBuffered := false
+  )
+
+val exportClasspath = taskKey[File]("Write the runtime classpath to .tools/minihdfs.classpath")
+
+lazy val minihdfs = (project in file("jvm/minihdfs"))
+  .settings(javaOnly)
+  .settings(
+    name := "tfrecord-io-minihdfs",
+    publish / skip := true,
+    libraryDependencies ++= Seq(
+      "org.apache.hadoop" % "hadoop-minicluster" % hadoopVersion,
+      // MiniDFSCluster lives in hadoop-hdfs's test jar and needs hadoop-common's test jar;
+      // hadoop-minicluster already brings both, named here so that they are never lost.
+      "org.apache.hadoop" % "hadoop-hdfs" % hadoopVersion classifier "tests",
+      "org.apache.hadoop" % "hadoop-common" % hadoopVersion classifier "tests"
+    ),
+    Compile / mainClass := Some("org.tfrecordio.minihdfs.MiniHdfs"),
+    run / fork := true,
+    run / javaOptions ++= Seq("-Xmx1g", "-Djava.net.preferIPv4Stack=true") ++ jdkOpens,
+    run / connectInput := true,
+    exportClasspath := {
+      val cp = (Runtime / fullClasspath).value.files.map(_.getAbsolutePath)
+      val out = (ThisBuild / baseDirectory).value / ".tools" / "minihdfs.classpath"
+      IO.write(out, cp.mkString(java.io.File.pathSeparator)) // one line, no trailing newline
+      streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
+      out
+    }
+  )
