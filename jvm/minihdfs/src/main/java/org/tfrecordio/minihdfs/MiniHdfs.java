@@ -1,0 +1,438 @@
+package org.tfrecordio.minihdfs;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A whole HDFS in one JVM, for tests and for developers: a MiniDFSCluster with one NameNode (RPC and
+ * HTTP with WebHDFS) and N DataNodes, every server bound to 127.0.0.1.
+ *
+ * <p>Usage:
+ *
+ * <pre>
+ *   java -cp CLASSPATH org.tfrecordio.minihdfs.MiniHdfs --base-dir DIR [--conf-dir DIR]
+ *       [--datanodes N] [--replication R] [--rpc-port P] [--http-port P] [--block-size BYTES]
+ * </pre>
+ *
+ * <p>When the cluster is up, one line is printed on stdout:
+ *
+ * <pre>
+ *   MINIHDFS READY {"rpc": "hdfs://127.0.0.1:PORT", "http": "http://127.0.0.1:PORT", ...}
+ * </pre>
+ *
+ * <p>Then commands are read from stdin, one per line, each answered by one line {@code OK ...} or
+ * {@code ERROR ...}:
+ *
+ * <ul>
+ *   <li>{@code stop-datanode I}: stop DataNode I (0-based, numbering as at startup; the NameNode is
+ *       not told, as when a machine dies).
+ *   <li>{@code restart-datanode I}: start DataNode I again, on the same ports and storage, and wait
+ *       until it has registered.
+ *   <li>{@code ping}: answers {@code OK pong}.
+ *   <li>{@code shutdown}: stop the cluster and exit.
+ * </ul>
+ *
+ * <p>The cluster is also shut down when stdin reaches end of file (the parent died or closed the
+ * pipe) and on SIGTERM, so no orphan JVM is left behind. Hadoop's own log goes to {@code
+ * BASE/minihdfs.log}, never to stdout.
+ */
+public final class MiniHdfs {
+  private static final String LOOPBACK = "127.0.0.1";
+  private static final PrintStream OUT =
+      new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
+          StandardCharsets.UTF_8);
+
+  private final Options opts;
+  private final AtomicBoolean stopped = new AtomicBoolean(false);
+  /** The cluster; Hadoop classes initialise only after {@link #configureLogging} ran. */
+  private org.apache.hadoop.hdfs.MiniDFSCluster cluster;
+  /** xfer port of each DataNode, by the index it had at startup (stable across stop/restart). */
+  private final List<Integer> dnXferPorts = new ArrayList<>();
+  /** Properties of stopped DataNodes, by startup index, needed to restart them. */
+  private final Map<Integer, org.apache.hadoop.hdfs.MiniDFSCluster.DataNodeProperties> stoppedDns =
+      new HashMap<>();
+
+  static final class Options {
+    Path baseDir;
+    Path confDir;
+    int dataNodes = 2;
+    int replication = -1;
+    int rpcPort = 0;
+    int httpPort = 0;
+    long blockSize = 0;
+  }
+
+  private MiniHdfs(Options opts) {
+    this.opts = opts;
+  }
+
+  public static void main(String[] args) throws Exception {
+    Options opts;
+    try {
+      opts = parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("minihdfs: " + e.getMessage());
+      System.err.println(
+          "usage: MiniHdfs --base-dir DIR [--conf-dir DIR] [--datanodes N] [--replication R]"
+              + " [--rpc-port P] [--http-port P] [--block-size BYTES]");
+      System.exit(2);
+      return;
+    }
+    Files.createDirectories(opts.baseDir);
+    Files.createDirectories(opts.confDir);
+    // Must happen before any Hadoop class (and so log4j) is loaded.
+    configureLogging(opts.baseDir);
+
+    MiniHdfs mini = new MiniHdfs(opts);
+    Runtime.getRuntime().addShutdownHook(new Thread(mini::stop, "minihdfs-shutdown"));
+    try {
+      mini.start();
+    } catch (Throwable t) {
+      System.err.println("minihdfs: failed to start: " + t);
+      t.printStackTrace();
+      mini.stop();
+      System.exit(1);
+      return;
+    }
+    mini.commandLoop();
+    mini.stop();
+    System.exit(0);
+  }
+
+  static Options parse(String[] args) {
+    Options o = new Options();
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (a.equals("-h") || a.equals("--help")) {
+        throw new IllegalArgumentException("help");
+      }
+      if (i + 1 >= args.length) {
+        throw new IllegalArgumentException("missing value for " + a);
+      }
+      String v = args[++i];
+      switch (a) {
+        case "--base-dir":
+          o.baseDir = Paths.get(v).toAbsolutePath();
+          break;
+        case "--conf-dir":
+          o.confDir = Paths.get(v).toAbsolutePath();
+          break;
+        case "--datanodes":
+          o.dataNodes = Integer.parseInt(v);
+          break;
+        case "--replication":
+          o.replication = Integer.parseInt(v);
+          break;
+        case "--rpc-port":
+          o.rpcPort = Integer.parseInt(v);
+          break;
+        case "--http-port":
+          o.httpPort = Integer.parseInt(v);
+          break;
+        case "--block-size":
+          o.blockSize = Long.parseLong(v);
+          break;
+        default:
+          throw new IllegalArgumentException("unknown option " + a);
+      }
+    }
+    if (o.baseDir == null) {
+      throw new IllegalArgumentException("--base-dir is required");
+    }
+    if (o.confDir == null) {
+      o.confDir = o.baseDir.resolve("conf");
+    }
+    if (o.dataNodes < 1) {
+      throw new IllegalArgumentException("--datanodes must be at least 1");
+    }
+    if (o.replication < 0) {
+      o.replication = Math.min(2, o.dataNodes);
+    }
+    if (o.replication < 1 || o.replication > o.dataNodes) {
+      throw new IllegalArgumentException("--replication must be between 1 and --datanodes");
+    }
+    return o;
+  }
+
+  private static void configureLogging(Path baseDir) throws IOException {
+    Path logFile = baseDir.resolve("minihdfs.log");
+    Path props = baseDir.resolve("log4j.properties");
+    String text =
+        String.join(
+            "\n",
+            "log4j.rootLogger=INFO, file",
+            "log4j.appender.file=org.apache.log4j.RollingFileAppender",
+            "log4j.appender.file.File=" + logFile.toString().replace("\\", "/"),
+            "log4j.appender.file.MaxFileSize=20MB",
+            "log4j.appender.file.MaxBackupIndex=1",
+            "log4j.appender.file.layout=org.apache.log4j.PatternLayout",
+            "log4j.appender.file.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n",
+            // The chattiest per-request and per-block loggers.
+            "log4j.logger.org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace=WARN",
+            "log4j.logger.org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit=WARN",
+            "log4j.logger.org.apache.hadoop.hdfs.StateChange=WARN",
+            "log4j.logger.BlockStateChange=WARN",
+            "log4j.logger.org.apache.hadoop.hdfs.server.datanode.DataNode=WARN",
+            "log4j.logger.org.apache.hadoop.hdfs.server.datanode.fsdataset=WARN",
+            "log4j.logger.org.apache.hadoop.metrics2=WARN",
+            "log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR",
+            "");
+    Files.write(props, text.getBytes(StandardCharsets.UTF_8));
+    System.setProperty("log4j.configuration", props.toUri().toString());
+    System.setProperty("hadoop.log.dir", baseDir.toString());
+  }
+
+  private void start() throws IOException {
+    long t0 = System.nanoTime();
+    org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.hdfs.HdfsConfiguration();
+    conf.set("hadoop.tmp.dir", opts.baseDir.resolve("tmp").toString());
+    conf.setInt("dfs.replication", opts.replication);
+    if (opts.blockSize > 0) {
+      conf.setLong("dfs.blocksize", opts.blockSize);
+      conf.setLong("dfs.namenode.fs-limits.min-block-size", Math.min(opts.blockSize, 1024 * 1024));
+    }
+    // Permissions on, so permission errors can be tested; the superuser is whoever runs this JVM
+    // (the NameNode's own user), as on a real cluster.
+    conf.setBoolean("dfs.permissions.enabled", true);
+    conf.setBoolean("dfs.webhdfs.enabled", true);
+    conf.set("hadoop.security.authentication", "simple");
+    // Everything on loopback, and DataNodes known by 127.0.0.1 so that WebHDFS redirects and
+    // block locations point at 127.0.0.1, never at the machine's host name.
+    conf.set("dfs.namenode.rpc-bind-host", LOOPBACK);
+    conf.set("dfs.namenode.http-bind-host", LOOPBACK);
+    conf.set("dfs.datanode.address", LOOPBACK + ":0");
+    conf.set("dfs.datanode.http.address", LOOPBACK + ":0");
+    conf.set("dfs.datanode.ipc.address", LOOPBACK + ":0");
+    conf.set("dfs.datanode.hostname", LOOPBACK);
+    conf.setBoolean("dfs.datanode.use.datanode.hostname", false);
+    conf.setBoolean("dfs.client.use.datanode.hostname", false);
+    conf.setBoolean("dfs.namenode.datanode.registration.ip-hostname-check", false);
+    // Quick heartbeats so a restarted DataNode registers fast and a dead one is noticed in ~12 s.
+    conf.setLong("dfs.heartbeat.interval", 1);
+    conf.setInt("dfs.namenode.heartbeat.recheck-interval", 1000);
+    // Tests need a usable cluster at once: no safe mode wait for block reports.
+    conf.setInt("dfs.namenode.safemode.extension", 0);
+    // Fast, bounded client retries inside the JVM (used by waitActive and the like).
+    conf.setInt("ipc.client.connect.max.retries", 3);
+    conf.setInt("ipc.client.connect.max.retries.on.timeouts", 3);
+
+    org.apache.hadoop.hdfs.MiniDFSCluster.Builder b =
+        new org.apache.hadoop.hdfs.MiniDFSCluster.Builder(conf, opts.baseDir.resolve("data").toFile())
+            .numDataNodes(opts.dataNodes)
+            .nameNodePort(opts.rpcPort)
+            .nameNodeHttpPort(opts.httpPort)
+            .format(true)
+            .checkExitOnShutdown(false)
+            .checkDataNodeAddrConfig(true)
+            .checkDataNodeHostConfig(true)
+            .waitSafeMode(true);
+    cluster = b.build();
+    cluster.waitActive();
+    for (org.apache.hadoop.hdfs.server.datanode.DataNode dn : cluster.getDataNodes()) {
+      dnXferPorts.add(dn.getXferPort());
+    }
+    writeClientConf();
+    double secs = (System.nanoTime() - t0) / 1e9;
+    OUT.println("MINIHDFS READY " + readyJson(secs));
+  }
+
+  private String rpcUrl() {
+    return "hdfs://" + LOOPBACK + ":" + cluster.getNameNodePort();
+  }
+
+  private String httpAddr() {
+    InetSocketAddress a = cluster.getNameNode().getHttpAddress();
+    return LOOPBACK + ":" + a.getPort();
+  }
+
+  private String readyJson(double startSeconds) {
+    StringBuilder sb = new StringBuilder();
+    sb.append('{');
+    sb.append("\"rpc\": ").append(q(rpcUrl()));
+    sb.append(", \"http\": ").append(q("http://" + httpAddr()));
+    sb.append(", \"webhdfs\": ").append(q("webhdfs://" + httpAddr()));
+    sb.append(", \"conf_dir\": ").append(q(opts.confDir.toString()));
+    sb.append(", \"base_dir\": ").append(q(opts.baseDir.toString()));
+    sb.append(", \"log\": ").append(q(opts.baseDir.resolve("minihdfs.log").toString()));
+    sb.append(", \"superuser\": ").append(q(System.getProperty("user.name")));
+    sb.append(", \"replication\": ").append(opts.replication);
+    sb.append(", \"start_seconds\": ").append(String.format(Locale.ROOT, "%.3f", startSeconds));
+    sb.append(", \"datanodes\": [");
+    List<org.apache.hadoop.hdfs.server.datanode.DataNode> dns = cluster.getDataNodes();
+    for (int i = 0; i < dns.size(); i++) {
+      org.apache.hadoop.hdfs.server.datanode.DataNode dn = dns.get(i);
+      if (i > 0) {
+        sb.append(", ");
+      }
+      sb.append("{\"index\": ").append(i);
+      sb.append(", \"xfer\": ").append(q(LOOPBACK + ":" + dn.getXferPort()));
+      sb.append(", \"http\": ").append(q(LOOPBACK + ":" + dn.getInfoPort()));
+      sb.append(", \"ipc\": ").append(q(LOOPBACK + ":" + dn.getIpcPort()));
+      sb.append('}');
+    }
+    sb.append("]}");
+    return sb.toString();
+  }
+
+  private static String q(String s) {
+    StringBuilder sb = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      if (c == '"' || c == '\\') {
+        sb.append('\\').append(c);
+      } else if (c < 0x20) {
+        sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.append('"').toString();
+  }
+
+  /** Writes core-site.xml and hdfs-site.xml for HADOOP_CONF_DIR clients. */
+  private void writeClientConf() throws IOException {
+    Map<String, String> core = new LinkedHashMap<>();
+    core.put("fs.defaultFS", rpcUrl());
+    core.put("hadoop.security.authentication", "simple");
+    core.put("ipc.client.connect.max.retries", "3");
+    core.put("ipc.client.connect.max.retries.on.timeouts", "3");
+    Map<String, String> hdfs = new LinkedHashMap<>();
+    hdfs.put("dfs.replication", Integer.toString(opts.replication));
+    hdfs.put("dfs.namenode.rpc-address", LOOPBACK + ":" + cluster.getNameNodePort());
+    hdfs.put("dfs.namenode.http-address", httpAddr());
+    hdfs.put("dfs.webhdfs.enabled", "true");
+    hdfs.put("dfs.client.use.datanode.hostname", "false");
+    hdfs.put("dfs.permissions.enabled", "true");
+    if (opts.blockSize > 0) {
+      hdfs.put("dfs.blocksize", Long.toString(opts.blockSize));
+    }
+    writeSite(opts.confDir.resolve("core-site.xml"), core);
+    writeSite(opts.confDir.resolve("hdfs-site.xml"), hdfs);
+  }
+
+  private static void writeSite(Path file, Map<String, String> props) throws IOException {
+    Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+    try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
+      w.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+      w.write("<!-- Written by org.tfrecordio.minihdfs.MiniHdfs for a test cluster. -->\n");
+      w.write("<configuration>\n");
+      for (Map.Entry<String, String> e : props.entrySet()) {
+        w.write("  <property><name>" + xml(e.getKey()) + "</name><value>" + xml(e.getValue())
+            + "</value></property>\n");
+      }
+      w.write("</configuration>\n");
+    }
+    Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  private static String xml(String s) {
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+  }
+
+  private void commandLoop() throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      line = line.trim();
+      if (line.isEmpty()) {
+        continue;
+      }
+      String[] parts = line.split("\\s+");
+      String cmd = parts[0];
+      try {
+        switch (cmd) {
+          case "ping":
+            OUT.println("OK pong");
+            break;
+          case "stop-datanode":
+            stopDataNode(index(parts));
+            OUT.println("OK " + line);
+            break;
+          case "restart-datanode":
+            restartDataNode(index(parts));
+            OUT.println("OK " + line);
+            break;
+          case "shutdown":
+            stop();
+            OUT.println("OK shutdown");
+            return;
+          default:
+            OUT.println("ERROR unknown command: " + cmd);
+        }
+      } catch (Exception e) {
+        OUT.println("ERROR " + cmd + ": " + String.valueOf(e).replace('\n', ' '));
+      }
+    }
+  }
+
+  private int index(String[] parts) {
+    if (parts.length != 2) {
+      throw new IllegalArgumentException("expected: " + parts[0] + " INDEX");
+    }
+    int i = Integer.parseInt(parts[1]);
+    if (i < 0 || i >= dnXferPorts.size()) {
+      throw new IllegalArgumentException(
+          "no DataNode " + i + " (there are " + dnXferPorts.size() + ")");
+    }
+    return i;
+  }
+
+  private int currentPosition(int startupIndex) {
+    int port = dnXferPorts.get(startupIndex);
+    List<org.apache.hadoop.hdfs.server.datanode.DataNode> dns = cluster.getDataNodes();
+    for (int j = 0; j < dns.size(); j++) {
+      if (dns.get(j).getXferPort() == port) {
+        return j;
+      }
+    }
+    return -1;
+  }
+
+  private synchronized void stopDataNode(int i) {
+    int pos = currentPosition(i);
+    if (pos < 0 || stoppedDns.containsKey(i)) {
+      throw new IllegalStateException("DataNode " + i + " is already stopped");
+    }
+    stoppedDns.put(i, cluster.stopDataNode(pos));
+  }
+
+  private synchronized void restartDataNode(int i) throws IOException {
+    org.apache.hadoop.hdfs.MiniDFSCluster.DataNodeProperties props = stoppedDns.remove(i);
+    if (props == null) {
+      throw new IllegalStateException("DataNode " + i + " is not stopped");
+    }
+    if (!cluster.restartDataNode(props, true)) {
+      throw new IOException("DataNode " + i + " did not restart");
+    }
+    cluster.waitActive();
+  }
+
+  private void stop() {
+    if (!stopped.compareAndSet(false, true)) {
+      return;
+    }
+    if (cluster != null) {
+      try {
+        cluster.shutdown(true);
+      } catch (Throwable t) {
+        System.err.println("minihdfs: error during shutdown: " + t);
+      }
+    }
+  }
+}
