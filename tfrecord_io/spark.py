@@ -35,6 +35,8 @@ __all__ = [
     "ensure_jar",
     "save_records",
     "load_records",
+    "save_dataframe",
+    "load_dataframe",
 ]
 
 _log = logging.getLogger(__name__)
@@ -227,3 +229,6 @@ def _qualify(sc: Any, path: PathLike) -> str:
         p = jvm.org.apache.hadoop.fs.Path(part)
         qualified.append(p.getFileSystem(hadoop_conf).makeQualified(p).toString())
     return ",".join(qualified)
+
+
+from tfrecord_io._frames import load_dataframe, save_dataframe  # noqa: E402  (DataFrame I/O)

@@ -1,0 +1,396 @@
+package org.tfrecordio.spark;
+
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.time.LocalDate;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.PathFilter;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
+import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DateType;
+import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.ShortType;
+
+/**
+ * Hive-style partition directories: {@code col=value/} path segments, values escaped as Spark
+ * and Hive escape them, null (and the empty string) as {@value #DEFAULT_PARTITION}.
+ */
+final class PartitionPaths {
+  static final String DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__";
+
+  /** Files and directories whose names start with these are not data, as Hadoop has it. */
+  static final PathFilter VISIBLE = p -> {
+    String n = p.getName();
+    return !n.startsWith("_") && !n.startsWith(".");
+  };
+
+  private static final boolean[] ESCAPE = new boolean[128];
+
+  static {
+    for (int c = 0; c < 0x20; c++) {
+      ESCAPE[c] = true;
+    }
+    for (char c : "\"#%'*/:=?\\\u007f{[]^".toCharArray()) {
+      ESCAPE[c] = true;
+    }
+  }
+
+  private PartitionPaths() {}
+
+  /** Escapes a path segment as Spark's {@code ExternalCatalogUtils.escapePathName}. */
+  static String escape(String s) {
+    StringBuilder sb = null;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 128 && ESCAPE[c]) {
+        if (sb == null) {
+          sb = new StringBuilder(s.length() + 8).append(s, 0, i);
+        }
+        sb.append('%').append(String.format(Locale.ROOT, "%02X", (int) c));
+      } else if (sb != null) {
+        sb.append(c);
+      }
+    }
+    return sb == null ? s : sb.toString();
+  }
+
+  /** Undoes {@link #escape}: {@code %XX} (two hex digits) becomes that character. */
+  static String unescape(String s) {
+    int pct = s.indexOf('%');
+    if (pct < 0) {
+      return s;
+    }
+    StringBuilder sb = new StringBuilder(s.length());
+    int i = 0;
+    while (i < s.length()) {
+      char c = s.charAt(i);
+      if (c == '%' && i + 2 < s.length()
+          && Character.digit(s.charAt(i + 1), 16) >= 0
+          && Character.digit(s.charAt(i + 2), 16) >= 0) {
+        sb.append((char) Integer.parseInt(s.substring(i + 1, i + 3), 16));
+        i += 3;
+      } else {
+        sb.append(c);
+        i++;
+      }
+    }
+    return sb.toString();
+  }
+
+  /**
+   * Checks that a column can be a partition column; returns its leaf code.
+   */
+  static int checkPartitionType(String name, DataType t) {
+    int leaf = FrameTypes.leaf(t);
+    switch (leaf) {
+      case FrameTypes.STRING:
+      case FrameTypes.BOOLEAN:
+      case FrameTypes.BYTE:
+      case FrameTypes.SHORT:
+      case FrameTypes.INT:
+      case FrameTypes.LONG:
+      case FrameTypes.FLOAT:
+      case FrameTypes.DOUBLE:
+      case FrameTypes.DECIMAL:
+      case FrameTypes.DATE:
+        return leaf;
+      default:
+        throw new SchemaException("partition column " + SchemaException.q(name) + " has type "
+            + t.simpleString() + ", which can't be a partition directory value (use a string, "
+            + "integer, boolean, float, double, decimal or date column)");
+    }
+  }
+
+  /** The directory value of a partition cell (unescaped), {@value #DEFAULT_PARTITION} for null. */
+  static String format(Object v, int leaf) {
+    if (v == null) {
+      return DEFAULT_PARTITION;
+    }
+    String s;
+    switch (leaf) {
+      case FrameTypes.DECIMAL:
+        s = ((BigDecimal) v).toPlainString();
+        break;
+      case FrameTypes.DATE:
+        s = v instanceof LocalDate ? v.toString() : ((java.sql.Date) v).toLocalDate().toString();
+        break;
+      default:
+        s = v.toString();
+    }
+    return s.isEmpty() ? DEFAULT_PARTITION : s;
+  }
+
+  /** What {@link #discover} found under the input paths. */
+  static final class Layout {
+    /** Partition column names, outermost first (empty: not partitioned). */
+    final List<String> columns = new ArrayList<>();
+    /** For each partition column, its distinct values (null for the default partition). */
+    final List<Set<String>> values = new ArrayList<>();
+    /** True if data files lie in subdirectories (read recursively). */
+    boolean nested;
+    /** Number of data files. */
+    long files;
+  }
+
+  /**
+   * Lists the data files under a comma-separated list of paths or globs (skipping names that
+   * start with {@code _} or {@code .}, as FileInputFormat does) and works out their partition
+   * directories.
+   *
+   * @throws FileNotFoundException a path that does not exist or a glob that matches nothing
+   * @throws SchemaException partition directories that do not agree
+   */
+  static Layout discover(Configuration conf, String paths) throws IOException {
+    Job job = Job.getInstance(conf);
+    FileInputFormat.setInputPaths(job, paths);
+    Set<List<String>> dirs = new LinkedHashSet<>();
+    Layout layout = new Layout();
+    for (Path p : FileInputFormat.getInputPaths(job)) {
+      FileSystem fs = p.getFileSystem(conf);
+      FileStatus[] matches = fs.globStatus(p, VISIBLE);
+      if (matches == null) {
+        throw new FileNotFoundException("Input path does not exist: " + p);
+      }
+      if (matches.length == 0) {
+        throw new FileNotFoundException("Input Pattern " + p + " matches 0 files");
+      }
+      for (FileStatus m : matches) {
+        if (m.isDirectory()) {
+          walk(fs, m.getPath(), new ArrayList<>(), dirs, layout);
+        } else {
+          dirs.add(new ArrayList<>());
+          layout.files++;
+        }
+      }
+    }
+    // Partitioned: every data directory is col=value segments of the same columns.
+    // Not partitioned: no col=value segment anywhere. Anything else is a conflict.
+    List<String> first = null;
+    List<String> names = null;
+    boolean anyPartitionSegment = false;
+    boolean consistent = true;
+    for (List<String> segs : dirs) {
+      if (!segs.isEmpty()) {
+        layout.nested = true;
+      }
+      List<String> segNames = new ArrayList<>();
+      for (String seg : segs) {
+        int eq = seg.indexOf('=');
+        segNames.add(eq > 0 ? unescape(seg.substring(0, eq)) : null);
+        anyPartitionSegment |= eq > 0;
+      }
+      if (first == null) {
+        first = segs;
+        names = segNames;
+      }
+      if (segNames.isEmpty() || segNames.contains(null) || !segNames.equals(names)) {
+        consistent = false;
+        if (anyPartitionSegment) {
+          throw conflicting(paths, first, segs);
+        }
+      }
+    }
+    if (anyPartitionSegment && consistent) {
+      if (new LinkedHashSet<>(names).size() != names.size()) {
+        throw new SchemaException("partition directories under " + paths + " repeat a column: "
+            + String.join("/", first));
+      }
+      layout.columns.addAll(names);
+      for (int i = 0; i < names.size(); i++) {
+        layout.values.add(new LinkedHashSet<>());
+      }
+      for (List<String> segs : dirs) {
+        for (int i = 0; i < segs.size(); i++) {
+          layout.values.get(i).add(value(segs.get(i)));
+        }
+      }
+    }
+    return layout;
+  }
+
+  private static SchemaException conflicting(String paths, List<String> a, List<String> b) {
+    return new SchemaException("conflicting directory structure under " + paths + ": '"
+        + String.join("/", a) + "' and '" + String.join("/", b) + "'; data files must all lie "
+        + "in col=value directories of the same columns, or none of them may");
+  }
+
+  private static void walk(FileSystem fs, Path dir, List<String> segs, Set<List<String>> dirs,
+      Layout layout) throws IOException {
+    boolean hasFiles = false;
+    for (FileStatus st : fs.listStatus(dir, VISIBLE)) {
+      if (st.isDirectory()) {
+        List<String> sub = new ArrayList<>(segs);
+        sub.add(st.getPath().getName());
+        walk(fs, st.getPath(), sub, dirs, layout);
+      } else {
+        hasFiles = true;
+        layout.files++;
+      }
+    }
+    if (hasFiles) {
+      dirs.add(segs);
+    }
+  }
+
+  /** The value of a {@code col=value} segment: unescaped, null for the default partition. */
+  static String value(String segment) {
+    String v = unescape(segment.substring(segment.indexOf('=') + 1));
+    return DEFAULT_PARTITION.equals(v) ? null : v;
+  }
+
+  /**
+   * The partition values of a data file: the {@code col=value} names of its last
+   * {@code columns.size()} parent directories.
+   */
+  static String[] valuesOf(Path file, List<String> columns) {
+    String[] out = new String[columns.size()];
+    Path dir = file.getParent();
+    for (int i = columns.size() - 1; i >= 0; i--) {
+      String seg = dir == null ? "" : dir.getName();
+      int eq = seg.indexOf('=');
+      if (eq <= 0 || !unescape(seg.substring(0, eq)).equals(columns.get(i))) {
+        throw new SchemaException("file " + file + " is not in a " + columns.get(i)
+            + "=value directory, as the other files are");
+      }
+      out[i] = value(seg);
+      dir = dir.getParent();
+    }
+    return out;
+  }
+
+  /**
+   * The type of a partition column from its directory values: int, long or double if every
+   * value is one, written the way Java writes that number (so "007" or "1.50" stay strings),
+   * else string.
+   */
+  static DataType inferType(Set<String> values) {
+    boolean ints = true;
+    boolean longs = true;
+    boolean doubles = true;
+    boolean any = false;
+    for (String v : values) {
+      if (v == null) {
+        continue;
+      }
+      any = true;
+      ints = ints && isInt(v);
+      longs = longs && isLong(v);
+      doubles = doubles && isDouble(v);
+    }
+    if (!any) {
+      return DataTypes.StringType;
+    }
+    if (ints) {
+      return DataTypes.IntegerType;
+    }
+    if (longs) {
+      return DataTypes.LongType;
+    }
+    if (doubles) {
+      return DataTypes.DoubleType;
+    }
+    return DataTypes.StringType;
+  }
+
+  private static boolean isInt(String v) {
+    try {
+      return Integer.toString(Integer.parseInt(v)).equals(v);
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  private static boolean isLong(String v) {
+    try {
+      return Long.toString(Long.parseLong(v)).equals(v);
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  private static boolean isDouble(String v) {
+    if (v.chars().noneMatch(Character::isDigit)) {
+      return false;
+    }
+    try {
+      return Double.toString(Double.parseDouble(v)).equals(v);
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+
+  /** Checks a partition column type of a given schema (the types {@link #convert} handles). */
+  static void checkReadType(String name, DataType t) {
+    int leaf = FrameTypes.leaf(t);
+    if (leaf != FrameTypes.STRING && leaf != FrameTypes.BOOLEAN && leaf != FrameTypes.BYTE
+        && leaf != FrameTypes.SHORT && leaf != FrameTypes.INT && leaf != FrameTypes.LONG
+        && leaf != FrameTypes.FLOAT && leaf != FrameTypes.DOUBLE && leaf != FrameTypes.DECIMAL
+        && leaf != FrameTypes.DATE) {
+      throw new SchemaException("partition column " + SchemaException.q(name) + " has type "
+          + t.simpleString() + " in the schema, which partition directory values can't have");
+    }
+  }
+
+  /**
+   * A directory value as a Row value of type {@code t} (dates as LocalDate if
+   * {@code java8Time}, else java.sql.Date).
+   */
+  static Object convert(String raw, DataType t, String column, boolean java8Time) {
+    if (raw == null) {
+      return null;
+    }
+    try {
+      if (t instanceof IntegerType) {
+        return Integer.valueOf(raw);
+      } else if (t instanceof LongType) {
+        return Long.valueOf(raw);
+      } else if (t instanceof ShortType) {
+        return Short.valueOf(raw);
+      } else if (t instanceof ByteType) {
+        return Byte.valueOf(raw);
+      } else if (t instanceof DoubleType) {
+        return Double.valueOf(raw);
+      } else if (t instanceof FloatType) {
+        return Float.valueOf(raw);
+      } else if (t instanceof BooleanType) {
+        if (raw.equalsIgnoreCase("true") || raw.equalsIgnoreCase("false")) {
+          return Boolean.valueOf(raw);
+        }
+        throw new NumberFormatException();
+      } else if (t instanceof DecimalType) {
+        DecimalType d = (DecimalType) t;
+        BigDecimal b = new BigDecimal(raw).setScale(d.scale(), RoundingMode.UNNECESSARY);
+        if (b.precision() > d.precision()) {
+          throw new NumberFormatException();
+        }
+        return b;
+      } else if (t instanceof DateType) {
+        LocalDate d = LocalDate.parse(raw);
+        return java8Time ? d : java.sql.Date.valueOf(d);
+      }
+      return raw;
+    } catch (NumberFormatException | ArithmeticException | DateTimeParseException e) {
+      throw new SchemaException("partition column " + SchemaException.q(column)
+          + ": directory value " + SchemaException.q(raw) + " is not a " + t.simpleString());
+    }
+  }
+}

@@ -1,0 +1,260 @@
+package org.tfrecordio.spark;
+
+import java.util.Arrays;
+
+/**
+ * Finds the map entries of one Example or SequenceExample record: for each feature (context or
+ * Example feature) and each feature list, the byte range of its map entry, the last one winning
+ * when a name repeats, as protobuf has it. Names come from {@link ByteKeyMap}s; unknown names
+ * are skipped, or added when the scanner is told to (schema inference).
+ */
+final class RecordScanner {
+  /** The entries of one map (Features.feature or FeatureLists.feature_list) in one record. */
+  static final class Entries {
+    final ByteKeyMap keys;
+    final boolean addUnknown;
+    int[] stamp = new int[8];
+    int[] start = new int[8];
+    int[] end = new int[8];
+    /**
+     * The value field of the entry, when it has exactly one (else valueStart is -1 and the
+     * entry is parsed again, merging its values).
+     */
+    int[] valueStart = new int[8];
+    int[] valueEnd = new int[8];
+    /** The id after the last one found: map entries usually come in the fields' order. */
+    int guess;
+    /** Ids present in the current record, in first-seen order. */
+    int[] touched = new int[8];
+    int count;
+
+    Entries(ByteKeyMap keys, boolean addUnknown) {
+      this.keys = keys;
+      this.addUnknown = addUnknown;
+      grow(keys.size());
+    }
+
+    private void grow(int size) {
+      if (size > stamp.length) {
+        int n = Math.max(size, stamp.length * 2);
+        stamp = Arrays.copyOf(stamp, n);
+        start = Arrays.copyOf(start, n);
+        end = Arrays.copyOf(end, n);
+        valueStart = Arrays.copyOf(valueStart, n);
+        valueEnd = Arrays.copyOf(valueEnd, n);
+      }
+    }
+
+    /** True if id has an entry in the current record. */
+    boolean has(int id, int record) {
+      return id < stamp.length && stamp[id] == record;
+    }
+
+    void put(int id, int record, int s, int e, int vs, int ve) {
+      if (id >= stamp.length) {
+        grow(id + 1);
+      }
+      if (stamp[id] != record) {
+        stamp[id] = record;
+        if (count == touched.length) {
+          touched = Arrays.copyOf(touched, count * 2);
+        }
+        touched[count++] = id;
+      }
+      start[id] = s;
+      end[id] = e;
+      valueStart[id] = vs;
+      valueEnd[id] = ve;
+    }
+
+    /** The id of a key, trying the one after the previous key first. */
+    int find(byte[] b, int off, int len) {
+      int g = guess;
+      if (g < keys.size()) {
+        byte[] k = keys.key(g);
+        if (k.length == len && sameBytes(k, b, off, len)) {
+          guess = g + 1;
+          return g;
+        }
+      }
+      int id = keys.find(b, off, len);
+      if (id >= 0) {
+        guess = id + 1;
+      }
+      return id;
+    }
+  }
+
+  static boolean sameBytes(byte[] k, byte[] b, int off, int len) {
+    for (int i = 0; i < len; i++) {
+      if (k[i] != b[off + i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  final boolean sequence;
+  final Entries context;
+  final Entries featureLists;
+  /** Stamp of the current record (never 0, so fresh slots never match). */
+  int record;
+  byte[] buf;
+  private final ExampleWire.Reader top = new ExampleWire.Reader();
+  private final ExampleWire.Reader map = new ExampleWire.Reader();
+  private final ExampleWire.Reader entry = new ExampleWire.Reader();
+
+  RecordScanner(boolean sequence, ByteKeyMap contextKeys, ByteKeyMap featureListKeys,
+      boolean addUnknown) {
+    this.sequence = sequence;
+    this.context = new Entries(contextKeys, addUnknown);
+    this.featureLists = sequence ? new Entries(featureListKeys, addUnknown) : null;
+  }
+
+  /** Scans the record {@code b[off, off + len)}. */
+  void scan(byte[] b, int off, int len) {
+    buf = b;
+    if (++record == 0) {
+      record = 1;
+      Arrays.fill(context.stamp, 0);
+      if (featureLists != null) {
+        Arrays.fill(featureLists.stamp, 0);
+      }
+    }
+    context.count = 0;
+    context.guess = 0;
+    if (featureLists != null) {
+      featureLists.count = 0;
+      featureLists.guess = 0;
+    }
+    ExampleWire.Reader r = top.reset(b, off, off + len);
+    while (r.more()) {
+      int tag = r.tag();
+      if (tag == ExampleWire.TAG1_LEN) {
+        int e = r.len();
+        scanMap(context, r.valueStart, e);
+      } else if (sequence && tag == ExampleWire.TAG2_LEN) {
+        int e = r.len();
+        scanMap(featureLists, r.valueStart, e);
+      } else {
+        r.skip(tag);
+      }
+    }
+  }
+
+  private void scanMap(Entries entries, int start, int end) {
+    ExampleWire.Reader r = map.reset(buf, start, end);
+    while (r.more()) {
+      int tag = r.tag();
+      if (tag != ExampleWire.TAG1_LEN) {
+        r.skip(tag);
+        continue;
+      }
+      int entryEnd = r.len();
+      int entryStart = r.valueStart;
+      int keyStart = entryStart;
+      int keyLen = 0;
+      int values = 0;
+      int vs = -1;
+      int ve = -1;
+      ExampleWire.Reader er = entry.reset(buf, entryStart, entryEnd);
+      while (er.more()) {
+        int t = er.tag();
+        if (t == ExampleWire.TAG1_LEN) {
+          int e = er.len();
+          keyStart = er.valueStart;
+          keyLen = e - keyStart;
+        } else if (t == ExampleWire.TAG2_LEN) {
+          ve = er.len();
+          vs = er.valueStart;
+          values++;
+        } else {
+          er.skip(t);
+        }
+      }
+      int id = entries.find(buf, keyStart, keyLen);
+      if (id < 0) {
+        if (!entries.addUnknown) {
+          continue;
+        }
+        id = entries.keys.add(buf, keyStart, keyLen);
+      }
+      if (values > 1) {
+        vs = -1; // merge the value fields when asked for them
+      } else if (values == 0) {
+        vs = ve = entryStart; // no value: an empty message
+      }
+      entries.put(id, record, entryStart, entryEnd, vs, ve);
+    }
+  }
+
+  /** Puts the Feature of entry {@code id} of {@code entries} into {@code view}. */
+  void feature(Entries entries, int id, ExampleWire.FeatureView view) {
+    int vs = entries.valueStart[id];
+    if (vs >= 0) {
+      view.reset(buf);
+      view.merge(vs, entries.valueEnd[id]);
+    } else {
+      feature(entries.start[id], entries.end[id], view);
+    }
+  }
+
+  /**
+   * Merges the value(s) of the map entry {@code [start, end)} into {@code view}: the Feature of
+   * a Features entry (reset first).
+   */
+  void feature(int start, int end, ExampleWire.FeatureView view) {
+    view.reset(buf);
+    ExampleWire.Reader er = entry.reset(buf, start, end);
+    while (er.more()) {
+      int t = er.tag();
+      if (t == ExampleWire.TAG2_LEN) {
+        int e = er.len();
+        view.merge(er.valueStart, e);
+      } else {
+        er.skip(t);
+      }
+    }
+  }
+
+  /** The step Features of a FeatureLists entry {@code [start, end)}, as byte ranges. */
+  int steps(int start, int end, Steps steps) {
+    steps.n = 0;
+    ExampleWire.Reader er = entry.reset(buf, start, end);
+    while (er.more()) {
+      int t = er.tag();
+      if (t == ExampleWire.TAG2_LEN) {
+        int e = er.len();
+        ExampleWire.Reader lr = map.reset(buf, er.valueStart, e);
+        while (lr.more()) {
+          int lt = lr.tag();
+          if (lt == ExampleWire.TAG1_LEN) {
+            int se = lr.len();
+            steps.add(lr.valueStart, se);
+          } else {
+            lr.skip(lt);
+          }
+        }
+      } else {
+        er.skip(t);
+      }
+    }
+    return steps.n;
+  }
+
+  /** Byte ranges of the steps (Feature messages) of one feature list. */
+  static final class Steps {
+    int n;
+    int[] start = new int[16];
+    int[] end = new int[16];
+
+    void add(int s, int e) {
+      if (n == start.length) {
+        start = Arrays.copyOf(start, n * 2);
+        end = Arrays.copyOf(end, n * 2);
+      }
+      start[n] = s;
+      end[n++] = e;
+    }
+  }
+}

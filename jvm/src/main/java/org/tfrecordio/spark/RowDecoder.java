@@ -1,0 +1,491 @@
+package org.tfrecordio.spark;
+
+import java.io.Serializable;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Decodes serialized Examples or SequenceExamples into Spark Rows of a given schema, converting
+ * each feature's values to its field's type.
+ *
+ * <p>Conversions: {@code int64_list} to long, int, short, byte (range-checked), boolean
+ * (nonzero is true), float, double, date (days since 1970-01-01), timestamp and timestamp_ntz
+ * (microseconds since the epoch, UTC) and decimal (exactly); {@code float_list} to float and
+ * double (and ML Vectors); {@code bytes_list} to string (must be UTF-8), binary and decimal
+ * (from its decimal string). Scalar fields need exactly one value; arrays take any number; a
+ * feature with no kind set reads as null in a scalar field and as an empty array in an array
+ * field; an absent feature is null. Anything else throws a {@link SchemaException} naming the
+ * feature. For SequenceExample, fields of type {@code array<array<T>>} (or
+ * {@code array<vector>}) are read from the feature lists, the others from the context.
+ *
+ * <p>Not thread-safe: each task uses its own copy (it is Serializable).
+ */
+final class RowDecoder implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** One field read from the records. */
+  static final class Field implements Serializable {
+    private static final long serialVersionUID = 1L;
+    final String name;
+    final byte[] key;
+    final DataType type;
+    final FrameTypes.Plan plan;
+    final boolean nullable;
+    /** Position in the output Row. */
+    final int out;
+
+    Field(StructField f, FrameTypes.Plan plan, int out) {
+      this.name = f.name();
+      this.key = f.name().getBytes(StandardCharsets.UTF_8);
+      this.type = f.dataType();
+      this.plan = plan;
+      this.nullable = f.nullable();
+      this.out = out;
+    }
+  }
+
+  private final boolean sequence;
+  private final boolean byteArray;
+  private final Field[] context;
+  private final Field[] featureLists;
+  private final int width;
+  /** Output positions of the partition values, appended by {@link #decode}'s caller. */
+  private final int[] partitionOut;
+  /**
+   * Dates and timestamps as java.time values (LocalDate, Instant), as Spark's
+   * {@code spark.sql.datetime.java8API.enabled} has them; else as java.sql.Date/Timestamp.
+   */
+  private boolean java8Time;
+
+  private transient RecordScanner scanner;
+  private transient ExampleWire.FeatureView view;
+  private transient ExampleWire.Values values;
+  private transient RecordScanner.Steps steps;
+  private transient int[] contextIds;
+  private transient int[] featureListIds;
+
+  private RowDecoder(boolean sequence, boolean byteArray, Field[] context, Field[] featureLists,
+      int width, int[] partitionOut) {
+    this.sequence = sequence;
+    this.byteArray = byteArray;
+    this.context = context;
+    this.featureLists = featureLists;
+    this.width = width;
+    this.partitionOut = partitionOut;
+  }
+
+  /**
+   * Plans decoding.
+   *
+   * @param data the fields read from the records (for ByteArray: one binary field)
+   * @param dataOut the output position of each data field
+   * @param width the number of fields of the output rows
+   * @param partitionOut the output positions of the partition columns
+   * @throws SchemaException a field type that no feature converts to
+   */
+  static RowDecoder plan(List<StructField> data, int[] dataOut, int width, int[] partitionOut,
+      String recordType) {
+    RowEncoder.checkRecordType(recordType);
+    boolean sequence = RowEncoder.SEQUENCE_EXAMPLE.equals(recordType);
+    boolean byteArray = RowEncoder.BYTE_ARRAY.equals(recordType);
+    List<Field> ctx = new ArrayList<>();
+    List<Field> fls = new ArrayList<>();
+    for (int i = 0; i < data.size(); i++) {
+      StructField f = data.get(i);
+      if (byteArray) {
+        FrameTypes.Plan p = FrameTypes.plan(f.name(), f.dataType(), false, "field", true);
+        if (data.size() != 1 || p.shape != FrameTypes.SCALAR || p.leaf != FrameTypes.BINARY) {
+          throw new SchemaException("record_type 'ByteArray' reads one binary field (besides "
+              + "partition columns), not " + new StructType(data.toArray(new StructField[0]))
+              .simpleString());
+        }
+        ctx.add(new Field(f, p, dataOut[i]));
+        continue;
+      }
+      FrameTypes.Plan p = FrameTypes.plan(f.name(), f.dataType(), sequence, "field", true);
+      (p.featureList() ? fls : ctx).add(new Field(f, p, dataOut[i]));
+    }
+    return new RowDecoder(sequence, byteArray, ctx.toArray(new Field[0]),
+        fls.toArray(new Field[0]), width, partitionOut);
+  }
+
+  /** Ids of the fields' names, numbered in name order: the order records list features in. */
+  private static int[] ids(Field[] fields, ByteKeyMap keys) {
+    Field[] sorted = fields.clone();
+    Arrays.sort(sorted, (a, b) -> ExampleWire.compareUtf8(a.key, b.key));
+    for (Field f : sorted) {
+      if (keys.find(f.key, 0, f.key.length) < 0) {
+        keys.add(f.key, 0, f.key.length);
+      }
+    }
+    int[] ids = new int[fields.length];
+    for (int i = 0; i < fields.length; i++) {
+      ids[i] = keys.find(fields[i].key, 0, fields[i].key.length);
+    }
+    return ids;
+  }
+
+  /** Produce java.time values for dates and timestamps (default: java.sql ones). */
+  RowDecoder java8Time(boolean enabled) {
+    this.java8Time = enabled;
+    return this;
+  }
+
+  private void init() {
+    ByteKeyMap ctxKeys = new ByteKeyMap();
+    contextIds = ids(context, ctxKeys);
+    ByteKeyMap flKeys = new ByteKeyMap();
+    featureListIds = ids(featureLists, flKeys);
+    scanner = new RecordScanner(sequence, ctxKeys, flKeys, false);
+    view = new ExampleWire.FeatureView();
+    values = new ExampleWire.Values();
+    steps = new RecordScanner.Steps();
+  }
+
+  /**
+   * Decodes one record into a Row, with {@code partition} values at their positions.
+   *
+   * @throws SchemaException naming the feature, or a record that does not parse
+   */
+  Row decode(byte[] buf, int off, int len, Object[] partition) {
+    Object[] row = new Object[width];
+    for (int i = 0; i < partitionOut.length; i++) {
+      row[partitionOut[i]] = partition[i];
+    }
+    if (byteArray) {
+      row[context[0].out] = Arrays.copyOfRange(buf, off, off + len);
+      return RowFactory.create(row);
+    }
+    if (scanner == null) {
+      init();
+    }
+    try {
+      scanner.scan(buf, off, len);
+    } catch (SchemaException e) {
+      throw new SchemaException("not a valid " + (sequence ? "SequenceExample" : "Example")
+          + " record: " + e.getMessage(), e);
+    }
+    RecordScanner.Entries ce = scanner.context;
+    for (int i = 0; i < context.length; i++) {
+      Field f = context[i];
+      int id = contextIds[i];
+      Object v = null;
+      if (ce.has(id, scanner.record)) {
+        scanner.feature(ce, id, view);
+        v = f.plan.shape == FrameTypes.SCALAR ? scalar(f) : list(f);
+      }
+      if (v == null && !f.nullable) {
+        throw new SchemaException("feature " + SchemaException.q(f.name) + " is missing (or "
+            + "has no kind set) in a record, but its field is not nullable");
+      }
+      row[f.out] = v;
+    }
+    if (sequence) {
+      RecordScanner.Entries fe = scanner.featureLists;
+      for (int i = 0; i < featureLists.length; i++) {
+        Field f = featureLists[i];
+        int id = featureListIds[i];
+        Object v = null;
+        if (fe.has(id, scanner.record)) {
+          int k = scanner.steps(fe.start[id], fe.end[id], steps);
+          Object[] out = new Object[k];
+          for (int s = 0; s < k; s++) {
+            view.reset(scanner.buf);
+            view.merge(steps.start[s], steps.end[s]);
+            out[s] = list(f);
+          }
+          v = out;
+        }
+        if (v == null && !f.nullable) {
+          throw new SchemaException("feature list " + SchemaException.q(f.name) + " is missing "
+              + "in a record, but its field is not nullable");
+        }
+        row[f.out] = v;
+      }
+    }
+    return RowFactory.create(row);
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  private static SchemaException mismatch(Field f, int kind) {
+    return new SchemaException("feature " + SchemaException.q(f.name) + " holds "
+        + ExampleWire.kindLabel(kind) + " values, which can't be read as "
+        + f.type.simpleString());
+  }
+
+  private Object scalar(Field f) {
+    ExampleWire.FeatureView fv = view;
+    if (fv.kind == ExampleWire.NO_KIND) {
+      return null;
+    }
+    if (f.plan.leaf == FrameTypes.NULL) {
+      throw mismatch(f, fv.kind);
+    }
+    ExampleWire.Values v = values;
+    fv.read(v);
+    if (v.n != 1) {
+      throw new SchemaException("feature " + SchemaException.q(f.name) + " has " + v.n
+          + " values in a record, but its type " + f.type.simpleString()
+          + " holds exactly one; read it as an array type");
+    }
+    switch (fv.kind) {
+      case ExampleWire.INT64:
+        return fromLong(f, v.longs[0]);
+      case ExampleWire.FLOAT:
+        return fromFloat(f, v.floats[0]);
+      default:
+        return fromBytes(f, v.buf, v.starts[0], v.lens[0]);
+    }
+  }
+
+  private Object fromLong(Field f, long x) {
+    switch (f.plan.leaf) {
+      case FrameTypes.LONG:
+        return x;
+      case FrameTypes.INT:
+        if (x != (int) x) {
+          throw outOfRange(f, x);
+        }
+        return (int) x;
+      case FrameTypes.SHORT:
+        if (x != (short) x) {
+          throw outOfRange(f, x);
+        }
+        return (short) x;
+      case FrameTypes.BYTE:
+        if (x != (byte) x) {
+          throw outOfRange(f, x);
+        }
+        return (byte) x;
+      case FrameTypes.BOOLEAN:
+        return x != 0;
+      case FrameTypes.FLOAT:
+        return (float) x;
+      case FrameTypes.DOUBLE:
+        return (double) x;
+      case FrameTypes.DATE:
+        if (x != (int) x) {
+          throw outOfRange(f, x);
+        }
+        return java8Time ? LocalDate.ofEpochDay(x) : FrameTypes.sqlDate(x);
+      case FrameTypes.TIMESTAMP:
+        return java8Time ? FrameTypes.instant(x) : FrameTypes.sqlTimestamp(x);
+      case FrameTypes.TIMESTAMP_NTZ:
+        return FrameTypes.localDateTime(x);
+      case FrameTypes.DECIMAL:
+        return decimal(f, BigDecimal.valueOf(x), Long.toString(x));
+      default:
+        throw mismatch(f, ExampleWire.INT64);
+    }
+  }
+
+  private static SchemaException outOfRange(Field f, long x) {
+    return new SchemaException("feature " + SchemaException.q(f.name) + ": value " + x
+        + " is out of range for " + f.type.simpleString());
+  }
+
+  private Object fromFloat(Field f, float x) {
+    switch (f.plan.leaf) {
+      case FrameTypes.FLOAT:
+        return x;
+      case FrameTypes.DOUBLE:
+        return (double) x;
+      default:
+        throw mismatch(f, ExampleWire.FLOAT);
+    }
+  }
+
+  private Object fromBytes(Field f, byte[] b, int start, int len) {
+    switch (f.plan.leaf) {
+      case FrameTypes.STRING:
+        return string(f, b, start, len);
+      case FrameTypes.BINARY:
+        return Arrays.copyOfRange(b, start, start + len);
+      case FrameTypes.DECIMAL: {
+        String s = string(f, b, start, len);
+        BigDecimal d;
+        try {
+          d = new BigDecimal(s.trim());
+        } catch (NumberFormatException e) {
+          throw new SchemaException("feature " + SchemaException.q(f.name) + ": "
+              + SchemaException.q(s) + " is not a decimal number");
+        }
+        return decimal(f, d, s);
+      }
+      default:
+        throw mismatch(f, ExampleWire.BYTES);
+    }
+  }
+
+  private static String string(Field f, byte[] b, int start, int len) {
+    if (!ExampleWire.validUtf8(b, start, len)) {
+      throw new SchemaException("feature " + SchemaException.q(f.name) + " has values that are "
+          + "not valid UTF-8, so it can't be read as " + f.type.simpleString()
+          + "; read it as binary");
+    }
+    return new String(b, start, len, StandardCharsets.UTF_8);
+  }
+
+  private static BigDecimal decimal(Field f, BigDecimal d, String text) {
+    try {
+      BigDecimal out = d.setScale(f.plan.scale, RoundingMode.UNNECESSARY);
+      if (out.precision() - out.scale() <= f.plan.precision - f.plan.scale) {
+        return out;
+      }
+    } catch (ArithmeticException e) {
+      // more fractional digits than the scale: not exact
+    }
+    throw new SchemaException("feature " + SchemaException.q(f.name) + ": value " + text
+        + " doesn't fit " + f.type.simpleString() + " exactly");
+  }
+
+  /**
+   * The current {@link #view} as an array (or Vector) of the field's leaf type; a feature with
+   * no kind is an empty one.
+   */
+  private Object list(Field f) {
+    ExampleWire.FeatureView fv = view;
+    ExampleWire.Values v = values;
+    int leaf = f.plan.leaf;
+    int shape = f.plan.shape;
+    boolean vector = shape == FrameTypes.VECTOR || shape == FrameTypes.VECTOR_STEPS;
+    if (fv.kind == ExampleWire.NO_KIND) {
+      v.n = 0;
+    } else {
+      fv.read(v);
+    }
+    int n = v.n;
+    int kind = fv.kind;
+    if (leaf == FrameTypes.NULL) {
+      if (n > 0) {
+        throw mismatch(f, kind);
+      }
+      return new Object[0];
+    }
+    if (vector) {
+      double[] d = new double[n];
+      if (kind == ExampleWire.FLOAT) {
+        for (int i = 0; i < n; i++) {
+          d[i] = v.floats[i];
+        }
+      } else if (kind == ExampleWire.INT64) {
+        for (int i = 0; i < n; i++) {
+          d[i] = v.longs[i];
+        }
+      } else if (n > 0) {
+        throw mismatch(f, kind);
+      }
+      return f.plan.vector == 2 ? new org.apache.spark.mllib.linalg.DenseVector(d)
+          : new org.apache.spark.ml.linalg.DenseVector(d);
+    }
+    if (kind == ExampleWire.FLOAT || (kind == ExampleWire.NO_KIND && leaf == FrameTypes.FLOAT)) {
+      switch (leaf) {
+        case FrameTypes.FLOAT:
+          return Arrays.copyOf(v.floats, n);
+        case FrameTypes.DOUBLE: {
+          double[] d = new double[n];
+          for (int i = 0; i < n; i++) {
+            d[i] = v.floats[i];
+          }
+          return d;
+        }
+        default:
+          if (kind != ExampleWire.NO_KIND) {
+            throw mismatch(f, kind);
+          }
+      }
+    }
+    if (kind == ExampleWire.INT64 || kind == ExampleWire.NO_KIND) {
+      long[] l = v.longs;
+      switch (leaf) {
+        case FrameTypes.LONG:
+          return Arrays.copyOf(l, n);
+        case FrameTypes.INT: {
+          int[] out = new int[n];
+          for (int i = 0; i < n; i++) {
+            if (l[i] != (int) l[i]) {
+              throw outOfRange(f, l[i]);
+            }
+            out[i] = (int) l[i];
+          }
+          return out;
+        }
+        case FrameTypes.SHORT: {
+          short[] out = new short[n];
+          for (int i = 0; i < n; i++) {
+            if (l[i] != (short) l[i]) {
+              throw outOfRange(f, l[i]);
+            }
+            out[i] = (short) l[i];
+          }
+          return out;
+        }
+        case FrameTypes.BYTE: {
+          byte[] out = new byte[n];
+          for (int i = 0; i < n; i++) {
+            if (l[i] != (byte) l[i]) {
+              throw outOfRange(f, l[i]);
+            }
+            out[i] = (byte) l[i];
+          }
+          return out;
+        }
+        case FrameTypes.BOOLEAN: {
+          boolean[] out = new boolean[n];
+          for (int i = 0; i < n; i++) {
+            out[i] = l[i] != 0;
+          }
+          return out;
+        }
+        case FrameTypes.FLOAT: {
+          float[] out = new float[n];
+          for (int i = 0; i < n; i++) {
+            out[i] = l[i];
+          }
+          return out;
+        }
+        case FrameTypes.DOUBLE: {
+          double[] out = new double[n];
+          for (int i = 0; i < n; i++) {
+            out[i] = l[i];
+          }
+          return out;
+        }
+        case FrameTypes.DATE:
+        case FrameTypes.TIMESTAMP:
+        case FrameTypes.TIMESTAMP_NTZ:
+        case FrameTypes.DECIMAL:
+          if (kind == ExampleWire.INT64) {
+            Object[] out = new Object[n];
+            for (int i = 0; i < n; i++) {
+              out[i] = fromLong(f, l[i]);
+            }
+            return out;
+          }
+          return new Object[0];
+        default:
+          if (kind != ExampleWire.NO_KIND) {
+            throw mismatch(f, kind);
+          }
+          return new Object[0];
+      }
+    }
+    // BYTES
+    Object[] out = new Object[n];
+    for (int i = 0; i < n; i++) {
+      out[i] = fromBytes(f, v.buf, v.starts[i], v.lens[i]);
+    }
+    return out;
+  }
+}

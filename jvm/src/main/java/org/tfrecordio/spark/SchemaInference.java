@@ -1,0 +1,259 @@
+package org.tfrecordio.spark;
+
+import java.io.Serializable;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.hadoop.io.BytesWritable;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Infers a DataFrame schema from serialized Examples or SequenceExamples, by the rules of the
+ * Python codec's {@code tfrecord_io.example.infer_schema}:
+ *
+ * <ul>
+ *   <li>{@code int64_list} -&gt; long, {@code float_list} -&gt; float, {@code bytes_list} -&gt;
+ *       string, or binary if the feature is in {@code binaryFeatures} or any value is not valid
+ *       UTF-8;
+ *   <li>exactly one value in every record where the feature has a kind -&gt; a scalar column,
+ *       any other length anywhere -&gt; array;
+ *   <li>a feature absent from some record, or present there with no kind set, is null there:
+ *       the field is nullable (arrays: only absence counts, no kind reads as empty); a feature
+ *       that never has a kind -&gt; type null;
+ *   <li>different kinds in different records -&gt; {@link SchemaException} naming it;
+ *   <li>fields sorted by name; SequenceExample: context features, then feature lists as
+ *       {@code array<array<type>>}; a name that is both -&gt; {@link SchemaException}.
+ * </ul>
+ *
+ * <p>Each task summarizes its records ({@link #summarize}); the driver merges the summaries
+ * and builds the schema ({@link #schema}).
+ */
+final class SchemaInference {
+  private SchemaInference() {}
+
+  /** What one feature (or feature list) holds across records. */
+  static final class Stat implements Serializable {
+    private static final long serialVersionUID = 1L;
+    /** Bit {@code 1 << kind} for each kind seen (no-kind occurrences not counted). */
+    int kinds;
+    /** Records that have the feature. */
+    long present;
+    /** Records where it has a kind (context features). */
+    long withKind;
+    /** Some record with a kind has other than one value. */
+    boolean notScalar;
+    /** Some bytes value is not valid UTF-8. */
+    boolean invalidUtf8;
+
+    void merge(Stat o) {
+      kinds |= o.kinds;
+      present += o.present;
+      withKind += o.withKind;
+      notScalar |= o.notScalar;
+      invalidUtf8 |= o.invalidUtf8;
+    }
+  }
+
+  /** A summary of some records: their count and each feature's {@link Stat}. */
+  static final class Summary implements Serializable {
+    private static final long serialVersionUID = 1L;
+    long records;
+    final HashMap<String, Stat> context = new HashMap<>();
+    final HashMap<String, Stat> featureLists = new HashMap<>();
+
+    Summary merge(Summary o) {
+      records += o.records;
+      mergeInto(context, o.context);
+      mergeInto(featureLists, o.featureLists);
+      return this;
+    }
+
+    private static void mergeInto(Map<String, Stat> to, Map<String, Stat> from) {
+      for (Map.Entry<String, Stat> e : from.entrySet()) {
+        Stat s = to.get(e.getKey());
+        if (s == null) {
+          to.put(e.getKey(), e.getValue());
+        } else {
+          s.merge(e.getValue());
+        }
+      }
+    }
+  }
+
+  /** Summarizes the records of one task. */
+  static Summary summarize(Iterator<BytesWritable> records, boolean sequence,
+      Set<String> binaryFeatures) {
+    ByteKeyMap ctxKeys = new ByteKeyMap();
+    ByteKeyMap flKeys = new ByteKeyMap();
+    RecordScanner scanner = new RecordScanner(sequence, ctxKeys, flKeys, true);
+    List<Stat> ctx = new ArrayList<>();
+    List<Stat> fls = new ArrayList<>();
+    List<Boolean> ctxCheckUtf8 = new ArrayList<>();
+    List<Boolean> flCheckUtf8 = new ArrayList<>();
+    ExampleWire.FeatureView view = new ExampleWire.FeatureView();
+    RecordScanner.Steps steps = new RecordScanner.Steps();
+    long n = 0;
+    while (records.hasNext()) {
+      BytesWritable rec = records.next();
+      try {
+        scanner.scan(rec.getBytes(), 0, rec.getLength());
+      } catch (SchemaException e) {
+        throw new SchemaException("record " + n + " is not a valid "
+            + (sequence ? "SequenceExample" : "Example") + ": " + e.getMessage(), e);
+      }
+      n++;
+      RecordScanner.Entries ce = scanner.context;
+      for (int j = 0; j < ce.count; j++) {
+        int id = ce.touched[j];
+        while (ctx.size() <= id) {
+          String name = name(ctxKeys.key(ctx.size()));
+          ctx.add(new Stat());
+          ctxCheckUtf8.add(!binaryFeatures.contains(name));
+        }
+        Stat st = ctx.get(id);
+        st.present++;
+        scanner.feature(ce, id, view);
+        if (view.kind == ExampleWire.NO_KIND) {
+          continue;
+        }
+        st.withKind++;
+        st.kinds |= 1 << view.kind;
+        if (!st.notScalar && view.count() != 1) {
+          st.notScalar = true;
+        }
+        if (view.kind == ExampleWire.BYTES && !st.invalidUtf8 && ctxCheckUtf8.get(id)
+            && !view.allUtf8()) {
+          st.invalidUtf8 = true;
+        }
+      }
+      if (!sequence) {
+        continue;
+      }
+      RecordScanner.Entries fe = scanner.featureLists;
+      for (int j = 0; j < fe.count; j++) {
+        int id = fe.touched[j];
+        while (fls.size() <= id) {
+          String name = name(flKeys.key(fls.size()));
+          fls.add(new Stat());
+          flCheckUtf8.add(!binaryFeatures.contains(name));
+        }
+        Stat st = fls.get(id);
+        st.present++;
+        int k = scanner.steps(fe.start[id], fe.end[id], steps);
+        for (int s = 0; s < k; s++) {
+          view.reset(scanner.buf);
+          view.merge(steps.start[s], steps.end[s]);
+          if (view.kind == ExampleWire.NO_KIND) {
+            continue;
+          }
+          st.kinds |= 1 << view.kind;
+          if (view.kind == ExampleWire.BYTES && !st.invalidUtf8 && flCheckUtf8.get(id)
+              && !view.allUtf8()) {
+            st.invalidUtf8 = true;
+          }
+        }
+      }
+    }
+    Summary out = new Summary();
+    out.records = n;
+    for (int id = 0; id < ctx.size(); id++) {
+      put(out.context, name(ctxKeys.key(id)), ctx.get(id));
+    }
+    for (int id = 0; id < fls.size(); id++) {
+      put(out.featureLists, name(flKeys.key(id)), fls.get(id));
+    }
+    return out;
+  }
+
+  private static void put(Map<String, Stat> map, String name, Stat st) {
+    Stat old = map.get(name);
+    if (old == null) {
+      map.put(name, st);
+    } else {
+      old.merge(st); // two byte sequences that decode to one name (invalid UTF-8 keys)
+    }
+  }
+
+  private static String name(byte[] key) {
+    return new String(key, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * The schema of the summarized records.
+   *
+   * @param sampled only some records were summarized: every field is nullable
+   */
+  static StructType schema(Summary s, Set<String> binaryFeatures, boolean sampled) {
+    List<StructField> fields = new ArrayList<>();
+    for (String name : sortedNames(s.context.keySet())) {
+      if (s.featureLists.containsKey(name)) {
+        throw new SchemaException(SchemaException.q(name)
+            + " is both a context feature and a feature list");
+      }
+      Stat st = s.context.get(name);
+      int kind = kindOf(name, st, "feature");
+      DataType leaf = leafType(kind, st, binaryFeatures.contains(name));
+      if (kind == ExampleWire.NO_KIND) {
+        fields.add(DataTypes.createStructField(name, leaf, true));
+      } else if (!st.notScalar) {
+        fields.add(DataTypes.createStructField(name, leaf, sampled || st.withKind < s.records));
+      } else {
+        fields.add(DataTypes.createStructField(name, DataTypes.createArrayType(leaf, false),
+            sampled || st.present < s.records));
+      }
+    }
+    for (String name : sortedNames(s.featureLists.keySet())) {
+      Stat st = s.featureLists.get(name);
+      int kind = kindOf(name, st, "feature list");
+      DataType leaf = leafType(kind, st, binaryFeatures.contains(name));
+      fields.add(DataTypes.createStructField(name,
+          DataTypes.createArrayType(DataTypes.createArrayType(leaf, false), false),
+          sampled || st.present < s.records));
+    }
+    return DataTypes.createStructType(fields);
+  }
+
+  private static Collection<String> sortedNames(Set<String> names) {
+    TreeSet<String> sorted = new TreeSet<>((a, b) -> ExampleWire.compareUtf8(
+        a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8)));
+    sorted.addAll(names);
+    return sorted;
+  }
+
+  private static int kindOf(String name, Stat st, String what) {
+    int kinds = st.kinds;
+    if (Integer.bitCount(kinds) > 1) {
+      List<String> labels = new ArrayList<>();
+      for (int k : new int[] {ExampleWire.BYTES, ExampleWire.FLOAT, ExampleWire.INT64}) {
+        if ((kinds & (1 << k)) != 0) {
+          labels.add(ExampleWire.kindLabel(k));
+        }
+      }
+      throw new SchemaException(what + " " + SchemaException.q(name)
+          + " has conflicting kinds across records: " + String.join(" and ", labels));
+    }
+    return kinds == 0 ? ExampleWire.NO_KIND : Integer.numberOfTrailingZeros(kinds);
+  }
+
+  private static DataType leafType(int kind, Stat st, boolean binary) {
+    switch (kind) {
+      case ExampleWire.INT64:
+        return DataTypes.LongType;
+      case ExampleWire.FLOAT:
+        return DataTypes.FloatType;
+      case ExampleWire.BYTES:
+        return binary || st.invalidUtf8 ? DataTypes.BinaryType : DataTypes.StringType;
+      default:
+        return DataTypes.NullType;
+    }
+  }
+}

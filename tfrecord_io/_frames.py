@@ -1,0 +1,289 @@
+"""Spark DataFrames as TFRecord files of ``tf.train.Example``/``SequenceExample`` records.
+
+The work happens in the executors' JVMs, in the bundled jar (``org.tfrecordio.spark``): a
+hand-written protobuf encoder/decoder turns Rows into records and back, and the jar's Hadoop
+formats write and read the files (output committer, sidecar index, compression). Rows never
+pass through Python. Re-exported as :func:`tfrecord_io.spark.save_dataframe` and
+:func:`tfrecord_io.spark.load_dataframe`.
+
+Writing: column types to features
+---------------------------------
+==========================================  ===================================================
+Spark type                                  Feature
+==========================================  ===================================================
+boolean, byte, short, int, long             ``int64_list`` (true = 1, false = 0)
+float, double                               ``float_list``: float32 (doubles are rounded to the
+                                            nearest float32, ~7 significant digits; beyond
+                                            float32's range they become ±inf; NaN and ±inf kept)
+string (char, varchar)                      ``bytes_list``: UTF-8
+binary                                      ``bytes_list``: the bytes
+decimal(p, s)                               ``bytes_list``: the decimal's plain string, e.g.
+                                            ``b"-12.50"`` (exact, unlike float32); reads back
+                                            as string unless the schema says decimal
+date                                        ``int64_list``: days since 1970-01-01
+timestamp, timestamp_ntz                    ``int64_list``: microseconds since 1970-01-01 UTC
+                                            (timestamp_ntz: of its wall-clock time as if UTC)
+array<T> (T one of the above)               a list of T's kind; an empty array is a feature
+                                            of that kind with no values
+ML Vector (``pyspark.ml.linalg``/mllib)     ``float_list``: dense; sparse densified to its
+                                            full size
+array<array<T>>, array<Vector>              SequenceExample only: a feature list, one step per
+                                            inner array/vector (Example: :class:`SchemaError`)
+null (a column of type null)                never written
+==========================================  ===================================================
+
+A null cell omits the feature from that record. A null *inside* an array, or a null step,
+has no TFRecord form and fails the write with an error naming the column. Map, struct,
+interval, time, variant and other types raise :class:`~tfrecord_io.errors.SchemaError` naming
+the column and its type before any task runs. Features are written sorted by name, so records
+are byte-identical to :func:`tfrecord_io.example.from_arrow` output for the same values.
+
+``record_type="ByteArray"``: the DataFrame has one binary column (any name; besides partition
+columns), written as the records themselves. Reading gives one column ``byte_array``
+(binary, not null).
+
+Reading: the schema
+-------------------
+Without a schema, it is inferred by a Spark job that reads every record once before the
+DataFrame is returned (so a load costs one extra full scan, plus the scan of each action on the
+DataFrame); ``sample=f`` reads only a fraction ``f`` of the input splits (evenly spread, at
+least one), cutting that cost for large inputs, and then makes every field nullable. The rules
+are :func:`tfrecord_io.example.infer_schema`'s:
+
+* ``int64_list`` -> long, ``float_list`` -> float, ``bytes_list`` -> string, or binary if the
+  feature is in ``binary_features`` or any of its values is not valid UTF-8;
+* one value in every record where the feature has a kind -> a scalar column, any other length
+  anywhere -> ``array<type>`` (elements never null);
+* a feature missing in some records (or present there with no kind set) is null there and its
+  field nullable; present in every record -> not nullable. A feature that never has a kind ->
+  type null; in an array field, a feature with no kind reads as an empty array;
+* different kinds in different records -> :class:`SchemaError` naming the feature;
+* fields sorted by name; SequenceExample: the context features, then each feature list as
+  ``array<array<type>>``; a name used for both -> :class:`SchemaError`.
+
+With a schema, values are converted to it: ``int64_list`` to long, int, short, byte (range
+checked), boolean (nonzero is true), float, double, date, timestamp, timestamp_ntz and decimal
+(exactly); ``float_list`` to float, double and ML Vector (dense); ``bytes_list`` to string
+(UTF-8 checked), binary and decimal. Scalar fields need exactly one value, arrays take any
+number. For SequenceExample, ``array<array<T>>`` and ``array<vector>`` fields are read from the
+feature lists, the others from the context. Features the schema lacks are skipped; fields no
+record has are null. A field type with no feature form raises :class:`SchemaError` at once; a
+value that does not fit its field fails the Spark job that reads it (when an action runs, as
+with any lazy DataFrame), with an error naming the feature.
+
+Partitions
+----------
+``save_dataframe(..., partition_by=["year", "kind"])`` writes Hive-style directories
+``year=2024/kind=a/part-r-00000.tfrecord``: values escaped as Spark/Hive escape them, null or
+empty string as ``__HIVE_DEFAULT_PARTITION__``; the partition columns are not stored in the
+records. Partition columns may be string, boolean, integer, float, double, decimal or date.
+Each partition is sorted by the partition columns first, so a task keeps one file open at a
+time; all files go through the job's output committer, so a failed job publishes nothing.
+
+``load_dataframe`` on such a tree restores the partition columns (after the record columns):
+typed int, long or double when every directory value is one written the way Java writes that
+number (``007`` or ``1.50`` stay strings), else string; null for the default partition. A given
+schema that names a partition column sets its type.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
+
+from tfrecord_io.errors import SchemaError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = ["save_dataframe", "load_dataframe", "RECORD_TYPES", "BYTE_ARRAY_COLUMN"]
+
+#: The record types of :func:`save_dataframe` and :func:`load_dataframe`.
+RECORD_TYPES = ("Example", "SequenceExample", "ByteArray")
+#: The column of a ``record_type="ByteArray"`` DataFrame read by :func:`load_dataframe`.
+BYTE_ARRAY_COLUMN = "byte_array"
+
+_FRAMES = "org.tfrecordio.spark.TFRecordFrames"
+_SCHEMA_EXCEPTION = "org.tfrecordio.spark.SchemaException"
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def save_dataframe(
+    df: "DataFrame",
+    path: PathLike,
+    record_type: str = "Example",
+    compression: Optional[str] = None,
+    *,
+    partition_by: Optional[Sequence[str]] = None,
+    conf: Optional[Mapping[str, str]] = None,
+) -> None:
+    """Writes a DataFrame as TFRecord files of Examples, SequenceExamples or raw records.
+
+    One ``part-r-NNNNN.tfrecord`` file per partition of ``df`` (with its split index when
+    uncompressed), or per partition and partition directory with ``partition_by``, written
+    through Hadoop's output committer. Column types map to features as the module docstring's
+    table says; a null cell omits the feature.
+
+    Args:
+        df: the DataFrame.
+        path: any Hadoop path or URL; it must not exist.
+        record_type: ``"Example"``, ``"SequenceExample"`` (``array<array<T>>`` columns become
+            feature lists, the others context features) or ``"ByteArray"`` (one binary column,
+            written as the records).
+        compression: ``"gzip"``, ``"zlib"`` or None.
+        partition_by: columns whose values become ``col=value/`` directories.
+        conf: extra Hadoop configuration for the job.
+
+    Raises:
+        SchemaError: before any task runs, a column whose type has no feature form (naming the
+            column and its type), a bad ``partition_by`` column; while writing, a null inside
+            an array.
+        ValueError: an unknown ``record_type`` or ``compression``.
+    """
+    from tfrecord_io import spark as tfs
+
+    _check_record_type(record_type)
+    codec = None
+    if compression is not None:
+        codec = tfs._CODECS.get(str(compression).lower())  # noqa: SLF001
+        if codec is None:
+            raise ValueError(f"compression must be 'gzip', 'zlib' or None, not {compression!r}")
+    if isinstance(partition_by, str):
+        partition_by = [partition_by]
+    spark = df.sparkSession
+    sc = spark.sparkContext
+    tfs.ensure_jar(sc)
+    frames = _frames(sc)
+    _call(
+        frames.save,
+        df._jdf,  # noqa: SLF001
+        tfs._qualify(sc, path),  # noqa: SLF001
+        record_type,
+        codec,
+        list(partition_by or []),
+        {str(k): str(v) for k, v in (conf or {}).items()},
+    )
+
+
+def load_dataframe(
+    spark: "SparkSession",
+    path: PathLike,
+    schema: Union["StructType", str, None] = None,
+    record_type: str = "Example",
+    *,
+    binary_features: Iterable[str] = (),
+    sample: Optional[float] = None,
+    conf: Optional[Mapping[str, str]] = None,
+) -> "DataFrame":
+    """Reads TFRecord files of Examples, SequenceExamples or raw records as a DataFrame.
+
+    Args:
+        spark: the SparkSession.
+        path: a file, a directory of files (possibly in ``col=value`` partition directories,
+            which become columns), a glob, or a comma-separated list of them. Files whose names
+            start with ``_`` or ``.`` are skipped; compression is taken from file names.
+        schema: a :class:`~pyspark.sql.types.StructType` or DDL string; values are converted to
+            it. None infers it from the records (see the module docstring: one extra scan).
+        record_type: ``"Example"``, ``"SequenceExample"`` or ``"ByteArray"`` (one binary column
+            ``byte_array``).
+        binary_features: when inferring, ``bytes_list`` features to type binary, not string.
+        sample: when inferring, read only this fraction (0 < sample <= 1) of the input splits;
+            all fields are then nullable. None reads everything.
+        conf: extra Hadoop configuration (``tfrecord.input.corrupt.policy=skip``...).
+
+    Returns:
+        A DataFrame; decoding happens in the executors when actions run.
+
+    Raises:
+        SchemaError: inferring, conflicting kinds or a record that does not parse; a schema
+            field type with no feature form; conflicting partition directories.
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: an unknown ``record_type``, a bad ``sample``.
+    """
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+    from tfrecord_io import spark as tfs
+
+    _check_record_type(record_type)
+    if sample is None:
+        fraction = 1.0
+    else:
+        fraction = float(sample)
+        if not 0.0 < fraction <= 1.0:
+            raise ValueError(f"sample must be a fraction in (0, 1], not {sample!r}")
+    if isinstance(binary_features, str):
+        binary_features = [binary_features]
+    if schema is None:
+        schema_text = None
+    elif isinstance(schema, StructType):
+        schema_text = schema.json()
+    elif isinstance(schema, str):
+        schema_text = schema
+    else:
+        raise TypeError(f"schema must be a StructType, a DDL string or None, not {schema!r}")
+    sc = spark.sparkContext
+    tfs.ensure_jar(sc)
+    jdf = _call(
+        _frames(sc).load,
+        spark._jsparkSession,  # noqa: SLF001
+        tfs._qualify(sc, path),  # noqa: SLF001
+        schema_text,
+        record_type,
+        [str(f) for f in binary_features],
+        fraction,
+        {str(k): str(v) for k, v in (conf or {}).items()},
+    )
+    return DataFrame(jdf, spark)
+
+
+def _check_record_type(record_type: str) -> None:
+    if record_type not in RECORD_TYPES:
+        raise ValueError(
+            f"record_type must be 'Example', 'SequenceExample' or 'ByteArray', not {record_type!r}"
+        )
+
+
+def _frames(sc: Any) -> Any:
+    return getattr(sc._jvm.org.tfrecordio.spark, "TFRecordFrames")  # noqa: SLF001
+
+
+def _call(method: Any, *args: Any) -> Any:
+    """Calls a TFRecordFrames method, turning its schema errors into :class:`SchemaError`.
+
+    PySpark's py4j hook already turns some Java exceptions (IllegalArgumentException and its
+    subclasses, among others) into ``pyspark.errors`` exceptions that keep the Java one as
+    ``_origin``; others arrive as ``Py4JJavaError`` with ``java_exception``.
+    """
+    try:
+        return method(*args)
+    except Exception as e:  # noqa: BLE001 - re-raised unless translated
+        java = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
+        translated = _translate(java) if java is not None else None
+        if translated is None:
+            raise
+        raise translated from None
+
+
+def _translate(java: Any) -> Optional[Exception]:
+    """The Python exception for a Java one: SchemaError, FileNotFoundError, or None."""
+    cause = java
+    seen = 0
+    while cause is not None and seen < 20:
+        name = cause.getClass().getName()
+        if name == _SCHEMA_EXCEPTION:
+            return SchemaError(cause.getMessage())
+        if name == "java.io.FileNotFoundException":
+            return FileNotFoundError(cause.getMessage())
+        if name == "java.lang.IllegalArgumentException" and seen == 0:
+            return ValueError(cause.getMessage())
+        cause = cause.getCause()
+        seen += 1
+    # A task's exception may reach the driver only as text in the job failure's message.
+    match = re.search(re.escape(_SCHEMA_EXCEPTION) + r": (.*)", str(java.toString()))
+    if match:
+        return SchemaError(match.group(1).strip())
+    return None
