@@ -50,8 +50,6 @@ MAPRED_INPUT_FORMAT = "org.tfrecordio.mapred.TFRecordInputFormat"
 #: OutputFormat of the ``org.apache.hadoop.mapred`` API (``saveAsHadoopFile``, Hive).
 MAPRED_OUTPUT_FORMAT = "org.tfrecordio.mapred.TFRecordOutputFormat"
 
-_KEY_CLASS = "org.apache.hadoop.io.BytesWritable"
-_VALUE_CLASS = "org.apache.hadoop.io.NullWritable"
 _JAR_NAME = "tfrecord-io.jar"
 _CODECS = {
     "gzip": "org.apache.hadoop.io.compress.GzipCodec",
@@ -169,8 +167,8 @@ def save_records(
             raise ValueError(f"compression must be 'gzip', 'zlib' or None, not {compression!r}")
         hadoop_conf["mapreduce.output.fileoutputformat.compress"] = "true"
         hadoop_conf["mapreduce.output.fileoutputformat.compress.codec"] = codec
-    rdd.map(_as_pair).saveAsNewAPIHadoopFile(
-        _qualify(sc, path), OUTPUT_FORMAT, _KEY_CLASS, _VALUE_CLASS, conf=hadoop_conf
+    _frames_jvm(sc).TFRecordRDDs.save(
+        _to_jvm_bytes(rdd), _qualify(sc, path), hadoop_conf
     )
 
 
@@ -190,19 +188,28 @@ def load_records(
     """
     sc = _context(sc)
     ensure_jar(sc)
-    pairs = sc.newAPIHadoopFile(
-        _qualify(sc, path), INPUT_FORMAT, _KEY_CLASS, _VALUE_CLASS, conf=dict(conf or {})
-    )
-    return pairs.map(_key_bytes)
+    from pyspark import RDD
+    from pyspark.serializers import NoOpSerializer
+
+    jrdd = _frames_jvm(sc).TFRecordRDDs.load(sc._jsc, _qualify(sc, path), dict(conf or {}))  # noqa: SLF001
+    return RDD(jrdd, sc, NoOpSerializer())
 
 
-def _as_pair(record: Any) -> tuple:
-    return (record if isinstance(record, (bytes, bytearray)) else bytes(record), None)
+def _to_jvm_bytes(rdd: "RDD[Any]") -> Any:
+    """The records as a JavaRDD of byte[]: each element crosses as one length-framed frame."""
+    from pyspark.serializers import NoOpSerializer
+
+    framed = rdd.map(_as_bytes)
+    framed._jrdd_deserializer = NoOpSerializer()  # noqa: SLF001 - how the worker writes them
+    return framed._jrdd  # noqa: SLF001
 
 
-def _key_bytes(pair: tuple) -> bytes:
-    key = pair[0]
-    return key if type(key) is bytes else bytes(key)
+def _as_bytes(record: Any) -> bytes:
+    return record if type(record) is bytes else bytes(record)
+
+
+def _frames_jvm(sc: Any) -> Any:
+    return sc._jvm.org.tfrecordio.spark  # noqa: SLF001
 
 
 def _context(spark: Any) -> "SparkContext":

@@ -1,0 +1,62 @@
+package org.tfrecordio.spark;
+
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.io.BytesWritable;
+import org.apache.hadoop.io.NullWritable;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.api.java.function.Function;
+import org.apache.spark.api.java.function.PairFunction;
+import org.tfrecordio.mapreduce.TFRecordInputFormat;
+import org.tfrecordio.mapreduce.TFRecordOutputFormat;
+import scala.Tuple2;
+
+/**
+ * RDDs of raw records ({@code byte[]}) as TFRecord files: what {@code tfrecord_io.spark}'s
+ * {@code save_records}/{@code load_records} call, so records cross between Python and the JVM
+ * as plain length-framed bytes, never pickled.
+ */
+public final class TFRecordRDDs {
+  private TFRecordRDDs() {}
+
+  /** Writes each element as one record under {@code path} through {@link TFRecordOutputFormat}. */
+  public static void save(JavaRDD<byte[]> records, String path, Map<String, String> hadoopConf) {
+    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(records.context());
+    records.mapToPair(new ToPair()).saveAsNewAPIHadoopFile(path, BytesWritable.class,
+        NullWritable.class, TFRecordOutputFormat.class, conf(jsc, hadoopConf));
+  }
+
+  /** Reads the records of the files at {@code path} (Hadoop path syntax) through {@link TFRecordInputFormat}. */
+  public static JavaRDD<byte[]> load(JavaSparkContext jsc, String path,
+      Map<String, String> hadoopConf) {
+    return jsc.newAPIHadoopFile(path, TFRecordInputFormat.class, BytesWritable.class,
+        NullWritable.class, conf(jsc, hadoopConf)).map(new CopyKey());
+  }
+
+  private static Configuration conf(JavaSparkContext jsc, Map<String, String> extra) {
+    Configuration conf = new Configuration(jsc.hadoopConfiguration());
+    if (extra != null) {
+      extra.forEach(conf::set);
+    }
+    return conf;
+  }
+
+  static final class ToPair implements PairFunction<byte[], BytesWritable, NullWritable> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public Tuple2<BytesWritable, NullWritable> call(byte[] record) {
+      return new Tuple2<>(new BytesWritable(record), NullWritable.get());
+    }
+  }
+
+  static final class CopyKey implements Function<Tuple2<BytesWritable, NullWritable>, byte[]> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public byte[] call(Tuple2<BytesWritable, NullWritable> pair) {
+      return pair._1().copyBytes();
+    }
+  }
+}
