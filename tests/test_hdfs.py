@@ -113,8 +113,9 @@ def test_minihdfs_bad_classpath_fails_fast_with_log_tail(tmp_path):
     with pytest.raises(MiniHdfsError) as err:
         cluster.start()
     assert time.monotonic() - t0 < 30
-    assert "exited with code" in str(err.value)
-    assert "MiniHdfs" in str(err.value)  # the JVM's "could not find main class" is in the tail
+    # Either javac cannot compile MiniHdfs.java against it, or the JVM cannot find the class:
+    # both name MiniHdfs in the error.
+    assert "MiniHdfs" in str(err.value)
     assert not cluster.running
 
 
