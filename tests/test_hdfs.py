@@ -26,19 +26,9 @@ MiB = 1 << 20
 
 
 @pytest.fixture(scope="session")
-def minihdfs(request, tmp_path_factory):
-    """The session's mini HDFS: conftest.py's ``hdfs`` fixture when there is one (so the session
-    runs one cluster), else one of our own (2 DataNodes, replication 2, 1 MiB blocks)."""
-    try:
-        shared = request.getfixturevalue("hdfs")
-    except pytest.FixtureLookupError:
-        shared = None
-    if shared is not None:
-        yield shared
-        return
-    cluster = start_for_tests(tmp_path_factory.mktemp("minihdfs"))
-    yield cluster
-    cluster.stop()
+def minihdfs(hdfs):
+    """The session's shared mini HDFS (conftest.py's ``hdfs``)."""
+    return hdfs
 
 
 @pytest.fixture(autouse=True)
