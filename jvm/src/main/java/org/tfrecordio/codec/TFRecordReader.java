@@ -289,26 +289,40 @@ public final class TFRecordReader implements Closeable {
       if (bufStart + pos >= end) {
         return false;
       }
-      int avail = ensure(HEADER);
-      if (avail < HEADER) {
+      if (ensure(HEADER) < HEADER) {
         pos = limit;
         return false;
       }
-      if (crc.masked(buf, pos, 8) == (int) INT_LE.get(buf, pos + 8)) {
-        long len = (long) LONG_LE.get(buf, pos);
-        if (len >= 0 && len <= options.maxRecordBytes) {
-          int n = (int) len;
-          if (n + FRAMING > buf.length) {
-            return true; // header checks out; too large to pre-verify the data in the buffer
-          }
-          if (ensure(n + FRAMING) >= n + FRAMING
-              && crc.masked(buf, pos + HEADER, n) == (int) INT_LE.get(buf, pos + HEADER + n)) {
-            return true;
-          }
-        }
+      if (validAt()) {
+        return true;
       }
       pos++;
     }
+  }
+
+  /**
+   * Whether a valid record starts at the current position: its length checksum matches, its
+   * length is allowed, and its data checksum matches (unless the record is too large for the
+   * buffer, where the header alone decides). Does not move.
+   */
+  public boolean atValidRecord() throws IOException {
+    return ensure(HEADER) >= HEADER && validAt();
+  }
+
+  private boolean validAt() throws IOException {
+    if (crc.masked(buf, pos, 8) != (int) INT_LE.get(buf, pos + 8)) {
+      return false;
+    }
+    long len = (long) LONG_LE.get(buf, pos);
+    if (len < 0 || len > options.maxRecordBytes) {
+      return false;
+    }
+    int n = (int) len;
+    if (n + FRAMING > buf.length) {
+      return true; // header checks out; too large to pre-verify the data in the buffer
+    }
+    return ensure(n + FRAMING) >= n + FRAMING
+        && crc.masked(buf, pos + HEADER, n) == (int) INT_LE.get(buf, pos + HEADER + n);
   }
 
   /** Makes at least {@code n} bytes available from {@code pos}, unless the stream ends first. */

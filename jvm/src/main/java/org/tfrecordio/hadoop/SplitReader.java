@@ -52,11 +52,12 @@ public final class SplitReader implements Closeable {
         fileIn.seek(start);
         this.reader = new TFRecordReader(fileIn, path.toString(), start, options);
         reader.setEnd(end);
-        // Without resync, a split that does not start at 0 starts on a record boundary taken
-        // from the index: read from there, so that damage at that record is reported (or
-        // counted) under the corrupt policy like anywhere else. Only resync splits, cut at
-        // arbitrary byte offsets, scan for the first valid record.
-        if (start > 0 && conf.getBoolean(TFRecordConfig.SPLIT_RESYNC, false)) {
+        // A split that does not start at 0 starts on a record boundary taken from the index,
+        // or, under resync splitting only, at an arbitrary byte offset. Read an index split from
+        // its start, so that damage there is reported (or counted) under the corrupt policy like
+        // anywhere else; scan only where the split is not one of the index's boundaries.
+        if (start > 0 && conf.getBoolean(TFRecordConfig.SPLIT_RESYNC, false)
+            && !reader.atValidRecord() && !isIndexedBoundary(conf, fs, path, start)) {
           reader.sync();
         }
       }
@@ -64,6 +65,16 @@ public final class SplitReader implements Closeable {
       close();
       throw e;
     }
+  }
+
+  /** Whether the file has a valid index that lists a record starting at {@code offset}. */
+  private static boolean isIndexedBoundary(Configuration conf, FileSystem fs, Path path,
+      long offset) throws IOException {
+    if (!conf.getBoolean(TFRecordConfig.USE_INDEX, true)) {
+      return false;
+    }
+    long[] bounds = SplitPlanner.readIndex(fs, path, fs.getFileStatus(path).getLen());
+    return bounds != null && java.util.Arrays.binarySearch(bounds, offset) >= 0;
   }
 
   /** Reads the next record into {@code value}; false when the split is done. */

@@ -119,6 +119,15 @@ public class CorruptInputTest {
   }
 
   @Test
+  public void failPolicyFailsOnADamagedIndexBoundaryEvenWithResyncOn() throws IOException {
+    damage(5, 9); // length checksum of a record that starts a split cut from the index
+    conf.setBoolean(TFRecordConfig.SPLIT_RESYNC, true);
+    CorruptRecordException e =
+        assertThrows(CorruptRecordException.class, () -> api.read(conf, data, 1));
+    assertEquals(bounds[5], e.getOffset());
+  }
+
+  @Test
   public void skipPolicyReadsAllGoodRecordsAndCountsTheSkippedOnes() throws IOException {
     damage(3, 12 + 5); // data
     damage(7, 10); // length checksum
