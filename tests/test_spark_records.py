@@ -231,3 +231,10 @@ def test_existing_output_directory_is_refused(sc, tmp_path):
 def test_unknown_compression_is_refused(sc, tmp_path):
     with pytest.raises(ValueError, match="compression"):
         tfs.save_records(sc.parallelize([b"x"], 1), str(tmp_path / "out"), compression="lz4")
+
+
+def test_hadoop_brace_globs_select_directories(sc, tmp_path):
+    for name, data in (("a", b"1"), ("b", b"2"), ("c", b"3")):
+        tfs.save_records(sc.parallelize([data], 1), str(tmp_path / name))
+    loaded = tfs.load_records(sc, f"{tmp_path}/{{a,c}}")
+    assert sorted(loaded.collect()) == [b"1", b"3"]

@@ -227,12 +227,14 @@ def _driver_loads(jvm: Any, class_name: str) -> bool:
 def _qualify(sc: Any, path: PathLike) -> str:
     """Resolves a path the way Hadoop does on the driver, so executors agree on it.
 
-    Comma-separated lists are qualified element by element.
+    Comma-separated lists are qualified element by element (not inside a ``{a,b}`` glob).
     """
     jvm = sc._jvm  # noqa: SLF001
     hadoop_conf = sc._jsc.hadoopConfiguration()  # noqa: SLF001
     qualified = []
-    for part in os.fspath(path).split(","):
+    text = os.fspath(path)
+    # Hadoop globs may hold commas inside braces ("/data/{a,b}"): only split outside them.
+    for part in ([text] if "{" in text else text.split(",")):
         p = jvm.org.apache.hadoop.fs.Path(part)
         qualified.append(p.getFileSystem(hadoop_conf).makeQualified(p).toString())
     return ",".join(qualified)
