@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 from tfrecord_io.errors import JarNotFoundError
 

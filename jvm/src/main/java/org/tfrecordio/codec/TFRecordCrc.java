@@ -1,10 +1,18 @@
 package org.tfrecordio.codec;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
 
 /** The masked CRC32C checksums of the TFRecord framing. */
 public final class TFRecordCrc {
   private static final int MASK_DELTA = 0xa282ead8;
+  // Little-endian views of byte arrays: one load or store per field.
+  private static final VarHandle LONG_LE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle INT_LE =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
   private final CRC32C crc = new CRC32C();
 
@@ -21,32 +29,18 @@ public final class TFRecordCrc {
   }
 
   static long getLongLE(byte[] b, int off) {
-    return (b[off] & 0xffL)
-        | (b[off + 1] & 0xffL) << 8
-        | (b[off + 2] & 0xffL) << 16
-        | (b[off + 3] & 0xffL) << 24
-        | (b[off + 4] & 0xffL) << 32
-        | (b[off + 5] & 0xffL) << 40
-        | (b[off + 6] & 0xffL) << 48
-        | (b[off + 7] & 0xffL) << 56;
+    return (long) LONG_LE.get(b, off);
   }
 
   static int getIntLE(byte[] b, int off) {
-    return (b[off] & 0xff)
-        | (b[off + 1] & 0xff) << 8
-        | (b[off + 2] & 0xff) << 16
-        | (b[off + 3] & 0xff) << 24;
+    return (int) INT_LE.get(b, off);
   }
 
   static void putLongLE(byte[] b, int off, long v) {
-    for (int i = 0; i < 8; i++) {
-      b[off + i] = (byte) (v >>> (8 * i));
-    }
+    LONG_LE.set(b, off, v);
   }
 
   static void putIntLE(byte[] b, int off, int v) {
-    for (int i = 0; i < 4; i++) {
-      b[off + i] = (byte) (v >>> (8 * i));
-    }
+    INT_LE.set(b, off, v);
   }
 }

@@ -3,12 +3,9 @@ package org.tfrecordio.codec;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import org.slf4j.Logger;
-import org.tfrecordio.hadoop.TFRecordConfig;
 import org.slf4j.LoggerFactory;
+import org.tfrecordio.hadoop.TFRecordConfig;
 
 /**
  * Reads TFRecord framing from a stream, checking both CRCs of every record.
@@ -25,10 +22,6 @@ public final class TFRecordReader implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(TFRecordReader.class);
   private static final int HEADER = 12;
   private static final int FRAMING = 16;
-  private static final VarHandle LONG_LE =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-  private static final VarHandle INT_LE =
-      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
   /** What the reader checks and how it reacts to damage. */
   public static final class Options {
@@ -159,7 +152,7 @@ public final class TFRecordReader implements Closeable {
         }
         continue;
       }
-      long len = (long) LONG_LE.get(buf, pos);
+      long len = TFRecordCrc.getLongLE(buf, pos);
       if (options.verify && !lengthCrcMatches(len)) {
         if (damaged(off, "length checksum mismatch")) {
           return false;
@@ -185,7 +178,7 @@ public final class TFRecordReader implements Closeable {
           continue;
         }
         if (options.verify
-            && crc.masked(buf, pos + HEADER, n) != (int) INT_LE.get(buf, pos + HEADER + n)) {
+            && crc.masked(buf, pos + HEADER, n) != TFRecordCrc.getIntLE(buf, pos + HEADER + n)) {
           if (damaged(off, "data checksum mismatch")) {
             return false;
           }
@@ -209,7 +202,7 @@ public final class TFRecordReader implements Closeable {
       lastLengthCrc = crc.masked(buf, pos, 8);
       lastLength = len;
     }
-    return lastLengthCrc == (int) INT_LE.get(buf, pos + 8);
+    return lastLengthCrc == TFRecordCrc.getIntLE(buf, pos + 8);
   }
 
   /** Reads a record too large for the buffer into an array of its own; false if damaged. */
@@ -310,10 +303,10 @@ public final class TFRecordReader implements Closeable {
   }
 
   private boolean validAt() throws IOException {
-    if (crc.masked(buf, pos, 8) != (int) INT_LE.get(buf, pos + 8)) {
+    if (crc.masked(buf, pos, 8) != TFRecordCrc.getIntLE(buf, pos + 8)) {
       return false;
     }
-    long len = (long) LONG_LE.get(buf, pos);
+    long len = TFRecordCrc.getLongLE(buf, pos);
     if (len < 0 || len > options.maxRecordBytes) {
       return false;
     }
@@ -322,7 +315,7 @@ public final class TFRecordReader implements Closeable {
       return true; // header checks out; too large to pre-verify the data in the buffer
     }
     return ensure(n + FRAMING) >= n + FRAMING
-        && crc.masked(buf, pos + HEADER, n) == (int) INT_LE.get(buf, pos + HEADER + n);
+        && crc.masked(buf, pos + HEADER, n) == TFRecordCrc.getIntLE(buf, pos + HEADER + n);
   }
 
   /** Makes at least {@code n} bytes available from {@code pos}, unless the stream ends first. */
