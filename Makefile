@@ -1,11 +1,13 @@
-# tfrecord-io developer commands. On a fresh machine (Python >= 3.10, a JDK >= 11, make, curl):
+# tfrecord-io developer commands. On a fresh machine (Python >= 3.10, a JDK >= 11, make, curl, g++):
 #
-#   make setup    install everything: .venv with pyspark and the package (editable, test extras,
-#                 jar built against the venv's pyspark), the sbt launcher, the JVM dependencies,
-#                 and .tools/minihdfs.classpath for the test HDFS
+#   make setup    install everything: .venv with pyspark, TensorFlow and the package (editable,
+#                 test extras, jar built against the venv's pyspark, hdfs:// plugin against its
+#                 TensorFlow), the sbt launcher, the JVM dependencies, and
+#                 .tools/minihdfs.classpath for the test HDFS
 #   make test     run every test: JUnit (bin/sbt core/test), then pytest
 #
-# Other targets: jar (rebuild tfrecord_io/jars/tfrecord-io.jar), test-jvm, test-python,
+# Other targets: jar (rebuild tfrecord_io/jars/tfrecord-io.jar), tf-plugin (rebuild TensorFlow's
+# hdfs:// plugin), test-jvm, test-python,
 # bench, hdfs (start the test HDFS by hand), clean, distclean.
 # Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', PYTEST_ARGS='-k name -x', PIP_QUIET=.
 
@@ -22,9 +24,12 @@ PIP_QUIET ?= -q
 # The pyspark that the jar is compiled against and the tests run on. 4.3.0 bundles Hadoop
 # 3.5.0, the version build.sbt compiles and tests against.
 PYSPARK ?= pyspark==4.3.0
+# Installed before the package too: setup.py compiles the TensorFlow hdfs:// plugin against it.
+TENSORFLOW ?= tensorflow-cpu==2.21.*
 SBT := bin/sbt
 PYTEST_ARGS ?=
 JAR := tfrecord_io/jars/tfrecord-io.jar
+TF_PLUGIN := tfrecord_io/_native/libtfrecord_io_tf_filesystem.so
 JAVA_MAIN := $(shell find jvm/src/main -type f 2>/dev/null)
 MINIHDFS_CP := .tools/minihdfs.classpath
 MINIHDFS_SRC := $(shell find jvm/minihdfs/src -type f 2>/dev/null)
@@ -33,7 +38,7 @@ MINIHDFS_SRC := $(shell find jvm/minihdfs/src -type f 2>/dev/null)
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: help setup setup-python setup-jvm jar test test-jvm test-python bench hdfs clean distclean
+.PHONY: help setup setup-python setup-jvm jar tf-plugin test test-jvm test-python bench hdfs clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -49,9 +54,10 @@ $(PY):
 
 setup-python: $(PY)
 	$(PIP) install $(PIP_QUIET) 'pip>=24' 'setuptools>=77' wheel
-	$(PIP) install $(PIP_QUIET) '$(PYSPARK)'
+	$(PIP) install $(PIP_QUIET) '$(PYSPARK)' '$(TENSORFLOW)'
 	$(PIP) install $(PIP_QUIET) --no-build-isolation -e '.[test]'
 	@test -s $(JAR) || { echo "make setup: $(JAR) was not built" >&2; exit 1; }
+	@test -s $(TF_PLUGIN) || { echo "make setup: $(TF_PLUGIN) was not built" >&2; exit 1; }
 	@$(PY) -c 'import pyspark, sys; print("make setup: python", sys.version.split()[0], "pyspark", pyspark.__version__, "jar $(JAR)")'
 
 # Fetches the sbt launcher on first use, resolves every JVM dependency of the build (Maven
@@ -65,6 +71,12 @@ $(JAR): $(JAVA_MAIN) setup.py | $(PY)
 	$(PY) setup.py -q build_jar
 
 jar: $(JAR)
+
+# Rebuild the TensorFlow plugin when its source changed.
+$(TF_PLUGIN): tfrecord_io/_native/tf_filesystem.cc setup.py | $(PY)
+	$(PY) setup.py -q build_tf_plugin
+
+tf-plugin: $(TF_PLUGIN)
 
 # Recompile MiniHdfs and rewrite its classpath when its sources or the build changed, so the
 # test HDFS never runs stale classes. (make setup always rewrites it.)
@@ -86,7 +98,7 @@ test-jvm:
 	$(SBT) core/test
 
 # pytest's exit status 5 (no tests collected) is a failure here.
-test-python: $(JAR) $(MINIHDFS_CP)
+test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP)
 	@rc=0; $(PY) -m pytest tests -ra $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-python: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
@@ -102,7 +114,7 @@ hdfs: $(MINIHDFS_CP)
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache target project/target project/project \
-	  jvm/target jvm/minihdfs/target $(JAR)
+	  jvm/target jvm/minihdfs/target $(JAR) $(TF_PLUGIN)
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean

@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from tfrecord_io import _tf_filesystem  # noqa: E402
 from tfrecord_io import hdfs as hdfsio  # noqa: E402
 from tfrecord_io import index, records  # noqa: E402
 from tfrecord_io import spark as tfs  # noqa: E402
@@ -210,10 +211,21 @@ def test_keras_trains_from_examples_on_hdfs(sc, hdfs):
 # -- failures --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scheme, victim", [("hdfs", 0), ("hdfs", 1), ("webhdfs", 0)])
-def test_reading_survives_a_datanode_stopped_mid_read(sc, hdfs, scheme, victim, monkeypatch):
+@pytest.mark.parametrize(
+    "scheme, victim, reader",
+    [
+        ("hdfs", 0, "tensorflow"),
+        ("hdfs", 1, "tensorflow"),
+        ("webhdfs", 0, "tensorflow"),
+        ("hdfs", 0, "python"),
+        ("webhdfs", 1, "python"),
+    ],
+)
+def test_reading_survives_a_datanode_stopped_mid_read(
+    sc, hdfs, scheme, victim, reader, monkeypatch
+):
     recs = unique_records(8000, 10 + victim, size=(900, 1100))  # ~8 MB: 8 blocks
-    url = new_dir(hdfs, f"dn-{scheme}-{victim}")
+    url = new_dir(hdfs, f"dn-{scheme}-{victim}-{reader}")
     tfs.save_records(sc.parallelize(recs, 1), url)
     path = f"{url}/part-r-00000.tfrecord"
     if scheme == "webhdfs":
@@ -221,32 +233,47 @@ def test_reading_survives_a_datanode_stopped_mid_read(sc, hdfs, scheme, victim, 
     assert hdfsio.stat(path).replication == 2
 
     fetched = [0]  # bytes read from HDFS so far
-    open_piece = tfr._open_piece
+    if reader == "tensorflow":
+        # TensorFlow reads through the plugin; little read-ahead, so the read is really cut.
+        monkeypatch.setattr(_tf_filesystem, "READ_AHEAD", 256 * 1024)
+        readinto = hdfsio.HdfsReader.readinto
 
-    def counting_open_piece(piece, stack):
-        stream = open_piece(piece, stack)
-        read = stream.read
+        def counting_readinto(self, b):
+            n = readinto(self, b)
+            fetched[0] += n
+            return n
 
-        class Counting:
-            def read(self, n=-1):
-                data = read(n)
-                fetched[0] += len(data)
-                return data
+        monkeypatch.setattr(hdfsio.HdfsReader, "readinto", counting_readinto)
+        monkeypatch.setattr(tfr, "_python_dataset", None)  # must not be used
+        ds = tfr.dataset(path, buffer_size=128 * 1024)
+    else:
+        open_piece = tfr._open_piece
 
-        return Counting()
+        def counting_open_piece(piece, stack):
+            stream = open_piece(piece, stack)
+            read = stream.read
 
-    monkeypatch.setattr(tfr, "_open_piece", counting_open_piece)
+            class Counting:
+                def read(self, n=-1):
+                    data = read(n)
+                    fetched[0] += len(data)
+                    return data
+
+            return Counting()
+
+        monkeypatch.setattr(tfr, "_open_piece", counting_open_piece)
+        # small chunks, so that little is read ahead of the records taken
+        ds = tfr.dataset(path, reader="python", chunk_bytes=128 * 1024)
     size = hdfsio.stat(path).length
     got: list[bytes] = []
-    # small chunks, so that little is read ahead of the records taken
-    iterator = iter(tfr.dataset(path, chunk_bytes=128 * 1024))
+    iterator = iter(ds)
     stopped = False
     try:
         for _ in range(200):
             got.append(next(iterator).numpy())
         hdfs.stop_datanode(victim)
         stopped = True
-        assert fetched[0] < size / 2  # the read really is in the middle of the file
+        assert 0 < fetched[0] < size / 2  # the read really is in the middle of the file
 
         got.extend(r.numpy() for r in iterator)
     finally:

@@ -12,6 +12,7 @@ __all__ = [
     "SchemaError",
     "HdfsError",
     "JarNotFoundError",
+    "PluginNotBuiltError",
 ]
 
 
@@ -49,3 +50,7 @@ class HdfsError(TFRecordError):
 
 class JarNotFoundError(TFRecordError):
     """The bundled tfrecord-io jar is missing from the installed package."""
+
+
+class PluginNotBuiltError(TFRecordError):
+    """The TensorFlow ``hdfs://`` file system plugin is missing from the installed package."""

@@ -38,6 +38,7 @@ import logging
 import os
 import posixpath
 import pwd
+import queue
 import re
 import socket
 import threading
@@ -422,6 +423,59 @@ class _Stream:
             pass
 
 
+class _PrefetchedStream(_Stream):
+    """A stream read by a background thread, up to ``limit`` bytes ahead of its consumer.
+
+    The clients release the GIL while they wait for the network, so the next chunks arrive
+    while the consumer (TensorFlow, say) works on the last ones. An error of the underlying
+    stream is raised by ``__next__`` in its turn, so the caller's retry logic sees it as usual.
+    """
+
+    _DONE = object()
+
+    def __init__(self, inner: _Stream, limit: int) -> None:
+        super().__init__(iter(()))
+        self._inner = inner
+        self._room = threading.Semaphore(max(1, limit // _CHUNK))
+        self._items: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name="tfrecord-io-hdfs-read-ahead", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                while not self._room.acquire(timeout=0.1):
+                    if self._stop.is_set():
+                        return
+                try:
+                    chunk = next(self._inner)
+                except StopIteration:
+                    self._items.put(self._DONE)
+                    return
+                self._items.put(chunk)
+        except BaseException as e:  # noqa: BLE001 - handed to the consumer
+            self._items.put(e)
+
+    def __next__(self) -> bytes:
+        item = self._items.get()
+        if item is self._DONE:
+            self._items.put(item)
+            raise StopIteration
+        if isinstance(item, BaseException):
+            self._items.put(item)
+            raise item
+        self._room.release()
+        return item
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+        self._inner.close()
+
+
 def _native_status(st: Any) -> dict[str, Any]:
     return {
         "length": int(st.length),
@@ -630,8 +684,11 @@ class HdfsReader(io.BufferedIOBase):
     by a failing DataNode is reopened at the same offset (other replicas serve it).
     """
 
-    def __init__(self, loc: _Loc, backend: _Backend, length: int, offset: int = 0) -> None:
+    def __init__(
+        self, loc: _Loc, backend: _Backend, length: int, offset: int = 0, read_ahead: int = 0
+    ) -> None:
         super().__init__()
+        self._read_ahead = read_ahead
         self._loc = loc
         self._backend = backend
         self._length = length
@@ -706,9 +763,12 @@ class HdfsReader(io.BufferedIOBase):
                 if self._stream is None:
                     if self._handle is None:
                         self._handle = self._backend.reader(self._loc.path)
-                    self._stream = self._backend.open_stream(
+                    stream = self._backend.open_stream(
                         self._handle, self._stream_pos, self._length - self._stream_pos
                     )
+                    if self._read_ahead > 0:
+                        stream = _PrefetchedStream(stream, self._read_ahead)
+                    self._stream = stream
                 chunk = next(self._stream)
             except StopIteration:
                 self._drop_stream()
@@ -805,7 +865,7 @@ class HdfsReader(io.BufferedIOBase):
             start = self._pos - self._buf_start
             if 0 <= start < len(self._buf):
                 k = min(want - total, len(self._buf) - start)
-                view[total : total + k] = self._buf[start : start + k]
+                view[total : total + k] = memoryview(self._buf)[start : start + k]
                 total += k
                 self._pos += k
                 continue
@@ -951,7 +1011,7 @@ def _to_status(loc: _Loc, d: dict[str, Any], path: str | None = None) -> FileSta
 
 
 def open(  # noqa: A001 - mirrors builtins.open
-    url: str | os.PathLike[str], mode: str = "rb", *, offset: int = 0
+    url: str | os.PathLike[str], mode: str = "rb", *, offset: int = 0, read_ahead: int = 0
 ) -> HdfsReader | HdfsWriter:
     """Opens an HDFS file as a binary file object (a context manager).
 
@@ -963,6 +1023,9 @@ def open(  # noqa: A001 - mirrors builtins.open
             when data reaches a DataNode, so a write error (e.g. permission) may be raised by
             ``close()`` rather than by ``open()``.
         offset: for ``"rb"``, the starting position.
+        read_ahead: for ``"rb"``, bytes a background thread may read ahead of the caller
+            (0: none). For a consumer that works on each chunk (parsing, training) while
+            the next ones arrive; a seek outside what was read ahead drops it.
 
     Raises:
         HdfsFileNotFoundError: reading a file that does not exist.
@@ -978,7 +1041,7 @@ def open(  # noqa: A001 - mirrors builtins.open
             raise HdfsError(f"is a directory, not a file: {loc.url()}")
         if offset < 0:
             raise HdfsError(f"negative offset {offset} for {loc.url()}")
-        return HdfsReader(loc, _backend(loc, "open"), d["length"], offset)
+        return HdfsReader(loc, _backend(loc, "open"), d["length"], offset, read_ahead)
     if mode == "wb":
         if offset:
             raise HdfsError("offset is only for reading")

@@ -51,10 +51,24 @@ plan is computed from the listing alone, identically in every process, with no c
 The listing must be the same for every reader: do not shard a directory that is still being
 written to.
 
+HDFS inside TensorFlow (:func:`register_filesystems`)
+----------------------------------------------------
+tfrecord-io ships a TensorFlow file system plugin (built at install time against the installed
+TensorFlow) that teaches TensorFlow the ``hdfs://`` and ``webhdfs://`` URLs of
+:mod:`tfrecord_io.hdfs`: same NameNode addresses, ``HADOOP_CONF_DIR``, user and DataNode failover,
+served by the hdfs-native client with no JVM and no libhdfs. After
+:func:`register_filesystems` (which :func:`dataset` calls for HDFS inputs) everything in
+TensorFlow takes these URLs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``, ``tf.io.TFRecordWriter``,
+checkpoints, ``model.save``. The plugin reads ahead of TensorFlow in a background thread per
+open file (``_tf_filesystem.READ_AHEAD`` bytes). Appending to an existing HDFS file is not
+supported.
+
 Reading
 -------
-Local, whole files are read by TensorFlow's own ``tf.data.TFRecordDataset`` (C++). Byte ranges
-and ``hdfs://`` / ``webhdfs://`` files are read by tfrecord-io in a ``Dataset.from_generator``:
+Whole files, local or on HDFS, are read by TensorFlow's own ``tf.data.TFRecordDataset`` (C++),
+HDFS files through the plugin above (``buffer_size`` defaults to 4 MiB for them). Byte ranges,
+``on_corrupt="skip"``, ``reader="python"``, and HDFS files when the plugin is missing are read
+by tfrecord-io in a ``Dataset.from_generator``:
 it reads ``chunk_bytes`` (1 MiB) at a time (from HDFS through :mod:`tfrecord_io.hdfs`, which
 fails over to another replica when a DataNode dies), walks the record framing, checks the
 length and data CRCs (as TensorFlow does), and hands TensorFlow the chunk with the offsets and
@@ -104,10 +118,15 @@ from typing import TYPE_CHECKING, Any, Union
 
 import crc32c
 
-from tfrecord_io import _compression
+from tfrecord_io import _compression, _tf_filesystem
 from tfrecord_io import index as _index
 from tfrecord_io import records as _records
-from tfrecord_io.errors import CorruptRecordError, SchemaError, TFRecordError
+from tfrecord_io.errors import (
+    CorruptRecordError,
+    PluginNotBuiltError,
+    SchemaError,
+    TFRecordError,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import tensorflow as tf
@@ -118,6 +137,7 @@ __all__ = [
     "list_files",
     "shard_plan",
     "dataset",
+    "register_filesystems",
     "infer_features",
     "parse_examples",
 ]
@@ -129,6 +149,8 @@ Paths = Union[PathLike, Sequence[PathLike]]
 
 #: Default number of bytes tfrecord-io's reader reads and hands to TensorFlow at a time.
 DEFAULT_CHUNK_BYTES = 1 << 20
+#: ``tf.data.TFRecordDataset``'s read size for HDFS files when ``buffer_size`` is None.
+DEFAULT_HDFS_BUFFER_BYTES = 4 << 20
 #: Default number of records :func:`parse_examples` looks at to infer a feature spec.
 DEFAULT_SAMPLE = 1000
 
@@ -407,6 +429,51 @@ def _tf() -> Any:
     import tensorflow as tf  # noqa: PLC0415 - TensorFlow is imported only when needed
 
     return tf
+
+
+_filesystems_lock = threading.Lock()
+_filesystems_error: BaseException | None = None  # why the plugin could not be registered
+
+
+def register_filesystems() -> None:
+    """Makes ``hdfs://`` and ``webhdfs://`` URLs work everywhere in TensorFlow, in this process.
+
+    Loads tfrecord-io's TensorFlow file system plugin (``tf.experimental.register_filesystem_plugin``)
+    and connects it to :mod:`tfrecord_io.hdfs`. Afterwards ``tf.data.TFRecordDataset``,
+    ``tf.io.gfile``, ``tf.io.TFRecordWriter``, checkpoints and ``model.save`` take the URLs that
+    Spark uses. Safe to call more than once, from any thread.
+
+    Raises:
+        PluginNotBuiltError: the package was installed without TensorFlow present, so the plugin
+            was not compiled (reinstall with TensorFlow installed).
+        TFRecordError: TensorFlow refused the plugin (e.g. another plugin, such as
+            tensorflow-io's, already serves ``hdfs://`` in this process).
+    """
+    with _filesystems_lock:
+        if _tf_filesystem.installed():
+            return
+        path = _tf_filesystem.plugin_path()
+        tf = _tf()
+        try:
+            tf.experimental.register_filesystem_plugin(str(path))
+        except tf.errors.OpError as e:
+            raise TFRecordError(
+                f"TensorFlow did not accept tfrecord-io's hdfs:// file system plugin {path}: "
+                f"{e.message}"
+            ) from e
+        _tf_filesystem.install(path)
+
+
+def _hdfs_in_tensorflow() -> bool:
+    """Whether TensorFlow can read hdfs:// itself (registering the plugin on first use)."""
+    global _filesystems_error
+    if _filesystems_error is None:
+        try:
+            register_filesystems()
+        except (PluginNotBuiltError, TFRecordError) as e:
+            _filesystems_error = e
+            log.warning("reading HDFS with tfrecord-io's Python reader (slower): %s", e)
+    return _filesystems_error is None
 
 
 def _open_piece(piece: Piece, stack: contextlib.ExitStack) -> Any:
@@ -694,6 +761,8 @@ def _native_dataset(
     tf: Any, pieces: Sequence[Piece], parallel: int, buffer_size: int | None
 ) -> Any:
     names = [_records._classify(p.path)[1] for p in pieces]
+    if buffer_size is None and any(p.remote for p in pieces):
+        buffer_size = DEFAULT_HDFS_BUFFER_BYTES
     types = [_TF_COMPRESSION[p.compression] for p in pieces]
     if len(set(types)) == 1:
         return tf.data.TFRecordDataset(
@@ -791,9 +860,10 @@ def dataset(
             always checks them).
         on_corrupt: ``"fail"`` or ``"skip"`` (skip damaged records with a warning; forces
             ``reader="python"``).
-        reader: ``"auto"`` (TensorFlow's reader for local whole files, tfrecord-io's for the
-            rest) or ``"python"`` (tfrecord-io's for everything).
-        buffer_size: read buffer, in bytes, of ``tf.data.TFRecordDataset`` (None: its default).
+        reader: ``"auto"`` (TensorFlow's reader for whole files, local or on HDFS;
+            tfrecord-io's for byte ranges) or ``"python"`` (tfrecord-io's for everything).
+        buffer_size: read buffer, in bytes, of ``tf.data.TFRecordDataset`` (None: its default
+            for local files, :data:`DEFAULT_HDFS_BUFFER_BYTES` for HDFS files).
         chunk_bytes: how many bytes tfrecord-io's reader reads and hands to TensorFlow at a
             time (a record larger than this is read whole).
 
@@ -836,9 +906,10 @@ def dataset(
         return tf.data.Dataset.from_tensor_slices(tf.constant([], dtype=tf.string))
 
     native_ok = reader == "auto" and on_corrupt == "fail"
+    native_remote = native_ok and any(p.remote and p.whole for p in pieces) and _hdfs_in_tensorflow()
 
     def is_native(p: Piece) -> bool:
-        return native_ok and p.whole and not p.remote
+        return native_ok and p.whole and (native_remote or not p.remote)
 
     # Consecutive pieces read the same way make one dataset; the datasets are concatenated.
     parts = []

@@ -1,0 +1,242 @@
+"""TensorFlow itself reads and writes ``hdfs://`` and ``webhdfs://`` through tfrecord-io's file
+system plugin: ``tf.data.TFRecordDataset``, ``tf.io.gfile``, ``tf.io.TFRecordWriter``,
+checkpoints and Keras models, against the session's real HDFS (conftest.py's ``hdfs``).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import random
+import socket
+import time
+import uuid
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from tfrecord_io import _tf_filesystem, records  # noqa: E402
+from tfrecord_io import hdfs as hdfsio  # noqa: E402
+from tfrecord_io import spark as tfs  # noqa: E402
+from tfrecord_io import tf as tfr  # noqa: E402
+from tfrecord_io.errors import PluginNotBuiltError  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _registered():
+    tfr.register_filesystems()
+
+
+@pytest.fixture(params=["hdfs", "webhdfs"])
+def base(request, hdfs):
+    """A fresh, existing directory URL, through the RPC URL and through WebHDFS."""
+    root = hdfs.url if request.param == "hdfs" else hdfs.webhdfs_url
+    url = f"{root}/tf-fs/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
+    hdfsio.makedirs(url)
+    return url
+
+
+def some_records(n: int, seed: int) -> list[bytes]:
+    rnd = random.Random(seed)
+    return [f"{seed}-{i}:".encode() + rnd.randbytes(rnd.randrange(0, 3000)) for i in range(n)]
+
+
+def tf_read(*paths: str, **kwargs) -> list[bytes]:
+    ds = tf.data.TFRecordDataset(list(paths), **kwargs)
+    return [bytes(r) for batch in ds.batch(1024) for r in batch.numpy().tolist()]
+
+
+# -- registration ----------------------------------------------------------------------------
+
+
+def test_register_filesystems_is_idempotent():
+    tfr.register_filesystems()
+    tfr.register_filesystems()
+    assert _tf_filesystem.installed()
+
+
+def test_a_missing_plugin_says_how_to_get_it(monkeypatch):
+    monkeypatch.setattr(_tf_filesystem, "PLUGIN_NAME", "libnot-there.so")
+    with pytest.raises(PluginNotBuiltError, match="reinstall tfrecord-io"):
+        _tf_filesystem.plugin_path()
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def test_tfrecord_dataset_reads_hdfs_urls(base):
+    recs = some_records(3000, 1)  # ~4.5 MB: several 1 MiB blocks
+    url = f"{base}/data.tfrecord"
+    records.write(url, recs)
+    assert tf_read(url) == recs
+    assert tf_read(url, buffer_size=1000) == recs  # many small reads, each at its offset
+
+
+def test_tensorflow_reads_what_spark_wrote_to_hdfs(spark, hdfs):
+    sc = spark.sparkContext
+    sc._jsc.hadoopConfiguration().set("dfs.replication", "2")  # noqa: SLF001
+    recs = some_records(2000, 2)
+    url = f"{hdfs.url}/tf-fs/spark-{uuid.uuid4().hex[:8]}"
+    tfs.save_records(sc.parallelize(recs, 3), url, compression="gzip")
+    parts = tf.io.gfile.glob(url + "/part-*")
+    assert len(parts) == 3 and all(p.endswith(".tfrecord.gz") for p in parts)
+    got = tf_read(*parts, compression_type="GZIP")
+    assert collections.Counter(got) == collections.Counter(recs)
+
+
+def test_tfrecord_writer_output_is_read_by_spark(spark, hdfs):
+    recs = some_records(1500, 3)
+    url = f"{hdfs.url}/tf-fs/tf-wrote-{uuid.uuid4().hex[:8]}"
+    tf.io.gfile.makedirs(url)
+    options = tf.io.TFRecordOptions(compression_type="GZIP")
+    with tf.io.TFRecordWriter(f"{url}/part-0.tfrecord.gz", options) as w:
+        for r in recs[:700]:
+            w.write(r)
+    with tf.io.TFRecordWriter(f"{url}/part-1.tfrecord") as w:
+        for r in recs[700:]:
+            w.write(r)
+    got = tfs.load_records(spark.sparkContext, url).collect()
+    assert collections.Counter(got) == collections.Counter(recs)
+
+
+def test_dataset_reads_hdfs_files_with_tensorflows_reader(base, monkeypatch):
+    recs = some_records(1000, 4)
+    records.write(f"{base}/part-0.tfrecord", recs[:500])
+    records.write(f"{base}/part-1.tfrecord", recs[500:])
+    monkeypatch.setattr(tfr, "_python_dataset", None)  # the Python reader must not be used
+    got = [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()]
+    assert got == recs
+    shards = [
+        [bytes(r) for r in tfr.dataset(base, num_shards=2, shard_index=k).as_numpy_iterator()]
+        for k in range(2)
+    ]
+    assert shards == [recs[:500], recs[500:]]
+
+
+def test_without_the_plugin_dataset_falls_back_to_the_python_reader(base, monkeypatch):
+    recs = some_records(300, 5)
+    records.write(f"{base}/part-0.tfrecord", recs)
+    monkeypatch.setattr(tfr, "_filesystems_error", PluginNotBuiltError("not built"))
+    monkeypatch.setattr(tfr, "_native_dataset", None)  # TensorFlow's reader must not be used
+    assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
+
+
+def test_damaged_hdfs_file_is_a_data_loss_error(base):
+    recs = some_records(50, 6)
+    url = f"{base}/bad.tfrecord"
+    records.write(url, recs)
+    with hdfsio.open(url) as f:
+        data = bytearray(f.read())
+    data[len(data) // 2] ^= 0xFF
+    with hdfsio.open(url, "wb") as f:
+        f.write(bytes(data))
+    with pytest.raises(tf.errors.DataLossError):
+        tf_read(url)
+
+
+# -- tf.io.gfile -----------------------------------------------------------------------------
+
+
+def test_gfile_write_read_stat_list_glob(base):
+    with tf.io.gfile.GFile(f"{base}/a/b/hello.txt", "w") as f:
+        f.write("hello ")
+        f.write("HDFS")
+    assert tf.io.gfile.exists(f"{base}/a/b/hello.txt")
+    assert not tf.io.gfile.exists(f"{base}/a/b/nope.txt")
+    with tf.io.gfile.GFile(f"{base}/a/b/hello.txt") as f:
+        assert f.read() == "hello HDFS"
+    assert tf.io.gfile.stat(f"{base}/a/b/hello.txt").length == 10
+    assert tf.io.gfile.isdir(f"{base}/a") and not tf.io.gfile.isdir(f"{base}/a/b/hello.txt")
+    assert tf.io.gfile.listdir(f"{base}/a") == ["b"]
+    assert tf.io.gfile.glob(f"{base}/a/*/*.txt") == [f"{base}/a/b/hello.txt"]
+
+
+def test_gfile_namespace_changes(base):
+    tf.io.gfile.mkdir(f"{base}/d")
+    tf.io.gfile.mkdir(f"{base}/d")  # as on local disk: already there is fine
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.io.gfile.mkdir(f"{base}/no/parent")
+    tf.io.gfile.makedirs(f"{base}/d/e/f")
+    for name, text in (("x", "1"), ("y", "2")):
+        with tf.io.gfile.GFile(f"{base}/d/{name}", "w") as f:
+            f.write(text)
+    tf.io.gfile.rename(f"{base}/d/x", f"{base}/d/y", overwrite=True)  # replaces, as TF expects
+    assert sorted(tf.io.gfile.listdir(f"{base}/d")) == ["e", "y"]
+    with tf.io.gfile.GFile(f"{base}/d/y") as f:
+        assert f.read() == "1"
+    tf.io.gfile.copy(f"{base}/d/y", f"{base}/d/z")
+    tf.io.gfile.remove(f"{base}/d/y")
+    assert sorted(tf.io.gfile.listdir(f"{base}/d")) == ["e", "z"]
+    tf.io.gfile.rmtree(f"{base}/d")
+    assert not tf.io.gfile.exists(f"{base}/d")
+
+
+def test_missing_paths_are_not_found_errors_naming_the_url(base):
+    url = f"{base}/missing.tfrecord"
+    with pytest.raises(tf.errors.NotFoundError, match=url.split("://")[1]):
+        tf_read(url)
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.io.gfile.stat(url)
+
+
+def test_permission_denied_is_a_permission_error(hdfs, monkeypatch):
+    import hdfs_native
+
+    path = "/tf-fs/private-" + uuid.uuid4().hex[:8]
+    monkeypatch.setenv("HADOOP_USER_NAME", hdfs.superuser)
+    hdfsio.clear_client_cache()
+    root = hdfs_native.Client(hdfs.url)
+    root.mkdirs(path, 0o700, True)
+    with root.create(path + "/secret") as w:
+        w.write(b"secret")
+    root.set_owner(path, "alice", "alice")
+    monkeypatch.setenv("HADOOP_USER_NAME", "bob")
+    hdfsio.clear_client_cache()
+    try:
+        with pytest.raises(tf.errors.PermissionDeniedError, match="'bob'"):
+            tf_read(f"{hdfs.url}{path}/secret")
+    finally:
+        monkeypatch.delenv("HADOOP_USER_NAME")
+        hdfsio.clear_client_cache()
+
+
+def test_unreachable_namenode_fails_fast():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    t0 = time.monotonic()
+    with pytest.raises(tf.errors.UnavailableError, match=f"127.0.0.1:{port}"):
+        tf_read(f"hdfs://127.0.0.1:{port}/data/x.tfrecord")
+    assert time.monotonic() - t0 < 10
+
+
+# -- training state on HDFS ------------------------------------------------------------------
+
+
+def test_checkpoints_save_and_restore_on_hdfs(hdfs):
+    url = f"{hdfs.url}/tf-fs/ckpt-{uuid.uuid4().hex[:8]}"
+    v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=v), url, max_to_keep=2)
+    for step in range(3):
+        v.assign_add(tf.ones_like(v))
+        manager.save(checkpoint_number=step)
+    assert tf.train.latest_checkpoint(url) == f"{url}/ckpt-2"
+    assert len(tf.io.gfile.glob(f"{url}/ckpt-*.index")) == 2  # the oldest was deleted
+
+    restored = tf.Variable(tf.zeros((2, 3)))
+    tf.train.Checkpoint(v=restored).restore(tf.train.latest_checkpoint(url)).assert_consumed()
+    np.testing.assert_array_equal(restored.numpy(), v.numpy())
+
+
+def test_keras_model_saves_to_and_loads_from_hdfs(hdfs):
+    url = f"{hdfs.url}/tf-fs/model-{uuid.uuid4().hex[:8]}/model.keras"
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+    x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+    model.save(url)
+    assert tf.io.gfile.exists(url)
+    loaded = tf.keras.models.load_model(url)
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0))

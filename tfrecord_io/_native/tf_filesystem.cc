@@ -1,0 +1,399 @@
+// TensorFlow modular file system plugin for hdfs:// and webhdfs://.
+//
+// TensorFlow 2.21 has no HDFS file system. This plugin registers the two schemes with
+// TensorFlow's C file system API (filesystem_interface.h) and forwards every operation to a table
+// of callbacks that tfrecord_io.tf_filesystem installs from Python (ctypes). The callbacks use
+// tfrecord_io.hdfs (the hdfs-native client, or WebHDFS), so TensorFlow gets the same URLs,
+// Hadoop configuration, user and DataNode failover as the rest of tfrecord-io, with no JVM and no
+// libhdfs.so. TensorFlow's own C++ code (TFRecordDataset, tf.io.gfile, checkpoints) does
+// everything else: it asks for large reads (the dataset's buffer_size), so the cost of a Python
+// call is paid per chunk, never per record.
+//
+// Build: setup.py (build_tf_plugin) compiles this file with the installed TensorFlow's headers
+// and links it to libtensorflow_framework.so.2. The Python symbols it needs are only those of
+// ctypes callbacks: none; it never includes Python.h.
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "tensorflow/c/experimental/filesystem/filesystem_interface.h"
+#include "tensorflow/c/tf_status.h"
+
+extern "C" {
+
+// What tfrecord_io.tf_filesystem provides. Every function reports failure by calling
+// tfrecord_io_set_status(status, code, message) and returning a negative value (or -1).
+// `status` is an opaque TF_Status*; codes are TF_Code values. Handles are Python-side ids.
+typedef struct TFRecordIOCallbacks {
+  // length, mtime (ns) and whether `uri` is a directory.
+  int (*stat)(const char* uri, int64_t* length, int64_t* mtime_nsec, int* is_dir,
+              void* status);
+  // Opens `uri` for reading; stores a handle.
+  int (*open_read)(const char* uri, int64_t* handle, void* status);
+  // Reads up to n bytes at offset into buffer; returns the count (< n only at end of file).
+  int64_t (*read)(int64_t handle, uint64_t offset, uint64_t n, char* buffer, void* status);
+  void (*close_read)(int64_t handle);
+  // Calls tfrecord_io_add_name(names, name) for each entry (children: relative names; glob:
+  // full URIs). kind: 0 children of a directory, 1 matches of a glob.
+  int (*list)(const char* uri, int kind, void* names, void* status);
+  // Creates (truncating) `uri` for writing; stores a handle.
+  int (*open_write)(const char* uri, int64_t* handle, void* status);
+  int (*write)(int64_t handle, const char* data, uint64_t n, void* status);
+  int (*flush)(int64_t handle, void* status);
+  int (*close_write)(int64_t handle, void* status);
+  // kind: 0 one directory (parent must exist), 1 with parents.
+  int (*mkdir)(const char* uri, int kind, void* status);
+  // kind: 0 a file, 1 an empty directory, 2 a tree.
+  int (*remove)(const char* uri, int kind, void* status);
+  int (*rename)(const char* src, const char* dst, void* status);
+} TFRecordIOCallbacks;
+
+}  // extern "C"
+
+namespace {
+
+std::atomic<const TFRecordIOCallbacks*> g_callbacks{nullptr};
+
+// The callbacks, or nullptr with `status` set when Python has not installed them (or has
+// withdrawn them at interpreter exit).
+const TFRecordIOCallbacks* Callbacks(TF_Status* status) {
+  const TFRecordIOCallbacks* cb = g_callbacks.load(std::memory_order_acquire);
+  if (cb == nullptr) {
+    TF_SetStatus(status, TF_FAILED_PRECONDITION,
+                 "tfrecord-io's HDFS file system is not active in this process: import "
+                 "tfrecord_io.tf and call tfrecord_io.tf.register_filesystems() first");
+  }
+  return cb;
+}
+
+struct ReadFile {
+  int64_t handle;
+};
+
+struct WriteFile {
+  int64_t handle;
+};
+
+struct NameList {
+  char** names = nullptr;
+  int count = 0;
+  int capacity = 0;
+};
+
+char* CopyString(const char* s, size_t n) {
+  char* out = static_cast<char*>(std::malloc(n + 1));
+  if (out != nullptr) {
+    std::memcpy(out, s, n);
+    out[n] = '\0';
+  }
+  return out;
+}
+
+void FreeNames(NameList* list) {
+  for (int i = 0; i < list->count; ++i) std::free(list->names[i]);
+  std::free(list->names);
+  *list = NameList();
+}
+
+// ---- random access files --------------------------------------------------------------------
+
+void CleanupReadFile(TF_RandomAccessFile* file) {
+  auto* f = static_cast<ReadFile*>(file->plugin_file);
+  if (f == nullptr) return;
+  const TFRecordIOCallbacks* cb = g_callbacks.load(std::memory_order_acquire);
+  if (cb != nullptr) cb->close_read(f->handle);
+  delete f;
+  file->plugin_file = nullptr;
+}
+
+int64_t Read(const TF_RandomAccessFile* file, uint64_t offset, size_t n, char* buffer,
+             TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb == nullptr) return -1;
+  auto* f = static_cast<ReadFile*>(file->plugin_file);
+  int64_t got = cb->read(f->handle, offset, n, buffer, status);
+  if (got < 0) {
+    if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "HDFS read failed");
+    return -1;
+  }
+  if (static_cast<uint64_t>(got) < n) {
+    TF_SetStatus(status, TF_OUT_OF_RANGE, "Read less bytes than requested");
+  }
+  return got;
+}
+
+// ---- writable files -------------------------------------------------------------------------
+
+void CleanupWriteFile(TF_WritableFile* file) {
+  auto* f = static_cast<WriteFile*>(file->plugin_file);
+  if (f == nullptr) return;
+  const TFRecordIOCallbacks* cb = g_callbacks.load(std::memory_order_acquire);
+  if (cb != nullptr && f->handle >= 0) {
+    // Not closed by TensorFlow: close it so the handle is not leaked (errors are lost, as
+    // TensorFlow's own file systems lose them in a destructor).
+    TF_Status* ignored = TF_NewStatus();
+    cb->close_write(f->handle, ignored);
+    TF_DeleteStatus(ignored);
+  }
+  delete f;
+  file->plugin_file = nullptr;
+}
+
+void Append(const TF_WritableFile* file, const char* buffer, size_t n, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb == nullptr) return;
+  auto* f = static_cast<WriteFile*>(file->plugin_file);
+  if (f->handle < 0) {
+    TF_SetStatus(status, TF_FAILED_PRECONDITION, "append to a closed HDFS file");
+    return;
+  }
+  cb->write(f->handle, buffer, n, status);
+}
+
+void Flush(const TF_WritableFile* file, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb == nullptr) return;
+  auto* f = static_cast<WriteFile*>(file->plugin_file);
+  if (f->handle >= 0) cb->flush(f->handle, status);
+}
+
+void Close(const TF_WritableFile* file, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb == nullptr) return;
+  auto* f = static_cast<WriteFile*>(file->plugin_file);
+  if (f->handle < 0) return;
+  int64_t handle = f->handle;
+  f->handle = -1;
+  cb->close_write(handle, status);
+}
+
+// ---- the file system ------------------------------------------------------------------------
+
+void Init(TF_Filesystem* filesystem, TF_Status* status) {
+  filesystem->plugin_filesystem = nullptr;
+  TF_SetStatus(status, TF_OK, "");
+}
+
+void Cleanup(TF_Filesystem* filesystem) {}
+
+// TensorFlow's default translation keeps only the path of a URI; the callbacks need the whole
+// URL (the NameNode is in it).
+char* TranslateName(const TF_Filesystem* filesystem, const char* uri) {
+  return CopyString(uri, std::strlen(uri));
+}
+
+void NewRandomAccessFile(const TF_Filesystem* filesystem, const char* path,
+                         TF_RandomAccessFile* file, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb == nullptr) return;
+  int64_t handle = -1;
+  if (cb->open_read(path, &handle, status) < 0) return;
+  file->plugin_file = new ReadFile{handle};
+}
+
+void NewWritableFile(const TF_Filesystem* filesystem, const char* path, TF_WritableFile* file,
+                     TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb == nullptr) return;
+  int64_t handle = -1;
+  if (cb->open_write(path, &handle, status) < 0) return;
+  file->plugin_file = new WriteFile{handle};
+}
+
+void NewAppendableFile(const TF_Filesystem* filesystem, const char* path, TF_WritableFile* file,
+                       TF_Status* status) {
+  TF_SetStatus(status, TF_UNIMPLEMENTED,
+               (std::string("tfrecord-io's HDFS file system cannot append to existing files: ") +
+                path)
+                   .c_str());
+}
+
+void Stat(const TF_Filesystem* filesystem, const char* path, TF_FileStatistics* stats,
+          TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb == nullptr) return;
+  int64_t length = 0, mtime = 0;
+  int is_dir = 0;
+  if (cb->stat(path, &length, &mtime, &is_dir, status) < 0) return;
+  stats->length = length;
+  stats->mtime_nsec = mtime;
+  stats->is_directory = is_dir != 0;
+}
+
+void PathExists(const TF_Filesystem* filesystem, const char* path, TF_Status* status) {
+  TF_FileStatistics stats;
+  Stat(filesystem, path, &stats, status);
+}
+
+bool IsDirectory(const TF_Filesystem* filesystem, const char* path, TF_Status* status) {
+  TF_FileStatistics stats;
+  Stat(filesystem, path, &stats, status);
+  if (TF_GetCode(status) != TF_OK) return false;
+  if (!stats.is_directory) {
+    TF_SetStatus(status, TF_FAILED_PRECONDITION,
+                 (std::string("not a directory: ") + path).c_str());
+    return false;
+  }
+  return true;
+}
+
+int ListNames(const char* path, int kind, char*** entries, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb == nullptr) return -1;
+  NameList list;
+  if (cb->list(path, kind, &list, status) < 0) {
+    if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "HDFS listing failed");
+    FreeNames(&list);
+    return -1;
+  }
+  *entries = list.names;  // TensorFlow frees each name and the array with plugin_memory_free
+  return list.count;
+}
+
+int GetChildren(const TF_Filesystem* filesystem, const char* path, char*** entries,
+                TF_Status* status) {
+  return ListNames(path, 0, entries, status);
+}
+
+int GetMatchingPaths(const TF_Filesystem* filesystem, const char* glob, char*** entries,
+                     TF_Status* status) {
+  return ListNames(glob, 1, entries, status);
+}
+
+void CreateDir(const TF_Filesystem* filesystem, const char* path, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb != nullptr) cb->mkdir(path, 0, status);
+}
+
+void RecursivelyCreateDir(const TF_Filesystem* filesystem, const char* path, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb != nullptr) cb->mkdir(path, 1, status);
+}
+
+void DeleteFile(const TF_Filesystem* filesystem, const char* path, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb != nullptr) cb->remove(path, 0, status);
+}
+
+void DeleteDir(const TF_Filesystem* filesystem, const char* path, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb != nullptr) cb->remove(path, 1, status);
+}
+
+void DeleteRecursively(const TF_Filesystem* filesystem, const char* path,
+                       uint64_t* undeleted_files, uint64_t* undeleted_dirs, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  *undeleted_files = 0;
+  *undeleted_dirs = 0;
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb == nullptr || cb->remove(path, 2, status) < 0) *undeleted_dirs = 1;
+}
+
+void RenameFile(const TF_Filesystem* filesystem, const char* src, const char* dst,
+                TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb != nullptr) cb->rename(src, dst, status);
+}
+
+void* Allocate(size_t size) { return std::calloc(1, size); }
+
+void Free(void* ptr) { std::free(ptr); }
+
+template <typename T>
+T* NewTable() {
+  return static_cast<T*>(Allocate(sizeof(T)));
+}
+
+void FillOps(TF_FilesystemPluginOps* ops, const char* scheme) {
+  TF_SetFilesystemVersionMetadata(ops);
+  ops->scheme = CopyString(scheme, std::strlen(scheme));
+
+  ops->random_access_file_ops = NewTable<TF_RandomAccessFileOps>();
+  ops->random_access_file_ops->cleanup = CleanupReadFile;
+  ops->random_access_file_ops->read = Read;
+
+  ops->writable_file_ops = NewTable<TF_WritableFileOps>();
+  ops->writable_file_ops->cleanup = CleanupWriteFile;
+  ops->writable_file_ops->append = Append;
+  ops->writable_file_ops->flush = Flush;
+  ops->writable_file_ops->close = Close;
+
+  TF_FilesystemOps* fs = NewTable<TF_FilesystemOps>();
+  fs->init = Init;
+  fs->cleanup = Cleanup;
+  fs->translate_name = TranslateName;
+  fs->new_random_access_file = NewRandomAccessFile;
+  fs->new_writable_file = NewWritableFile;
+  fs->new_appendable_file = NewAppendableFile;
+  fs->create_dir = CreateDir;
+  fs->recursively_create_dir = RecursivelyCreateDir;
+  fs->delete_file = DeleteFile;
+  fs->delete_dir = DeleteDir;
+  fs->delete_recursively = DeleteRecursively;
+  fs->rename_file = RenameFile;
+  fs->path_exists = PathExists;
+  fs->stat = Stat;
+  fs->is_directory = IsDirectory;
+  fs->get_children = GetChildren;
+  fs->get_matching_paths = GetMatchingPaths;
+  ops->filesystem_ops = fs;
+}
+
+}  // namespace
+
+extern "C" {
+
+// Called from Python (ctypes) to install the callbacks, or withdraw them (nullptr). The table
+// must stay alive while installed.
+TF_CAPI_EXPORT void tfrecord_io_set_callbacks(const TFRecordIOCallbacks* callbacks) {
+  g_callbacks.store(callbacks, std::memory_order_release);
+}
+
+// Called from Python inside a callback to report an error to TensorFlow.
+TF_CAPI_EXPORT void tfrecord_io_set_status(void* status, int code, const char* message) {
+  TF_SetStatus(static_cast<TF_Status*>(status), static_cast<TF_Code>(code), message);
+}
+
+// Called from Python inside a list callback, once per name. Returns 0, or -1 when out of memory.
+TF_CAPI_EXPORT int tfrecord_io_add_name(void* names, const char* name) {
+  auto* list = static_cast<NameList*>(names);
+  if (list->count == list->capacity) {
+    int capacity = list->capacity == 0 ? 16 : list->capacity * 2;
+    void* grown = std::realloc(list->names, sizeof(char*) * capacity);
+    if (grown == nullptr) return -1;
+    list->names = static_cast<char**>(grown);
+    list->capacity = capacity;
+  }
+  char* copy = CopyString(name, std::strlen(name));
+  if (copy == nullptr) return -1;
+  list->names[list->count++] = copy;
+  return 0;
+}
+
+TF_CAPI_EXPORT void TF_InitPlugin(TF_FilesystemPluginInfo* info) {
+  info->plugin_memory_allocate = Allocate;
+  info->plugin_memory_free = Free;
+  info->num_schemes = 2;
+  info->ops = static_cast<TF_FilesystemPluginOps*>(
+      Allocate(info->num_schemes * sizeof(info->ops[0])));
+  FillOps(&info->ops[0], "hdfs");
+  FillOps(&info->ops[1], "webhdfs");
+}
+
+}  // extern "C"
