@@ -47,7 +47,7 @@ TF_READ_BUFFER = 8 << 20
 TF_BATCH = 10000
 TF_WRITE_POOL_BYTES = 64 << 20
 JVM_OPTS = ["-Xms1g", "-Xmx1g"]
-PARTS = ("jvm-read", "jvm-write", "tf-read", "tf-write", "split")
+PARTS = ("jvm-read", "hdfs-read", "jvm-write", "tf-read", "tf-write", "split")
 
 LOG4J2 = """\
 status = error
@@ -224,7 +224,7 @@ class Row:
     def __init__(self, size: int, kind: str, name: str, passes: list[dict], baseline: bool = False,
                  records: int | None = None):
         self.size = size
-        self.kind = kind  # "read" or "write"
+        self.kind = kind  # "read", "hdfs-read" or "write"
         self.name = name
         self.baseline = baseline
         timed = [p for p in passes if not p["warmup"]]
@@ -247,6 +247,28 @@ def check(passes: list[dict], what: str, records: int | None, length_sum: int | 
         for key, want in (("records", records), ("lengthSum", length_sum), ("bytes", nbytes)):
             if want is not None and p[key] != want:
                 raise SystemExit(f"{what}: pass {p['pass']} saw {key}={p[key]}, expected {want}")
+
+
+def start_hdfs():
+    """A mini HDFS (1 NameNode, 1 DataNode, replication 1) in a child JVM, for hdfs-read."""
+    sys.path.insert(0, str(ROOT))
+    from tfrecord_io.testing.minihdfs import MiniHdfs
+
+    log("starting a mini HDFS for hdfs-read (1 DataNode)")
+    return MiniHdfs(datanodes=1, replication=1).start()
+
+
+def upload(local: Path, url: str) -> None:
+    from tfrecord_io import hdfs
+
+    with open(local, "rb") as src, hdfs.open(url, "wb") as dst:
+        shutil.copyfileobj(src, dst, 8 << 20)
+
+
+def delete_hdfs(url: str) -> None:
+    from tfrecord_io import hdfs
+
+    hdfs.delete(url)
 
 
 def fmt_rate(x: float) -> str:
@@ -272,7 +294,8 @@ def render(rows: list[Row], split: dict | None, meta: dict, notes: list[str]) ->
         f"- Data: {meta['data']}",
         f"- Method: page cache warm, 1 untimed warm-up pass, best of {meta['runs']} timed passes. "
         "MB/s = 10^6 bytes of file (framing included) per second. % of raw: against the JVM "
-        "raw FileSystem read (reads) or write (writes) of the same size. MB/CPU-s: the same "
+        "raw FileSystem read (reads; for hdfs:// rows the raw read of the same file on HDFS) "
+        "or write (writes) of the same size. MB/CPU-s: the same "
         "bytes per CPU second (JVM: the benchmark thread(s); TF: the whole process), least of "
         "the timed passes — less sensitive to other load than wall time. See bench/README.md.",
         "",
@@ -365,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     split = None
     tf = None
+    hdfs_cluster = None
     try:
         jvm = Jvm(jar, work, args.java, args.conf)
         if parts & {"tf-read", "tf-write"}:
@@ -376,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
             lsum = records * size
             data = work / f"records-{size}.tfrecord"
             size_rows: list[Row] = []
-            if parts & {"jvm-read", "tf-read"}:
+            if parts & {"jvm-read", "tf-read", "hdfs-read"}:
                 log(f"{label}: generating {records:,} records ({nbytes / 1e6:,.0f} MB)")
                 jvm.run("gen", data, size, records)
             if "jvm-read" in parts:
@@ -392,6 +416,21 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         check(passes, mode, records, lsum, nbytes)
                         size_rows.append(Row(size, "read", name, passes))
+            if "hdfs-read" in parts:
+                if hdfs_cluster is None:
+                    hdfs_cluster = start_hdfs()
+                url = f"{hdfs_cluster.url}/bench/records-{size}.tfrecord"
+                log(f"{label}: copying the file to {url}")
+                upload(data, url)
+                for mode, name, base in (
+                        ("read-raw", "JVM raw FileSystem read(1 MiB), hdfs://", True),
+                        ("read-mapreduce", "JVM mapreduce TFRecordInputFormat, hdfs://", False)):
+                    log(f"{label}: {mode} hdfs://")
+                    passes = jvm.run(mode, url, args.runs)
+                    check(passes, mode, None if base else records, None if base else lsum,
+                          nbytes)
+                    size_rows.append(Row(size, "hdfs-read", name, passes, base, records))
+                delete_hdfs(url)
             if "tf-read" in parts:
                 log(f"{label}: tf read")
                 passes = repeat(lambda: tf_read_pass(tf, str(data)), args.runs)
@@ -421,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
                 size_rows.append(Row(size, "write", "TF tf.io.TFRecordWriter", passes))
                 del pool
                 os.remove(out)
-            for kind in ("read", "write"):
+            for kind in ("read", "hdfs-read", "write"):
                 base = [r for r in size_rows if r.kind == kind and r.baseline]
                 for r in size_rows:
                     if r.kind == kind and base and not r.baseline:
@@ -450,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
             split["splitBytes"] = passes[0]["splitBytes"]
             split["getSplitsSeconds"] = min(p["getSplitsSeconds"] for p in passes)
     finally:
+        if hdfs_cluster is not None:
+            hdfs_cluster.stop()
         if args.keep:
             log(f"kept {work}")
         else:
