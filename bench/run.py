@@ -496,16 +496,17 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
 
-    for r in rows:
-        if r.size == 1024 and r.kind == "read" and "mapreduce TFRecordInputFormat" in r.name \
-                and r.pct is not None:
+    for r in reversed(rows):
+        if r.size == 1024 and r.kind in ("read", "hdfs-read") \
+                and "mapreduce TFRecordInputFormat" in r.name and r.pct is not None:
+            where = "HDFS" if r.kind == "hdfs-read" else "local"
             wall_ok, cpu_ok = r.pct >= 80, r.cpu_pct >= 80
             if wall_ok == cpu_ok:
                 status = "met" if wall_ok else "NOT met"
             else:
                 status = (f"met by {'wall' if wall_ok else 'CPU'} time only; the two disagree "
                           "when the machine is busy: rerun on a quiet one")
-            notes.insert(0, f"1 KB records: the mapreduce TFRecordInputFormat reads at "
+            notes.insert(0, f"1 KB records, {where}: the mapreduce TFRecordInputFormat reads at "
                             f"{r.pct:.0f}% of raw by wall time and {r.cpu_pct:.0f}% by CPU time "
                             f"(target >= 80%: {status}).")
     if mib < 500:

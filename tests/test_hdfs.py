@@ -198,6 +198,25 @@ def test_random_small_reads(base):
             assert f.read(n) == data[off : off + n], (off, n)
 
 
+def test_read_ahead_gives_the_same_bytes_and_follows_seeks(base):
+    import random
+
+    data = _data(3 * MiB + 123, seed=5)
+    url = f"{base}/f.bin"
+    _write(url, data)
+    with hdfs.open(url, read_ahead=256 * 1024) as f:
+        buf = bytearray(100_000)
+        out = bytearray()
+        while n := f.readinto(buf):
+            out += buf[:n]
+        assert bytes(out) == data
+        rng = random.Random(3)
+        for _ in range(30):  # forward and backward jumps drop what was read ahead
+            off = rng.randrange(0, len(data))
+            f.seek(off)
+            assert f.read(50_000) == data[off : off + 50_000], off
+
+
 def test_open_at_offset(base):
     data = _data(MiB + 500, seed=3)
     url = f"{base}/f.bin"
