@@ -170,8 +170,10 @@ def test_gfile_namespace_changes(base):
     tf.io.gfile.copy(f"{base}/d/y", f"{base}/d/z")
     tf.io.gfile.remove(f"{base}/d/y")
     assert sorted(tf.io.gfile.listdir(f"{base}/d")) == ["e", "z"]
-    tf.io.gfile.rmtree(f"{base}/d")
-    assert not tf.io.gfile.exists(f"{base}/d")
+    tf.io.gfile.rename(f"{base}/d", f"{base}/moved")  # a whole directory
+    assert sorted(tf.io.gfile.listdir(f"{base}/moved")) == ["e", "z"]
+    tf.io.gfile.rmtree(f"{base}/moved")
+    assert not tf.io.gfile.exists(f"{base}/moved") and not tf.io.gfile.exists(f"{base}/d")
 
 
 def test_missing_paths_are_not_found_errors_naming_the_url(base):

@@ -262,8 +262,10 @@ class _Provider:
     def _rename(self, src: bytes, dst: bytes, status: Any) -> int:
         s, d = src.decode(), dst.decode()
         if hdfs.stat(s).is_dir:
-            raise IsADirectoryError(f"rename of a directory: {s}")
-        if hdfs.exists(d):
+            # Moving a whole directory (HDFS can; some of TensorFlow's savers do) onto nothing.
+            if hdfs.exists(d):
+                raise FileExistsError(f"rename of directory {s} onto an existing path: {d}")
+        elif hdfs.exists(d):
             # TensorFlow's rename replaces the target (checkpoints rely on it); HDFS's does not.
             if hdfs.stat(d).is_dir:
                 raise IsADirectoryError(f"rename target is a directory: {d}")
