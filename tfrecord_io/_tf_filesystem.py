@@ -215,7 +215,7 @@ class _Provider:
 
     def _open_write(self, uri: bytes, handle: Any, status: Any) -> int:
         url = uri.decode()
-        if hdfs.exists(url) and hdfs.stat(url).is_dir:
+        if _is_dir(url):
             raise IsADirectoryError(f"is a directory: {url}")
         f = hdfs.open(url, "wb")
         key = self._new_id()
@@ -261,14 +261,15 @@ class _Provider:
 
     def _rename(self, src: bytes, dst: bytes, status: Any) -> int:
         s, d = src.decode(), dst.decode()
+        target_is_dir = _is_dir(d)  # None: no target
         if hdfs.stat(s).is_dir:
             # Moving a whole directory (HDFS can; some of TensorFlow's savers do) onto nothing.
-            if hdfs.exists(d):
+            if target_is_dir is not None:
                 raise FileExistsError(f"rename of directory {s} onto an existing path: {d}")
-        elif hdfs.exists(d):
+        elif target_is_dir:
+            raise IsADirectoryError(f"rename target is a directory: {d}")
+        elif target_is_dir is not None:
             # TensorFlow's rename replaces the target (checkpoints rely on it); HDFS's does not.
-            if hdfs.stat(d).is_dir:
-                raise IsADirectoryError(f"rename target is a directory: {d}")
             hdfs.delete(d)
         hdfs.rename(s, d)
         return 0
@@ -281,6 +282,14 @@ class _Provider:
                 self._writers.pop(key).close()
             except Exception:  # noqa: BLE001
                 log.warning("closing an HDFS file at exit failed", exc_info=True)
+
+
+def _is_dir(url: str) -> bool | None:
+    """Whether ``url`` is a directory; None if nothing is there (one NameNode call)."""
+    try:
+        return hdfs.stat(url).is_dir
+    except FileNotFoundError:
+        return None
 
 
 _provider: _Provider | None = None
