@@ -19,7 +19,6 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from tfrecord_io import _tf_filesystem  # noqa: E402
 from tfrecord_io import hdfs as hdfsio  # noqa: E402
 from tfrecord_io import index, records  # noqa: E402
 from tfrecord_io import spark as tfs  # noqa: E402
@@ -234,8 +233,7 @@ def test_reading_survives_a_datanode_stopped_mid_read(
 
     fetched = [0]  # bytes read from HDFS so far
     if reader == "tensorflow":
-        # TensorFlow reads through the plugin; little read-ahead, so the read is really cut.
-        monkeypatch.setattr(_tf_filesystem, "READ_AHEAD", 256 * 1024)
+        # TensorFlow reads through the plugin, with a small buffer, so the read is really cut.
         readinto = hdfsio.HdfsReader.readinto
 
         def counting_readinto(self, b):
