@@ -9,20 +9,22 @@
    ``--quick``) to HDFS with :func:`tfrecord_io.spark.save_records` -- timed: the Spark job's wall
    time, records generated on the executors from a random pool.
 3. The same part files are copied byte for byte to a local temporary directory.
-4. Timed reads, best of ``--repeat`` (3) after one untimed warm-up pass each, the contenders
+4. Timed reads, best of ``--repeat`` (5) after one untimed warm-up pass each, the contenders
    interleaved round by round so that background load hurts them alike:
 
    * ``tf.data.TFRecordDataset(local files)`` -- TensorFlow's C++ reader, page cache warm: the
      reference;
    * ``tfrecord_io.tf.dataset(hdfs://...)`` -- what this package adds: TensorFlow's own reader
-     over tfrecord-io's ``hdfs://`` file system plugin (hdfs-native client, read-ahead thread);
-   * ``tf.data.TFRecordDataset(hdfs://...)`` directly, after ``register_filesystems()``, with
-     TensorFlow's default 256 KiB buffer;
+     over tfrecord-io's ``hdfs://`` file system plugin (hdfs-native client);
+   * both again with tf.data's autotuning off (``Options().autotune.enabled = False``), whose
+     background tuning makes passes vary by up to 1.5x on this machine;
    * ``dataset`` with ``num_parallel_reads=2``, over ``webhdfs://``, and with
      ``reader="python"`` (the pure-Python framing, the path used without the plugin).
 
    Besides, the HDFS transport alone: the same files streamed with ``tfrecord_io.hdfs.open``
-   into a buffer, no record parsing -- the ceiling any HDFS reader on this client has.
+   into a buffer, no record parsing -- the ceiling any HDFS reader on this client has; and the
+   ceiling of the ``hdfs://`` path set by its CPU cost: records/s if every core of the machine
+   did nothing else (cores / CPU seconds per record).
 
    Each pass iterates ``dataset.batch(1024)`` in Python, as a training loop would, and counts
    records. MB/s are of file bytes (records + 16 bytes of framing each), 10**6 bytes per MB.
@@ -147,7 +149,7 @@ def transport_pass(urls: list[str], jvm_pid: int | None) -> tuple[float, float]:
     c0 = time.process_time()
     t = time.perf_counter()
     for url in urls:
-        with hdfs.open(url, read_ahead=8 << 20) as f:
+        with hdfs.open(url) as f:  # as the plugin reads: hdfs-native streams ahead on its own
             while f.readinto(buf):
                 pass
     wall = time.perf_counter() - t
@@ -159,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="50 MB instead of 200")
     parser.add_argument("--size-mb", type=int, default=None, help="data size (default 200)")
     parser.add_argument("--files", type=int, default=8, help="part files (default 8)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed passes (best is kept)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed passes (best is kept)")
     parser.add_argument("--master", default="local-cluster[2,1,1024]", help="Spark master")
     parser.add_argument("--hdfs-url", help="use this running HDFS (hdfs://host:port)")
     parser.add_argument("--webhdfs-url", help="its WebHDFS URL (webhdfs://host:httpport)")
@@ -195,13 +197,16 @@ def main(argv: list[str] | None = None) -> int:
 
         reference_name = "TF `TFRecordDataset`, local disk"
         hdfs_name = "`tfrecord_io.tf.dataset`, hdfs://"
+        steady_local = "TF `TFRecordDataset`, local disk, autotuning off"
+        steady_hdfs = "`tfrecord_io.tf.dataset`, hdfs://, autotuning off"
         tfr.register_filesystems()
+        no_autotune = tf.data.Options()
+        no_autotune.autotune.enabled = False
         contenders = {
             reference_name: lambda: tf.data.TFRecordDataset(local),
             hdfs_name: lambda: tfr.dataset(base),
-            "TF `TFRecordDataset`, hdfs:// (plugin, default buffer)": (
-                lambda: tf.data.TFRecordDataset(urls)
-            ),
+            steady_local: lambda: tf.data.TFRecordDataset(local).with_options(no_autotune),
+            steady_hdfs: lambda: tfr.dataset(base).with_options(no_autotune),
             "`tfrecord_io.tf.dataset`, hdfs://, `num_parallel_reads=2`": lambda: tfr.dataset(
                 base, num_parallel_reads=2
             ),
@@ -235,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             transport_s, transport_cpu = min(transport_s, seconds), min(transport_cpu, cpu_seconds)
 
         reference = best[reference_name]
+        cores = os.cpu_count() or 1
+        ceiling = cores * n_written / cpu[hdfs_name]  # records/s with every core busy on it
         load = os.getloadavg()
         lines = [
             f"## tf.data from HDFS vs local disk ({ns.files} files of 1 KB records, "
@@ -253,6 +260,14 @@ def main(argv: list[str] | None = None) -> int:
             f"HDFS transport alone (`tfrecord_io.hdfs.open` streaming the same files into a "
             f"buffer, no parsing): {total_bytes / transport_s / 1e6:,.1f} MB/s, "
             f"{transport_cpu * 1e6 / n_written:.2f} CPU µs per 1 KB record (client + HDFS JVM).",
+            "",
+            f"With tf.data's autotuning off on both sides (its background tuning makes passes "
+            f"vary by up to 1.5x here, local disk too): {hdfs_name} at "
+            f"{best[steady_local] / best[steady_hdfs]:.0%} of local disk.",
+            "",
+            f"Ceiling of {hdfs_name} at its CPU cost ({cpu[hdfs_name] * 1e6 / n_written:.2f} µs "
+            f"per record) with all {cores} cores busy on nothing else: {ceiling:,.0f} records/s "
+            f"= {ceiling * reference / n_written:.0%} of local.",
             "",
             f"Spark `save_records` to HDFS ({ns.master}, {ns.files} tasks): {write_s:.1f} s, "
             f"{total_bytes / write_s / 1e6:.1f} MB/s, {n_written / write_s:,.0f} records/s.",
