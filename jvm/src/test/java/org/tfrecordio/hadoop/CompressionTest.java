@@ -25,13 +25,8 @@ import org.apache.hadoop.io.compress.DefaultCodec;
 import org.apache.hadoop.io.compress.GzipCodec;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 import org.junit.Before;
-import org.junit.Rule;
 import org.junit.Test;
-import org.junit.rules.TemporaryFolder;
-import org.junit.runner.RunWith;
-import org.junit.runners.Parameterized;
-import org.junit.runners.Parameterized.Parameter;
-import org.junit.runners.Parameterized.Parameters;
+import org.tfrecordio.testutil.BothApisTest;
 import org.tfrecordio.testutil.HadoopApi;
 import org.tfrecordio.testutil.HadoopApi.Read;
 import org.tfrecordio.testutil.Records;
@@ -41,19 +36,7 @@ import org.tfrecordio.testutil.Records;
  * compression settings, named after the codec, never indexed, read back whole (one split);
  * and the {@code tfrecord.input.compression} setting that overrides the file name.
  */
-@RunWith(Parameterized.class)
-public class CompressionTest {
-  @Parameters(name = "{0}")
-  public static Object[] apis() {
-    return HadoopApi.values();
-  }
-
-  @Parameter
-  public HadoopApi api;
-
-  @Rule
-  public TemporaryFolder tmp = new TemporaryFolder();
-
+public class CompressionTest extends BothApisTest {
   private Configuration conf;
   private Path out;
   private File outDir;

@@ -14,14 +14,9 @@ import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.junit.Before;
-import org.junit.Rule;
 import org.junit.Test;
-import org.junit.rules.TemporaryFolder;
-import org.junit.runner.RunWith;
-import org.junit.runners.Parameterized;
-import org.junit.runners.Parameterized.Parameter;
-import org.junit.runners.Parameterized.Parameters;
 import org.tfrecordio.codec.CorruptRecordException;
+import org.tfrecordio.testutil.BothApisTest;
 import org.tfrecordio.testutil.HadoopApi;
 import org.tfrecordio.testutil.HadoopApi.Read;
 import org.tfrecordio.testutil.Records;
@@ -31,19 +26,7 @@ import org.tfrecordio.testutil.Records;
  * policy reads every good record and reports what it skipped in the job's counters
  * ({@link TFRecordCounter}, through the task context's reporter).
  */
-@RunWith(Parameterized.class)
-public class CorruptInputTest {
-  @Parameters(name = "{0}")
-  public static Object[] apis() {
-    return HadoopApi.values();
-  }
-
-  @Parameter
-  public HadoopApi api;
-
-  @Rule
-  public TemporaryFolder tmp = new TemporaryFolder();
-
+public class CorruptInputTest extends BothApisTest {
   private Configuration conf;
   private Path out;
   private Path data;

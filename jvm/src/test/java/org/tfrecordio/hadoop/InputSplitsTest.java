@@ -15,14 +15,9 @@ import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.junit.Before;
-import org.junit.Rule;
 import org.junit.Test;
-import org.junit.rules.TemporaryFolder;
-import org.junit.runner.RunWith;
-import org.junit.runners.Parameterized;
-import org.junit.runners.Parameterized.Parameter;
-import org.junit.runners.Parameterized.Parameters;
 import org.tfrecordio.codec.CorruptRecordException;
+import org.tfrecordio.testutil.BothApisTest;
 import org.tfrecordio.testutil.HadoopApi;
 import org.tfrecordio.testutil.HadoopApi.Read;
 import org.tfrecordio.testutil.HadoopApi.SplitRead;
@@ -32,19 +27,7 @@ import org.tfrecordio.testutil.Records;
  * How both InputFormats cut TFRecord files into splits: whatever the split size, the splits of a
  * file together hold each of its records exactly once, in order.
  */
-@RunWith(Parameterized.class)
-public class InputSplitsTest {
-  @Parameters(name = "{0}")
-  public static Object[] apis() {
-    return HadoopApi.values();
-  }
-
-  @Parameter
-  public HadoopApi api;
-
-  @Rule
-  public TemporaryFolder tmp = new TemporaryFolder();
-
+public class InputSplitsTest extends BothApisTest {
   private Configuration conf;
   private Path out;
   private Path data;

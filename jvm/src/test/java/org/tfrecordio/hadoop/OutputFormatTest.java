@@ -21,13 +21,8 @@ import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.JobContext;
 import org.junit.Before;
-import org.junit.Rule;
 import org.junit.Test;
-import org.junit.rules.TemporaryFolder;
-import org.junit.runner.RunWith;
-import org.junit.runners.Parameterized;
-import org.junit.runners.Parameterized.Parameter;
-import org.junit.runners.Parameterized.Parameters;
+import org.tfrecordio.testutil.BothApisTest;
 import org.tfrecordio.testutil.HadoopApi;
 import org.tfrecordio.testutil.Records;
 
@@ -36,19 +31,7 @@ import org.tfrecordio.testutil.Records;
  * directory (part files and their hidden indexes), what an aborted task attempt leaves (nothing),
  * and that the output reads back through both InputFormats.
  */
-@RunWith(Parameterized.class)
-public class OutputFormatTest {
-  @Parameters(name = "{0}")
-  public static Object[] apis() {
-    return HadoopApi.values();
-  }
-
-  @Parameter
-  public HadoopApi api;
-
-  @Rule
-  public TemporaryFolder tmp = new TemporaryFolder();
-
+public class OutputFormatTest extends BothApisTest {
   private Configuration conf;
   private Path out;
   private File outDir;
