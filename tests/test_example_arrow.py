@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-import tfrecord_io.example as example_mod
+import tfrecord_io.example.columns as example_mod
 from tfrecord_io.errors import SchemaError
 from tfrecord_io.example import (
     decode_example,
