@@ -23,6 +23,8 @@ from tfrecord_io import hdfs as hdfsio  # noqa: E402
 from tfrecord_io import index, records  # noqa: E402
 from tfrecord_io import spark as tfs  # noqa: E402
 from tfrecord_io import tf as tfr  # noqa: E402
+from tfrecord_io.tf import chunks as tf_chunks  # noqa: E402
+from tfrecord_io.tf import datasets as tf_datasets  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -242,10 +244,10 @@ def test_reading_survives_a_datanode_stopped_mid_read(
             return n
 
         monkeypatch.setattr(hdfsio.HdfsReader, "readinto", counting_readinto)
-        monkeypatch.setattr(tfr, "_python_dataset", None)  # must not be used
+        monkeypatch.setattr(tf_datasets, "_python_dataset", None)  # must not be used
         ds = tfr.dataset(path, buffer_size=128 * 1024)
     else:
-        open_piece = tfr._open_piece
+        open_piece = tf_chunks._open_piece
 
         def counting_open_piece(piece, stack):
             stream = open_piece(piece, stack)
@@ -259,7 +261,7 @@ def test_reading_survives_a_datanode_stopped_mid_read(
 
             return Counting()
 
-        monkeypatch.setattr(tfr, "_open_piece", counting_open_piece)
+        monkeypatch.setattr(tf_chunks, "_open_piece", counting_open_piece)
         # small chunks, so that little is read ahead of the records taken
         ds = tfr.dataset(path, reader="python", chunk_bytes=128 * 1024)
     size = hdfsio.stat(path).length

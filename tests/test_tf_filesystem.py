@@ -18,10 +18,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from tfrecord_io import _tf_filesystem, records  # noqa: E402
+from tfrecord_io import records  # noqa: E402
 from tfrecord_io import hdfs as hdfsio  # noqa: E402
 from tfrecord_io import spark as tfs  # noqa: E402
 from tfrecord_io import tf as tfr  # noqa: E402
+from tfrecord_io.tf import datasets as tf_datasets  # noqa: E402
+from tfrecord_io.tf import filesystem as _tf_filesystem  # noqa: E402
+from tfrecord_io.tf import plugin as tf_plugin  # noqa: E402
 from tfrecord_io.errors import PluginNotBuiltError  # noqa: E402
 
 
@@ -106,7 +109,7 @@ def test_dataset_reads_hdfs_files_with_tensorflows_reader(base, monkeypatch):
     recs = some_records(1000, 4)
     records.write(f"{base}/part-0.tfrecord", recs[:500])
     records.write(f"{base}/part-1.tfrecord", recs[500:])
-    monkeypatch.setattr(tfr, "_python_dataset", None)  # the Python reader must not be used
+    monkeypatch.setattr(tf_datasets, "_python_dataset", None)  # the Python reader must not be used
     got = [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()]
     assert got == recs
     shards = [
@@ -119,8 +122,8 @@ def test_dataset_reads_hdfs_files_with_tensorflows_reader(base, monkeypatch):
 def test_without_the_plugin_dataset_falls_back_to_the_python_reader(base, monkeypatch):
     recs = some_records(300, 5)
     records.write(f"{base}/part-0.tfrecord", recs)
-    monkeypatch.setattr(tfr, "_filesystems_error", PluginNotBuiltError("not built"))
-    monkeypatch.setattr(tfr, "_native_dataset", None)  # TensorFlow's reader must not be used
+    monkeypatch.setattr(tf_plugin, "_filesystems_error", PluginNotBuiltError("not built"))
+    monkeypatch.setattr(tf_datasets, "_native_dataset", None)  # TensorFlow's reader must not be used
     assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
 
 

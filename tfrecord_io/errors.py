@@ -13,6 +13,9 @@ __all__ = [
     "HdfsError",
     "JarNotFoundError",
     "PluginNotBuiltError",
+    "InputNotFoundError",
+    "InputError",
+    "MnistError",
 ]
 
 
@@ -54,3 +57,18 @@ class JarNotFoundError(TFRecordError):
 
 class PluginNotBuiltError(TFRecordError):
     """The TensorFlow ``hdfs://`` file system plugin is missing from the installed package."""
+
+
+class InputNotFoundError(TFRecordError, FileNotFoundError):
+    """A local input path does not exist, or a glob matches no file."""
+
+
+class InputError(TFRecordError):
+    """A command-line input cannot be used: no such file, no match, not a TFRecord..."""
+
+
+class MnistError(TFRecordError):
+    """An MNIST input is missing or malformed, or the output cannot be written as asked.
+
+    The message names the file or directory concerned.
+    """

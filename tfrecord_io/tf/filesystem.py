@@ -2,12 +2,12 @@
 
 ``_native/tf_filesystem.cc`` is a TensorFlow modular file system plugin (a shared library that
 setup.py builds against the installed TensorFlow). TensorFlow loads it with
-``tf.experimental.register_filesystem_plugin`` (done by :func:`tfrecord_io.tf.register_filesystems`);
+``tf.experimental.register_filesystem_plugin`` (done by :func:`tfrecord_io.tf.plugin.register_filesystems`);
 this module then hands it a table of ctypes callbacks that serve each operation with
 :mod:`tfrecord_io.hdfs`. TensorFlow asks for large reads, so this Python code runs once per
 chunk (megabytes), while TensorFlow's C++ does the record framing.
 
-No TensorFlow import here: :mod:`tfrecord_io.tf` owns that.
+No TensorFlow import here: :mod:`tfrecord_io.tf.runtime` owns that.
 """
 
 from __future__ import annotations
@@ -171,8 +171,8 @@ class _Provider:
 
     def _open_read(self, uri: bytes, handle: Any, status: Any) -> int:
         # No read-ahead thread of ours: hdfs-native already streams up to 100 packets ahead in
-        # its own tasks, and a second thread only added GIL hand-offs (measured: 68% -> 72% of
-        # local disk without it, bench/tf_hdfs.py).
+        # its own tasks, and a second thread only added GIL hand-offs (bench/tf_hdfs.py measured
+        # reading faster without it).
         f = hdfs.open(uri.decode(), "rb")
         key = self._new_id()
         self._readers[key] = (f, threading.Lock())

@@ -1,0 +1,124 @@
+"""TensorFlow input pipelines over TFRecord files on local disk and on HDFS.
+
+TensorFlow 2.21 has no ``hdfs://`` file system. :func:`dataset` reads TFRecord files from local
+paths, globs, directories of ``part-*`` shards and ``hdfs://`` / ``webhdfs://`` URLs into a
+``tf.data.Dataset`` of serialized records, and splits the input among several readers::
+
+    from tfrecord_io import tf as tfr
+
+    records = tfr.dataset("hdfs://namenode:8020/data/train")        # every part file
+    examples = tfr.parse_examples(records, batch_size=256)          # dicts of tensors
+    model.fit(examples.map(lambda f: (f["x"], f["y"])), epochs=3)
+
+    # worker k of N (e.g. from tf.distribute's InputContext) reads its share only:
+    records = tfr.dataset(url, num_shards=N, shard_index=k)
+
+Inputs (:func:`list_files`)
+---------------------------
+A path/URL or a list of them. Each may be a file (taken as given, whatever its name), a
+directory (all the files below it, recursively), or a glob (``*``, ``?``, ``[...]``; matches that
+are directories are expanded too). Names starting with ``_`` or ``.`` are skipped inside
+directories and in glob matches: ``_SUCCESS``, the ``_NAME.tfindex`` split indexes, Hadoop's
+``.crc`` files, ``_temporary``. The files are sorted by path and duplicates dropped, so every
+process lists the same input in the same order. A missing path, or a glob matching nothing,
+raises :class:`InputNotFoundError` (for ``hdfs://`` paths the
+:class:`~tfrecord_io.hdfs.HdfsFileNotFoundError` of :mod:`tfrecord_io.hdfs`); both are
+``FileNotFoundError`` and :class:`~tfrecord_io.errors.TFRecordError`. An existing directory
+holding no data files gives an empty dataset (and a warning).
+
+Compression: ``None`` detects it per file from the name (``.gz`` GZIP; ``.deflate``, ``.zlib``,
+``.zz`` ZLIB; else none), or ``"gzip"`` / ``"zlib"`` / ``"none"`` (any case, so TensorFlow's
+``"GZIP"`` works) applies to every file.
+
+Sharding (:func:`shard_plan`)
+-----------------------------
+With ``num_shards=N`` every record of the input is read by exactly one of the N readers. The
+plan is computed from the listing alone, identically in every process, with no coordination:
+
+* ``N == 1``: all files, whole.
+* At least N files: whole files are dealt out, balanced by size: largest first, each to the
+  shard with the fewest bytes so far (ties: lowest shard number). Files of equal size are
+  therefore dealt round-robin. A shard reads its files in path order.
+* Fewer files than N: uncompressed files with a valid split index (``_NAME.tfindex``, see
+  ``docs/index-format.md``) are cut into byte ranges on record boundaries, so that N readers
+  can share even a single big file. The N - #files extra pieces go one at a time to the file
+  whose pieces are currently largest; each file is then cut into equal byte ranges
+  (:func:`tfrecord_io.index.split_ranges`). Compressed files and files without a valid index
+  cannot be cut and stay whole. Piece ``j`` (in path, then offset order) goes to shard ``j``.
+  When there are fewer pieces than shards (few uncut files, or fewer records than shards) the
+  last shards get nothing: their datasets are empty, and a warning is logged.
+
+The listing must be the same for every reader: do not shard a directory that is still being
+written to.
+
+HDFS inside TensorFlow (:func:`register_filesystems`)
+----------------------------------------------------
+tfrecord-io ships a TensorFlow file system plugin (built at install time against the installed
+TensorFlow) that teaches TensorFlow the ``hdfs://`` and ``webhdfs://`` URLs of
+:mod:`tfrecord_io.hdfs`: same NameNode addresses, ``HADOOP_CONF_DIR``, user and DataNode failover,
+served by the hdfs-native client with no JVM and no libhdfs. After
+:func:`register_filesystems` (which :func:`dataset` calls for HDFS inputs) everything in
+TensorFlow takes these URLs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``, ``tf.io.TFRecordWriter``,
+checkpoints, ``model.save``. Appending to an existing HDFS file is not supported.
+
+Reading
+-------
+Whole files, local or on HDFS, are read by TensorFlow's own ``tf.data.TFRecordDataset`` (C++),
+HDFS files through the plugin above, with TensorFlow's default 256 KiB buffer (larger buffers
+measured slower: the buffer stops fitting in the CPU cache). Byte ranges,
+``on_corrupt="skip"``, ``reader="python"``, and HDFS files when the plugin is missing are read
+by tfrecord-io in a ``Dataset.from_generator``:
+it reads ``chunk_bytes`` (1 MiB) at a time (from HDFS through :mod:`tfrecord_io.hdfs`, which
+fails over to another replica when a DataNode dies), walks the record framing, checks the
+length and data CRCs (as TensorFlow does), and hands TensorFlow the chunk with the offsets and
+lengths of its records, which ``tf.strings.substr`` cuts out in C++ -- no Python object per
+record. The elements are the same either way: scalar ``tf.string`` tensors, in file order (and
+range order) within a shard, unless ``num_parallel_reads`` interleaves files.
+
+Damaged data raises (TensorFlow's ``DataLossError`` for files read natively, a
+``tf.errors.OpError`` carrying the :class:`~tfrecord_io.errors.CorruptRecordError` message for the
+others), or with ``on_corrupt="skip"`` (our reader only, so it forces ``reader="python"``) is
+skipped with a warning.
+
+Cost per record, measured: ``bench/README.md`` (``bench/tf_hdfs.py``). To go faster, shard
+the input over more reader processes (``num_shards``); ``num_parallel_reads`` costs more per
+record than it saves unless records are large or reads are slow.
+
+With ``tf.distribute``, pass ``num_shards=input_context.num_input_pipelines`` and
+``shard_index=input_context.input_pipeline_id`` and turn tf.data's own auto-sharding off
+(``tf.data.experimental.AutoShardPolicy.OFF``), since the dataset is already sharded.
+
+Only this package imports TensorFlow (:mod:`tfrecord_io.tf.runtime`), and only when a function
+that needs it is called: :func:`list_files`, :func:`shard_plan` and :class:`Piece` (from
+:mod:`tfrecord_io.listing` and :mod:`tfrecord_io.sharding`) work without it.
+
+Modules: :mod:`~tfrecord_io.tf.datasets` (:func:`dataset`, :func:`parse_examples`),
+:mod:`~tfrecord_io.tf.chunks` (tfrecord-io's chunk reader), :mod:`~tfrecord_io.tf.features`
+(:func:`infer_features`), :mod:`~tfrecord_io.tf.plugin` (:func:`register_filesystems`) and
+:mod:`~tfrecord_io.tf.filesystem` (the plugin's Python callbacks).
+"""
+
+from __future__ import annotations
+
+from tfrecord_io.errors import InputNotFoundError
+from tfrecord_io.listing import Paths, PathLike, list_files
+from tfrecord_io.sharding import Piece, shard_plan
+from tfrecord_io.tf.chunks import DEFAULT_CHUNK_BYTES
+from tfrecord_io.tf.datasets import dataset, parse_examples
+from tfrecord_io.tf.features import DEFAULT_SAMPLE, infer_features
+from tfrecord_io.tf.plugin import register_filesystems
+
+__all__ = [
+    "InputNotFoundError",
+    "Piece",
+    "list_files",
+    "shard_plan",
+    "dataset",
+    "register_filesystems",
+    "infer_features",
+    "parse_examples",
+    "DEFAULT_CHUNK_BYTES",
+    "DEFAULT_SAMPLE",
+    "Paths",
+    "PathLike",
+]
