@@ -24,7 +24,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from tfrecord_io import spark as tfs  # noqa: E402
-from tfrecord_io._frames import load_dataframe, save_dataframe  # noqa: E402
+from tfrecord_io.spark import load_dataframe, save_dataframe  # noqa: E402
 
 
 def best_pair(ours, theirs, repeat: int) -> tuple[float, float]:

@@ -40,7 +40,7 @@ from pyspark.sql.types import (
 
 from tfrecord_io import example as ex
 from tfrecord_io import spark as tfs
-from tfrecord_io._frames import load_dataframe, save_dataframe
+from tfrecord_io.spark import load_dataframe, save_dataframe
 from tfrecord_io.errors import SchemaError
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1

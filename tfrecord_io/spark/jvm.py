@@ -1,27 +1,23 @@
-"""Spark helpers: the bundled jar, sessions that have it, and TFRecord RDD I/O.
+"""The bridge to the JVM: the bundled jar, Spark sessions that have it, and the Java names used.
 
-The jar with the Hadoop formats ships inside this package, so nothing needs ``--jars``::
-
-    from tfrecord_io import spark as tfs
-
-    spark = tfs.session("local[2]")
-    tfs.save_records(spark.sparkContext.parallelize([b"a", b"b"]), "hdfs://nn:8020/data/out")
-    records = tfs.load_records(spark.sparkContext, "hdfs://nn:8020/data/out")
-
-Scala/Java users of the same jar call the formats named by :data:`INPUT_FORMAT` and friends.
+Every Java class name tfrecord-io's Python side calls is a constant here, so a rename on the
+JVM side is a change in one place. Scala/Java users of the same jar call the formats named by
+:data:`INPUT_FORMAT` and friends.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import re
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-from tfrecord_io.errors import JarNotFoundError
+from tfrecord_io.errors import JarNotFoundError, SchemaError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark import RDD, SparkContext
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
 __all__ = [
@@ -29,14 +25,20 @@ __all__ = [
     "OUTPUT_FORMAT",
     "MAPRED_INPUT_FORMAT",
     "MAPRED_OUTPUT_FORMAT",
+    "RDD_IO_CLASS",
+    "DATAFRAME_IO_CLASS",
+    "SCHEMA_EXCEPTION",
+    "CODECS",
+    "PathLike",
     "jar_path",
     "configure",
     "session",
     "ensure_jar",
-    "save_records",
-    "load_records",
-    "save_dataframe",
-    "load_dataframe",
+    "spark_context",
+    "java_class",
+    "codec_class",
+    "qualify",
+    "call",
 ]
 
 _log = logging.getLogger(__name__)
@@ -49,9 +51,16 @@ OUTPUT_FORMAT = "org.tfrecordio.mapreduce.TFRecordOutputFormat"
 MAPRED_INPUT_FORMAT = "org.tfrecordio.mapred.TFRecordInputFormat"
 #: OutputFormat of the ``org.apache.hadoop.mapred`` API (``saveAsHadoopFile``, Hive).
 MAPRED_OUTPUT_FORMAT = "org.tfrecordio.mapred.TFRecordOutputFormat"
+#: The record RDD I/O of the jar (``save``, ``load`` of JavaRDD<byte[]>).
+RDD_IO_CLASS = "org.tfrecordio.spark.TFRecordRDDs"
+#: The DataFrame codec and I/O of the jar (``save``, ``load``).
+DATAFRAME_IO_CLASS = "org.tfrecordio.spark.TFRecordFrames"
+#: The exception the jar throws for data that does not fit a schema.
+SCHEMA_EXCEPTION = "org.tfrecordio.spark.SchemaException"
 
 _JAR_NAME = "tfrecord-io.jar"
-_CODECS = {
+#: ``compression`` argument -> Hadoop codec class.
+CODECS = {
     "gzip": "org.apache.hadoop.io.compress.GzipCodec",
     "zlib": "org.apache.hadoop.io.compress.DefaultCodec",
 }
@@ -116,7 +125,7 @@ def ensure_jar(spark: Any) -> None:
     Accepts a SparkSession or SparkContext. Does nothing when the driver already loads the
     formats (for example under ``spark-submit --jars`` or after :func:`session`).
     """
-    sc = _context(spark)
+    sc = spark_context(spark)
     jvm = sc._jvm  # noqa: SLF001 - py4j gateway
     if _driver_loads(jvm, INPUT_FORMAT):
         return
@@ -136,84 +145,28 @@ def ensure_jar(spark: Any) -> None:
         raise JarNotFoundError(f"the Spark driver cannot load {INPUT_FORMAT} from {jar}")
 
 
-def save_records(
-    rdd: "RDD[Any]",
-    path: PathLike,
-    compression: Optional[str] = None,
-    *,
-    conf: Optional[Mapping[str, str]] = None,
-) -> None:
-    """Writes an RDD of bytes-like records as TFRecord files under ``path``.
-
-    One ``part-r-NNNNN.tfrecord`` file per partition (``.tfrecord.gz``/``.tfrecord.deflate``
-    when compressed), each uncompressed file with its split index, written through Hadoop's
-    output committer: a failed or retried task leaves no partial or duplicate file.
-
-    Args:
-        rdd: records as ``bytes``, ``bytearray`` or ``memoryview``.
-        path: any Hadoop path or URL: ``file:``, ``hdfs://``, a local path...; it must not exist.
-        compression: ``"gzip"`` (TensorFlow ``compression_type="GZIP"``), ``"zlib"``
-            (``"ZLIB"``) or None.
-        conf: extra Hadoop configuration for the job (``tfrecord.*`` keys and others).
-    """
-    sc = rdd.context
-    ensure_jar(sc)
-    hadoop_conf = dict(conf or {})
-    if compression is None:
-        hadoop_conf.setdefault("mapreduce.output.fileoutputformat.compress", "false")
-    else:
-        codec = _CODECS.get(str(compression).lower())
-        if codec is None:
-            raise ValueError(f"compression must be 'gzip', 'zlib' or None, not {compression!r}")
-        hadoop_conf["mapreduce.output.fileoutputformat.compress"] = "true"
-        hadoop_conf["mapreduce.output.fileoutputformat.compress.codec"] = codec
-    _frames_jvm(sc).TFRecordRDDs.save(
-        _to_jvm_bytes(rdd), _qualify(sc, path), hadoop_conf
-    )
-
-
-def load_records(
-    sc: Any, path: PathLike, *, conf: Optional[Mapping[str, str]] = None
-) -> "RDD[bytes]":
-    """Reads TFRecord files (a file, a directory of shards, or a glob) as an RDD of ``bytes``.
-
-    Compression is taken from each file's name (``.gz`` gzip, ``.deflate`` zlib), or from
-    ``conf={"tfrecord.input.compression": "zlib"}``. Uncompressed files with a split index are
-    read in parallel splits. Files whose names start with ``_`` or ``.`` are skipped.
-
-    Args:
-        sc: a SparkContext or SparkSession.
-        path: any Hadoop path or URL, comma-separated for several.
-        conf: extra Hadoop configuration (``tfrecord.input.corrupt.policy=skip``...).
-    """
-    sc = _context(sc)
-    ensure_jar(sc)
-    from pyspark import RDD
-    from pyspark.serializers import NoOpSerializer
-
-    jrdd = _frames_jvm(sc).TFRecordRDDs.load(sc._jsc, _qualify(sc, path), dict(conf or {}))  # noqa: SLF001
-    return RDD(jrdd, sc, NoOpSerializer())
-
-
-def _to_jvm_bytes(rdd: "RDD[Any]") -> Any:
-    """The records as a JavaRDD of byte[]: each element crosses as one length-framed frame."""
-    from pyspark.serializers import NoOpSerializer
-
-    framed = rdd.map(_as_bytes)
-    framed._jrdd_deserializer = NoOpSerializer()  # noqa: SLF001 - how the worker writes them
-    return framed._jrdd  # noqa: SLF001
-
-
-def _as_bytes(record: Any) -> bytes:
-    return record if type(record) is bytes else bytes(record)
-
-
-def _frames_jvm(sc: Any) -> Any:
-    return sc._jvm.org.tfrecordio.spark  # noqa: SLF001
-
-
-def _context(spark: Any) -> "SparkContext":
+def spark_context(spark: Any) -> "SparkContext":
+    """The SparkContext of a SparkSession (or the SparkContext itself)."""
     return getattr(spark, "sparkContext", spark)
+
+
+def java_class(sc: Any, name: str) -> Any:
+    """The py4j handle of the Java class *name* (fully qualified) in the driver's JVM."""
+    return functools.reduce(getattr, name.split("."), sc._jvm)  # noqa: SLF001 - py4j gateway
+
+
+def codec_class(compression: Optional[str]) -> Optional[str]:
+    """The Hadoop codec class of ``"gzip"`` / ``"zlib"`` (any case), None for None.
+
+    Raises:
+        ValueError: another compression name.
+    """
+    if compression is None:
+        return None
+    codec = CODECS.get(str(compression).lower())
+    if codec is None:
+        raise ValueError(f"compression must be 'gzip', 'zlib' or None, not {compression!r}")
+    return codec
 
 
 def _driver_loads(jvm: Any, class_name: str) -> bool:
@@ -224,7 +177,7 @@ def _driver_loads(jvm: Any, class_name: str) -> bool:
         return False
 
 
-def _qualify(sc: Any, path: PathLike) -> str:
+def qualify(sc: Any, path: PathLike) -> str:
     """Resolves a path the way Hadoop does on the driver, so executors agree on it.
 
     Comma-separated lists are qualified element by element (not inside a ``{a,b}`` glob).
@@ -240,4 +193,41 @@ def _qualify(sc: Any, path: PathLike) -> str:
     return ",".join(qualified)
 
 
-from tfrecord_io._frames import load_dataframe, save_dataframe  # noqa: E402  (DataFrame I/O)
+def call(method: Any, *args: Any) -> Any:
+    """Calls a method of the jar, turning its Java errors into Python ones.
+
+    :data:`SCHEMA_EXCEPTION` becomes :class:`SchemaError`, ``FileNotFoundException``
+    :class:`FileNotFoundError`, a top-level ``IllegalArgumentException`` :class:`ValueError`.
+    PySpark's py4j hook already turns some Java exceptions (IllegalArgumentException and its
+    subclasses, among others) into ``pyspark.errors`` exceptions that keep the Java one as
+    ``_origin``; others arrive as ``Py4JJavaError`` with ``java_exception``.
+    """
+    try:
+        return method(*args)
+    except Exception as e:  # noqa: BLE001 - re-raised unless translated
+        java = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
+        translated = _translate(java) if java is not None else None
+        if translated is None:
+            raise
+        raise translated from None
+
+
+def _translate(java: Any) -> Optional[Exception]:
+    """The Python exception for a Java one: SchemaError, FileNotFoundError, or None."""
+    cause = java
+    seen = 0
+    while cause is not None and seen < 20:
+        name = cause.getClass().getName()
+        if name == SCHEMA_EXCEPTION:
+            return SchemaError(cause.getMessage())
+        if name == "java.io.FileNotFoundException":
+            return FileNotFoundError(cause.getMessage())
+        if name == "java.lang.IllegalArgumentException" and seen == 0:
+            return ValueError(cause.getMessage())
+        cause = cause.getCause()
+        seen += 1
+    # A task's exception may reach the driver only as text in the job failure's message.
+    match = re.search(re.escape(SCHEMA_EXCEPTION) + r": (.*)", str(java.toString()))
+    if match:
+        return SchemaError(match.group(1).strip())
+    return None

@@ -4,7 +4,9 @@ The work happens in the executors' JVMs, in the bundled jar (``org.tfrecordio.sp
 hand-written protobuf encoder/decoder turns Rows into records and back, and the jar's Hadoop
 formats write and read the files (output committer, sidecar index, compression). Rows never
 pass through Python. Re-exported as :func:`tfrecord_io.spark.save_dataframe` and
-:func:`tfrecord_io.spark.load_dataframe`.
+:func:`tfrecord_io.spark.load_dataframe`. This docstring is the DataFrame specification: the
+type mapping both ways, the schema rules, partitions; :data:`RECORD_TYPES` and
+:data:`BYTE_ARRAY_COLUMN` are its constants.
 
 Writing: column types to features
 ---------------------------------
@@ -88,11 +90,17 @@ schema that names a partition column sets its type.
 
 from __future__ import annotations
 
-import os
-import re
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence, Union
 
-from tfrecord_io.errors import SchemaError
+from tfrecord_io.spark.jvm import (
+    DATAFRAME_IO_CLASS,
+    PathLike,
+    call,
+    codec_class,
+    ensure_jar,
+    java_class,
+    qualify,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -104,11 +112,6 @@ __all__ = ["save_dataframe", "load_dataframe", "RECORD_TYPES", "BYTE_ARRAY_COLUM
 RECORD_TYPES = ("Example", "SequenceExample", "ByteArray")
 #: The column of a ``record_type="ByteArray"`` DataFrame read by :func:`load_dataframe`.
 BYTE_ARRAY_COLUMN = "byte_array"
-
-_FRAMES = "org.tfrecordio.spark.TFRecordFrames"
-_SCHEMA_EXCEPTION = "org.tfrecordio.spark.SchemaException"
-
-PathLike = Union[str, "os.PathLike[str]"]
 
 
 def save_dataframe(
@@ -143,24 +146,17 @@ def save_dataframe(
             an array.
         ValueError: an unknown ``record_type`` or ``compression``.
     """
-    from tfrecord_io import spark as tfs
-
     _check_record_type(record_type)
-    codec = None
-    if compression is not None:
-        codec = tfs._CODECS.get(str(compression).lower())  # noqa: SLF001
-        if codec is None:
-            raise ValueError(f"compression must be 'gzip', 'zlib' or None, not {compression!r}")
+    codec = codec_class(compression)
     if isinstance(partition_by, str):
         partition_by = [partition_by]
     spark = df.sparkSession
     sc = spark.sparkContext
-    tfs.ensure_jar(sc)
-    frames = _frames(sc)
-    _call(
-        frames.save,
+    ensure_jar(sc)
+    call(
+        java_class(sc, DATAFRAME_IO_CLASS).save,
         df._jdf,  # noqa: SLF001
-        tfs._qualify(sc, path),  # noqa: SLF001
+        qualify(sc, path),
         record_type,
         codec,
         list(partition_by or []),
@@ -206,8 +202,6 @@ def load_dataframe(
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-    from tfrecord_io import spark as tfs
-
     _check_record_type(record_type)
     if sample is None:
         fraction = 1.0
@@ -226,11 +220,11 @@ def load_dataframe(
     else:
         raise TypeError(f"schema must be a StructType, a DDL string or None, not {schema!r}")
     sc = spark.sparkContext
-    tfs.ensure_jar(sc)
-    jdf = _call(
-        _frames(sc).load,
+    ensure_jar(sc)
+    jdf = call(
+        java_class(sc, DATAFRAME_IO_CLASS).load,
         spark._jsparkSession,  # noqa: SLF001
-        tfs._qualify(sc, path),  # noqa: SLF001
+        qualify(sc, path),
         schema_text,
         record_type,
         [str(f) for f in binary_features],
@@ -245,45 +239,3 @@ def _check_record_type(record_type: str) -> None:
         raise ValueError(
             f"record_type must be 'Example', 'SequenceExample' or 'ByteArray', not {record_type!r}"
         )
-
-
-def _frames(sc: Any) -> Any:
-    return getattr(sc._jvm.org.tfrecordio.spark, "TFRecordFrames")  # noqa: SLF001
-
-
-def _call(method: Any, *args: Any) -> Any:
-    """Calls a TFRecordFrames method, turning its schema errors into :class:`SchemaError`.
-
-    PySpark's py4j hook already turns some Java exceptions (IllegalArgumentException and its
-    subclasses, among others) into ``pyspark.errors`` exceptions that keep the Java one as
-    ``_origin``; others arrive as ``Py4JJavaError`` with ``java_exception``.
-    """
-    try:
-        return method(*args)
-    except Exception as e:  # noqa: BLE001 - re-raised unless translated
-        java = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
-        translated = _translate(java) if java is not None else None
-        if translated is None:
-            raise
-        raise translated from None
-
-
-def _translate(java: Any) -> Optional[Exception]:
-    """The Python exception for a Java one: SchemaError, FileNotFoundError, or None."""
-    cause = java
-    seen = 0
-    while cause is not None and seen < 20:
-        name = cause.getClass().getName()
-        if name == _SCHEMA_EXCEPTION:
-            return SchemaError(cause.getMessage())
-        if name == "java.io.FileNotFoundException":
-            return FileNotFoundError(cause.getMessage())
-        if name == "java.lang.IllegalArgumentException" and seen == 0:
-            return ValueError(cause.getMessage())
-        cause = cause.getCause()
-        seen += 1
-    # A task's exception may reach the driver only as text in the job failure's message.
-    match = re.search(re.escape(_SCHEMA_EXCEPTION) + r": (.*)", str(java.toString()))
-    if match:
-        return SchemaError(match.group(1).strip())
-    return None

@@ -1,0 +1,55 @@
+"""Spark helpers: the bundled jar, sessions that have it, TFRecord RDD and DataFrame I/O.
+
+The jar with the Hadoop formats ships inside this package, so nothing needs ``--jars``::
+
+    from tfrecord_io import spark as tfs
+
+    spark = tfs.session("local[2]")
+    tfs.save_records(spark.sparkContext.parallelize([b"a", b"b"]), "hdfs://nn:8020/data/out")
+    records = tfs.load_records(spark.sparkContext, "hdfs://nn:8020/data/out")
+
+Modules: :mod:`~tfrecord_io.spark.jvm` (the jar, sessions, the Java names),
+:mod:`~tfrecord_io.spark.rdd` (:func:`save_records`, :func:`load_records`) and
+:mod:`~tfrecord_io.spark.dataframe` (:func:`save_dataframe`, :func:`load_dataframe`, and the
+DataFrame specification: the type mapping, :data:`RECORD_TYPES`, :data:`BYTE_ARRAY_COLUMN`).
+Scala/Java users of the same jar call the formats named by :data:`INPUT_FORMAT` and friends.
+"""
+
+from __future__ import annotations
+
+from tfrecord_io.spark.dataframe import (
+    BYTE_ARRAY_COLUMN,
+    RECORD_TYPES,
+    load_dataframe,
+    save_dataframe,
+)
+from tfrecord_io.spark.jvm import (
+    INPUT_FORMAT,
+    MAPRED_INPUT_FORMAT,
+    MAPRED_OUTPUT_FORMAT,
+    OUTPUT_FORMAT,
+    PathLike,
+    configure,
+    ensure_jar,
+    jar_path,
+    session,
+)
+from tfrecord_io.spark.rdd import load_records, save_records
+
+__all__ = [
+    "INPUT_FORMAT",
+    "OUTPUT_FORMAT",
+    "MAPRED_INPUT_FORMAT",
+    "MAPRED_OUTPUT_FORMAT",
+    "RECORD_TYPES",
+    "BYTE_ARRAY_COLUMN",
+    "PathLike",
+    "jar_path",
+    "configure",
+    "session",
+    "ensure_jar",
+    "save_records",
+    "load_records",
+    "save_dataframe",
+    "load_dataframe",
+]
