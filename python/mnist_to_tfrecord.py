@@ -16,7 +16,8 @@ import os
 
 import numpy as np
 
-from tfrecord_io import example, mnist, records
+from tfrecord_io import example, records
+from tfrecord_io.datasets import mnist
 
 
 def write_split(split: mnist.Split, directory: str, shards: int) -> list[str]:

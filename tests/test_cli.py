@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tfrecord_io import cli, mnist, records
+from tfrecord_io import cli, records
+from tfrecord_io.datasets import mnist
 from tfrecord_io.example import decode_example, encode_example, encode_sequence_example
 from tfrecord_io.index import index_path, read_index
 

@@ -78,6 +78,12 @@ class RecordSpec:
     schema: pa.Schema
     features: dict[str, FeatureSpec | None]
 
+    def is_feature_list(self, name: str) -> bool:
+        """Whether feature *name* is a SequenceExample feature list (not a context feature)."""
+        return self.record_type == "SequenceExample" and _is_list_of_lists(
+            self.schema.field(name).type
+        )
+
     @property
     def spark_schema(self) -> str:
         """The schema as a Spark DDL string, e.g. ``"label BIGINT, image ARRAY<BIGINT>"``."""
@@ -157,7 +163,7 @@ def infer_spec(records: Sequence[bytes], record_type: str = "auto") -> RecordSpe
     features: dict[str, FeatureSpec | None] = {}
     for field in schema:
         column = table.column(field.name).combine_chunks()
-        if record_type == "SequenceExample" and _is_list_of_lists(field.type):
+        if record_type == "SequenceExample" and _is_list_of_lists(field.type):  # feature list
             features[field.name] = _sequence_spec(column, field.type)
         else:
             features[field.name] = _context_spec(column, field.type)

@@ -2,7 +2,7 @@
 
 The engine of ``tfrecord-io mnist``; usable from Python too::
 
-    from tfrecord_io import mnist
+    from tfrecord_io.datasets import mnist
 
     result = mnist.convert("data/mnist", "hdfs://nn:8020/data/mnist-tfr", shards=10)
     print(result.summary())
@@ -38,12 +38,8 @@ import functools
 import gzip
 import logging
 import os
-import posixpath
-import shutil
 import struct
 import time
-import urllib.error
-import urllib.request
 import uuid
 import zlib
 from collections.abc import Iterator, Sequence
@@ -54,7 +50,8 @@ import numpy as np
 
 from tfrecord_io import _compression
 from tfrecord_io import records as _records
-from tfrecord_io.errors import TFRecordError
+from tfrecord_io.datasets import mnist_files as _files
+from tfrecord_io.errors import MnistError
 from tfrecord_io.example import encode_example
 
 __all__ = [
@@ -81,15 +78,6 @@ SPLITS = {"train": "train", "test": "t10k"}
 _MAGIC = {"images": 2051, "labels": 2049}  # 0x00000803 (3-d ubyte), 0x00000801 (1-d ubyte)
 _NDIM = {"images": 3, "labels": 1}
 _SHARD_SUFFIX = {"none": "", "gzip": ".gz", "zlib": ".deflate"}
-_HTTP_TIMEOUT = 60.0
-_USER_AGENT = "tfrecord-io (MNIST converter)"
-
-
-class MnistError(TFRecordError):
-    """An MNIST input is missing or malformed, or the output cannot be written as asked.
-
-    The message names the file or directory concerned.
-    """
 
 
 @dataclass(frozen=True)
@@ -213,62 +201,6 @@ def parse_idx(data: bytes, name: str, kind: str) -> np.ndarray:
     return np.frombuffer(data, dtype=np.uint8, count=size, offset=header).reshape(dims)
 
 
-def _input_kind(location: str) -> str:
-    scheme = location.split("://", 1)[0].lower() if "://" in location else ""
-    if scheme in ("http", "https"):
-        return "http"
-    return _records._classify(location)[0]  # "local" or "hdfs"; ValueError for others
-
-
-def _list_names(location: str, kind: str) -> set[str]:
-    """Names of the files directly in a local or HDFS directory."""
-    if kind == "hdfs":
-        from tfrecord_io import hdfs  # noqa: PLC0415 - optional, heavier dependency
-
-        try:
-            status = hdfs.stat(location)
-        except FileNotFoundError:
-            raise MnistError(f"{location}: no such directory") from None
-        if not status.is_dir:
-            raise MnistError(f"{location}: not a directory; give the directory of the IDX files")
-        return {posixpath.basename(s.url.rstrip("/")) for s in hdfs.ls(location) if not s.is_dir}
-    path = _records._classify(location)[1]
-    if not os.path.exists(path):
-        raise MnistError(f"{location}: no such directory")
-    if not os.path.isdir(path):
-        raise MnistError(f"{location}: not a directory; give the directory of the IDX files")
-    return {entry.name for entry in os.scandir(path) if entry.is_file()}
-
-
-def _join(base: str, name: str) -> str:
-    if "://" in base:
-        return base.rstrip("/") + "/" + name
-    return os.path.join(base, name)
-
-
-def _read_file(location: str) -> bytes:
-    """The whole content of a local path or hdfs:// URL."""
-    with contextlib.ExitStack() as stack:
-        stream, _, _ = _records._open_location(location, "rb", stack)
-        return stream.read()
-
-
-def _fetch(url: str) -> bytes | None:
-    """GET *url*; None if the server says it is not there (404, or 403 as S3 says)."""
-    request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
-    try:
-        with urllib.request.urlopen(request, timeout=_HTTP_TIMEOUT) as response:  # noqa: S310
-            return response.read()
-    except urllib.error.HTTPError as exc:
-        if exc.code in (403, 404, 410):
-            log.debug("Not found: %s (HTTP %d)", url, exc.code)
-            return None
-        raise MnistError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise MnistError(f"{url}: cannot download: {reason}") from None
-
-
 def load(location: str | os.PathLike[str]) -> list[Split]:
     """Find, read and check the MNIST sets present at *location*.
 
@@ -284,22 +216,22 @@ def load(location: str | os.PathLike[str]) -> list[Split]:
             malformed file, or an unreachable location.
     """
     location = os.fspath(location)
-    kind = _input_kind(location)
-    names = None if kind == "http" else _list_names(location, kind)
+    kind = _files.input_kind(location)
+    names = None if kind == "http" else _files.list_names(location, kind)
     base = location if location.endswith("/") or kind != "http" else location + "/"
     splits = []
     for split in SPLITS:
         found: dict[str, tuple[str, bytes]] = {}
         for part in ("images", "labels"):
             for name in candidate_names(split, part):
-                url = _join(base, name) if kind != "http" else base + name
+                url = _files.join(base, name) if kind != "http" else base + name
                 if names is not None:
                     if name in names:
                         log.info("Reading %s", url)
-                        found[part] = (url, _read_file(url))
+                        found[part] = (url, _files.read_file(url))
                         break
                 else:
-                    data = _fetch(url)
+                    data = _files.fetch(url)
                     if data is not None:
                         log.info("Downloaded %s", url)
                         found[part] = (url, data)
@@ -387,74 +319,6 @@ def _shard_task(shard: int, shards: int, data: Any, image_format: str) -> Iterat
 
 
 # --------------------------------------------------------------------------------------------
-# Output locations: local directories or HDFS
-
-
-class _Dir:
-    """The few file system operations the conversion needs, on a local path or an HDFS URL."""
-
-    def __init__(self, location: str) -> None:
-        self.kind, self.path = _records._classify(location)
-        if self.kind == "hdfs":
-            from tfrecord_io import hdfs  # noqa: PLC0415
-
-            self._hdfs: Any = hdfs
-            self.path = self.path.rstrip("/") or self.path
-        else:
-            self.path = os.path.abspath(self.path)
-
-    def join(self, base: str, *names: str) -> str:
-        """*base* (this directory or a path under it) extended by *names*."""
-        if self.kind == "hdfs":
-            return "/".join([base.rstrip("/"), *names])
-        return os.path.join(base, *names)
-
-    def exists(self, path: str) -> bool:
-        return self._hdfs.exists(path) if self.kind == "hdfs" else os.path.lexists(path)
-
-    def is_dir(self, path: str) -> bool:
-        if self.kind == "hdfs":
-            return self._hdfs.exists(path) and self._hdfs.stat(path).is_dir
-        return os.path.isdir(path)
-
-    def makedirs(self, path: str) -> None:
-        if self.kind == "hdfs":
-            self._hdfs.makedirs(path)
-        else:
-            os.makedirs(path, exist_ok=True)
-
-    def remove_tree(self, path: str) -> None:
-        if self.kind == "hdfs":
-            self._hdfs.delete(path, recursive=True)
-        elif os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
-        else:
-            os.remove(path)
-
-    def rename(self, src: str, dst: str) -> None:
-        if self.kind == "hdfs":
-            self._hdfs.rename(src, dst)
-        else:
-            os.rename(src, dst)
-
-    def touch(self, path: str) -> None:
-        if self.kind == "hdfs":
-            with self._hdfs.open(path, "wb"):
-                pass
-        else:
-            with open(path, "wb"):
-                pass
-
-    def size(self, path: str) -> int:
-        return self._hdfs.stat(path).length if self.kind == "hdfs" else os.path.getsize(path)
-
-    def hadoop_url(self, path: str) -> str:
-        """The path as Spark should see it: local paths as file: URLs, so that a default
-        file system of HDFS does not capture them."""
-        return path if self.kind == "hdfs" else "file://" + path
-
-
-# --------------------------------------------------------------------------------------------
 # Conversion
 
 
@@ -499,7 +363,7 @@ def convert(
         raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}")
     splits = list(source) if not isinstance(source, (str, os.PathLike)) else load(source)
     output = os.fspath(output)
-    out = _Dir(output)
+    out = _files.OutputDir(output)
     if out.exists(out.path) and not out.is_dir(out.path):
         raise MnistError(f"{output}: exists and is not a directory")
     for split in splits:
@@ -539,7 +403,7 @@ def convert(
 
 def _write_locally(
     splits: Sequence[Split],
-    out: _Dir,
+    out: _files.OutputDir,
     staging: str,
     shards: int,
     kind: str,
@@ -580,7 +444,7 @@ def _counted(records: Iterator[bytes], update: Callable[[int], Any], every: int 
 def _write_with_spark(
     spark: Any,
     splits: Sequence[Split],
-    out: _Dir,
+    out: _files.OutputDir,
     staging: str,
     shards: int,
     kind: str,

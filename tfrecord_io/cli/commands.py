@@ -1,0 +1,261 @@
+"""The ``tfrecord-io`` commands: each takes the parsed arguments and returns the exit status.
+
+They call the layers below (records, index, example, datasets) and print with
+:mod:`tfrecord_io.cli.render`; inputs are expanded by :mod:`tfrecord_io.cli.paths`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from tfrecord_io import records as _records
+from tfrecord_io.cli import render
+from tfrecord_io.cli.paths import expand_paths, is_local
+from tfrecord_io.errors import CorruptRecordError, InputError, SchemaError, TFRecordError
+
+__all__ = ["EXIT_OK", "EXIT_CORRUPT", "EXIT_USAGE", "cmd_count", "cmd_head", "cmd_schema", "cmd_verify", "cmd_index", "cmd_mnist"]
+
+log = logging.getLogger("tfrecord_io.cli")  # one logger for the whole command line
+
+#: Exit status: success.
+EXIT_OK = 0
+#: Exit status: damaged data was found.
+EXIT_CORRUPT = 1
+#: Exit status: bad usage, or an input that is missing or malformed.
+EXIT_USAGE = 2
+
+
+def infer_spec(sample: list[bytes], record_type: str) -> Any:
+    """:func:`tfrecord_io.example.spec.infer_spec`, imported on first use (pyarrow is heavy)."""
+    from tfrecord_io.example.spec import infer_spec as infer  # noqa: PLC0415
+
+    return infer(sample, record_type)
+
+
+def _records_of(files: Sequence[str], compression: str | None) -> Iterator[tuple[str, int, bytes]]:
+    """(file, offset, record) for every record of every file, in order."""
+    for path in files:
+        with _records.RecordReader(path, compression) as reader:
+            for record in reader:
+                yield path, reader.offset or 0, record
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    from tfrecord_io import _compression, index  # noqa: PLC0415
+
+    files = expand_paths(args.paths)
+    total = 0
+    status = EXIT_OK
+    for path in files:
+        try:
+            entries = None
+            if _compression.resolve(args.compression, path) == _compression.NONE:
+                entries = index.load_index(path)
+            if entries is not None:
+                n = len(entries)
+            else:
+                with _records.RecordReader(path, args.compression, verify=False) as reader:
+                    n = sum(1 for _ in reader)
+        except CorruptRecordError as exc:
+            log.error("%s", exc)
+            status = EXIT_CORRUPT
+            continue
+        total += n
+        print(f"{n}\t{path}")
+    if len(files) > 1 and status == EXIT_OK:
+        print(f"{total}\ttotal")
+    return status
+
+
+def cmd_head(args: argparse.Namespace) -> int:
+    files = expand_paths(args.paths)
+    if args.n == 0:
+        return EXIT_OK
+    shown = 0
+    for path, offset, record in _records_of(files, args.compression):
+        if args.raw:
+            value: Any = render.json_bytes(record)
+        else:
+            try:
+                value = render.decoded_record(record, args.type)
+            except SchemaError:
+                raise InputError(
+                    f"{path}: the record at byte offset {offset} is not a tf.train."
+                    f"{'SequenceExample' if args.type == 'sequence' else 'Example'}; "
+                    "use --raw to print the records' bytes"
+                ) from None
+        sys.stdout.write(json.dumps(value, ensure_ascii=True, separators=(", ", ": ")) + "\n")
+        shown += 1
+        if shown >= args.n:
+            break
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    files = expand_paths(args.paths)
+    limit = None if args.sample == 0 else args.sample
+    sample: list[bytes] = []
+    for _, _, record in _records_of(files, args.compression):
+        sample.append(record)
+        if limit is not None and len(sample) >= limit:
+            break
+    if not sample:
+        raise InputError(f"{' '.join(args.paths)}: no records to infer a schema from")
+    record_type = {"auto": "auto", "example": "Example", "sequence": "SequenceExample"}[args.type]
+    try:
+        description = render.schema_description(infer_spec(sample, record_type))
+    except SchemaError as exc:
+        raise InputError(f"{' '.join(args.paths)}: {exc}") from None
+    description["records_sampled"] = len(sample)
+    print(json.dumps(description, indent=2) if args.json else render.schema_source(description))
+    return EXIT_OK
+
+
+# -- verify, index ----------------------------------------------------------------------------
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from tfrecord_io import _compression, index  # noqa: PLC0415
+
+    files = expand_paths(args.paths)
+    problems = damaged_files = total = 0
+    unreadable = False
+
+    last: list[Any] = [None]
+
+    def report(error: CorruptRecordError) -> None:
+        nonlocal problems
+        if last[0] == (error.path, error.offset):
+            return  # e.g. the record cut short where a compressed stream breaks: said already
+        last[0] = (error.path, error.offset)
+        problems += 1
+        print(f"{error.path}: byte offset {error.offset}: {error.reason}", flush=True)
+
+    records_log = logging.getLogger(_records.__name__)
+    saved_level = records_log.level
+    records_log.setLevel(logging.ERROR)  # its skip warnings would repeat our lines
+    try:
+        for path in files:
+            before = problems
+            indexed: list[tuple[int, int]] | None = None
+            index_problem = None
+            try:
+                if _compression.resolve(args.compression, path) == _compression.NONE:
+                    ipath = index.index_path(path)
+                    try:
+                        indexed = index.read_index(ipath)
+                    except FileNotFoundError:
+                        pass
+                    except ValueError as exc:
+                        index_problem = f"bad index: {exc}"
+                n = 0
+                with _records.RecordReader(
+                    path, args.compression, on_corrupt="skip", on_skip=report
+                ) as reader:
+                    for record in reader:
+                        if indexed is not None and index_problem is None:
+                            entry = (reader.offset, len(record) + 16)
+                            if n >= len(indexed) or indexed[n] != entry:
+                                index_problem = _stale(ipath, n, indexed, entry)
+                        n += 1
+                if indexed is not None and index_problem is None and len(indexed) != n:
+                    index_problem = (
+                        f"stale index {ipath}: it lists {len(indexed)} records, the file has {n}"
+                    )
+            except (OSError, TFRecordError, ValueError) as exc:
+                log.error("%s: %s", path, exc)
+                unreadable = True
+                continue
+            total += n
+            if problems == before and index_problem is not None:
+                print(f"{path}: {index_problem}", flush=True)
+                problems += 1
+            if problems > before:
+                damaged_files += 1
+    finally:
+        records_log.setLevel(saved_level)
+    if problems:
+        log.info("%d problem%s in %d of %d file%s", problems, "" if problems == 1 else "s",
+                 damaged_files, len(files), "" if len(files) == 1 else "s")
+    else:
+        log.info("%d file%s, %d records: every checksum is correct", len(files),
+                 "" if len(files) == 1 else "s", total)
+    if unreadable:
+        return EXIT_USAGE
+    return EXIT_CORRUPT if problems else EXIT_OK
+
+
+def _stale(ipath: str, i: int, indexed: list[tuple[int, int]], entry: tuple[int, int]) -> str:
+    if i >= len(indexed):
+        return f"stale index {ipath}: it lists {len(indexed)} records, the file has more"
+    return (
+        f"stale index {ipath}: line {i + 1} says {indexed[i][0]} {indexed[i][1]}, but the "
+        f"record there is at byte offset {entry[0]}, {entry[1]} bytes long"
+    )
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from tfrecord_io import _compression, index  # noqa: PLC0415
+
+    files = expand_paths(args.paths)
+    status = EXIT_OK
+    for path in files:
+        if _compression.detect(path) != _compression.NONE:
+            log.info("%s: compressed, so not splittable: no index", path)
+            continue
+        if index.load_index(path) is not None:
+            log.info("%s: its index is up to date", path)
+            continue
+        try:
+            entries = list(index.scan(path, "none"))
+            ipath = index.write_index(path, entries)
+        except CorruptRecordError as exc:
+            log.error("%s (no index written)", exc)
+            status = EXIT_CORRUPT
+            continue
+        print(f"{ipath}\t{len(entries)} records")
+    return status
+
+
+def cmd_mnist(args: argparse.Namespace) -> int:
+    from tfrecord_io.datasets import mnist  # noqa: PLC0415
+
+    splits = mnist.load(args.input)  # every input checked before Spark starts or we write
+    spark = running = None
+    if args.spark:
+        if not args.spark.startswith("local") and is_local(args.output):
+            log.warning(
+                "OUTPUT %s is a local path: executors on other machines would write to their "
+                "own disks; give an hdfs:// OUTPUT", args.output,
+            )
+        from pyspark.sql import SparkSession  # noqa: PLC0415
+
+        from tfrecord_io import spark as tfs  # noqa: PLC0415
+
+        running = SparkSession.getActiveSession()
+        if running is not None:  # main() called inside a Spark application: use its session
+            log.info("Using the running Spark session (master %s)", running.sparkContext.master)
+        spark = tfs.session(args.spark, app_name="tfrecord-io mnist")
+        if running is None:
+            spark.sparkContext.setLogLevel("WARN")
+    try:
+        result = mnist.convert(
+            splits,
+            args.output,
+            shards=args.shards,
+            compression=args.compression,
+            image_format=args.image_format,
+            spark=spark,
+            overwrite=args.overwrite,
+            progress=sys.stderr.isatty() and not args.quiet,
+        )
+    finally:
+        if spark is not None and running is None:
+            spark.stop()
+    print(result.summary())
+    return EXIT_OK

@@ -1,0 +1,174 @@
+"""The ``tfrecord-io`` argument parser and entry point (:func:`main`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from tfrecord_io import __version__
+from tfrecord_io.cli import commands
+from tfrecord_io.cli.commands import EXIT_CORRUPT, EXIT_OK, EXIT_USAGE
+from tfrecord_io.errors import CorruptRecordError, TFRecordError
+
+__all__ = ["main"]
+
+log = logging.getLogger("tfrecord_io.cli")  # not __name__: one logger for the command line
+
+_PROG = "tfrecord-io"
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="log debugging details")
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="log only warnings and errors; no progress bar")
+    compression = argparse.ArgumentParser(add_help=False)
+    compression.add_argument(
+        "--compression", choices=["auto", "none", "gzip", "zlib"], default="auto",
+        help="compression of the files (default: auto, from the name: .gz gzip, "
+             ".deflate/.zlib/.zz zlib, else none)",
+    )
+    record_type = argparse.ArgumentParser(add_help=False)
+    record_type.add_argument(
+        "--type", choices=["auto", "example", "sequence"], default="auto",
+        help="record type: tf.train.Example, SequenceExample, or auto (SequenceExample when a "
+             "record has feature lists)",
+    )
+    paths_help = "file, directory of shards, or glob; local or hdfs://"
+
+    parser = argparse.ArgumentParser(
+        prog=_PROG,
+        description="Convert MNIST to TFRecords; inspect and check TFRecord files "
+                    "(local or hdfs://). Exit status: 0 ok, 1 damaged data, 2 usage or "
+                    "input error.",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser(
+        "mnist", parents=[common], help="convert the MNIST IDX files to TFRecord shards",
+        description="Read the MNIST IDX files (gzipped or not) from INPUT -- a local or "
+                    "hdfs:// directory, or an http(s) base URL -- and write OUTPUT/train and "
+                    "OUTPUT/test (whichever sets are present) as TFRecord shards of "
+                    "tf.train.Example with features label, image, height and width.",
+    )
+    p.add_argument("input", metavar="INPUT", help="directory or http(s) base URL of the IDX files")
+    p.add_argument("output", metavar="OUTPUT", help="output directory, local or hdfs://")
+    p.add_argument("--shards", type=_positive_int, default=1, metavar="N",
+                   help="shards per set, each a contiguous range of records (default: 1)")
+    p.add_argument("--compression", choices=["none", "gzip", "zlib"], default="none",
+                   help="compress the shards (default: none, which also writes split indexes)")
+    p.add_argument("--image-format", choices=["int64", "bytes", "float"], default="int64",
+                   help="image feature: 784 int64 pixels (default, as TensorFlowOnSpark's "
+                        "example expects), the raw 784-byte string, or float32 scaled to [0, 1]")
+    p.add_argument("--spark", metavar="MASTER",
+                   help="run the conversion as a Spark job on this master (local[4], yarn, ...)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace OUTPUT/train and OUTPUT/test if they exist")
+    p.set_defaults(func=commands.cmd_mnist)
+
+    p = sub.add_parser("count", parents=[common, compression],
+                       help="count the records of each file, and the total")
+    p.add_argument("paths", nargs="+", metavar="PATH", help=paths_help)
+    p.set_defaults(func=commands.cmd_count)
+
+    p = sub.add_parser("head", parents=[common, compression, record_type],
+                       help="print the first records, decoded, as JSON lines")
+    p.add_argument("paths", nargs="+", metavar="PATH", help=paths_help)
+    p.add_argument("-n", type=_non_negative_int, default=10, metavar="N",
+                   help="how many records (default: 10)")
+    p.add_argument("--raw", action="store_true",
+                   help="print the records' bytes instead of decoding them")
+    p.set_defaults(func=commands.cmd_head)
+
+    p = sub.add_parser("schema", parents=[common, compression, record_type],
+                       help="infer the TensorFlow feature spec and the Spark schema")
+    p.add_argument("paths", nargs="+", metavar="PATH", help=paths_help)
+    p.add_argument("--sample", type=_non_negative_int, default=10000, metavar="N",
+                   help="look at the first N records only (default: 10000; 0: all)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of Python")
+    p.set_defaults(func=commands.cmd_schema)
+
+    p = sub.add_parser("verify", parents=[common, compression],
+                       help="check every record's CRCs; report each damaged stretch")
+    p.add_argument("paths", nargs="+", metavar="PATH", help=paths_help)
+    p.set_defaults(func=commands.cmd_verify)
+
+    p = sub.add_parser("index", parents=[common],
+                       help="write the split index of uncompressed files that lack a valid one")
+    p.add_argument("paths", nargs="+", metavar="PATH", help=paths_help)
+    p.set_defaults(func=commands.cmd_index)
+    return parser
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.exc_info:
+            message += "\n" + self.formatException(record.exc_info)
+        if record.levelno >= logging.WARNING:
+            return f"{_PROG}: {record.levelname.lower()}: {message}"
+        return f"{_PROG}: {message}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``tfrecord-io`` command line; returns the exit status.
+
+    Args:
+        argv: the arguments after the program name; None for ``sys.argv[1:]``.
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if getattr(args, "compression", None) == "auto":
+        args.compression = None  # detect from each file's name
+    args.verbose = getattr(args, "verbose", False)
+    args.quiet = getattr(args, "quiet", False)
+    package_log = logging.getLogger("tfrecord_io")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Formatter())
+    saved_level = package_log.level
+    package_log.addHandler(handler)
+    package_log.setLevel(
+        logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
+    )
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        # Whoever read our stdout went away (`... | head`): stop quietly. For verify, what it
+        # was reading were problem lines.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_CORRUPT if args.command == "verify" else EXIT_OK
+    except CorruptRecordError as exc:
+        log.error("%s", exc)
+        return EXIT_CORRUPT
+    except (TFRecordError, OSError, ValueError) as exc:
+        log.error("%s", exc, exc_info=args.verbose)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        log.error("interrupted")
+        return 130
+    finally:
+        package_log.removeHandler(handler)
+        package_log.setLevel(saved_level)
