@@ -1,9 +1,24 @@
-"""Session-wide fixtures: real services, started once per test session."""
+"""Session-wide fixtures (real services, started once per test session) and test markers.
+
+The tests are laid out like the package (tests/example/ for tfrecord_io.example, ...), each
+directory without ``__init__.py``: test file names are unique across the tree.
+
+Markers are applied here from what a test uses, so that nobody has to remember them:
+
+* ``spark``: it uses the ``spark``, ``sc`` or ``spark_master`` fixture, or its module imports
+  pyspark (tests that start Spark applications themselves);
+* ``hdfs``: it uses the ``hdfs`` fixture (also through fixtures built on it), or its module
+  imports the test HDFS launcher (tests that start their own MiniDFSCluster);
+* ``tensorflow``: its module imports TensorFlow.
+
+``pytest -m "not spark and not hdfs"`` is the fast inner loop; ``make test`` runs everything.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+import types
 
 import pytest
 
@@ -13,6 +28,57 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 SPARK_MASTER = os.environ.get("TFRECORD_IO_TEST_MASTER", "local-cluster[2,1,1024]")
+
+
+_SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master"})
+_HDFS_FIXTURES = frozenset({"hdfs"})
+# Module -> marker of the tests whose module imports it (or names from it).
+_MARKING_IMPORTS = {
+    "tensorflow": "tensorflow",
+    "pyspark": "spark",
+    "tfrecord_io.testing.minihdfs": "hdfs",
+}
+
+
+def _imported_markers(module: types.ModuleType | None) -> set[str]:
+    """The markers implied by what a test module imports (modules, or names from them)."""
+    found: set[str] = set()
+    for value in vars(module).values() if module is not None else ():
+        if isinstance(value, types.ModuleType):
+            origin = value.__name__
+        else:
+            origin = getattr(value, "__module__", None)
+            if not isinstance(origin, str):
+                continue
+        for prefix, marker in _MARKING_IMPORTS.items():
+            if origin == prefix or origin.startswith(prefix + "."):
+                found.add(marker)
+    return found
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test ``spark``, ``hdfs`` and/or ``tensorflow`` from what it uses."""
+    by_module: dict[str, set[str]] = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        key = module.__name__ if module is not None else ""
+        if key not in by_module:
+            by_module[key] = _imported_markers(module)
+        markers = set(by_module[key])
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & _SPARK_FIXTURES:
+            markers.add("spark")
+        if fixtures & _HDFS_FIXTURES:
+            markers.add("hdfs")
+        for name in sorted(markers):
+            item.add_marker(name)
+
+
+@pytest.fixture(scope="session")
+def spark_master() -> str:
+    """The Spark master of the tests (``TFRECORD_IO_TEST_MASTER``, else a local cluster of two
+    executor JVMs), for tests that start Spark themselves."""
+    return SPARK_MASTER
 
 
 @pytest.fixture(scope="session")

@@ -18,11 +18,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import SPARK_MASTER
 from tfrecord_io import cli
 
-ROOT = Path(__file__).resolve().parents[1]
-MNIST = Path(__file__).parents[1] / ".." / "shared" / "data" / "mnist"
+ROOT = Path(__file__).resolve().parents[2]
+MNIST = Path(__file__).parents[2] / ".." / "shared" / "data" / "mnist"
 
 # Facts from ../shared/data/mnist/README.md.
 LABEL_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
@@ -134,13 +133,13 @@ def test_float_format_with_zlib(mnist_dir, tmp_path, expected):
 
 
 def test_spark_conversion_on_executors_matches_the_local_one_byte_for_byte(
-    spark, mnist_dir, tmp_path, capsys
+    spark, spark_master, mnist_dir, tmp_path, capsys
 ):
     local, out = tmp_path / "local", tmp_path / "spark"
     assert cli.main(["mnist", str(mnist_dir), str(local), "--shards", "2"]) == 0
     # In-process, main() picks up the running session (conftest's local-cluster: executors in
     # their own JVMs) and leaves it running; from a shell the command starts and stops its own.
-    status = cli.main(["mnist", str(mnist_dir), str(out), "--spark", SPARK_MASTER, "--shards", "2"])
+    status = cli.main(["mnist", str(mnist_dir), str(out), "--spark", spark_master, "--shards", "2"])
     stdout = capsys.readouterr().out.splitlines()
     assert status == 0
     assert stdout[1].startswith("10000 records (test 10000), 2 shards, ")

@@ -563,7 +563,7 @@ def test_datanode_stopped_mid_read(fragile_hdfs, scheme, victim):
 
 def test_dev_command_prints_urls_and_stops_on_sigterm(tmp_path):
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1]) + os.pathsep + env.get(
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2]) + os.pathsep + env.get(
         "PYTHONPATH", ""
     )
     proc = subprocess.Popen(

@@ -25,7 +25,7 @@ from tfrecord_io import hdfs as hdfsio  # noqa: E402
 from tfrecord_io import tf as tfr  # noqa: E402
 from tfrecord_io.errors import HdfsError, SchemaError, TFRecordError  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def unique_records(n: int, tag: str = "r", seed: int = 0, max_size: int = 300) -> list[bytes]:
