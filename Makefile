@@ -6,6 +6,9 @@
 #                 .tools/minihdfs.classpath for the test HDFS
 #   make test     run every test: JUnit (bin/sbt core/test), then pytest
 #
+# Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
+#   .venv/bin/python -m pytest -m "not spark and not hdfs"
+#
 # Other targets: jar (rebuild tfrecord_io/jars/tfrecord-io.jar), tf-plugin (rebuild TensorFlow's
 # hdfs:// plugin), test-jvm, test-python,
 # bench, hdfs (start the test HDFS by hand), clean, distclean.
@@ -21,8 +24,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check --no-input
 PIP_QUIET ?= -q
-# The pyspark that the jar is compiled against and the tests run on. 4.3.0 bundles Hadoop
-# 3.5.0, the version build.sbt compiles and tests against.
+# The pyspark that the jar is compiled against and the tests run on. Its bundled Hadoop must be
+# the version build.sbt compiles and tests against (val hadoopVersion).
 PYSPARK ?= pyspark==4.3.0
 # Installed before the package too: setup.py compiles the TensorFlow hdfs:// plugin against it.
 TENSORFLOW ?= tensorflow-cpu==2.21.*
@@ -67,13 +70,13 @@ setup-jvm:
 	@test -s $(MINIHDFS_CP)
 
 # Rebuild the jar in the source tree when a Java source changed (editable install picks it up).
-$(JAR): $(JAVA_MAIN) setup.py | $(PY)
+$(JAR): $(JAVA_MAIN) setup.py build_support/jar.py build_support/versions.py | $(PY)
 	$(PY) setup.py -q build_jar
 
 jar: $(JAR)
 
 # Rebuild the TensorFlow plugin when its source changed.
-$(TF_PLUGIN): tfrecord_io/_native/tf_filesystem.cc setup.py | $(PY)
+$(TF_PLUGIN): tfrecord_io/_native/tf_filesystem.cc setup.py build_support/tf_plugin.py | $(PY)
 	$(PY) setup.py -q build_tf_plugin
 
 tf-plugin: $(TF_PLUGIN)

@@ -11,10 +11,16 @@
 // minihdfs (the test HDFS, a MiniDFSCluster) comes from Maven Central, the only repository used
 // (project/repositories, passed by bin/sbt).
 
-val hadoopVersion = "3.5.0" // the Hadoop that pyspark 4.3.0 bundles
+// The Hadoop that pyspark 4.3.0 bundles; stated only here (build_support/versions.py reads it).
+val hadoopVersion = "3.5.0"
 
 ThisBuild / organization := "org.tfrecordio"
-ThisBuild / version := "0.1.0"
+// The package's version is stated once, in tfrecord_io/__init__.py.
+ThisBuild / version := {
+  val init = IO.read(file("tfrecord_io") / "__init__.py")
+  """(?m)^__version__\s*=\s*"([^"]+)"""".r.findFirstMatchIn(init).map(_.group(1))
+    .getOrElse(sys.error("tfrecord_io/__init__.py states no __version__"))
+}
 ThisBuild / scalaVersion := "2.12.20" // unused (no Scala sources), pinned so nothing floats
 
 // Options for every javac run that compiles (not javadoc, which rejects -Xlint).

@@ -16,6 +16,7 @@ __all__ = [
     "InputNotFoundError",
     "InputError",
     "MnistError",
+    "MiniHdfsError",
 ]
 
 
@@ -72,3 +73,7 @@ class MnistError(TFRecordError):
 
     The message names the file or directory concerned.
     """
+
+
+class MiniHdfsError(TFRecordError):
+    """The mini HDFS could not be started, or a command to it failed."""

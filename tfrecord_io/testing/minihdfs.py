@@ -8,7 +8,8 @@ stdin closes, so it never outlives the Python process that started it.
 The JVM classpath comes from, in order: the ``classpath`` argument, the environment variable
 ``TFRECORD_IO_MINIHDFS_CLASSPATH`` (a classpath string, or the path of a file holding one), or
 ``.tools/minihdfs.classpath`` at the repository root (written by the project's setup). When none
-exists, :func:`ensure_classpath` can build one with Maven (``build=True``).
+exists, :func:`ensure_classpath` can build one with Maven (``build=True``), through the
+test-only helper ``build_support/minihdfs_maven.py`` of a source checkout (not installed).
 
 By hand, for developers::
 
@@ -43,15 +44,13 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Sequence
 
-from tfrecord_io.errors import TFRecordError
+from tfrecord_io.errors import MiniHdfsError
 
 __all__ = [
     "MiniHdfs",
     "MiniHdfsError",
     "CLASSPATH_ENV",
     "MAIN_CLASS",
-    "HADOOP_VERSION",
-    "MAVEN_DEPENDENCIES",
     "find_classpath",
     "ensure_classpath",
     "start_for_tests",
@@ -59,17 +58,6 @@ __all__ = [
 
 CLASSPATH_ENV = "TFRECORD_IO_MINIHDFS_CLASSPATH"
 MAIN_CLASS = "org.tfrecordio.minihdfs.MiniHdfs"
-HADOOP_VERSION = "3.5.0"
-#: What MiniHdfs needs at run time, as Maven ``(groupId, artifactId, version, classifier)``.
-#: ``hadoop-hdfs-client`` is listed because ``hadoop-hdfs`` declares it ``provided``.
-MAVEN_DEPENDENCIES: tuple[tuple[str, str, str, str | None], ...] = (
-    ("org.apache.hadoop", "hadoop-common", HADOOP_VERSION, None),
-    ("org.apache.hadoop", "hadoop-common", HADOOP_VERSION, "tests"),
-    ("org.apache.hadoop", "hadoop-hdfs", HADOOP_VERSION, None),
-    ("org.apache.hadoop", "hadoop-hdfs", HADOOP_VERSION, "tests"),
-    ("org.apache.hadoop", "hadoop-hdfs-client", HADOOP_VERSION, None),
-)
-
 _READY = "MINIHDFS READY "
 _CLASS_FILE = MAIN_CLASS.replace(".", "/") + ".class"
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -93,10 +81,6 @@ _DEFAULT_JVM_OPTIONS = (
     "-Djava.net.preferIPv4Stack=true",
     "-Djava.awt.headless=true",
 )
-
-
-class MiniHdfsError(TFRecordError):
-    """The mini HDFS could not be started, or a command to it failed."""
 
 
 def _tools_dir() -> Path:
@@ -176,29 +160,13 @@ def _compile_main_class(classpath: str, out_dir: Path) -> None:
         raise MiniHdfsError(f"javac failed on {_JAVA_SOURCE}:\n{proc.stderr[-4000:]}")
 
 
-def _maven_pom() -> str:
-    deps = []
-    for group, artifact, version, classifier in MAVEN_DEPENDENCIES:
-        extra = f"<classifier>{classifier}</classifier>" if classifier else ""
-        deps.append(
-            f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
-            f"<version>{version}</version>{extra}</dependency>"
-        )
-    return (
-        '<project xmlns="http://maven.apache.org/POM/4.0.0">\n'
-        "  <modelVersion>4.0.0</modelVersion>\n"
-        "  <groupId>org.tfrecordio</groupId><artifactId>minihdfs-classpath</artifactId>"
-        "<version>0</version>\n"
-        "  <dependencies>\n" + "\n".join(deps) + "\n  </dependencies>\n</project>\n"
-    )
-
-
 def ensure_classpath(classpath: str | None = None, *, build: bool = False) -> str:
     """Returns a classpath that runs MiniHdfs, compiling MiniHdfs.java if needed.
 
     If no classpath is configured (see :func:`find_classpath`) and ``build`` is true, resolves
-    :data:`MAVEN_DEPENDENCIES` with ``mvn dependency:build-classpath`` (from a pom generated in
-    ``~/.cache/tfrecord-io/minihdfs/maven``, outside the work tree). If the classpath lacks the
+    the Hadoop test jars with ``mvn dependency:build-classpath`` (``build_support/minihdfs_maven.py``
+    of a source checkout, from a pom generated in ``~/.cache/tfrecord-io/minihdfs/maven``,
+    outside the work tree). If the classpath lacks the
     MiniHdfs class, MiniHdfs.java is compiled with javac into that cache.
     Raises :class:`MiniHdfsError` with what to do when that is not possible.
     """
@@ -219,29 +187,26 @@ def ensure_classpath(classpath: str | None = None, *, build: bool = False) -> st
 
 
 def _build_with_maven(work: Path) -> str:
-    mvn = shutil.which("mvn")
-    if mvn is None:
+    """The Maven fallback of a source checkout (``build_support/minihdfs_maven.py``)."""
+    helper = _REPO_ROOT / "build_support" / "minihdfs_maven.py"
+    if not helper.is_file():
         raise MiniHdfsError(
-            "no classpath for the mini HDFS and no `mvn` to build one: run the project's setup "
-            f"(it writes {_tools_dir() / 'minihdfs.classpath'}) or set {CLASSPATH_ENV}"
+            "no classpath for the mini HDFS, and no build_support/ (a source checkout's) to "
+            f"build one with Maven: set {CLASSPATH_ENV}"
         )
-    work.mkdir(parents=True, exist_ok=True)
-    (work / "pom.xml").write_text(_maven_pom(), encoding="utf-8")
-    out = work / "classpath.tmp"
-    proc = subprocess.run(
-        [mvn, "-q", "-B", "-f", str(work / "pom.xml"), "dependency:build-classpath",
-         f"-Dmdep.outputFile={out}"],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0 or not out.is_file():
+    sys.path.insert(0, str(_REPO_ROOT))
+    try:
+        from build_support import BuildError  # noqa: PLC0415 - only in a source checkout
+        from build_support.minihdfs_maven import build_classpath  # noqa: PLC0415
+    finally:
+        sys.path.remove(str(_REPO_ROOT))
+    try:
+        return build_classpath(work)
+    except BuildError as exc:
         raise MiniHdfsError(
-            "mvn could not resolve the mini HDFS dependencies:\n"
-            + (proc.stdout + proc.stderr)[-4000:]
-        )
-    final = work / "classpath"
-    os.replace(out, final)
-    return final.read_text(encoding="utf-8").strip()
+            f"{exc} (or run the project's setup, which writes "
+            f"{_tools_dir() / 'minihdfs.classpath'}, or set {CLASSPATH_ENV})"
+        ) from None
 
 
 def _tail(path: Path, lines: int = 40) -> str:

@@ -6,7 +6,7 @@ bundles protoc 3.21.6; install it in a throwaway virtualenv (it pins protobuf < 
 
     python3 -m venv /tmp/protoc-venv
     /tmp/protoc-venv/bin/pip install grpcio-tools==1.51.3
-    /tmp/protoc-venv/bin/python tfrecord_io/proto/generate.py
+    /tmp/protoc-venv/bin/python build_support/generate_proto.py
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 def main() -> int:
     from grpc_tools import protoc  # type: ignore[import-not-found]
 
-    root = pathlib.Path(__file__).resolve().parents[2]
+    root = pathlib.Path(__file__).resolve().parents[1]
     args = ["protoc", "--version"]
     protoc.main(args)
     return protoc.main(
