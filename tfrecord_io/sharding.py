@@ -1,7 +1,7 @@
 """Which reader reads what: exact, coordination-free sharding of TFRecord inputs, without TensorFlow.
 
 Sharding (:func:`shard_plan`)
----------------------------
+-----------------------------
 With ``num_shards=N`` every record of the input is read by exactly one of the N readers. The
 plan is computed from the listing alone, identically in every process, with no coordination:
 
@@ -73,6 +73,7 @@ class Piece:
 
 
 def check_shards(num_shards: Any, shard_index: Any = 0) -> None:
+    """ValueError unless *num_shards* is a positive int and *shard_index* in ``[0, num_shards)``."""
     if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards < 1:
         raise ValueError(f"num_shards must be a positive int, not {num_shards!r}")
     if (
@@ -100,6 +101,7 @@ def balance(sizes: Sequence[int], num_shards: int) -> list[list[int]]:
 
 
 def plan(files: Sequence[FileInfo], compression: str | None, num_shards: int) -> list[list[Piece]]:
+    """The shards of listed *files* (sorted, no duplicates), by the rules of the module docs."""
     kinds = [_compression.resolve(compression, f.path) for f in files]
     whole = [Piece(f.path, k, 0, None, f.size) for f, k in zip(files, kinds)]
     if num_shards == 1:
@@ -151,7 +153,7 @@ def shard_plan(
 
     Deterministic: computed from the listing (and, when files are cut, their indexes) alone.
     Every record of the input is in exactly one piece of one shard. See the module docs for the
-    rules. Arguments and errors are those of :func:`dataset`.
+    rules. Arguments and errors are those of :func:`tfrecord_io.tf.dataset`.
     """
     check_shards(num_shards)
     _compression.normalize(compression)  # ValueError for a bad name, before any listing

@@ -46,6 +46,8 @@ def _records_of(files: Sequence[str], compression: str | None) -> Iterator[tuple
 
 
 def cmd_count(args: argparse.Namespace) -> int:
+    """``tfrecord-io count``: records per file (from the index when there is a valid one), and the
+    total."""
     from tfrecord_io import _compression, index  # noqa: PLC0415
 
     files = expand_paths(args.paths)
@@ -73,6 +75,7 @@ def cmd_count(args: argparse.Namespace) -> int:
 
 
 def cmd_head(args: argparse.Namespace) -> int:
+    """``tfrecord-io head``: the first records, decoded (or raw), as JSON lines."""
     files = expand_paths(args.paths)
     if args.n == 0:
         return EXIT_OK
@@ -97,6 +100,7 @@ def cmd_head(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    """``tfrecord-io schema``: the feature spec and Spark schema of sampled records."""
     files = expand_paths(args.paths)
     limit = None if args.sample == 0 else args.sample
     sample: list[bytes] = []
@@ -120,6 +124,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    """``tfrecord-io verify``: check every CRC and index; one line per damaged stretch."""
     from tfrecord_io import _compression, index  # noqa: PLC0415
 
     files = expand_paths(args.paths)
@@ -200,6 +205,7 @@ def _stale(ipath: str, i: int, indexed: list[tuple[int, int]], entry: tuple[int,
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    """``tfrecord-io index``: write the missing split indexes of uncompressed files."""
     from tfrecord_io import _compression, index  # noqa: PLC0415
 
     files = expand_paths(args.paths)
@@ -223,6 +229,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_mnist(args: argparse.Namespace) -> int:
+    """``tfrecord-io mnist``: convert MNIST IDX files, locally or on Spark executors."""
     from tfrecord_io.datasets import mnist  # noqa: PLC0415
 
     splits = mnist.load(args.input)  # every input checked before Spark starts or we write

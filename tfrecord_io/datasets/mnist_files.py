@@ -27,6 +27,7 @@ _USER_AGENT = "tfrecord-io (MNIST converter)"
 
 
 def input_kind(location: str) -> str:
+    """``"http"``, ``"hdfs"`` or ``"local"``; ValueError for other URL schemes."""
     scheme = location.split("://", 1)[0].lower() if "://" in location else ""
     if scheme in ("http", "https"):
         return "http"
@@ -54,6 +55,7 @@ def list_names(location: str, kind: str) -> set[str]:
 
 
 def join(base: str, name: str) -> str:
+    """*name* in the directory or base URL *base*."""
     if "://" in base:
         return base.rstrip("/") + "/" + name
     return os.path.join(base, name)

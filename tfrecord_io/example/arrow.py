@@ -28,6 +28,7 @@ __all__ = ["to_arrow", "is_list_type"]
 
 
 def is_list_type(t: pa.DataType) -> bool:
+    """Whether *t* is an Arrow list, large list or fixed-size list type."""
     return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
 
 

@@ -80,6 +80,7 @@ class Column:
 
 
 def container_lengths(containers: list[Any]) -> np.ndarray:
+    """The number of values in each protobuf value container, as int64."""
     return np.fromiter(map(len, containers), np.int64, len(containers))
 
 
@@ -366,6 +367,7 @@ def _leaf_type(col: Column, kind: str | None, binary: bool) -> pa.DataType:
 def infer(
     ctx: dict[str, Column], fls: dict[str, Column], binary_features: Iterable[str]
 ) -> pa.Schema:
+    """The Arrow schema of collected columns (see :func:`infer_schema`)."""
     binary = {binary_features} if isinstance(binary_features, str) else set(binary_features)
     fields = []
     for name in sorted(ctx):

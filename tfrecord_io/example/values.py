@@ -57,6 +57,7 @@ _RECORD_TYPES = ("Example", "SequenceExample")
 
 
 def check_record_type(record_type: str) -> None:
+    """ValueError unless *record_type* is ``"Example"`` or ``"SequenceExample"``."""
     if record_type not in _RECORD_TYPES:
         raise ValueError(
             f"record_type must be 'Example' or 'SequenceExample', not {record_type!r}"
@@ -255,6 +256,8 @@ def encode_sequence_example(
 
 
 def parse_message(cls: Any, data: RecordBytes, what: str, index: int | None = None) -> Any:
+    """Parse *data* as protobuf message *cls*; :class:`SchemaError` (naming *what* and the
+    record's *index*) if it does not parse."""
     if not isinstance(data, bytes):
         data = bytes(data)  # protobuf < 5 parses only bytes
     try:

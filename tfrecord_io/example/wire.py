@@ -52,6 +52,7 @@ def varint_at(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray,
 
 
 def gather(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """The bytes ``buf[starts[i]:starts[i] + lens[i]]`` for every i, concatenated."""
     return materialize(Leaf(buf, starts, lens)).buf
 
 
@@ -123,6 +124,7 @@ class Cat:
 
 
 def const(data: bytes, n: int) -> Const:
+    """The same bytes *data* in each of *n* rows."""
     return Const(np.frombuffer(data, dtype=np.uint8), np.full(n, len(data), dtype=np.int64))
 
 
@@ -139,6 +141,7 @@ def masked(node: Any, keep: np.ndarray) -> Any:
 
 
 def varint_bytes(v: int) -> bytes:
+    """The protobuf varint encoding of one non-negative int."""
     out = bytearray()
     while v > 0x7F:
         out.append((v & 0x7F) | 0x80)
@@ -198,6 +201,7 @@ def _write(node: Any, out: np.ndarray, dest: np.ndarray) -> None:
 
 
 def materialize(node: Any) -> Leaf:
+    """A rope written out into one buffer: a Leaf whose rows are the node's rows."""
     lens = node.lens
     starts = np.cumsum(lens) - lens
     out = np.empty(int(lens.sum()), dtype=np.uint8)
