@@ -2,7 +2,7 @@
 //
 // TensorFlow 2.21 has no HDFS file system. This plugin registers the two schemes with
 // TensorFlow's C file system API (filesystem_interface.h) and forwards every operation to a table
-// of callbacks that tfrecord_io.tf_filesystem installs from Python (ctypes). The callbacks use
+// of callbacks that tfrecord_io.tf.filesystem installs from Python (ctypes). The callbacks use
 // tfrecord_io.hdfs (the hdfs-native client, or WebHDFS), so TensorFlow gets the same URLs,
 // Hadoop configuration, user and DataNode failover as the rest of tfrecord-io, with no JVM and no
 // libhdfs.so. TensorFlow's own C++ code (TFRecordDataset, tf.io.gfile, checkpoints) does
@@ -24,7 +24,7 @@
 
 extern "C" {
 
-// What tfrecord_io.tf_filesystem provides. Every function reports failure by calling
+// What tfrecord_io.tf.filesystem provides. Every function reports failure by calling
 // tfrecord_io_set_status(status, code, message) and returning a negative value (or -1).
 // `status` is an opaque TF_Status*; codes are TF_Code values. Handles are Python-side ids.
 typedef struct TFRecordIOCallbacks {
