@@ -128,6 +128,8 @@ def ls(url: Location, *, detail: bool = False) -> list[Any]:
         UnsupportedOperationError: the protocol has no directories (http, https).
     """
     fs, target = filesystem(url)
+    if not fs.can_list:
+        return fs.ls(target)  # raises UnsupportedOperationError, naming the protocol
     info = fs.stat(target)
     entries = _entries(fs, target) if info.is_dir else [info]
     return entries if detail else [e.url for e in entries]
@@ -156,7 +158,7 @@ def glob(pattern: Location, *, detail: bool = False, skip_hidden: bool = False) 
             found = []
         return found if detail else [f.url for f in found]
     if not fs.can_list:
-        fs.ls(target)  # raises UnsupportedOperationError, naming the protocol
+        return fs.ls(target)  # raises UnsupportedOperationError, naming the protocol
     absolute = path.startswith("/")
     base0 = root + ("/" if absolute else "") + "/".join(parts[:first])
     if base0:
