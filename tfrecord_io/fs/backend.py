@@ -17,7 +17,7 @@ class FileInfo:
 
     Attributes:
         url: the path or URL, in the form it was asked for (listings extend it).
-        size: size in bytes (0 for directories).
+        size: size in bytes (0 for directories, -1 if the system does not say, as HTTP may).
         is_dir: whether it is a directory.
         mtime: modification time, seconds since the epoch (0.0 if the file system does not say).
     """
