@@ -6,11 +6,22 @@ catch the whole family at once or one specific kind.
 
 from __future__ import annotations
 
+import io
+
 __all__ = [
     "TFRecordError",
     "CorruptRecordError",
     "SchemaError",
     "HdfsError",
+    "HdfsFileNotFoundError",
+    "HdfsPermissionError",
+    "HdfsFileExistsError",
+    "HttpError",
+    "HttpFileNotFoundError",
+    "HttpPermissionError",
+    "InputNotFoundError",
+    "UnsupportedURLError",
+    "UnsupportedOperationError",
     "JarNotFoundError",
     "PluginNotBuiltError",
     "InputNotFoundError",
@@ -48,8 +59,53 @@ class SchemaError(TFRecordError):
     """Data does not fit a schema: unsupported column type, or a feature of the wrong kind."""
 
 
-class HdfsError(TFRecordError):
+# -- where bytes live: paths and URLs (tfrecord_io.fs, tfrecord_io.hdfs) -----------------------
+#
+# Failures of file system operations are OSErrors, whatever the scheme: a missing path is a
+# FileNotFoundError, a denied one a PermissionError, an existing one a FileExistsError. Local
+# files raise Python's own; HDFS and HTTP raise the subclasses below, which are also
+# TFRecordErrors and name the URL in their message.
+
+
+class HdfsError(TFRecordError, OSError):
     """An HDFS operation failed: missing path, permission denied, unreachable NameNode."""
+
+
+class HdfsFileNotFoundError(HdfsError, FileNotFoundError):
+    """An HDFS path does not exist."""
+
+
+class HdfsPermissionError(HdfsError, PermissionError):
+    """HDFS denied access to a path for the current user."""
+
+
+class HdfsFileExistsError(HdfsError, FileExistsError):
+    """An HDFS path exists where it should not."""
+
+
+class HttpError(TFRecordError, OSError):
+    """An ``http(s)://`` request failed: unreachable server, timeout, an HTTP error status."""
+
+
+class HttpFileNotFoundError(HttpError, FileNotFoundError):
+    """The server says the URL is not there (HTTP 404 or 410)."""
+
+
+class HttpPermissionError(HttpError, PermissionError):
+    """The server refuses the request (HTTP 401 or 403; S3 also says 403 for a missing key)."""
+
+
+class InputNotFoundError(TFRecordError, FileNotFoundError):
+    """An input path does not exist, a glob matches no file, or a directory holds no data files
+    (:func:`tfrecord_io.fs.expand`)."""
+
+
+class UnsupportedURLError(TFRecordError, ValueError):
+    """A URL whose scheme no file system is registered for, or a malformed ``file:`` URL."""
+
+
+class UnsupportedOperationError(TFRecordError, io.UnsupportedOperation):
+    """The file system of a URL cannot do what was asked (e.g. list or write ``https://``)."""
 
 
 class JarNotFoundError(TFRecordError):

@@ -17,15 +17,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import posixpath
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 
-from tfrecord_io import _compression
+from tfrecord_io import _compression, fs
 from tfrecord_io import records as _records
-from tfrecord_io.errors import HdfsError
 
 __all__ = [
     "INDEX_SUFFIX",
@@ -57,20 +55,11 @@ def index_path(data_path: str | os.PathLike[str]) -> str:
     Raises:
         ValueError: if *data_path* names no file (empty, or ends with ``/``).
     """
-    name = os.fspath(data_path)
-    if isinstance(name, bytes):
-        name = os.fsdecode(name)
-    if "://" in name:
-        scheme_and_host, sep, path = name.partition("://")
-        host, slash, rest = path.partition("/")
-        directory, base = posixpath.split(slash + rest)
-        if not base:
-            raise ValueError(f"not a file URL: {name!r}")
-        return f"{scheme_and_host}{sep}{host}{posixpath.join(directory, '_' + base + INDEX_SUFFIX)}"
-    directory, base = os.path.split(name)
+    name = fs.name(data_path)
+    directory, base = fs.split(name)
     if not base:
-        raise ValueError(f"not a file path: {name!r}")
-    return os.path.join(directory, "_" + base + INDEX_SUFFIX)
+        raise ValueError(f"not a file {'URL' if '://' in name else 'path'}: {name!r}")
+    return fs.join(directory, "_" + base + INDEX_SUFFIX)
 
 
 def scan(
@@ -114,9 +103,8 @@ def write_index(data_path: str | os.PathLike[str], index: Iterable[Entry] | None
     else:
         entries = [(int(o), int(n)) for o, n in index]
         _check_entries(entries, str(ipath))
-        kind, local = _records._classify(data_path)
-        if kind == "local":
-            size = os.path.getsize(local)
+        if fs.is_local(data_path):
+            size = fs.stat(data_path).size
             end = _end_of(entries)
             if end != size:
                 raise ValueError(
@@ -138,12 +126,12 @@ def read_index(source: _records.Source) -> list[Entry]:
         OSError: the index cannot be read.
     """
     with contextlib.ExitStack() as stack:
-        if _records._is_location(source):
-            stream, _, _ = _records._open_location(source, "rb", stack)  # type: ignore[arg-type]
+        if fs.is_location(source):
+            stream = stack.enter_context(fs.open(source, "rb"))  # type: ignore[arg-type]
         else:
             stream = source  # type: ignore[assignment]
         data = stream.read()
-    return _parse(data, _records._display_name(source))
+    return _parse(data, fs.name(source))
 
 
 def load_index(
@@ -160,13 +148,12 @@ def load_index(
     """
     ipath = index_path(data_path)
     try:
-        with contextlib.ExitStack() as stack:
-            stream, _, _ = _records._open_location(ipath, "rb", stack)
+        with fs.open(ipath, "rb") as stream:
             data = stream.read()
     except FileNotFoundError:
         log.debug("No index %s", ipath)
         return None
-    except (OSError, HdfsError) as exc:
+    except OSError as exc:
         log.warning("Ignoring the index %s: cannot read it: %s", ipath, exc)
         return None
     try:
@@ -301,31 +288,12 @@ def _check_entries(entries: Sequence[Entry], name: str) -> None:
 
 
 def _size_of(data_path: str | os.PathLike[str]) -> int:
-    kind, resolved = _records._classify(data_path)
-    if kind == "local":
-        return os.path.getsize(resolved)
-    with contextlib.ExitStack() as stack:
-        stream, _, _ = _records._open_location(resolved, "rb", stack)
-        stream.seek(0, os.SEEK_END)
-        return stream.tell()
+    return fs.stat(data_path).size
 
 
 def _write_index_text(ipath: str, text: str) -> None:
-    """Write index text to a local path (atomically, via a temporary file) or a URL."""
-    kind, resolved = _records._classify(ipath)
-    payload = text.encode("ascii")
-    if kind == "local":
-        tmp = f"{resolved}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "wb") as f:
-                f.write(payload)
-            os.replace(tmp, resolved)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.remove(tmp)
-            raise
-    else:
-        with contextlib.ExitStack() as stack:
-            stream, _, _ = _records._open_location(ipath, "wb", stack)
-            _compression.write_fully(stream, payload)
+    """Write index text to a path or URL, atomically: readers see the old index or the new one,
+    never part of one (on HDFS, for a moment, none)."""
+    with fs.atomic_write(ipath) as f:
+        f.write(text.encode("ascii"))
     log.debug("Wrote index %s", ipath)

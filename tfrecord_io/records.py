@@ -11,9 +11,9 @@ where ``masked_crc32c(b) = ((c >> 15) | (c << 17)) + 0xa282ead8 (mod 2**32)`` wi
 ``c = crc32c(b)``. Files may be wrapped whole in a GZIP or ZLIB stream, as TensorFlow's
 ``compression_type`` does.
 
-Sources and targets can be local paths (``str``, :class:`os.PathLike` or ``file://`` URLs),
-``hdfs://`` / ``webhdfs://`` URLs (opened through :func:`tfrecord_io.hdfs.open`) or binary file
-objects. This module never imports TensorFlow.
+Sources and targets can be binary file objects or any path or URL that :func:`tfrecord_io.fs.open`
+opens: local paths (``str``, :class:`os.PathLike` or ``file://`` URLs), ``hdfs://`` /
+``webhdfs://`` URLs, and ``http(s)://`` URLs for reading. This module never imports TensorFlow.
 
 Main entry points: :func:`read` / :class:`RecordReader` and :func:`write` / :class:`RecordWriter`.
 """
@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import struct
 import zlib
 from array import array
@@ -31,12 +30,11 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate
 from types import TracebackType
 from typing import IO, Any, BinaryIO, Union
-from urllib.parse import unquote, urlsplit
 
 import crc32c as _crc32c
 
-from tfrecord_io import _compression
-from tfrecord_io.errors import CorruptRecordError
+from tfrecord_io import _compression, fs
+from tfrecord_io.errors import CorruptRecordError, UnsupportedURLError
 
 __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",
@@ -70,9 +68,6 @@ _pack_u64 = struct.Struct("<Q").pack
 _pack_u32 = struct.Struct("<I").pack
 _crc = _crc32c.crc32c
 
-_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
-_HDFS_SCHEMES = frozenset({"hdfs", "webhdfs"})
-
 # Errors a damaged GZIP/ZLIB stream raises while being read.
 _DECOMPRESSION_ERRORS = (zlib.error, EOFError)
 
@@ -84,77 +79,33 @@ def masked_crc32c(data: bytes | bytearray | memoryview) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# Where data comes from and goes to
+# Where data comes from and goes to: tfrecord_io.fs. The names below stay only for modules not
+# yet moved to fs (cli, tf, mnist); remove them once those call fs directly.
 
 
 def _classify(location: str | os.PathLike[str]) -> tuple[str, str]:
-    """Split a path or URL into ``("local", path)`` or ``("hdfs", url)``.
-
-    Raises:
-        ValueError: for a URL scheme other than file, hdfs and webhdfs.
-    """
-    name = os.fspath(location)
-    if isinstance(name, bytes):
-        name = os.fsdecode(name)
-    match = _SCHEME_RE.match(name)
-    if match:
-        scheme = match.group(1).lower()
-        if scheme == "file":
-            return "local", _file_url_to_path(name)
-        if scheme in _HDFS_SCHEMES:
-            return "hdfs", name
-        raise ValueError(
-            f"unsupported URL scheme {scheme!r} in {name!r}: use a local path, a file:// URL, "
-            "or an hdfs:// or webhdfs:// URL"
-        )
-    if name[:6].lower() == "file:/":  # Hadoop's file:/tmp/x spelling
-        return "local", _file_url_to_path(name)
-    return "local", name
+    """Deprecated: ``("local", path)`` or ``("hdfs", url)``; ValueError for other schemes."""
+    protocol, target = fs.split_url(location)
+    if protocol == "file":
+        return "local", target
+    if protocol in ("hdfs", "webhdfs"):
+        return "hdfs", target
+    raise UnsupportedURLError(
+        f"unsupported URL scheme {protocol!r} in {target!r}: use a local path, a file:// URL, "
+        "or an hdfs:// or webhdfs:// URL"
+    )
 
 
-def _file_url_to_path(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.netloc not in ("", "localhost"):
-        raise ValueError(f"file URL {url!r} names a remote host; only local files are supported")
-    path = unquote(parts.path)
-    if not path:
-        raise ValueError(f"file URL {url!r} has no path")
-    return path
-
-
-def _is_location(source: Any) -> bool:
-    return isinstance(source, (str, bytes, os.PathLike))
+_is_location = fs.is_location
+_display_name = fs.name
 
 
 def _open_location(
     location: str | os.PathLike[str], mode: str, stack: contextlib.ExitStack
 ) -> tuple[BinaryIO, str, str]:
-    """Open a path or URL for binary reading (``"rb"``) or writing (``"wb"``).
-
-    Returns:
-        (stream, kind, resolved) where kind is "local" or "hdfs" and resolved is the local path
-        or the URL. The stream is registered on *stack* to be closed with it.
-    """
+    """Deprecated: ``(stream, kind, resolved)``, the stream registered on *stack*."""
     kind, resolved = _classify(location)
-    if kind == "hdfs":
-        from tfrecord_io import hdfs  # imported lazily: optional, heavier dependency
-
-        stream = stack.enter_context(hdfs.open(resolved, mode))
-    else:
-        stream = stack.enter_context(open(resolved, mode))
-    return stream, kind, resolved
-
-
-def _display_name(source: Any) -> str:
-    if _is_location(source):
-        name = os.fspath(source)
-        return os.fsdecode(name) if isinstance(name, bytes) else name
-    name = getattr(source, "name", None)
-    if isinstance(name, str):
-        return name
-    if isinstance(name, bytes):
-        return os.fsdecode(name)
-    return f"<{type(source).__name__} object>"
+    return stack.enter_context(fs.open(location, mode)), kind, resolved
 
 
 # --------------------------------------------------------------------------------------------
@@ -240,15 +191,15 @@ class RecordReader:
             raise ValueError(f"start must be a non-negative int, not {start!r}")
         if end is not None and (not isinstance(end, int) or end < start):
             raise ValueError(f"end must be None or an int >= start ({start}), not {end!r}")
-        is_location = _is_location(source)
+        is_location = fs.is_location(source)
         kind = _compression.resolve(compression, source if is_location else None)
         if kind != _compression.NONE and (start != 0 or end is not None):
             raise ValueError(
                 f"a byte range (start={start}, end={end}) needs uncompressed input, but "
-                f"{_display_name(source)} is read as {kind}; compressed files cannot be split"
+                f"{fs.name(source)} is read as {kind}; compressed files cannot be split"
             )
 
-        self.path: str = _display_name(source)
+        self.path: str = fs.name(source)
         self.compression: str = kind
         self.offset: int | None = None
         self.skipped_records: int = 0
@@ -272,7 +223,7 @@ class RecordReader:
 
         try:
             if is_location:
-                stream, _, _ = _open_location(source, "rb", self._stack)
+                stream = self._stack.enter_context(fs.open(source, "rb"))
             else:
                 stream = source  # type: ignore[assignment]
             if start:
@@ -599,9 +550,9 @@ class RecordWriter:
     ) -> None:
         if index not in (None, True, False):
             raise ValueError(f"index must be None, True or False, not {index!r}")
-        is_location = _is_location(target)
+        is_location = fs.is_location(target)
         kind = _compression.resolve(compression, target if is_location else None)
-        self.path: str = _display_name(target)
+        self.path: str = fs.name(target)
         self.compression: str = kind
         self.count: int = 0
         self.bytes_written: int = 0
@@ -614,7 +565,9 @@ class RecordWriter:
         self._target: Any = None
         self._owns_target = is_location
 
-        location_kind = _classify(target)[0] if is_location else None
+        location_kind = None
+        if is_location:
+            location_kind = "local" if fs.is_local(target) else "remote"  # type: ignore[arg-type]
         if index is True:
             if kind != _compression.NONE:
                 raise ValueError(
@@ -635,14 +588,13 @@ class RecordWriter:
 
                 sidecar = index_path(target)  # type: ignore[arg-type]
                 if location_kind == "local":
-                    local_sidecar = _classify(sidecar)[1]
                     with contextlib.suppress(FileNotFoundError):
-                        os.remove(local_sidecar)
+                        fs.delete(sidecar)
                         log.debug("Removed the index %s of the file being overwritten", sidecar)
                 if want_index:
                     self.index_path = sidecar
                     self._lengths = array("Q")
-                stream, _, _ = _open_location(target, "wb", self._stack)
+                stream = self._stack.enter_context(fs.open(target, "wb"))
             else:
                 stream = target  # type: ignore[assignment]
             self._target = stream
@@ -776,10 +728,9 @@ class RecordWriter:
             log.warning("Not writing the index of %s: writing it failed", self.path)
 
     def _write_index(self) -> None:
-        from tfrecord_io.index import _write_index_text  # noqa: PLC0415
-
         assert self._lengths is not None and self.index_path is not None
-        _write_index_text(self.index_path, _index_lines(self._lengths))
+        with fs.atomic_write(self.index_path) as f:
+            f.write(_index_lines(self._lengths).encode("ascii"))
 
 
 def _index_lines(lengths: array) -> str:

@@ -1,0 +1,163 @@
+"""tfrecord_io.fs reading http:// URLs from a real server (http.server on 127.0.0.1, in a thread)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tfrecord_io import fs, index, records
+from tfrecord_io.errors import (
+    HttpError,
+    HttpFileNotFoundError,
+    HttpPermissionError,
+    TFRecordError,
+    UnsupportedOperationError,
+)
+
+DATA = bytes(range(256)) * 4000  # 1,024,000 bytes
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    """Serves a directory; ``/forbidden/*`` is 403; under ``/ranged/`` Range requests get 206
+    (http.server itself ignores Range and sends the whole file, which is served at ``/plain/``)."""
+
+    def log_message(self, *args: object) -> None:  # keep test output clean
+        pass
+
+    def send_head(self):  # type: ignore[override]
+        if self.path.startswith("/forbidden/"):
+            self.send_error(403, "Forbidden")
+            return None
+        m = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range", ""))
+        if not (self.path.startswith("/ranged/") and m):
+            return super().send_head()
+        path = self.translate_path(self.path)
+        try:
+            f = open(path, "rb")  # noqa: SIM115 - closed by copyfile's caller
+        except OSError:
+            self.send_error(404, "File not found")
+            return None
+        size = os.fstat(f.fileno()).st_size
+        start = int(m.group(1))
+        if start >= size:
+            f.close()
+            self.send_error(416, "Range Not Satisfiable")
+            return None
+        f.seek(start)
+        self.send_response(206)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
+        self.send_header("Content-Length", str(size - start))
+        self.end_headers()
+        return f
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[str]:
+    """``http://127.0.0.1:PORT`` serving a directory with plain/, ranged/ and forbidden/."""
+    root = tmp_path_factory.mktemp("www")
+    for sub in ("plain", "ranged", "forbidden"):
+        (root / sub).mkdir()
+        (root / sub / "data.bin").write_bytes(DATA)
+    records.write(root / "plain" / "part-0.tfrecord", [b"a", b"bc", b"def" * 1000])
+    httpd = ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Handler, directory=str(root))
+    )
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def test_open_reads_the_whole_file(server):
+    with fs.open(f"{server}/plain/data.bin") as f:
+        assert f.name == f"{server}/plain/data.bin"
+        assert f.read() == DATA
+
+
+def test_stat_and_exists(server, tmp_path):
+    info = fs.stat(f"{server}/plain/data.bin")
+    assert (info.size, info.is_dir) == (len(DATA), False) and info.mtime > 0
+    assert fs.exists(f"{server}/plain/data.bin")
+    assert not fs.exists(f"{server}/plain/missing.bin")
+
+
+@pytest.mark.parametrize("where", ["ranged", "plain"])
+def test_seeks_read_the_right_bytes_with_or_without_range_support(server, where):
+    with fs.open(f"{server}/{where}/data.bin") as f:
+        for offset in (500_000, 10, 1_023_990, 123_456):
+            f.seek(offset)
+            assert f.read(1000) == DATA[offset : offset + 1000], offset
+        f.seek(-5, os.SEEK_END)
+        assert f.read() == DATA[-5:]
+        f.seek(len(DATA) + 10)
+        assert f.read() == b""
+
+
+def test_missing_and_forbidden_urls_are_the_os_error_family(server):
+    with pytest.raises(HttpFileNotFoundError, match="HTTP 404") as err:
+        fs.open(f"{server}/plain/missing.bin")
+    assert f"{server}/plain/missing.bin" in str(err.value)
+    assert isinstance(err.value, FileNotFoundError) and isinstance(err.value, TFRecordError)
+    with pytest.raises(HttpPermissionError, match="HTTP 403") as err:
+        fs.open(f"{server}/forbidden/data.bin")
+    assert isinstance(err.value, PermissionError)
+
+
+def test_records_and_indexes_read_over_http(server):
+    assert list(records.read(f"{server}/plain/part-0.tfrecord")) == [b"a", b"bc", b"def" * 1000]
+    assert index.load_index(f"{server}/plain/part-0.tfrecord") == [(0, 17), (17, 18), (35, 3016)]
+    # a byte range of the file, as sharded readers ask for (a seek, over HTTP)
+    assert list(records.read(f"{server}/plain/part-0.tfrecord", start=17)) == [b"bc", b"def" * 1000]
+
+
+def test_expand_takes_an_http_file_as_given(server):
+    url = f"{server}/plain/data.bin?token=a*b"
+    assert fs.expand(url) == [url]  # no listing over HTTP: ? and * are not wildcards here
+    with pytest.raises(HttpFileNotFoundError):
+        fs.expand(f"{server}/plain/nothing-here")
+
+
+def test_http_is_read_only_and_cannot_list(server):
+    with pytest.raises(UnsupportedOperationError, match="cannot write"):
+        fs.open(f"{server}/plain/new.bin", "wb")
+    with pytest.raises(UnsupportedOperationError, match="cannot list"):
+        fs.ls(f"{server}/plain/")
+    with pytest.raises(UnsupportedOperationError, match="cannot list"):
+        fs.glob(f"{server}/plain/*.bin")
+    with pytest.raises(UnsupportedOperationError):
+        fs.delete(f"{server}/plain/data.bin")
+
+
+def test_a_server_that_never_answers_times_out():
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)  # connections complete, but nothing is ever read or sent
+    try:
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/x"
+        with pytest.raises(HttpError, match="timed out|no answer") as err:
+            fs.open(url, timeout=0.5)
+        assert url in str(err.value) and isinstance(err.value, OSError)
+    finally:
+        silent.close()
+
+
+def test_an_unreachable_server_is_named():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with pytest.raises(HttpError, match=f"cannot reach http://127.0.0.1:{port}/x"):
+        fs.stat(f"http://127.0.0.1:{port}/x")

@@ -1,0 +1,293 @@
+"""tfrecord_io.fs on local files: open, stat, ls, glob, walk, makedirs/delete/rename, URLs."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from tfrecord_io import fs
+from tfrecord_io.errors import TFRecordError, UnsupportedOperationError, UnsupportedURLError
+from tfrecord_io.fs.local import LocalFileSystem
+
+
+def _tree(root: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+# -- open / stat -------------------------------------------------------------------------------
+
+
+def test_open_writes_and_reads_paths_pathlib_and_file_urls(tmp_path):
+    path = tmp_path / "a b.bin"
+    with fs.open(str(path), "wb") as f:
+        f.write(b"\x00\x01payload")
+    with fs.open(path) as f:
+        assert f.read() == b"\x00\x01payload"
+    with fs.open(path.as_uri()) as f:  # percent-encoded space
+        assert f.read(2) == b"\x00\x01"
+    with fs.open("file:" + str(path)) as f:  # Hadoop's file:/path spelling
+        assert f.read() == b"\x00\x01payload"
+
+
+def test_text_modes_are_utf8(tmp_path):
+    path = tmp_path / "t.txt"
+    with fs.open(path, "w") as f:
+        f.write("grüße\n")
+    assert path.read_bytes() == "grüße\n".encode()
+    with fs.open(path, "r") as f:
+        assert f.read() == "grüße\n"
+
+
+def test_unknown_mode_is_a_value_error(tmp_path):
+    with pytest.raises(ValueError, match="unsupported mode 'ab'"):
+        fs.open(tmp_path / "x", "ab")
+
+
+def test_stat_reports_size_kind_and_mtime(tmp_path):
+    (tmp_path / "f").write_bytes(b"12345")
+    os.utime(tmp_path / "f", (1_600_000_000, 1_600_000_000))
+    info = fs.stat(tmp_path / "f")
+    assert (info.url, info.size, info.is_dir, info.mtime) == (
+        str(tmp_path / "f"), 5, False, 1_600_000_000
+    )
+    assert fs.stat(tmp_path).is_dir and fs.stat(tmp_path).size == 0
+    assert fs.exists(tmp_path / "f") and fs.isdir(tmp_path) and not fs.isdir(tmp_path / "f")
+    assert not fs.exists(tmp_path / "nope") and not fs.isdir(tmp_path / "nope")
+
+
+def test_stat_follows_symbolic_links(tmp_path):
+    (tmp_path / "target").write_bytes(b"x" * 10)
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    (tmp_path / "dirlink").symlink_to(tmp_path, target_is_directory=True)
+    assert fs.stat(tmp_path / "link").size == 10
+    assert fs.stat(tmp_path / "dirlink").is_dir
+
+
+def test_missing_local_paths_raise_file_not_found_naming_them(tmp_path):
+    missing = tmp_path / "nope"
+    for call in (fs.stat, fs.open, fs.ls, fs.delete):
+        with pytest.raises(FileNotFoundError) as err:
+            call(missing)
+        assert str(missing) in str(err.value)
+
+
+# -- ls / glob -----------------------------------------------------------------------------------
+
+
+def test_ls_sorts_entries_and_gives_a_file_alone(tmp_path):
+    _tree(tmp_path, {"b": b"", "a": b"1", "_c": b"", "d/x": b""})
+    assert fs.ls(tmp_path) == [str(tmp_path / n) for n in ("_c", "a", "b", "d")]
+    detail = {i.url: (i.size, i.is_dir) for i in fs.ls(tmp_path, detail=True)}
+    assert detail[str(tmp_path / "a")] == (1, False) and detail[str(tmp_path / "d")] == (0, True)
+    assert fs.ls(tmp_path / "a") == [str(tmp_path / "a")]
+
+
+def test_glob_matches_wildcards_in_any_component_sorted(tmp_path):
+    _tree(tmp_path, {
+        "2024/part-1": b"", "2024/part-0": b"", "2025/part-0": b"", "2025/other": b"",
+        "notes.txt": b"", "2024x": b"",
+    })
+    assert fs.glob(f"{tmp_path}/20*/part-?") == [
+        str(tmp_path / p) for p in ("2024/part-0", "2024/part-1", "2025/part-0")
+    ]
+    assert fs.glob(f"{tmp_path}/202[5]/*") == [str(tmp_path / "2025/other"), str(tmp_path / "2025/part-0")]
+    assert fs.glob(f"{tmp_path}/*/") == [str(tmp_path / "2024"), str(tmp_path / "2025")]  # dirs
+    assert fs.glob(str(tmp_path / "notes.txt")) == [str(tmp_path / "notes.txt")]  # no wildcard
+    assert fs.glob(str(tmp_path / "absent.txt")) == []
+    assert fs.glob(f"{tmp_path}/absent/*") == []
+    assert fs.glob(tmp_path.as_uri() + "/2025/p*") == [str(tmp_path / "2025/part-0")]
+
+
+def test_glob_of_a_relative_pattern_gives_relative_paths(tmp_path, monkeypatch):
+    _tree(tmp_path, {"d/a.tfrecord": b"", "d/b.tfrecord": b"", "e.tfrecord": b""})
+    monkeypatch.chdir(tmp_path)
+    assert fs.glob("d/*.tfrecord") == ["d/a.tfrecord", "d/b.tfrecord"]
+    assert fs.glob("*.tfrecord") == ["e.tfrecord"]
+
+
+def test_glob_matches_hidden_names_unless_told_to_skip_them(tmp_path):
+    _tree(tmp_path, {"part-0": b"", "_part-0.tfindex": b"", ".part-0.crc": b"", "_tmp/part-9": b""})
+    assert fs.glob(f"{tmp_path}/*") == [
+        str(tmp_path / n) for n in (".part-0.crc", "_part-0.tfindex", "_tmp", "part-0")
+    ]
+    assert fs.glob(f"{tmp_path}/*", skip_hidden=True) == [str(tmp_path / "part-0")]
+    assert fs.glob(f"{tmp_path}/*/part-*", skip_hidden=True) == []
+    # A pattern that itself starts with _ or . asks for hidden names.
+    assert fs.glob(f"{tmp_path}/_*.tfindex", skip_hidden=True) == [str(tmp_path / "_part-0.tfindex")]
+
+
+# -- walk ----------------------------------------------------------------------------------------
+
+
+def test_walk_is_top_down_sorted_and_can_be_pruned(tmp_path):
+    _tree(tmp_path, {"b/y": b"", "b/x": b"", "a/z": b"", "top": b"", "_skip/w": b""})
+    seen = []
+    for directory, dirs, files in fs.walk(tmp_path):
+        dirs[:] = [d for d in dirs if not d.startswith("_")]
+        seen.append((directory, list(dirs), files))
+    assert seen == [
+        (str(tmp_path), ["a", "b"], ["top"]),
+        (str(tmp_path / "a"), [], ["z"]),
+        (str(tmp_path / "b"), [], ["x", "y"]),
+    ]
+    assert list(fs.walk(tmp_path / "top")) == [] and list(fs.walk(tmp_path / "nope")) == []
+
+
+def test_walk_follows_directory_links_and_skips_loops(tmp_path, caplog):
+    _tree(tmp_path, {"data/d/f": b"abc", "elsewhere/g": b"12"})
+    (tmp_path / "data" / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "data" / "d" / "up").symlink_to(tmp_path / "data", target_is_directory=True)
+    with caplog.at_level(logging.WARNING, logger="tfrecord_io.fs"):
+        walked = {d: files for d, _, files in fs.walk(tmp_path / "data", detail=True)}
+    assert [f.url for f in walked[str(tmp_path / "data" / "linked")]] == [
+        str(tmp_path / "data" / "linked" / "g")
+    ]
+    assert str(tmp_path / "data" / "d" / "up") not in walked
+    assert "loop" in caplog.text and str(tmp_path / "data" / "d" / "up") in caplog.text
+
+
+def test_a_dangling_link_in_a_listing_is_named(tmp_path):
+    (tmp_path / "ok").write_bytes(b"")
+    (tmp_path / "broken").symlink_to(tmp_path / "gone")
+    with pytest.raises(FileNotFoundError, match="broken: dangling symbolic link"):
+        fs.ls(tmp_path)
+
+
+# -- makedirs / delete / rename / replace / atomic_write -----------------------------------------
+
+
+def test_makedirs_is_idempotent_and_refuses_a_file_in_the_way(tmp_path):
+    fs.makedirs(tmp_path / "a" / "b")
+    fs.makedirs(tmp_path / "a" / "b")
+    assert (tmp_path / "a" / "b").is_dir()
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(FileExistsError):
+        fs.makedirs(tmp_path / "file")
+
+
+def test_delete_files_directories_and_links(tmp_path):
+    _tree(tmp_path, {"d/x": b"", "f": b"", "keep/k": b""})
+    (tmp_path / "link").symlink_to(tmp_path / "keep", target_is_directory=True)
+    fs.delete(tmp_path / "f")
+    with pytest.raises(OSError):
+        fs.delete(tmp_path / "d")  # not empty
+    fs.delete(tmp_path / "d", recursive=True)
+    fs.delete(tmp_path / "link", recursive=True)  # the link, not what it points to
+    assert sorted(os.listdir(tmp_path)) == ["keep"] and (tmp_path / "keep" / "k").exists()
+
+
+def test_rename_refuses_an_existing_destination_and_replace_overwrites(tmp_path):
+    _tree(tmp_path, {"a": b"A", "b": b"B"})
+    with pytest.raises(FileExistsError, match="exists"):
+        fs.rename(tmp_path / "a", tmp_path / "b")
+    fs.rename(tmp_path / "a", tmp_path / "c")
+    assert (tmp_path / "c").read_bytes() == b"A" and not (tmp_path / "a").exists()
+    fs.replace(tmp_path / "c", tmp_path / "b")
+    assert (tmp_path / "b").read_bytes() == b"A" and not (tmp_path / "c").exists()
+    with pytest.raises(FileNotFoundError):
+        fs.rename(tmp_path / "a", tmp_path / "d")
+
+
+def test_atomic_write_appears_whole_or_not_at_all(tmp_path):
+    target = tmp_path / "index"
+    target.write_bytes(b"old")
+    with fs.atomic_write(target) as f:
+        f.write(b"new ")
+        assert target.read_bytes() == b"old"  # not yet
+        f.write(b"content")
+    assert target.read_bytes() == b"new content"
+    with pytest.raises(RuntimeError):
+        with fs.atomic_write(target) as f:
+            f.write(b"half")
+            raise RuntimeError("writer failed")
+    assert target.read_bytes() == b"new content"
+    assert os.listdir(tmp_path) == ["index"]  # no temporary file left behind
+
+
+# -- URLs and the registry -----------------------------------------------------------------------
+
+
+def test_split_url_join_split_and_names():
+    assert fs.split_url("/tmp/x") == ("file", "/tmp/x")
+    assert fs.split_url(Path("rel/x")) == ("file", "rel/x")
+    assert fs.split_url(b"/tmp/b") == ("file", "/tmp/b")
+    assert fs.split_url("file:///tmp/a%20b") == ("file", "/tmp/a b")
+    assert fs.split_url("file://localhost/tmp/x") == ("file", "/tmp/x")
+    assert fs.split_url("HDFS://nn:8020/x") == ("hdfs", "HDFS://nn:8020/x")
+    assert fs.split_url("https://h/x?y=1") == ("https", "https://h/x?y=1")
+    assert fs.join("hdfs://nn:8020", "d", "f") == "hdfs://nn:8020/d/f"
+    assert fs.join("hdfs:///d/", "f") == "hdfs:///d/f"
+    assert fs.join("/a", "b") == "/a/b"
+    assert fs.split("hdfs://nn:8020/d/f") == ("hdfs://nn:8020/d", "f")
+    assert fs.split("/a/b") == ("/a", "b")
+    assert fs.as_url("/tmp/x") == "file:///tmp/x" and fs.as_url("hdfs://nn/x") == "hdfs://nn/x"
+    assert fs.is_local("file:///x") and fs.is_local("x") and not fs.is_local("webhdfs://h/x")
+    assert fs.is_location(Path("x")) and not fs.is_location(object())
+
+
+def test_name_of_sources_and_targets(tmp_path):
+    assert fs.name(Path("/d/f")) == "/d/f"
+    with open(tmp_path / "f", "wb") as f:
+        assert fs.name(f) == str(tmp_path / "f")
+    import io
+
+    assert fs.name(io.BytesIO()) == "<BytesIO object>"
+
+
+def test_unsupported_urls_are_value_errors_saying_what_works():
+    with pytest.raises(UnsupportedURLError, match="unsupported URL scheme 's3'") as err:
+        fs.open("s3://bucket/x")
+    assert isinstance(err.value, ValueError) and isinstance(err.value, TFRecordError)
+    assert "hdfs://" in str(err.value) and "https://" in str(err.value)
+    with pytest.raises(UnsupportedURLError, match="remote host"):
+        fs.stat("file://otherhost/x")
+
+
+def test_protocols_and_registering_another(tmp_path):
+    assert {"file", "hdfs", "webhdfs", "http", "https"} <= set(fs.protocols())
+    with pytest.raises(ValueError, match="already registered"):
+        fs.register("hdfs", LocalFileSystem())
+
+    class Rooted(LocalFileSystem):
+        """``rooted://NAME`` is NAME under tmp_path."""
+
+        protocols = ("rooted",)
+
+        def _local(self, target: str) -> str:
+            return str(tmp_path / target.partition("://")[2])
+
+        def open(self, target, mode, **options):
+            return super().open(self._local(target), mode, **options)
+
+        def stat(self, target):
+            info = super().stat(self._local(target))
+            return fs.FileInfo(target, info.size, info.is_dir, info.mtime)
+
+        def ls(self, target):
+            return [
+                fs.FileInfo(fs.join(target, Path(i.url).name), i.size, i.is_dir, i.mtime)
+                for i in super().ls(self._local(target))
+            ]
+
+    fs.register("rooted", Rooted, replace=True)
+    _tree(tmp_path, {"d/part-0": b"abc", "d/_SUCCESS": b""})
+    with fs.open("rooted://d/part-0") as f:
+        assert f.read() == b"abc"
+    # the shared logic (glob, expand) works for any registered file system
+    assert fs.glob("rooted://d/*") == ["rooted://d/_SUCCESS", "rooted://d/part-0"]
+    assert fs.expand("rooted://d") == ["rooted://d/part-0"]
+
+
+def test_operations_a_protocol_lacks_are_reported(tmp_path):
+    from tfrecord_io.fs.http import HttpFileSystem
+
+    with pytest.raises(UnsupportedOperationError, match="cannot list"):
+        HttpFileSystem().ls("https://example.invalid/d")
+    with pytest.raises(ValueError, match="across file systems"):
+        fs.rename(tmp_path / "a", "hdfs://nn:8020/a")

@@ -1,0 +1,83 @@
+"""Open any URL: one file system layer for local paths, HDFS and HTTP, in the manner of fsspec
+but small.
+
+::
+
+    from tfrecord_io import fs
+
+    with fs.open("hdfs://namenode:8020/data/part-0.tfrecord") as f:   # or webhdfs://, file://,
+        header = f.read(12)                                             # https://, a local path
+    fs.stat("https://example.org/mnist/t10k-labels-idx1-ubyte.gz").size
+    fs.glob("hdfs://namenode:8020/data/part-*")                         # sorted URLs
+    fs.expand(["data/", "hdfs://namenode:8020/more/*.tfrecord"])        # Hadoop-style inputs
+
+Protocols (:func:`protocols`, :func:`register` for more), one module each:
+
+* local paths, ``file:///path`` and Hadoop's ``file:/path`` (:mod:`~tfrecord_io.fs.local`);
+  bare paths are always local;
+* ``hdfs://`` and ``webhdfs://`` through :mod:`tfrecord_io.hdfs` (:mod:`~tfrecord_io.fs.hdfs`);
+* ``http://`` and ``https://``, read-only, with timeouts (:mod:`~tfrecord_io.fs.http`).
+
+The operations are written once (:mod:`~tfrecord_io.fs.operations`): :func:`open`,
+:func:`stat`, :func:`exists`, :func:`isdir`, :func:`ls`, :func:`glob`, :func:`walk`,
+:func:`makedirs`, :func:`delete`, :func:`rename`, :func:`replace`, :func:`atomic_write`; and
+:func:`expand` (:mod:`~tfrecord_io.fs.expand`), the Hadoop-style expansion of input paths into
+data files that every reader uses. Path and URL helpers: :func:`split_url`, :func:`split`, :func:`join`,
+:func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`.
+
+Errors are one family, whatever the protocol: a missing path raises ``FileNotFoundError``, a
+denied one ``PermissionError``, an existing one ``FileExistsError`` (for HDFS and HTTP the
+``HdfsError``/``HttpError`` subclasses of :mod:`tfrecord_io.errors`, which name the URL); all
+are ``OSError``. An unknown scheme raises :class:`~tfrecord_io.errors.UnsupportedURLError` (a
+``ValueError``), an operation the protocol lacks
+:class:`~tfrecord_io.errors.UnsupportedOperationError`.
+"""
+
+from __future__ import annotations
+
+from tfrecord_io.fs.backend import FileInfo, FileSystem
+from tfrecord_io.fs.expand import expand
+from tfrecord_io.fs.operations import (
+    atomic_write,
+    delete,
+    exists,
+    glob,
+    isdir,
+    ls,
+    makedirs,
+    open,
+    rename,
+    replace,
+    stat,
+    walk,
+)
+from tfrecord_io.fs.registry import filesystem, protocols, register
+from tfrecord_io.fs.urls import as_url, is_local, is_location, join, name, split, split_url
+
+__all__ = [
+    "FileInfo",
+    "FileSystem",
+    "as_url",
+    "atomic_write",
+    "delete",
+    "exists",
+    "expand",
+    "filesystem",
+    "glob",
+    "is_local",
+    "is_location",
+    "isdir",
+    "join",
+    "ls",
+    "makedirs",
+    "name",
+    "open",
+    "protocols",
+    "register",
+    "rename",
+    "replace",
+    "split",
+    "split_url",
+    "stat",
+    "walk",
+]

@@ -1,0 +1,82 @@
+"""What a file system must provide to :mod:`tfrecord_io.fs`: the :class:`FileSystem` base class
+(one subclass per protocol) and the :class:`FileInfo` it reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from tfrecord_io.errors import UnsupportedOperationError
+
+__all__ = ["FileInfo", "FileSystem"]
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What a file system knows about a file or directory.
+
+    Attributes:
+        url: the path or URL, in the form it was asked for (listings extend it).
+        size: size in bytes (0 for directories, -1 if the system does not say, as HTTP may).
+        is_dir: whether it is a directory.
+        mtime: modification time, seconds since the epoch (0.0 if the file system does not say).
+    """
+
+    url: str
+    size: int
+    is_dir: bool
+    mtime: float = 0.0
+
+
+class FileSystem:
+    """One protocol's operations, on *targets*: the local path for ``file``, the whole URL for
+    the others (see :func:`tfrecord_io.fs.split_url`).
+
+    Subclasses implement what their system supports; the rest raise
+    :class:`~tfrecord_io.errors.UnsupportedOperationError`. Errors are ``OSError``s: a missing
+    target raises ``FileNotFoundError``, a denied one ``PermissionError``. Listing, globbing,
+    walking and input expansion are written once on top of :meth:`stat` and :meth:`ls`.
+    """
+
+    #: The URL schemes served, e.g. ``("hdfs", "webhdfs")``.
+    protocols: tuple[str, ...] = ()
+    #: Whether :meth:`ls` works (globs and directories need it).
+    can_list = True
+
+    def _unsupported(self, what: str, target: str) -> UnsupportedOperationError:
+        return UnsupportedOperationError(
+            f"cannot {what} {target}: {'/'.join(self.protocols) or type(self).__name__}:// "
+            "does not support it"
+        )
+
+    def open(self, target: str, mode: str, **options: Any) -> BinaryIO:
+        """A binary file object, ``mode`` "rb" or "wb"."""
+        raise self._unsupported("open", target)
+
+    def stat(self, target: str) -> FileInfo:
+        """The :class:`FileInfo` of a file or directory (symbolic links followed)."""
+        raise self._unsupported("stat", target)
+
+    def ls(self, target: str) -> list[FileInfo]:
+        """The entries of a directory, in any order."""
+        raise self._unsupported("list", target)
+
+    def makedirs(self, target: str) -> None:
+        """Creates a directory and its parents; fine if it exists as a directory."""
+        raise self._unsupported("create the directory", target)
+
+    def delete(self, target: str, recursive: bool) -> None:
+        """Deletes a file, or a directory (a non-empty one only if *recursive*)."""
+        raise self._unsupported("delete", target)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Moves *src* to *dst*, which must not exist (``FileExistsError`` otherwise)."""
+        raise self._unsupported("rename", src)
+
+    def replace(self, src: str, dst: str) -> None:
+        """Moves *src* to *dst*, replacing a file at *dst*: atomically where the system can."""
+        raise self._unsupported("rename", src)
+
+    def realpath(self, target: str) -> str:
+        """The target with symbolic links resolved (where the system has them)."""
+        return target

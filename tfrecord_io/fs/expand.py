@@ -1,0 +1,131 @@
+"""Input expansion, Hadoop style: from the paths a user gives to the data files to read.
+
+This is the one definition used by every reader (``tfrecord_io.tf``, the CLI, MNIST):
+
+* A **file** is taken as given, whatever its name (also ``_special.tfrecord``).
+* A **directory** gives every file below it, recursively. Names starting with ``_`` or ``.``
+  are skipped at every level, as Hadoop's ``FileInputFormat`` does: ``_SUCCESS``,
+  ``_temporary/``, the ``_NAME.tfindex`` split indexes, ``.NAME.crc`` checksums.
+* A **glob** (``*``, ``?``, ``[...]`` in any component) gives its matches, directories
+  expanded as above; a wildcard does not match names starting with ``_`` or ``.`` unless the
+  pattern's component starts with one too (``_*.tfindex`` matches indexes).
+* **Order**: the files of all inputs together, sorted by path/URL (code-point order of the
+  whole string), each once. Every process expanding the same inputs gets the same list, which
+  sharding relies on.
+* **Symbolic links** (local) are followed: a link to a file is a file, a link to a directory is
+  walked (a link back to a directory being walked is skipped with a warning); a dangling link
+  inside a directory raises ``FileNotFoundError`` naming it.
+* **Errors**: a missing input raises :class:`~tfrecord_io.errors.InputNotFoundError` ("PATH: no
+  such file or directory"; on HDFS the ``HdfsFileNotFoundError`` naming the URL), a glob that
+  matches nothing raises ``InputNotFoundError`` too: both are ``FileNotFoundError``. A
+  directory holding no data files logs a warning (or raises, with ``allow_empty=False``).
+
+Local inputs come back as paths (``file:`` URLs turned into paths), others as URLs in the form
+given.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+from collections.abc import Iterable
+from typing import Any, Union
+
+from tfrecord_io.errors import InputNotFoundError, TFRecordError
+from tfrecord_io.fs.backend import FileInfo
+from tfrecord_io.fs.operations import glob, walk
+from tfrecord_io.fs.registry import filesystem
+from tfrecord_io.fs.urls import has_magic
+
+__all__ = ["expand"]
+
+log = logging.getLogger(__name__)
+
+Paths = Union[str, bytes, "os.PathLike[Any]", Iterable[Union[str, bytes, "os.PathLike[Any]"]]]
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(("_", "."))
+
+
+def _as_list(paths: Paths) -> list[str]:
+    items: Iterable[Any] = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else paths
+    out = []
+    for p in items:
+        name = os.fspath(p)
+        if isinstance(name, bytes):
+            name = os.fsdecode(name)
+        if not name:
+            raise ValueError("an input path is empty")
+        out.append(name)
+    if not out:
+        raise ValueError("no input paths given")
+    return out
+
+
+def _files_below(directory: str) -> list[FileInfo]:
+    files: list[FileInfo] = []
+    for _, dirs, names in walk(directory, detail=True):
+        dirs[:] = [d for d in dirs if not _hidden(posixpath.basename(d.url.rstrip("/")))]
+        files.extend(f for f in names if not _hidden(posixpath.basename(f.url)))
+    return files
+
+
+def _expand_one(given: str, allow_empty: bool) -> list[FileInfo]:
+    fs, target = filesystem(given)
+    if fs.can_list and has_magic(target):
+        matches = glob(target, detail=True, skip_hidden=True)
+        if not matches:
+            raise InputNotFoundError(
+                f"{given}: no file matches this pattern (no files match once names starting "
+                "with _ or . are skipped)"
+            )
+        found: list[FileInfo] = []
+        for m in matches:
+            found.extend(_files_below(m.url) if m.is_dir else [m])
+        if not found and not allow_empty:
+            raise InputNotFoundError(
+                f"{given} holds no data files (names starting with _ or . are skipped)"
+            )
+        return found
+    try:
+        info = fs.stat(target)
+    except FileNotFoundError as e:
+        if isinstance(e, TFRecordError):
+            raise  # HDFS, HTTP: already names the URL
+        raise InputNotFoundError(f"{given}: no such file or directory") from None
+    if not info.is_dir:
+        return [info]
+    found = _files_below(target)
+    if not found:
+        message = f"{given} holds no data files (names starting with _ or . are skipped)"
+        if not allow_empty:
+            raise InputNotFoundError(message)
+        log.warning("%s", message)
+    return found
+
+
+def expand(paths: Paths, *, detail: bool = False, allow_empty: bool = True) -> list[Any]:
+    """The data files named by *paths* (one path/URL or several), as the module docs say:
+    sorted, without duplicates, hidden names skipped inside directories and globs.
+
+    Args:
+        paths: files, directories and globs; local paths, ``file:``, ``hdfs://``,
+            ``webhdfs://`` or ``http(s)://`` URLs (the last only as files).
+        detail: give :class:`~tfrecord_io.fs.FileInfo` (with sizes) rather than strings.
+        allow_empty: whether a directory, or a glob's directories, holding no data files is
+            fine (a warning is logged) or an :class:`~tfrecord_io.errors.InputNotFoundError`.
+
+    Raises:
+        InputNotFoundError: a missing local input or a glob matching nothing (both name it).
+        HdfsFileNotFoundError: a missing HDFS input (also a ``FileNotFoundError``).
+        UnsupportedURLError: a URL scheme no file system serves (also a ``ValueError``).
+        ValueError: an empty path or no paths at all.
+    """
+    found: dict[str, FileInfo] = {}
+    for given in _as_list(paths):
+        for info in _expand_one(given, allow_empty):
+            found.setdefault(info.url, info)
+    ordered = [found[url] for url in sorted(found)]
+    return ordered if detail else [info.url for info in ordered]

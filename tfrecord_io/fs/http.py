@@ -1,0 +1,179 @@
+"""``http://`` and ``https://`` URLs, read-only, through :mod:`urllib.request`.
+
+Every network operation has a timeout (:data:`TIMEOUT` seconds, or ``timeout=`` of
+:func:`tfrecord_io.fs.open`). Files open as seekable binary readers: a seek starts a new request
+with a ``Range`` header (a server that ignores it is read and discarded up to the offset).
+HTTP 404/410 raise :class:`~tfrecord_io.errors.HttpFileNotFoundError`, 401/403
+:class:`~tfrecord_io.errors.HttpPermissionError`; HTTP has no directories, so listing, globbing
+and writing raise :class:`~tfrecord_io.errors.UnsupportedOperationError`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import io
+import urllib.error
+import urllib.request
+from typing import Any, BinaryIO
+
+from tfrecord_io import __version__
+from tfrecord_io.errors import HttpError, HttpFileNotFoundError, HttpPermissionError
+from tfrecord_io.fs.backend import FileInfo, FileSystem
+
+__all__ = ["TIMEOUT", "HttpFileSystem", "HttpReader"]
+
+#: Seconds allowed for connecting and for each read from the server.
+TIMEOUT = 30.0
+_USER_AGENT = f"tfrecord-io/{__version__}"
+_BUFFER = 256 * 1024
+
+
+def _status_error(code: int, reason: str, url: str) -> HttpError:
+    what = f"HTTP {code} {reason}".strip()
+    if code in (404, 410):
+        return HttpFileNotFoundError(f"no such file: {url} ({what})")
+    if code in (401, 403):
+        return HttpPermissionError(f"access denied to {url} ({what})")
+    return HttpError(f"{url}: {what}")
+
+
+def _request(url: str, timeout: float, method: str = "GET", start: int = 0) -> Any:
+    """The response to one request; errors become the HttpError family naming the URL."""
+    headers = {"User-Agent": _USER_AGENT}
+    if start:
+        headers["Range"] = f"bytes={start}-"
+    request = urllib.request.Request(url, method=method, headers=headers)
+    try:
+        return urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 - http(s) only
+    except urllib.error.HTTPError as e:
+        e.close()
+        if e.code == 416 and start:  # range past the end: nothing to read
+            return None
+        raise _status_error(e.code, str(e.reason or ""), url) from None
+    except urllib.error.URLError as e:
+        raise HttpError(f"cannot reach {url}: {e.reason}") from None
+    except TimeoutError:
+        raise HttpError(f"{url}: no answer within {timeout:g} s") from None
+    except (OSError, http.client.HTTPException) as e:
+        raise HttpError(f"cannot reach {url}: {e}") from None
+
+
+def _length(response: Any) -> int | None:
+    value = response.headers.get("Content-Length")
+    if value is None or response.headers.get("Content-Encoding") not in (None, "identity"):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+class HttpReader(io.RawIOBase):
+    """A seekable raw reader of one URL (wrapped in a buffered reader by the file system)."""
+
+    def __init__(self, url: str, timeout: float = TIMEOUT) -> None:
+        super().__init__()
+        self.name = url
+        self._timeout = timeout
+        self._pos = 0
+        self._response = _request(url, timeout)  # raises now if the URL is not there
+        self._size = _length(self._response)
+
+    @property
+    def size(self) -> int | None:
+        """The length in bytes, if the server said."""
+        return self._size
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_SET:
+            pos = offset
+        elif whence == io.SEEK_CUR:
+            pos = self._pos + offset
+        elif whence == io.SEEK_END:
+            if self._size is None:
+                raise io.UnsupportedOperation(f"{self.name}: the server does not give its size")
+            pos = self._size + offset
+        else:
+            raise ValueError(f"invalid whence {whence}")
+        if pos < 0:
+            raise ValueError(f"negative seek position {pos} in {self.name}")
+        if pos != self._pos:
+            self._drop()
+            self._pos = pos
+        return pos
+
+    def _drop(self) -> None:
+        if self._response is not None:
+            self._response.close()
+            self._response = None
+
+    def _open_at(self, pos: int) -> Any:
+        response = _request(self.name, self._timeout, start=pos)
+        if response is not None and pos and response.status != 206:
+            skip = pos  # the server sent the whole file: read up to the offset
+            while skip:
+                chunk = response.read(min(skip, 1 << 20))
+                if not chunk:
+                    break
+                skip -= len(chunk)
+        return response
+
+    def readinto(self, buffer: Any) -> int:
+        if self.closed:
+            raise ValueError("I/O operation on closed file")
+        if self._size is not None and self._pos >= self._size:
+            return 0
+        if self._response is None:
+            self._response = self._open_at(self._pos)
+            if self._response is None:
+                return 0
+        try:
+            n = self._response.readinto(buffer)
+        except (OSError, http.client.HTTPException) as e:
+            self._drop()
+            raise HttpError(f"reading {self.name} failed at byte {self._pos}: {e}") from None
+        self._pos += n
+        return n
+
+    def close(self) -> None:
+        self._drop()
+        super().close()
+
+
+class HttpFileSystem(FileSystem):
+    """Read-only HTTP(S): :meth:`open` for reading and :meth:`stat`."""
+
+    protocols = ("http", "https")
+    can_list = False
+
+    def open(self, target: str, mode: str, *, timeout: float = TIMEOUT) -> BinaryIO:  # type: ignore[override]
+        if mode != "rb":
+            raise self._unsupported("write", target)
+        return io.BufferedReader(HttpReader(target, timeout), _BUFFER)  # type: ignore[return-value]
+
+    def stat(self, target: str) -> FileInfo:
+        """Size (``Content-Length``, -1 if the server does not say) and ``Last-Modified`` from a
+        HEAD request."""
+        response = _request(target, TIMEOUT, method="HEAD")
+        try:
+            size = _length(response)
+            mtime = 0.0
+            modified = response.headers.get("Last-Modified")
+            if modified:
+                try:
+                    mtime = email.utils.parsedate_to_datetime(modified).timestamp()
+                except (TypeError, ValueError):
+                    pass
+        finally:
+            response.close()
+        return FileInfo(target, -1 if size is None else size, False, mtime)

@@ -1,0 +1,78 @@
+"""Local files (plain paths and ``file:`` URLs), through :mod:`os`. Symbolic links are followed:
+a link to a file is that file, a link to a directory that directory."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import shutil
+import stat as _stat
+from typing import Any, BinaryIO
+
+from tfrecord_io.fs.backend import FileInfo, FileSystem
+
+__all__ = ["LocalFileSystem"]
+
+
+def _info(path: str, st: os.stat_result) -> FileInfo:
+    is_dir = _stat.S_ISDIR(st.st_mode)
+    return FileInfo(path, 0 if is_dir else st.st_size, is_dir, st.st_mtime)
+
+
+class LocalFileSystem(FileSystem):
+    """The local file system."""
+
+    protocols = ("file",)
+
+    def open(self, target: str, mode: str, **options: Any) -> BinaryIO:
+        return builtins.open(target, mode, **options)  # type: ignore[no-any-return]
+
+    def stat(self, target: str) -> FileInfo:
+        return _info(target, os.stat(target))
+
+    def ls(self, target: str) -> list[FileInfo]:
+        """The entries of a directory.
+
+        Raises:
+            FileNotFoundError: the directory is missing, or an entry is a symbolic link whose
+                target does not exist (named in the message: a data directory with a dangling
+                link is broken, and skipping it silently could lose data).
+        """
+        out = []
+        with os.scandir(target or ".") as entries:
+            for entry in entries:
+                try:
+                    st = entry.stat()  # follows symbolic links
+                except FileNotFoundError:
+                    if not entry.is_symlink():
+                        continue  # deleted while being listed
+                    raise FileNotFoundError(
+                        f"{entry.path}: dangling symbolic link (its target "
+                        f"{os.readlink(entry.path)!r} does not exist)"
+                    ) from None
+                out.append(_info(entry.path, st))
+        return out
+
+    def makedirs(self, target: str) -> None:
+        os.makedirs(target, exist_ok=True)
+
+    def delete(self, target: str, recursive: bool) -> None:
+        if os.path.islink(target) or not os.path.isdir(target):
+            os.remove(target)  # FileNotFoundError if missing
+        elif recursive:
+            shutil.rmtree(target)
+        else:
+            os.rmdir(target)
+
+    def rename(self, src: str, dst: str) -> None:
+        if not os.path.lexists(src):
+            raise FileNotFoundError(f"no such file or directory: {src}")
+        if os.path.lexists(dst):
+            raise FileExistsError(f"rename destination exists: {dst}")
+        os.rename(src, dst)
+
+    def replace(self, src: str, dst: str) -> None:
+        os.replace(src, dst)
+
+    def realpath(self, target: str) -> str:
+        return os.path.realpath(target or ".")

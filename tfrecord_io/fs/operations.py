@@ -1,0 +1,309 @@
+"""The operations of :mod:`tfrecord_io.fs`, written once for every protocol on top of each
+file system's ``open``/``stat``/``ls``: open, stat, exists, isdir, ls, glob, walk, makedirs,
+delete, rename, replace and atomic_write."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fnmatch
+import io
+import logging
+import os
+import posixpath
+import uuid
+from collections.abc import Iterator
+from typing import IO, Any, Union
+
+from tfrecord_io.fs.backend import FileInfo, FileSystem
+from tfrecord_io.fs.registry import filesystem
+from tfrecord_io.fs.urls import GLOB_CHARS, split_root
+
+__all__ = [
+    "atomic_write",
+    "delete",
+    "exists",
+    "glob",
+    "isdir",
+    "ls",
+    "makedirs",
+    "open",
+    "rename",
+    "replace",
+    "stat",
+    "walk",
+]
+
+log = logging.getLogger(__name__)
+
+Location = Union[str, "os.PathLike[str]"]
+_MODES = {"rb": "rb", "wb": "wb", "r": "rb", "rt": "rb", "w": "wb", "wt": "wb"}
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(("_", "."))
+
+
+def _child(base: str, name: str) -> str:
+    """*base* extended by one name, keeping *base*'s spelling ("" is the current directory)."""
+    if not base:
+        return name
+    return base + name if base.endswith("/") else f"{base}/{name}"
+
+
+def _basename(url: str) -> str:
+    return posixpath.basename(url.rstrip("/"))
+
+
+def open(  # noqa: A001 - mirrors builtins.open
+    url: Location, mode: str = "rb", *, encoding: str | None = None, **options: Any
+) -> IO[Any]:
+    """Opens a path or URL as a file object (a context manager).
+
+    Args:
+        url: a local path, ``file://``, ``hdfs://``, ``webhdfs://``, ``http://`` or ``https://``
+            URL (or any registered scheme).
+        mode: ``"rb"`` or ``"wb"``; ``"r"``/``"w"`` give text (UTF-8 unless *encoding*). HDFS
+            creates missing parent directories when writing; local files do not.
+        options: passed to the file system: ``offset=`` for HDFS, ``timeout=`` (seconds) for
+            HTTP, ``buffering=`` for local files.
+
+    Raises:
+        FileNotFoundError, PermissionError: the file is missing or access is denied (the
+            ``HdfsError``/``HttpError`` subclasses for remote files).
+        UnsupportedOperationError: the protocol cannot do it (e.g. write to https://).
+        UnsupportedURLError: no file system for the URL's scheme.
+        ValueError: an unknown mode.
+    """
+    binary_mode = _MODES.get(mode)
+    if binary_mode is None:
+        raise ValueError(f"unsupported mode {mode!r}: use 'rb', 'wb', 'r' or 'w'")
+    fs, target = filesystem(url)
+    f = fs.open(target, binary_mode, **options)
+    if binary_mode == mode:
+        return f
+    return io.TextIOWrapper(f, encoding=encoding or "utf-8")  # type: ignore[arg-type]
+
+
+def stat(url: Location) -> FileInfo:
+    """The :class:`FileInfo` of a file or directory (local symbolic links followed).
+
+    Raises:
+        FileNotFoundError: it does not exist.
+    """
+    fs, target = filesystem(url)
+    return fs.stat(target)
+
+
+def exists(url: Location) -> bool:
+    """Whether a file or directory exists (errors other than "missing" still raise)."""
+    try:
+        stat(url)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def isdir(url: Location) -> bool:
+    """Whether *url* is an existing directory."""
+    try:
+        return stat(url).is_dir
+    except FileNotFoundError:
+        return False
+
+
+def _entries(fs: FileSystem, base: str) -> list[FileInfo]:
+    """The entries of directory *base*, sorted by name, their URLs spelled from *base*."""
+    found = [dataclasses.replace(e, url=_child(base, _basename(e.url))) for e in fs.ls(base)]
+    found.sort(key=lambda e: e.url)
+    return found
+
+
+def ls(url: Location, *, detail: bool = False) -> list[Any]:
+    """The entries of a directory sorted by name (for a file: the file alone), as URLs in the
+    form given, or as :class:`FileInfo` with ``detail=True``.
+
+    Raises:
+        FileNotFoundError: it does not exist.
+        UnsupportedOperationError: the protocol has no directories (http, https).
+    """
+    fs, target = filesystem(url)
+    if not fs.can_list:
+        return fs.ls(target)  # raises UnsupportedOperationError, naming the protocol
+    info = fs.stat(target)
+    entries = _entries(fs, target) if info.is_dir else [info]
+    return entries if detail else [e.url for e in entries]
+
+
+def glob(pattern: Location, *, detail: bool = False, skip_hidden: bool = False) -> list[Any]:
+    """The paths or URLs matching *pattern*, sorted.
+
+    ``*``, ``?`` and ``[...]`` (:mod:`fnmatch`, case-sensitive) may appear in any path
+    component after the URL's authority; ``**`` is the same as ``*`` (no recursion). A pattern
+    without wildcards gives ``[pattern]`` if it exists, else ``[]``; a missing directory
+    matches nothing. With ``skip_hidden`` a wildcard does not match names starting with ``_``
+    or ``.`` unless the pattern's component starts with one too (as :func:`expand` does).
+
+    Raises:
+        UnsupportedOperationError: the protocol cannot list (http, https).
+    """
+    fs, target = filesystem(pattern)
+    root, path = split_root(target)
+    parts = [p for p in path.split("/") if p]
+    first = next((i for i, p in enumerate(parts) if GLOB_CHARS.intersection(p)), None)
+    if first is None:
+        try:
+            found = [fs.stat(target)]
+        except FileNotFoundError:
+            found = []
+        return found if detail else [f.url for f in found]
+    if not fs.can_list:
+        return fs.ls(target)  # raises UnsupportedOperationError, naming the protocol
+    absolute = path.startswith("/")
+    base0 = root + ("/" if absolute else "") + "/".join(parts[:first])
+    if base0:
+        try:
+            if not fs.stat(base0).is_dir:
+                return []
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+    bases = [base0]
+    matches: list[FileInfo] = []
+    for i in range(first, len(parts)):
+        component, last = parts[i], i == len(parts) - 1
+        allow_hidden = not skip_hidden or _hidden(component)
+        matches = []
+        for base in bases:
+            if GLOB_CHARS.intersection(component):
+                try:
+                    entries = _entries(fs, base)
+                except (FileNotFoundError, NotADirectoryError):
+                    continue  # deleted meanwhile
+                matches.extend(
+                    e
+                    for e in entries
+                    if fnmatch.fnmatchcase(_basename(e.url), component)
+                    and (allow_hidden or not _hidden(_basename(e.url)))
+                    and (last or e.is_dir)
+                )
+            else:
+                candidate = _child(base, component)
+                try:
+                    info = fs.stat(candidate)
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                if last or info.is_dir:
+                    matches.append(dataclasses.replace(info, url=candidate))
+        bases = [m.url for m in matches]
+        if not bases:
+            break
+    if path.endswith("/"):
+        matches = [m for m in matches if m.is_dir]
+    matches.sort(key=lambda m: m.url)
+    return matches if detail else [m.url for m in matches]
+
+
+def walk(url: Location, *, detail: bool = False) -> Iterator[tuple[str, list[Any], list[Any]]]:
+    """Walks a directory tree top-down, like :func:`os.walk`: ``(directory, dirs, files)`` for
+    each directory, with names (or :class:`FileInfo` with ``detail=True``) sorted. Removing
+    entries from ``dirs`` prunes the walk. Local symbolic links to directories are followed;
+    a link back to a directory being walked (a loop) is skipped with a warning. A file or a
+    missing path yields nothing.
+    """
+    fs, target = filesystem(url)
+    try:
+        info = fs.stat(target)
+    except FileNotFoundError:
+        return
+    if info.is_dir:
+        yield from _walk(fs, target, detail, frozenset([fs.realpath(target)]))
+
+
+def _walk(
+    fs: FileSystem, directory: str, detail: bool, ancestors: frozenset[str]
+) -> Iterator[tuple[str, list[Any], list[Any]]]:
+    entries = _entries(fs, directory)
+    dirs = [e for e in entries if e.is_dir]
+    files = [e for e in entries if not e.is_dir]
+    by_name = {_basename(d.url): d for d in dirs}
+    shown_dirs: list[Any] = dirs if detail else list(by_name)
+    shown_files: list[Any] = files if detail else [_basename(f.url) for f in files]
+    yield directory, shown_dirs, shown_files
+    for d in shown_dirs:
+        sub = d if detail else by_name.get(d)
+        if sub is None:
+            continue
+        real = fs.realpath(sub.url)
+        if real in ancestors:
+            log.warning("Not following %s: it links back to %s, a loop", sub.url, real)
+            continue
+        yield from _walk(fs, sub.url, detail, ancestors | {real})
+
+
+def makedirs(url: Location) -> None:
+    """Creates a directory and its missing parents; fine if it exists as a directory.
+
+    Raises:
+        FileExistsError: a file is in the way.
+    """
+    fs, target = filesystem(url)
+    fs.makedirs(target)
+
+
+def delete(url: Location, *, recursive: bool = False) -> None:
+    """Deletes a file or a directory (a non-empty one only with ``recursive``). A local
+    symbolic link is removed, not what it points to.
+
+    Raises:
+        FileNotFoundError: it does not exist.
+    """
+    fs, target = filesystem(url)
+    fs.delete(target, recursive)
+
+
+def _same_filesystem(src: Location, dst: Location) -> tuple[FileSystem, str, str]:
+    fs, s = filesystem(src)
+    fs_dst, d = filesystem(dst)
+    if fs is not fs_dst:
+        raise ValueError(f"cannot rename across file systems: {s} -> {d}")
+    return fs, s, d
+
+
+def rename(src: Location, dst: Location) -> None:
+    """Renames (moves) *src* to *dst* on the same file system.
+
+    Raises:
+        FileNotFoundError: *src*, or *dst*'s parent directory, is missing.
+        FileExistsError: *dst* exists (everywhere: local renames do not replace either; use
+            :func:`replace` for that).
+    """
+    fs, s, d = _same_filesystem(src, dst)
+    fs.rename(s, d)
+
+
+def replace(src: Location, dst: Location) -> None:
+    """Renames *src* to *dst*, replacing a file at *dst*: atomically on local disks; on HDFS
+    the old file is deleted first, so for a moment there is none."""
+    fs, s, d = _same_filesystem(src, dst)
+    fs.replace(s, d)
+
+
+@contextlib.contextmanager
+def atomic_write(url: Location) -> Iterator[IO[bytes]]:
+    """A binary writer whose data appears at *url* only when the ``with`` block ends without
+    an exception: it goes to a hidden sibling (``.NAME.<unique>.tmp``, skipped by readers of
+    the directory) that then :func:`replace`\\ s *url*. On an exception the sibling is deleted
+    and *url* is left as it was.
+    """
+    fs, target = filesystem(url)
+    root, path = split_root(target)
+    directory, name = posixpath.split(path)
+    temp = root + posixpath.join(directory, f".{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with fs.open(temp, "wb") as f:
+            yield f
+        fs.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            fs.delete(temp, False)
+        raise

@@ -1,0 +1,92 @@
+"""The protocol registry: which :class:`~tfrecord_io.fs.backend.FileSystem` serves each URL
+scheme. Built-in file systems are imported on first use, so ``import tfrecord_io.fs`` stays
+light (no HDFS or HTTP client loaded)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, Union
+
+from tfrecord_io.errors import UnsupportedURLError
+from tfrecord_io.fs.backend import FileSystem
+from tfrecord_io.fs.urls import split_url
+
+__all__ = ["filesystem", "protocols", "register"]
+
+_Factory = Union[FileSystem, Callable[[], FileSystem], str]
+
+# scheme -> a FileSystem, a callable making one, or "module:Class" to import on first use.
+_registry: dict[str, _Factory] = {
+    "file": "tfrecord_io.fs.local:LocalFileSystem",
+    "hdfs": "tfrecord_io.fs.hdfs:HdfsFileSystem",
+    "webhdfs": "tfrecord_io.fs.hdfs:HdfsFileSystem",
+    "http": "tfrecord_io.fs.http:HttpFileSystem",
+    "https": "tfrecord_io.fs.http:HttpFileSystem",
+}
+_instances: dict[Any, FileSystem] = {}
+_lock = threading.Lock()
+
+
+def register(
+    schemes: str | Iterable[str],
+    filesystem: FileSystem | Callable[[], FileSystem],
+    *,
+    replace: bool = False,
+) -> None:
+    """Serves URLs of *schemes* with *filesystem* (an instance, or a callable making one on
+    first use).
+
+    Raises:
+        ValueError: a scheme is already registered and *replace* is false.
+    """
+    names = [schemes] if isinstance(schemes, str) else list(schemes)
+    with _lock:
+        for scheme in names:
+            key = scheme.lower()
+            if key in _registry and not replace:
+                raise ValueError(f"the URL scheme {key!r} is already registered")
+        for scheme in names:
+            _registry[scheme.lower()] = filesystem
+
+
+def protocols() -> list[str]:
+    """The URL schemes served, sorted (``file`` means local paths too)."""
+    with _lock:
+        return sorted(_registry)
+
+
+def _instance(factory: _Factory) -> FileSystem:
+    if isinstance(factory, FileSystem):
+        return factory
+    with _lock:
+        made = _instances.get(factory)
+        if made is not None:
+            return made
+    if isinstance(factory, str):
+        module, _, cls = factory.partition(":")
+        made = getattr(importlib.import_module(module), cls)()
+    else:
+        made = factory()
+    with _lock:
+        return _instances.setdefault(factory, made)
+
+
+def filesystem(location: str | bytes | os.PathLike[Any]) -> tuple[FileSystem, str]:
+    """``(file system, target)`` for a path or URL (see :func:`~tfrecord_io.fs.split_url`).
+
+    Raises:
+        UnsupportedURLError: no file system is registered for its scheme (also a ValueError).
+    """
+    scheme, target = split_url(location)
+    with _lock:
+        factory = _registry.get(scheme)
+    if factory is None:
+        known = ", ".join(f"{s}://" for s in protocols())
+        raise UnsupportedURLError(
+            f"unsupported URL scheme {scheme!r} in {target!r}: use a local path or a URL of "
+            f"{known} (tfrecord_io.fs.register adds others)"
+        )
+    return _instance(factory), target

@@ -1,0 +1,95 @@
+"""The ``hdfs-native`` backend: the NameNode and DataNode protocols spoken natively (no JVM, no
+libhdfs). The default for ``hdfs://`` URLs."""
+
+from __future__ import annotations
+
+import posixpath
+import socket
+from typing import Any
+
+from tfrecord_io.hdfs.backend import CONNECT_TIMEOUT, Backend, Stream
+from tfrecord_io.hdfs.config import read_site
+from tfrecord_io.hdfs.urls import host_port
+
+__all__ = ["NativeBackend"]
+
+# hdfs-native settings that make an unreachable NameNode fail fast (its defaults retry for
+# minutes). A conf dir that sets them wins.
+_FAST_FAIL = {
+    "dfs.client.failover.max.attempts": "2",
+    "dfs.client.failover.sleep.base.millis": "100",
+    "dfs.client.failover.sleep.max.millis": "500",
+}
+
+
+def _status(st: Any) -> dict[str, Any]:
+    return {
+        "length": int(st.length),
+        "is_dir": bool(st.isdir),
+        "mtime": st.modification_time / 1000.0,
+        "owner": st.owner,
+        "group": st.group,
+        "permission": int(st.permission),
+        "replication": int(st.replication or 0),
+        "block_size": int(st.blocksize or 0),
+        "path": st.path,
+    }
+
+
+class NativeBackend(Backend):
+    """hdfs-native's ``Client`` for one NameNode (RPC address or HA nameservice)."""
+
+    name = "native"
+
+    def __init__(self, authority: str, user: str) -> None:
+        import hdfs_native
+
+        self._hn = hdfs_native
+        host, port = host_port(authority)
+        if port is not None:
+            # hdfs-native's TCP connect has no timeout of its own (a silent host would take the
+            # OS's ~2 minutes): probe the NameNode first, with one.
+            try:
+                socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+            except OSError as e:
+                reason = e.strerror or str(e) or type(e).__name__
+                raise ConnectionError(f"{reason} (connect timeout {CONNECT_TIMEOUT:g} s)") from e
+        config = {}
+        site = {**read_site("core-site.xml"), **read_site("hdfs-site.xml")}
+        for key, value in _FAST_FAIL.items():
+            if key not in site:
+                config[key] = value
+        self.client = hdfs_native.Client(f"hdfs://{authority}", config)
+        # hdfs-native picks the user ($HADOOP_USER_NAME, else the OS user) when it connects:
+        # connect now, so this client is bound to the user it is cached under.
+        self.client.get_file_info("/")
+
+    def status(self, path: str) -> dict[str, Any] | None:
+        try:
+            return _status(self.client.get_file_info(path))
+        except FileNotFoundError:
+            return None
+
+    def list(self, path: str) -> list[tuple[str, dict[str, Any]]]:
+        out = []
+        for st in self.client.list_status(path, False):
+            out.append((posixpath.basename(st.path.rstrip("/")), _status(st)))
+        return out
+
+    def reader(self, path: str) -> Any:
+        return self.client.read(path)
+
+    def open_stream(self, handle: Any, offset: int, length: int) -> Stream:
+        return Stream(iter(handle.read_range_stream(offset, length)))
+
+    def create(self, path: str) -> Any:
+        return self.client.create(path, self._hn.WriteOptions(overwrite=True))
+
+    def mkdirs(self, path: str) -> None:
+        self.client.mkdirs(path, 0o755, True)
+
+    def delete(self, path: str, recursive: bool) -> bool:
+        return bool(self.client.delete(path, recursive))
+
+    def rename(self, src: str, dst: str) -> None:
+        self.client.rename(src, dst, False)

@@ -1,0 +1,119 @@
+"""HDFS URLs: parsing ``hdfs://``, ``webhdfs://``, ``hdfs:///path`` and bare ``/path`` into a
+:class:`Location`, and the NameNode addresses they lead to."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+
+from tfrecord_io.errors import HdfsError
+from tfrecord_io.hdfs.config import default_fs, read_site
+
+__all__ = ["GLOB_CHARS", "Location", "host_port", "resolve", "webhdfs_address_for_rpc"]
+
+#: Characters that make a path component a glob pattern.
+GLOB_CHARS = re.compile(r"[*?\[]")
+_SCHEMES = ("hdfs", "webhdfs")
+
+
+@dataclass(frozen=True)
+class Location:
+    """A resolved HDFS URL.
+
+    Attributes:
+        scheme: "hdfs" or "webhdfs": the protocol named (hdfs may still go over WebHDFS).
+        authority: host:port, or an HA nameservice.
+        path: absolute and normalised.
+        prefix: what precedes the path in URLs given back: "", "hdfs://" or "hdfs://nn:8020",
+            so that results come back in the form they were asked for.
+    """
+
+    scheme: str
+    authority: str
+    path: str
+    prefix: str
+
+    def url(self, path: str | None = None) -> str:
+        """This location's URL, or the URL of another *path* on the same file system."""
+        return self.prefix + (self.path if path is None else path)
+
+
+def _normpath(path: str, url: str) -> str:
+    if not path.startswith("/"):
+        raise HdfsError(f"not an absolute HDFS path: {url!r}")
+    norm = posixpath.normpath(path)
+    if norm.startswith("//"):
+        norm = "/" + norm.lstrip("/")
+    return norm
+
+
+def _split_authority(rest: str) -> tuple[str, str]:
+    slash = rest.find("/")
+    if slash < 0:
+        return rest, "/"
+    return rest[:slash], rest[slash:]
+
+
+def resolve(url: str | os.PathLike[str]) -> Location:
+    """Parses an HDFS URL; a URL without NameNode takes it from :func:`default_fs`.
+
+    Raises:
+        HdfsError: not an HDFS URL, not an absolute path, or no NameNode to be found.
+    """
+    url = os.fspath(url)
+    if not isinstance(url, str) or not url:
+        raise HdfsError(f"not an HDFS URL: {url!r}")
+    if url.startswith("/"):
+        fs = default_fs()
+        scheme, sep, rest = fs.partition("://")
+        if scheme not in _SCHEMES or not sep:
+            raise HdfsError(f"fs.defaultFS is {fs!r}, not an hdfs:// or webhdfs:// URL")
+        authority, _ = _split_authority(rest)
+        return Location(scheme, authority, _normpath(url, url), "")
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in _SCHEMES:
+        raise HdfsError(
+            f"unsupported URL {url!r}: expected hdfs://namenode:port/path, "
+            "webhdfs://namenode:httpport/path, hdfs:///path or /path"
+        )
+    authority, path = _split_authority(rest)
+    if authority:
+        return Location(scheme, authority, _normpath(path, url), f"{scheme}://{authority}")
+    fs = default_fs()
+    fs_scheme, _, fs_rest = fs.partition("://")
+    if fs_scheme != scheme:
+        raise HdfsError(
+            f"{url!r} has no NameNode and fs.defaultFS ({fs!r}) is not a {scheme}:// URL"
+        )
+    fs_authority, _ = _split_authority(fs_rest)
+    if not fs_authority:
+        raise HdfsError(f"fs.defaultFS {fs!r} names no NameNode")
+    return Location(scheme, fs_authority, _normpath(path, url), f"{scheme}://")
+
+
+def host_port(authority: str) -> tuple[str, int | None]:
+    """``("host", port)`` of ``host:port`` or ``[ipv6]:port``; port None if not given."""
+    if authority.startswith("["):  # [ipv6]:port
+        host, _, port = authority[1:].partition("]")
+        return host, int(port[1:]) if port.startswith(":") else None
+    host, sep, port = authority.rpartition(":")
+    if sep and port.isdigit():
+        return host, int(port)
+    return authority, None
+
+
+def webhdfs_address_for_rpc(authority: str) -> str:
+    """The NameNode HTTP address for an RPC authority, from hdfs-site.xml (else port 9870)."""
+    site = read_site("hdfs-site.xml")
+    host, _ = host_port(authority)
+    http = site.get("dfs.namenode.http-address")
+    rpc = site.get("dfs.namenode.rpc-address")
+    core_fs = read_site("core-site.xml").get("fs.defaultFS", "")
+    if http and (rpc == authority or core_fs.endswith("://" + authority) or rpc is None):
+        http_host, http_port = host_port(http)
+        if http_host in ("0.0.0.0", ""):
+            http_host = host
+        return f"{http_host}:{http_port}"
+    return f"{host}:9870"
