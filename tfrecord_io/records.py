@@ -34,7 +34,7 @@ from typing import IO, Any, BinaryIO, Union
 import crc32c as _crc32c
 
 from tfrecord_io import _compression, fs
-from tfrecord_io.errors import CorruptRecordError, UnsupportedURLError
+from tfrecord_io.errors import CorruptRecordError
 
 __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",
@@ -76,36 +76,6 @@ def masked_crc32c(data: bytes | bytearray | memoryview) -> int:
     """Return the masked CRC-32C of *data*, as stored in TFRecord framing."""
     c = _crc(data)
     return (((c >> 15) | (c << 17)) + _MASK_DELTA) & _U32
-
-
-# --------------------------------------------------------------------------------------------
-# Where data comes from and goes to: tfrecord_io.fs. The names below stay only for modules not
-# yet moved to fs (cli, tf, mnist); remove them once those call fs directly.
-
-
-def _classify(location: str | os.PathLike[str]) -> tuple[str, str]:
-    """Deprecated: ``("local", path)`` or ``("hdfs", url)``; ValueError for other schemes."""
-    protocol, target = fs.split_url(location)
-    if protocol == "file":
-        return "local", target
-    if protocol in ("hdfs", "webhdfs"):
-        return "hdfs", target
-    raise UnsupportedURLError(
-        f"unsupported URL scheme {protocol!r} in {target!r}: use a local path, a file:// URL, "
-        "or an hdfs:// or webhdfs:// URL"
-    )
-
-
-_is_location = fs.is_location
-_display_name = fs.name
-
-
-def _open_location(
-    location: str | os.PathLike[str], mode: str, stack: contextlib.ExitStack
-) -> tuple[BinaryIO, str, str]:
-    """Deprecated: ``(stream, kind, resolved)``, the stream registered on *stack*."""
-    kind, resolved = _classify(location)
-    return stack.enter_context(fs.open(location, mode)), kind, resolved
 
 
 # --------------------------------------------------------------------------------------------

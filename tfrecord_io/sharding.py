@@ -33,11 +33,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tfrecord_io import _compression
+from tfrecord_io import _compression, fs
 from tfrecord_io import index as _index
-from tfrecord_io.listing import FileInfo, Paths, is_remote, list_file_infos
+from tfrecord_io.fs import FileInfo
+from tfrecord_io.fs.expand import Paths
 
-__all__ = ["Piece", "shard_plan", "plan", "balance", "check_shards"]
+__all__ = ["Piece", "list_files", "shard_plan", "plan", "balance", "check_shards"]
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class Piece:
     @property
     def remote(self) -> bool:
         """Whether the piece lives on HDFS."""
-        return is_remote(self.path)
+        return not fs.is_local(self.url)
 
 
 def check_shards(num_shards: Any, shard_index: Any = 0) -> None:
@@ -102,8 +103,8 @@ def balance(sizes: Sequence[int], num_shards: int) -> list[list[int]]:
 
 def plan(files: Sequence[FileInfo], compression: str | None, num_shards: int) -> list[list[Piece]]:
     """The shards of listed *files* (sorted, no duplicates), by the rules of the module docs."""
-    kinds = [_compression.resolve(compression, f.path) for f in files]
-    whole = [Piece(f.path, k, 0, None, f.size) for f, k in zip(files, kinds)]
+    kinds = [_compression.resolve(compression, f.url) for f in files]
+    whole = [Piece(f.url, k, 0, None, f.size) for f, k in zip(files, kinds)]
     if num_shards == 1:
         return [whole]
     if len(files) >= num_shards:
@@ -115,11 +116,11 @@ def plan(files: Sequence[FileInfo], compression: str | None, num_shards: int) ->
     for f, kind in zip(files, kinds):
         e = None
         if kind == _compression.NONE and f.size > 0:
-            e = _index.load_index(f.path, f.size)
+            e = _index.load_index(f.url, f.size)
             if e is not None and len(e) < 2:
                 e = None
             if e is None:
-                log.info("%s cannot be cut into byte ranges: it has no valid index", f.path)
+                log.info("%s cannot be cut into byte ranges: it has no valid index", f.url)
         entries.append(e)
     counts = [1] * len(files)
     for _ in range(num_shards - len(files)):
@@ -140,7 +141,7 @@ def plan(files: Sequence[FileInfo], compression: str | None, num_shards: int) ->
             pieces.append(whole[i])
         else:
             pieces.extend(
-                Piece(f.path, _compression.NONE, start, end, end - start)
+                Piece(f.url, _compression.NONE, start, end, end - start)
                 for start, end in _index.split_ranges(e, counts[i])
             )
     return [[pieces[j]] if j < len(pieces) else [] for j in range(num_shards)]
@@ -157,4 +158,17 @@ def shard_plan(
     """
     check_shards(num_shards)
     _compression.normalize(compression)  # ValueError for a bad name, before any listing
-    return plan(list_file_infos(paths), compression, num_shards)
+    return plan(fs.expand(paths, detail=True), compression, num_shards)
+
+
+def list_files(paths: Paths) -> list[str]:
+    """The data files named by *paths*, as every reader of tfrecord-io lists them: files,
+    directories (recursively, names starting with ``_`` or ``.`` skipped) and globs, local or
+    remote; see :func:`tfrecord_io.fs.expand` for the rules.
+
+    Raises:
+        InputNotFoundError: a local path does not exist, or a glob matches nothing.
+        HdfsFileNotFoundError: an HDFS path does not exist (both are ``FileNotFoundError``).
+        ValueError: an empty path, or a URL scheme no file system serves.
+    """
+    return fs.expand(paths)

@@ -13,9 +13,10 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from tfrecord_io import fs
 from tfrecord_io import records as _records
 from tfrecord_io.cli import render
-from tfrecord_io.cli.paths import expand_paths, is_local
+from tfrecord_io.cli.paths import expand_paths
 from tfrecord_io.errors import CorruptRecordError, InputError, SchemaError, TFRecordError
 
 __all__ = ["EXIT_OK", "EXIT_CORRUPT", "EXIT_USAGE", "cmd_count", "cmd_head", "cmd_schema", "cmd_verify", "cmd_index", "cmd_mnist"]
@@ -235,7 +236,7 @@ def cmd_mnist(args: argparse.Namespace) -> int:
     splits = mnist.load(args.input)  # every input checked before Spark starts or we write
     spark = running = None
     if args.spark:
-        if not args.spark.startswith("local") and is_local(args.output):
+        if not args.spark.startswith("local") and fs.is_local(args.output):
             log.warning(
                 "OUTPUT %s is a local path: executors on other machines would write to their "
                 "own disks; give an hdfs:// OUTPUT", args.output,

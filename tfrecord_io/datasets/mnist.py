@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tfrecord_io import _compression
+from tfrecord_io import _compression, fs
 from tfrecord_io import records as _records
 from tfrecord_io.datasets import mnist_files as _files
 from tfrecord_io.datasets.idx import SPLITS, candidate_names, parse_idx
@@ -144,14 +144,14 @@ def load(location: str | os.PathLike[str]) -> list[Split]:
     """
     location = os.fspath(location)
     kind = _files.input_kind(location)
-    names = None if kind == "http" else _files.list_names(location, kind)
+    names = None if kind == "http" else _files.list_names(location)
     base = location if location.endswith("/") or kind != "http" else location + "/"
     splits = []
     for split in SPLITS:
         found: dict[str, tuple[str, bytes]] = {}
         for part in ("images", "labels"):
             for name in candidate_names(split, part):
-                url = _files.join(base, name) if kind != "http" else base + name
+                url = fs.join(base, name) if kind != "http" else base + name
                 if names is not None:
                     if name in names:
                         log.info("Reading %s", url)
@@ -291,39 +291,39 @@ def convert(
     splits = list(source) if not isinstance(source, (str, os.PathLike)) else load(source)
     output = os.fspath(output)
     out = _files.OutputDir(output)
-    if out.exists(out.path) and not out.is_dir(out.path):
+    if fs.exists(out.path) and not fs.isdir(out.path):
         raise MnistError(f"{output}: exists and is not a directory")
     for split in splits:
-        target = out.join(out.path, split.name)
-        if out.exists(target) and not overwrite:
+        target = fs.join(out.path, split.name)
+        if fs.exists(target) and not overwrite:
             raise MnistError(
                 f"{target} already exists; remove it or pass --overwrite (overwrite=True)"
             )
 
     result = Result(output=output)
-    out.makedirs(out.path)
-    staging = out.join(out.path, f".tfrecord-io-mnist-{uuid.uuid4().hex[:12]}.tmp")
+    fs.makedirs(out.path)
+    staging = fs.join(out.path, f".tfrecord-io-mnist-{uuid.uuid4().hex[:12]}.tmp")
     try:
-        out.makedirs(staging)
+        fs.makedirs(staging)
         if spark is not None:
             _write_with_spark(spark, splits, out, staging, shards, kind, image_format)
         else:
             _write_locally(splits, out, staging, shards, kind, image_format, progress)
         for split in splits:
             for k in range(shards):
-                result.bytes += out.size(out.join(staging, split.name, shard_name(k, kind)))
+                result.bytes += fs.stat(fs.join(staging, split.name, shard_name(k, kind))).size
             result.records[split.name] = len(split)
             result.shards += shards
         for split in splits:
-            target = out.join(out.path, split.name)
-            if out.exists(target):
+            target = fs.join(out.path, split.name)
+            if fs.exists(target):
                 log.info("Replacing %s", target)
-                out.remove_tree(target)
-            out.rename(out.join(staging, split.name), target)
+                fs.delete(target, recursive=True)
+            fs.rename(fs.join(staging, split.name), target)
     finally:
         with contextlib.suppress(Exception):
-            if out.exists(staging):
-                out.remove_tree(staging)
+            if fs.exists(staging):
+                fs.delete(staging, recursive=True)
     result.seconds = time.monotonic() - started
     return result
 
@@ -342,17 +342,18 @@ def _write_locally(
     total = sum(len(s) for s in splits)
     with tqdm(total=total, unit=" rec", disable=not progress, desc="mnist", leave=False) as bar:
         for split in splits:
-            directory = out.join(staging, split.name)
-            out.makedirs(directory)
+            directory = fs.join(staging, split.name)
+            fs.makedirs(directory)
             for k, (lo, hi) in enumerate(_shard_bounds(len(split), shards)):
                 records = encode(split.images[lo:hi], split.labels[lo:hi], image_format)
                 _records.write(
-                    out.join(directory, shard_name(k, kind)),
+                    fs.join(directory, shard_name(k, kind)),
                     _counted(records, bar.update),
                     kind,
                     index=kind == _compression.NONE,
                 )
-            out.touch(out.join(directory, "_SUCCESS"))
+            with fs.open(fs.join(directory, "_SUCCESS"), "wb"):
+                pass
             log.debug("Wrote %d records of %s in %d shards", len(split), split.name, shards)
 
 
@@ -391,14 +392,14 @@ def _write_with_spark(
             )
             log.info("Writing %s with Spark (%d tasks)", split.name, shards)
             tfs.save_records(
-                rdd, out.hadoop_url(out.join(staging, split.name)), None if kind == "none" else kind
+                rdd, out.hadoop_url(fs.join(staging, split.name)), None if kind == "none" else kind
             )
         finally:
             data.destroy()
-        if out.kind == "local":
+        if out.local:
             # Hadoop's local file system leaves .NAME.crc checksum files; drop them, so the
             # output is the same as without Spark (and no checksum goes stale later).
-            directory = out.join(staging, split.name)
+            directory = fs.join(staging, split.name)
             for name in os.listdir(directory):
                 if name.startswith(".") and name.endswith(".crc"):
                     os.remove(os.path.join(directory, name))

@@ -90,7 +90,7 @@ With ``tf.distribute``, pass ``num_shards=input_context.num_input_pipelines`` an
 
 Only this package imports TensorFlow (:mod:`tfrecord_io.tf.runtime`), and only when a function
 that needs it is called: :func:`list_files`, :func:`shard_plan` and :class:`Piece` (from
-:mod:`tfrecord_io.listing` and :mod:`tfrecord_io.sharding`) work without it.
+:mod:`tfrecord_io.sharding`) work without it.
 
 Modules: :mod:`~tfrecord_io.tf.datasets` (:func:`dataset`, :func:`parse_examples`),
 :mod:`~tfrecord_io.tf.chunks` (tfrecord-io's chunk reader), :mod:`~tfrecord_io.tf.features`
@@ -101,8 +101,8 @@ Modules: :mod:`~tfrecord_io.tf.datasets` (:func:`dataset`, :func:`parse_examples
 from __future__ import annotations
 
 from tfrecord_io.errors import InputNotFoundError
-from tfrecord_io.listing import Paths, PathLike, list_files
-from tfrecord_io.sharding import Piece, shard_plan
+from tfrecord_io.fs.expand import Paths, PathLike
+from tfrecord_io.sharding import Piece, list_files, shard_plan
 from tfrecord_io.tf.chunks import DEFAULT_CHUNK_BYTES
 from tfrecord_io.tf.datasets import dataset, parse_examples
 from tfrecord_io.tf.features import DEFAULT_SAMPLE, infer_features

@@ -21,10 +21,9 @@ from typing import Any
 
 import crc32c
 
-from tfrecord_io import _compression
+from tfrecord_io import _compression, fs
 from tfrecord_io import records as _records
 from tfrecord_io.errors import CorruptRecordError
-from tfrecord_io.listing import open_location
 from tfrecord_io.sharding import Piece
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "read_chunks", "read_chunks_skipping"]
@@ -44,7 +43,7 @@ _DECOMPRESSION_ERRORS = (zlib.error, EOFError)
 
 def _open_piece(piece: Piece, stack: contextlib.ExitStack) -> Any:
     """A binary stream of the piece's (decompressed) bytes, positioned at its start."""
-    stream: Any = open_location(piece.path, stack)
+    stream: Any = stack.enter_context(fs.open(piece.path, "rb"))
     if piece.start:
         stream.seek(piece.start)
     if piece.compression != _compression.NONE:

@@ -11,9 +11,9 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tfrecord_io import _compression
+from tfrecord_io import _compression, fs
 from tfrecord_io.errors import SchemaError
-from tfrecord_io.listing import Paths, local_name
+from tfrecord_io.fs.expand import Paths
 from tfrecord_io.sharding import Piece, check_shards, shard_plan
 from tfrecord_io.tf.chunks import DEFAULT_CHUNK_BYTES, read_chunks, read_chunks_skipping
 from tfrecord_io.tf.features import DEFAULT_SAMPLE, infer_features
@@ -37,7 +37,7 @@ _TF_COMPRESSION = {
 def _native_dataset(
     tf: Any, pieces: Sequence[Piece], parallel: int, buffer_size: int | None
 ) -> Any:
-    names = [local_name(p.path) for p in pieces]
+    names = [fs.split_url(p.path)[1] for p in pieces]
     types = [_TF_COMPRESSION[p.compression] for p in pieces]
     if len(set(types)) == 1:
         return tf.data.TFRecordDataset(
