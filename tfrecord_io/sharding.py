@@ -70,7 +70,7 @@ class Piece:
     @property
     def remote(self) -> bool:
         """Whether the piece lives on HDFS."""
-        return not fs.is_local(self.url)
+        return not fs.is_local(self.path)
 
 
 def check_shards(num_shards: Any, shard_index: Any = 0) -> None:

@@ -13,7 +13,7 @@ __all__ = ["expand_paths"]
 def expand_paths(patterns: Sequence[str]) -> list[str]:
     """Expand command-line PATHs into data files: :func:`tfrecord_io.fs.expand`'s rules (files
     as given; directories recursively with names starting with ``_`` or ``.`` skipped; globs),
-    PATHs in the order given, each one's files sorted, duplicates dropped.
+    all files sorted together, duplicates dropped.
 
     Raises:
         InputError: a PATH that is missing, matches no file, or holds no data files, naming it.

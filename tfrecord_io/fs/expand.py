@@ -9,10 +9,9 @@ This is the one definition used by every reader (``tfrecord_io.tf``, the CLI, MN
 * A **glob** (``*``, ``?``, ``[...]`` in any component) gives its matches, directories
   expanded as above; a wildcard does not match names starting with ``_`` or ``.`` unless the
   pattern's component starts with one too (``_*.tfindex`` matches indexes).
-* **Order**: inputs in the order given (as Hadoop's ``FileInputFormat`` and ``cat`` take
-  them); the files of each input sorted by path/URL (code-point order of the whole string); a
-  file named twice is kept where it first appears. Every process expanding the same inputs
-  gets the same list, which sharding relies on.
+* **Order**: the files of all inputs together, sorted by path/URL (code-point order of the
+  whole string), each once. Every process expanding the same inputs, in whatever order they
+  are given, gets the same list, which sharding relies on.
 * **Symbolic links** (local) are followed: a link to a file is a file, a link to a directory is
   walked (a link back to a directory being walked is skipped with a warning); a dangling link
   inside a directory raises ``FileNotFoundError`` naming it.
@@ -112,8 +111,7 @@ def _expand_one(given: str, allow_empty: bool) -> list[FileInfo]:
 
 def expand(paths: Paths, *, detail: bool = False, allow_empty: bool = True) -> list[Any]:
     """The data files named by *paths* (one path/URL or several), as the module docs say:
-    inputs in the order given, each input's files sorted, without duplicates, hidden names
-    skipped inside directories and globs.
+    sorted, without duplicates, hidden names skipped inside directories and globs.
 
     Args:
         paths: files, directories and globs; local paths, ``file:``, ``hdfs://``,
@@ -130,7 +128,7 @@ def expand(paths: Paths, *, detail: bool = False, allow_empty: bool = True) -> l
     """
     found: dict[str, FileInfo] = {}
     for given in _as_list(paths):
-        for info in sorted(_expand_one(given, allow_empty), key=lambda i: i.url):
+        for info in _expand_one(given, allow_empty):
             found.setdefault(info.url, info)
-    ordered = list(found.values())
+    ordered = [found[url] for url in sorted(found)]
     return ordered if detail else [info.url for info in ordered]
