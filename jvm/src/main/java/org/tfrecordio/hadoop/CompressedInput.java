@@ -21,9 +21,10 @@ import org.tfrecordio.codec.CorruptStreamException;
  * damage, then throws a {@link CorruptStreamException} saying what is wrong. I/O errors of the
  * file itself (not decoding errors) pass through unchanged.
  *
- * <p>A codec loses the output of the call that fails. So, after the first decoding error, the
- * file is decoded again up to the bytes already delivered and then one byte per call until the
- * error recurs: only damaged files pay for this.
+ * <p>A codec loses the output of the call that fails. So, after a decoding error other than a
+ * truncated stream, the file is decoded again ({@link RecoveringInflater} for gzip and zlib; the
+ * codec one output byte per call for others) and the bytes after those already delivered are
+ * returned up to the damage: only damaged files pay for this.
  */
 final class CompressedInput extends InputStream {
   private final FileSystem fs;
@@ -36,7 +37,7 @@ final class CompressedInput extends InputStream {
   private Decompressor decompressor;
   private InputStream in;
   private long delivered;
-  private boolean byteByByte;
+  private InputStream recovery;
   private CorruptStreamException pending;
 
   CompressedInput(FileSystem fs, Path path, CompressionCodec codec) throws IOException {
@@ -56,7 +57,7 @@ final class CompressedInput extends InputStream {
     if (codec instanceof GzipCodec) {
       return "gzip";
     }
-    if (codec.getClass() == DefaultCodec.class) {
+    if (codec instanceof DefaultCodec) { // DefaultCodec and DeflateCodec: zlib streams
       return "zlib";
     }
     return codec.getClass().getSimpleName();
@@ -97,25 +98,28 @@ final class CompressedInput extends InputStream {
 
   @Override
   public int read(byte[] b, int off, int len) throws IOException {
-    if (pending != null) {
-      throw pending;
-    }
     if (len == 0) {
       return 0;
     }
-    if (byteByByte) {
-      return readByteByByte(b, off, len);
+    if (recovery != null) {
+      int r = recovery.read(b, off, len);
+      if (r < 0) {
+        throw pending;
+      }
+      return r;
+    }
+    if (pending != null) {
+      throw pending;
     }
     int r;
     try {
       r = in.read(b, off, len);
     } catch (IOException | RuntimeException | InternalError e) {
-      CorruptStreamException damage = damage(e);
+      pending = damage(e);
       if (e instanceof EOFException || len == 1) {
-        throw damage; // nothing was lost: the codec returned all it had before
+        throw pending; // nothing was lost: the codec returned all it had before
       }
-      redecode();
-      return readByteByByte(b, off, len);
+      return recover(b, off, len);
     }
     if (r > 0) {
       delivered += r;
@@ -123,51 +127,70 @@ final class CompressedInput extends InputStream {
     return r;
   }
 
-  /** Reads up to {@code len} bytes one per call; a decoding error ends the stream after them. */
-  private int readByteByByte(byte[] b, int off, int len) throws IOException {
-    int n = 0;
-    while (n < len) {
-      int r;
-      try {
-        r = in.read(b, off + n, 1);
-      } catch (IOException | RuntimeException | InternalError e) {
-        pending = damage(e);
-        break;
-      }
-      if (r < 0) {
-        break;
-      }
-      n += r;
+  /**
+   * After a decoding error that may have cost the output of the failing call: decodes the file
+   * again and returns the bytes after those delivered, up to the damage.
+   */
+  private int recover(byte[] b, int off, int len) throws IOException {
+    release();
+    if (format.equals("gzip") || format.equals("zlib")) {
+      recovery = new RecoveringInflater(() -> fs.open(path), format.equals("gzip"), delivered);
+    } else {
+      recovery = new CodecBytes(delivered);
     }
-    delivered += n;
-    if (n > 0) {
-      return n;
-    }
-    if (pending != null) {
-      throw pending;
-    }
-    return -1;
+    return read(b, off, len);
   }
 
-  /** Decodes the file again up to the bytes already delivered. */
-  private void redecode() throws IOException {
-    release();
-    open();
-    byte[] scratch = new byte[64 * 1024];
-    long left = delivered;
-    while (left > 0) {
-      int r;
+  /** Another codec, decoded again one output byte per call after the delivered bytes. */
+  private final class CodecBytes extends InputStream {
+    CodecBytes(long skip) throws IOException {
+      open();
+      byte[] scratch = new byte[64 * 1024];
+      long left = skip;
       try {
-        r = in.read(scratch, 0, (int) Math.min(scratch.length, left));
+        while (left > 0) {
+          int r = in.read(scratch, 0, (int) Math.min(scratch.length, left));
+          if (r < 0) {
+            break;
+          }
+          left -= r;
+        }
       } catch (IOException | RuntimeException | InternalError e) {
-        throw damage(e);
+        left = -1; // fails earlier than before: nothing more to return
       }
-      if (r < 0) {
-        throw new IOException(path + " changed while it was read: it decodes to fewer bytes");
+      if (left != 0) {
+        release();
       }
-      left -= r;
     }
-    byteByByte = true;
+
+    @Override
+    public int read() throws IOException {
+      byte[] one = new byte[1];
+      return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      if (file == null) {
+        return -1;
+      }
+      int n = 0;
+      while (n < len) {
+        int r;
+        try {
+          r = in.read(b, off + n, 1);
+        } catch (IOException | RuntimeException | InternalError e) {
+          release();
+          break;
+        }
+        if (r < 0) {
+          release();
+          break;
+        }
+        n += r;
+      }
+      return n > 0 ? n : -1;
+    }
   }
 
   /** The decoding error {@code e}, or {@code e} itself if reading the file failed. */
@@ -184,7 +207,13 @@ final class CompressedInput extends InputStream {
 
   @Override
   public void close() throws IOException {
-    release();
+    try {
+      if (recovery != null) {
+        recovery.close();
+      }
+    } finally {
+      release();
+    }
   }
 
   /** The file's stream, remembering whether reading it failed. */
