@@ -414,6 +414,11 @@ public final class TFRecordReader implements Closeable {
     return skippedBytes;
   }
 
+  /** Size of the read buffer now (it grows with the records read, up to twice the maximum). */
+  public int getBufferCapacity() {
+    return buf.length;
+  }
+
   public String getSource() {
     return source;
   }

@@ -24,6 +24,8 @@ import org.apache.hadoop.util.ReflectionUtils;
 public final class Compressed {
   private Compressed() {}
 
+  private static final Configuration CONF = new Configuration();
+
   /** The two formats; {@link #extension} is what Hadoop's codec factory recognises. */
   public enum Format {
     GZIP(".gz", GzipCodec.class),
@@ -49,7 +51,7 @@ public final class Compressed {
 
     /** Compresses with Hadoop's codec for this format. */
     public byte[] hadoop(byte[] data) throws IOException {
-      CompressionCodec c = ReflectionUtils.newInstance(codec, new Configuration());
+      CompressionCodec c = ReflectionUtils.newInstance(codec, CONF);
       ByteArrayOutputStream out = new ByteArrayOutputStream();
       try (CompressionOutputStream z = c.createOutputStream(out)) {
         z.write(data);
