@@ -105,8 +105,8 @@ RECORD_TYPES = ("Example", "SequenceExample", "ByteArray")
 #: The column of a ``record_type="ByteArray"`` DataFrame read by :func:`load_dataframe`.
 BYTE_ARRAY_COLUMN = "byte_array"
 
-_FRAMES = "org.tfrecordio.spark.TFRecordFrames"
-_SCHEMA_EXCEPTION = "org.tfrecordio.spark.SchemaException"
+_FRAMES = "org.tfrecordio.spark.TFRecordDataFrames"
+_SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -248,11 +248,11 @@ def _check_record_type(record_type: str) -> None:
 
 
 def _frames(sc: Any) -> Any:
-    return getattr(sc._jvm.org.tfrecordio.spark, "TFRecordFrames")  # noqa: SLF001
+    return getattr(sc._jvm.org.tfrecordio.spark, "TFRecordDataFrames")  # noqa: SLF001
 
 
 def _call(method: Any, *args: Any) -> Any:
-    """Calls a TFRecordFrames method, turning its schema errors into :class:`SchemaError`.
+    """Calls a TFRecordDataFrames method, turning its schema errors into :class:`SchemaError`.
 
     PySpark's py4j hook already turns some Java exceptions (IllegalArgumentException and its
     subclasses, among others) into ``pyspark.errors`` exceptions that keep the Java one as

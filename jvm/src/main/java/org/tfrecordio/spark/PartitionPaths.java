@@ -29,6 +29,7 @@ import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.ShortType;
+import org.tfrecordio.example.SchemaException;
 
 /**
  * Hive-style partition directories: {@code col=value/} path segments, values escaped as Spark
@@ -100,18 +101,18 @@ final class PartitionPaths {
    * Checks that a column can be a partition column; returns its leaf code.
    */
   static int checkPartitionType(String name, DataType t) {
-    int leaf = FrameTypes.leaf(t);
+    int leaf = SparkFeatureTypes.leaf(t);
     switch (leaf) {
-      case FrameTypes.STRING:
-      case FrameTypes.BOOLEAN:
-      case FrameTypes.BYTE:
-      case FrameTypes.SHORT:
-      case FrameTypes.INT:
-      case FrameTypes.LONG:
-      case FrameTypes.FLOAT:
-      case FrameTypes.DOUBLE:
-      case FrameTypes.DECIMAL:
-      case FrameTypes.DATE:
+      case SparkFeatureTypes.STRING:
+      case SparkFeatureTypes.BOOLEAN:
+      case SparkFeatureTypes.BYTE:
+      case SparkFeatureTypes.SHORT:
+      case SparkFeatureTypes.INT:
+      case SparkFeatureTypes.LONG:
+      case SparkFeatureTypes.FLOAT:
+      case SparkFeatureTypes.DOUBLE:
+      case SparkFeatureTypes.DECIMAL:
+      case SparkFeatureTypes.DATE:
         return leaf;
       default:
         throw new SchemaException("partition column " + SchemaException.q(name) + " has type "
@@ -127,10 +128,10 @@ final class PartitionPaths {
     }
     String s;
     switch (leaf) {
-      case FrameTypes.DECIMAL:
+      case SparkFeatureTypes.DECIMAL:
         s = ((BigDecimal) v).toPlainString();
         break;
-      case FrameTypes.DATE:
+      case SparkFeatureTypes.DATE:
         s = v instanceof LocalDate ? v.toString() : ((java.sql.Date) v).toLocalDate().toString();
         break;
       default:
@@ -340,11 +341,11 @@ final class PartitionPaths {
 
   /** Checks a partition column type of a given schema (the types {@link #convert} handles). */
   static void checkReadType(String name, DataType t) {
-    int leaf = FrameTypes.leaf(t);
-    if (leaf != FrameTypes.STRING && leaf != FrameTypes.BOOLEAN && leaf != FrameTypes.BYTE
-        && leaf != FrameTypes.SHORT && leaf != FrameTypes.INT && leaf != FrameTypes.LONG
-        && leaf != FrameTypes.FLOAT && leaf != FrameTypes.DOUBLE && leaf != FrameTypes.DECIMAL
-        && leaf != FrameTypes.DATE) {
+    int leaf = SparkFeatureTypes.leaf(t);
+    if (leaf != SparkFeatureTypes.STRING && leaf != SparkFeatureTypes.BOOLEAN && leaf != SparkFeatureTypes.BYTE
+        && leaf != SparkFeatureTypes.SHORT && leaf != SparkFeatureTypes.INT && leaf != SparkFeatureTypes.LONG
+        && leaf != SparkFeatureTypes.FLOAT && leaf != SparkFeatureTypes.DOUBLE && leaf != SparkFeatureTypes.DECIMAL
+        && leaf != SparkFeatureTypes.DATE) {
       throw new SchemaException("partition column " + SchemaException.q(name) + " has type "
           + t.simpleString() + " in the schema, which partition directory values can't have");
     }

@@ -13,6 +13,12 @@ import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.tfrecordio.example.ExampleWire;
+import org.tfrecordio.example.RecordScanner;
+import org.tfrecordio.example.ByteKeyMap;
+import org.tfrecordio.example.SchemaException;
+import org.tfrecordio.example.FeatureValues;
+import org.tfrecordio.example.FeatureView;
 
 /**
  * Decodes serialized Examples or SequenceExamples into Spark Rows of a given schema, converting
@@ -39,12 +45,12 @@ final class RowDecoder implements Serializable {
     final String name;
     final byte[] key;
     final DataType type;
-    final FrameTypes.Plan plan;
+    final SparkFeatureTypes.Plan plan;
     final boolean nullable;
     /** Position in the output Row. */
     final int out;
 
-    Field(StructField f, FrameTypes.Plan plan, int out) {
+    Field(StructField f, SparkFeatureTypes.Plan plan, int out) {
       this.name = f.name();
       this.key = f.name().getBytes(StandardCharsets.UTF_8);
       this.type = f.dataType();
@@ -68,8 +74,8 @@ final class RowDecoder implements Serializable {
   private boolean java8Time;
 
   private transient RecordScanner scanner;
-  private transient ExampleWire.FeatureView view;
-  private transient ExampleWire.Values values;
+  private transient FeatureView view;
+  private transient FeatureValues values;
   private transient RecordScanner.Steps steps;
   private transient int[] contextIds;
   private transient int[] featureListIds;
@@ -103,8 +109,8 @@ final class RowDecoder implements Serializable {
     for (int i = 0; i < data.size(); i++) {
       StructField f = data.get(i);
       if (byteArray) {
-        FrameTypes.Plan p = FrameTypes.plan(f.name(), f.dataType(), false, "field", true);
-        if (data.size() != 1 || p.shape != FrameTypes.SCALAR || p.leaf != FrameTypes.BINARY) {
+        SparkFeatureTypes.Plan p = SparkFeatureTypes.plan(f.name(), f.dataType(), false, "field", true);
+        if (data.size() != 1 || p.shape != SparkFeatureTypes.SCALAR || p.leaf != SparkFeatureTypes.BINARY) {
           throw new SchemaException("record_type 'ByteArray' reads one binary field (besides "
               + "partition columns), not " + new StructType(data.toArray(new StructField[0]))
               .simpleString());
@@ -112,7 +118,7 @@ final class RowDecoder implements Serializable {
         ctx.add(new Field(f, p, dataOut[i]));
         continue;
       }
-      FrameTypes.Plan p = FrameTypes.plan(f.name(), f.dataType(), sequence, "field", true);
+      SparkFeatureTypes.Plan p = SparkFeatureTypes.plan(f.name(), f.dataType(), sequence, "field", true);
       (p.featureList() ? fls : ctx).add(new Field(f, p, dataOut[i]));
     }
     return new RowDecoder(sequence, byteArray, ctx.toArray(new Field[0]),
@@ -147,8 +153,8 @@ final class RowDecoder implements Serializable {
     ByteKeyMap flKeys = new ByteKeyMap();
     featureListIds = ids(featureLists, flKeys);
     scanner = new RecordScanner(sequence, ctxKeys, flKeys, false);
-    view = new ExampleWire.FeatureView();
-    values = new ExampleWire.Values();
+    view = new FeatureView();
+    values = new FeatureValues();
     steps = new RecordScanner.Steps();
   }
 
@@ -182,7 +188,7 @@ final class RowDecoder implements Serializable {
       Object v = null;
       if (ce.has(id, scanner.record)) {
         scanner.feature(ce, id, view);
-        v = f.plan.shape == FrameTypes.SCALAR ? scalar(f) : list(f);
+        v = f.plan.shape == SparkFeatureTypes.SCALAR ? scalar(f) : list(f);
       }
       if (v == null && !f.nullable) {
         throw new SchemaException("feature " + SchemaException.q(f.name) + " is missing (or "
@@ -225,14 +231,14 @@ final class RowDecoder implements Serializable {
   }
 
   private Object scalar(Field f) {
-    ExampleWire.FeatureView fv = view;
+    FeatureView fv = view;
     if (fv.kind == ExampleWire.NO_KIND) {
       return null;
     }
-    if (f.plan.leaf == FrameTypes.NULL) {
+    if (f.plan.leaf == SparkFeatureTypes.NULL) {
       throw mismatch(f, fv.kind);
     }
-    ExampleWire.Values v = values;
+    FeatureValues v = values;
     fv.read(v);
     if (v.n != 1) {
       throw new SchemaException("feature " + SchemaException.q(f.name) + " has " + v.n
@@ -251,39 +257,39 @@ final class RowDecoder implements Serializable {
 
   private Object fromLong(Field f, long x) {
     switch (f.plan.leaf) {
-      case FrameTypes.LONG:
+      case SparkFeatureTypes.LONG:
         return x;
-      case FrameTypes.INT:
+      case SparkFeatureTypes.INT:
         if (x != (int) x) {
           throw outOfRange(f, x);
         }
         return (int) x;
-      case FrameTypes.SHORT:
+      case SparkFeatureTypes.SHORT:
         if (x != (short) x) {
           throw outOfRange(f, x);
         }
         return (short) x;
-      case FrameTypes.BYTE:
+      case SparkFeatureTypes.BYTE:
         if (x != (byte) x) {
           throw outOfRange(f, x);
         }
         return (byte) x;
-      case FrameTypes.BOOLEAN:
+      case SparkFeatureTypes.BOOLEAN:
         return x != 0;
-      case FrameTypes.FLOAT:
+      case SparkFeatureTypes.FLOAT:
         return (float) x;
-      case FrameTypes.DOUBLE:
+      case SparkFeatureTypes.DOUBLE:
         return (double) x;
-      case FrameTypes.DATE:
+      case SparkFeatureTypes.DATE:
         if (x != (int) x) {
           throw outOfRange(f, x);
         }
-        return java8Time ? LocalDate.ofEpochDay(x) : FrameTypes.sqlDate(x);
-      case FrameTypes.TIMESTAMP:
-        return java8Time ? FrameTypes.instant(x) : FrameTypes.sqlTimestamp(x);
-      case FrameTypes.TIMESTAMP_NTZ:
-        return FrameTypes.localDateTime(x);
-      case FrameTypes.DECIMAL:
+        return java8Time ? LocalDate.ofEpochDay(x) : SparkFeatureTypes.sqlDate(x);
+      case SparkFeatureTypes.TIMESTAMP:
+        return java8Time ? SparkFeatureTypes.instant(x) : SparkFeatureTypes.sqlTimestamp(x);
+      case SparkFeatureTypes.TIMESTAMP_NTZ:
+        return SparkFeatureTypes.localDateTime(x);
+      case SparkFeatureTypes.DECIMAL:
         return decimal(f, BigDecimal.valueOf(x), Long.toString(x));
       default:
         throw mismatch(f, ExampleWire.INT64);
@@ -297,9 +303,9 @@ final class RowDecoder implements Serializable {
 
   private Object fromFloat(Field f, float x) {
     switch (f.plan.leaf) {
-      case FrameTypes.FLOAT:
+      case SparkFeatureTypes.FLOAT:
         return x;
-      case FrameTypes.DOUBLE:
+      case SparkFeatureTypes.DOUBLE:
         return (double) x;
       default:
         throw mismatch(f, ExampleWire.FLOAT);
@@ -308,11 +314,11 @@ final class RowDecoder implements Serializable {
 
   private Object fromBytes(Field f, byte[] b, int start, int len) {
     switch (f.plan.leaf) {
-      case FrameTypes.STRING:
+      case SparkFeatureTypes.STRING:
         return string(f, b, start, len);
-      case FrameTypes.BINARY:
+      case SparkFeatureTypes.BINARY:
         return Arrays.copyOfRange(b, start, start + len);
-      case FrameTypes.DECIMAL: {
+      case SparkFeatureTypes.DECIMAL: {
         String s = string(f, b, start, len);
         BigDecimal d;
         try {
@@ -355,11 +361,11 @@ final class RowDecoder implements Serializable {
    * no kind is an empty one.
    */
   private Object list(Field f) {
-    ExampleWire.FeatureView fv = view;
-    ExampleWire.Values v = values;
+    FeatureView fv = view;
+    FeatureValues v = values;
     int leaf = f.plan.leaf;
     int shape = f.plan.shape;
-    boolean vector = shape == FrameTypes.VECTOR || shape == FrameTypes.VECTOR_STEPS;
+    boolean vector = shape == SparkFeatureTypes.VECTOR || shape == SparkFeatureTypes.VECTOR_STEPS;
     if (fv.kind == ExampleWire.NO_KIND) {
       v.n = 0;
     } else {
@@ -367,7 +373,7 @@ final class RowDecoder implements Serializable {
     }
     int n = v.n;
     int kind = fv.kind;
-    if (leaf == FrameTypes.NULL) {
+    if (leaf == SparkFeatureTypes.NULL) {
       if (n > 0) {
         throw mismatch(f, kind);
       }
@@ -389,11 +395,11 @@ final class RowDecoder implements Serializable {
       return f.plan.vector == 2 ? new org.apache.spark.mllib.linalg.DenseVector(d)
           : new org.apache.spark.ml.linalg.DenseVector(d);
     }
-    if (kind == ExampleWire.FLOAT || (kind == ExampleWire.NO_KIND && leaf == FrameTypes.FLOAT)) {
+    if (kind == ExampleWire.FLOAT || (kind == ExampleWire.NO_KIND && leaf == SparkFeatureTypes.FLOAT)) {
       switch (leaf) {
-        case FrameTypes.FLOAT:
+        case SparkFeatureTypes.FLOAT:
           return Arrays.copyOf(v.floats, n);
-        case FrameTypes.DOUBLE: {
+        case SparkFeatureTypes.DOUBLE: {
           double[] d = new double[n];
           for (int i = 0; i < n; i++) {
             d[i] = v.floats[i];
@@ -409,9 +415,9 @@ final class RowDecoder implements Serializable {
     if (kind == ExampleWire.INT64 || kind == ExampleWire.NO_KIND) {
       long[] l = v.longs;
       switch (leaf) {
-        case FrameTypes.LONG:
+        case SparkFeatureTypes.LONG:
           return Arrays.copyOf(l, n);
-        case FrameTypes.INT: {
+        case SparkFeatureTypes.INT: {
           int[] out = new int[n];
           for (int i = 0; i < n; i++) {
             if (l[i] != (int) l[i]) {
@@ -421,7 +427,7 @@ final class RowDecoder implements Serializable {
           }
           return out;
         }
-        case FrameTypes.SHORT: {
+        case SparkFeatureTypes.SHORT: {
           short[] out = new short[n];
           for (int i = 0; i < n; i++) {
             if (l[i] != (short) l[i]) {
@@ -431,7 +437,7 @@ final class RowDecoder implements Serializable {
           }
           return out;
         }
-        case FrameTypes.BYTE: {
+        case SparkFeatureTypes.BYTE: {
           byte[] out = new byte[n];
           for (int i = 0; i < n; i++) {
             if (l[i] != (byte) l[i]) {
@@ -441,31 +447,31 @@ final class RowDecoder implements Serializable {
           }
           return out;
         }
-        case FrameTypes.BOOLEAN: {
+        case SparkFeatureTypes.BOOLEAN: {
           boolean[] out = new boolean[n];
           for (int i = 0; i < n; i++) {
             out[i] = l[i] != 0;
           }
           return out;
         }
-        case FrameTypes.FLOAT: {
+        case SparkFeatureTypes.FLOAT: {
           float[] out = new float[n];
           for (int i = 0; i < n; i++) {
             out[i] = l[i];
           }
           return out;
         }
-        case FrameTypes.DOUBLE: {
+        case SparkFeatureTypes.DOUBLE: {
           double[] out = new double[n];
           for (int i = 0; i < n; i++) {
             out[i] = l[i];
           }
           return out;
         }
-        case FrameTypes.DATE:
-        case FrameTypes.TIMESTAMP:
-        case FrameTypes.TIMESTAMP_NTZ:
-        case FrameTypes.DECIMAL:
+        case SparkFeatureTypes.DATE:
+        case SparkFeatureTypes.TIMESTAMP:
+        case SparkFeatureTypes.TIMESTAMP_NTZ:
+        case SparkFeatureTypes.DECIMAL:
           if (kind == ExampleWire.INT64) {
             Object[] out = new Object[n];
             for (int i = 0; i < n; i++) {

@@ -36,6 +36,7 @@ import org.apache.spark.sql.types.StructType;
 import org.tfrecordio.mapreduce.TFRecordInputFormat;
 import org.tfrecordio.mapreduce.TFRecordOutputFormat;
 import scala.Tuple2;
+import org.tfrecordio.example.SchemaException;
 
 /**
  * DataFrames as TFRecord files of {@code tf.train.Example}, {@code tf.train.SequenceExample}
@@ -46,14 +47,14 @@ import scala.Tuple2;
  * {@link RowDecoder}), and files are written and read by this jar's Hadoop formats, so the
  * output committer, the sidecar index and compression all apply.
  */
-public final class TFRecordFrames {
+public final class TFRecordDataFrames {
   /** The column of {@code record_type="ByteArray"} DataFrames. */
   public static final String BYTE_ARRAY_COLUMN = "byte_array";
 
   private static final String COMPRESS = "mapreduce.output.fileoutputformat.compress";
   private static final String COMPRESS_CODEC = "mapreduce.output.fileoutputformat.compress.codec";
 
-  private TFRecordFrames() {}
+  private TFRecordDataFrames() {}
 
   /**
    * Writes a DataFrame as TFRecord files under {@code path} (which must not exist).
