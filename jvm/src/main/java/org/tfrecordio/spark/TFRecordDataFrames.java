@@ -121,7 +121,7 @@ public final class TFRecordDataFrames {
     }
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     Configuration conf = jobConf(jsc, hadoopConf);
-    PartitionPaths.Layout layout = PartitionPaths.discover(conf, path);
+    PartitionDiscovery.Layout layout = PartitionDiscovery.discover(conf, path);
     if (layout.nested) {
       conf.setBoolean(FileInputFormat.INPUT_DIR_RECURSIVE, true);
     }
@@ -216,7 +216,7 @@ public final class TFRecordDataFrames {
       throws IOException {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     Configuration conf = jobConf(jsc, hadoopConf);
-    if (PartitionPaths.discover(conf, path).nested) {
+    if (PartitionDiscovery.discover(conf, path).nested) {
       conf.setBoolean(FileInputFormat.INPUT_DIR_RECURSIVE, true);
     }
     return infer(jsc.newAPIHadoopFile(path, TFRecordInputFormat.class, BytesWritable.class,
