@@ -1,8 +1,6 @@
 package org.tfrecordio.spark;
 
 import java.io.Serializable;
-import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.util.ArrayList;
@@ -224,11 +222,6 @@ final class RowDecoder implements Serializable {
 
   // ------------------------------------------------------------------------------------------
 
-  private static SchemaException mismatch(Field f, int kind) {
-    return new SchemaException("feature " + SchemaException.q(f.name) + " holds "
-        + ExampleWire.kindLabel(kind) + " values, which can't be read as "
-        + f.type.simpleString());
-  }
 
   private Object scalar(Field f) {
     FeatureView fv = view;
@@ -236,7 +229,7 @@ final class RowDecoder implements Serializable {
       return null;
     }
     if (f.plan.leaf == SparkFeatureTypes.NULL) {
-      throw mismatch(f, fv.kind);
+      throw LeafValues.mismatch(f, fv.kind);
     }
     FeatureValues v = values;
     fv.read(v);
@@ -247,114 +240,14 @@ final class RowDecoder implements Serializable {
     }
     switch (fv.kind) {
       case ExampleWire.INT64:
-        return fromLong(f, v.longs[0]);
+        return LeafValues.fromLong(f, v.longs[0], java8Time);
       case ExampleWire.FLOAT:
-        return fromFloat(f, v.floats[0]);
+        return LeafValues.fromFloat(f, v.floats[0]);
       default:
-        return fromBytes(f, v.buf, v.starts[0], v.lens[0]);
+        return LeafValues.fromBytes(f, v.buf, v.starts[0], v.lens[0]);
     }
   }
 
-  private Object fromLong(Field f, long x) {
-    switch (f.plan.leaf) {
-      case SparkFeatureTypes.LONG:
-        return x;
-      case SparkFeatureTypes.INT:
-        if (x != (int) x) {
-          throw outOfRange(f, x);
-        }
-        return (int) x;
-      case SparkFeatureTypes.SHORT:
-        if (x != (short) x) {
-          throw outOfRange(f, x);
-        }
-        return (short) x;
-      case SparkFeatureTypes.BYTE:
-        if (x != (byte) x) {
-          throw outOfRange(f, x);
-        }
-        return (byte) x;
-      case SparkFeatureTypes.BOOLEAN:
-        return x != 0;
-      case SparkFeatureTypes.FLOAT:
-        return (float) x;
-      case SparkFeatureTypes.DOUBLE:
-        return (double) x;
-      case SparkFeatureTypes.DATE:
-        if (x != (int) x) {
-          throw outOfRange(f, x);
-        }
-        return java8Time ? LocalDate.ofEpochDay(x) : SparkFeatureTypes.sqlDate(x);
-      case SparkFeatureTypes.TIMESTAMP:
-        return java8Time ? SparkFeatureTypes.instant(x) : SparkFeatureTypes.sqlTimestamp(x);
-      case SparkFeatureTypes.TIMESTAMP_NTZ:
-        return SparkFeatureTypes.localDateTime(x);
-      case SparkFeatureTypes.DECIMAL:
-        return decimal(f, BigDecimal.valueOf(x), Long.toString(x));
-      default:
-        throw mismatch(f, ExampleWire.INT64);
-    }
-  }
-
-  private static SchemaException outOfRange(Field f, long x) {
-    return new SchemaException("feature " + SchemaException.q(f.name) + ": value " + x
-        + " is out of range for " + f.type.simpleString());
-  }
-
-  private Object fromFloat(Field f, float x) {
-    switch (f.plan.leaf) {
-      case SparkFeatureTypes.FLOAT:
-        return x;
-      case SparkFeatureTypes.DOUBLE:
-        return (double) x;
-      default:
-        throw mismatch(f, ExampleWire.FLOAT);
-    }
-  }
-
-  private Object fromBytes(Field f, byte[] b, int start, int len) {
-    switch (f.plan.leaf) {
-      case SparkFeatureTypes.STRING:
-        return string(f, b, start, len);
-      case SparkFeatureTypes.BINARY:
-        return Arrays.copyOfRange(b, start, start + len);
-      case SparkFeatureTypes.DECIMAL: {
-        String s = string(f, b, start, len);
-        BigDecimal d;
-        try {
-          d = new BigDecimal(s.trim());
-        } catch (NumberFormatException e) {
-          throw new SchemaException("feature " + SchemaException.q(f.name) + ": "
-              + SchemaException.q(s) + " is not a decimal number");
-        }
-        return decimal(f, d, s);
-      }
-      default:
-        throw mismatch(f, ExampleWire.BYTES);
-    }
-  }
-
-  private static String string(Field f, byte[] b, int start, int len) {
-    if (!ExampleWire.validUtf8(b, start, len)) {
-      throw new SchemaException("feature " + SchemaException.q(f.name) + " has values that are "
-          + "not valid UTF-8, so it can't be read as " + f.type.simpleString()
-          + "; read it as binary");
-    }
-    return new String(b, start, len, StandardCharsets.UTF_8);
-  }
-
-  private static BigDecimal decimal(Field f, BigDecimal d, String text) {
-    try {
-      BigDecimal out = d.setScale(f.plan.scale, RoundingMode.UNNECESSARY);
-      if (out.precision() - out.scale() <= f.plan.precision - f.plan.scale) {
-        return out;
-      }
-    } catch (ArithmeticException e) {
-      // more fractional digits than the scale: not exact
-    }
-    throw new SchemaException("feature " + SchemaException.q(f.name) + ": value " + text
-        + " doesn't fit " + f.type.simpleString() + " exactly");
-  }
 
   /**
    * The current {@link #view} as an array (or Vector) of the field's leaf type; a feature with
@@ -375,7 +268,7 @@ final class RowDecoder implements Serializable {
     int kind = fv.kind;
     if (leaf == SparkFeatureTypes.NULL) {
       if (n > 0) {
-        throw mismatch(f, kind);
+        throw LeafValues.mismatch(f, kind);
       }
       return new Object[0];
     }
@@ -390,7 +283,7 @@ final class RowDecoder implements Serializable {
           d[i] = v.longs[i];
         }
       } else if (n > 0) {
-        throw mismatch(f, kind);
+        throw LeafValues.mismatch(f, kind);
       }
       return f.plan.vector == 2 ? new org.apache.spark.mllib.linalg.DenseVector(d)
           : new org.apache.spark.ml.linalg.DenseVector(d);
@@ -408,7 +301,7 @@ final class RowDecoder implements Serializable {
         }
         default:
           if (kind != ExampleWire.NO_KIND) {
-            throw mismatch(f, kind);
+            throw LeafValues.mismatch(f, kind);
           }
       }
     }
@@ -421,7 +314,7 @@ final class RowDecoder implements Serializable {
           int[] out = new int[n];
           for (int i = 0; i < n; i++) {
             if (l[i] != (int) l[i]) {
-              throw outOfRange(f, l[i]);
+              throw LeafValues.outOfRange(f, l[i]);
             }
             out[i] = (int) l[i];
           }
@@ -431,7 +324,7 @@ final class RowDecoder implements Serializable {
           short[] out = new short[n];
           for (int i = 0; i < n; i++) {
             if (l[i] != (short) l[i]) {
-              throw outOfRange(f, l[i]);
+              throw LeafValues.outOfRange(f, l[i]);
             }
             out[i] = (short) l[i];
           }
@@ -441,7 +334,7 @@ final class RowDecoder implements Serializable {
           byte[] out = new byte[n];
           for (int i = 0; i < n; i++) {
             if (l[i] != (byte) l[i]) {
-              throw outOfRange(f, l[i]);
+              throw LeafValues.outOfRange(f, l[i]);
             }
             out[i] = (byte) l[i];
           }
@@ -475,14 +368,14 @@ final class RowDecoder implements Serializable {
           if (kind == ExampleWire.INT64) {
             Object[] out = new Object[n];
             for (int i = 0; i < n; i++) {
-              out[i] = fromLong(f, l[i]);
+              out[i] = LeafValues.fromLong(f, l[i], java8Time);
             }
             return out;
           }
           return new Object[0];
         default:
           if (kind != ExampleWire.NO_KIND) {
-            throw mismatch(f, kind);
+            throw LeafValues.mismatch(f, kind);
           }
           return new Object[0];
       }
@@ -490,7 +383,7 @@ final class RowDecoder implements Serializable {
     // BYTES
     Object[] out = new Object[n];
     for (int i = 0; i < n; i++) {
-      out[i] = fromBytes(f, v.buf, v.starts[i], v.lens[i]);
+      out[i] = LeafValues.fromBytes(f, v.buf, v.starts[i], v.lens[i]);
     }
     return out;
   }
