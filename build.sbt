@@ -118,7 +118,11 @@ lazy val core = (project in file("jvm"))
         ((ThisBuild / baseDirectory).value / "project" / "log4j2-test.properties").toURI,
       "-Dspark.ui.enabled=false",
       "-Dspark.ui.showConsoleProgress=false"
-    ) ++ jdkOpens,
+    ) ++ jdkOpens
+      // The mutation fuzz test's size and seed (MutationFuzzTest), passed on from sbt's JVM:
+      //   SBT_OPTS="-Dtfrecord.fuzz.variants=100000" bin/sbt "core/testOnly *MutationFuzzTest"
+      ++ Seq("tfrecord.fuzz.variants", "tfrecord.fuzz.seed")
+        .flatMap(k => sys.props.get(k).map(v => s"-D$k=$v")),
     Test / parallelExecution := false,
     // -a: stack traces of assertion failures; -q: hide stdout of passing tests;
     // -v would log every test's start and end.

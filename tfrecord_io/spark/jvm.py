@@ -54,9 +54,9 @@ MAPRED_OUTPUT_FORMAT = "org.tfrecordio.mapred.TFRecordOutputFormat"
 #: The record RDD I/O of the jar (``save``, ``load`` of JavaRDD<byte[]>).
 RDD_IO_CLASS = "org.tfrecordio.spark.TFRecordRDDs"
 #: The DataFrame codec and I/O of the jar (``save``, ``load``).
-DATAFRAME_IO_CLASS = "org.tfrecordio.spark.TFRecordFrames"
+DATAFRAME_IO_CLASS = "org.tfrecordio.spark.TFRecordDataFrames"
 #: The exception the jar throws for data that does not fit a schema.
-SCHEMA_EXCEPTION = "org.tfrecordio.spark.SchemaException"
+SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
 
 _JAR_NAME = "tfrecord-io.jar"
 #: ``compression`` argument -> Hadoop codec class.

@@ -1,24 +1,25 @@
 package org.tfrecordio.codec;
 
 import java.io.IOException;
-import org.tfrecordio.hadoop.TFRecordConfig;
 
 /**
- * A TFRecord stream is damaged: a CRC mismatch, an impossible length or a truncated record.
- * The message names the file and the byte offset (in the uncompressed stream) of the record.
+ * A TFRecord stream is damaged: a CRC mismatch, an impossible length, a truncated record, or a
+ * compressed stream that cannot be decompressed past some point. The message names the file and
+ * the byte offset of the record. In a compressed file the offset counts bytes of the
+ * uncompressed stream: it is the offset of the first record that could not be read whole.
  */
 public class CorruptRecordException extends IOException {
   private static final long serialVersionUID = 1L;
 
   private final String source;
   private final long offset;
+  private final String reason;
 
   public CorruptRecordException(String source, long offset, String reason) {
-    super("corrupt TFRecord in " + source + " at byte offset " + offset + ": " + reason
-        + " (set " + TFRecordConfig.CORRUPT_POLICY
-        + "=skip to read past damaged records)");
+    super("corrupt TFRecord in " + source + " at byte offset " + offset + ": " + reason);
     this.source = source;
     this.offset = offset;
+    this.reason = reason;
   }
 
   /** The file (or other source) that holds the damaged record. */
@@ -29,5 +30,10 @@ public class CorruptRecordException extends IOException {
   /** Byte offset of the damaged record in the uncompressed stream. */
   public long getOffset() {
     return offset;
+  }
+
+  /** What is wrong, without the file and offset. */
+  public String getReason() {
+    return reason;
   }
 }

@@ -5,15 +5,22 @@ import java.io.IOException;
 import java.io.InputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.tfrecordio.hadoop.TFRecordConfig;
 
 /**
  * Reads TFRecord framing from a stream, checking both CRCs of every record.
  *
- * <p>Lengths are checked against a maximum before anything is allocated. Damage (a CRC
- * mismatch, an impossible length, a truncated record) raises a {@link CorruptRecordException}
- * naming the source and the byte offset, unless the reader was told to skip damaged records, in
- * which case it scans forward to the next valid record and counts what it skipped.
+ * <p>Damage (a CRC mismatch, an impossible length, a truncated record, a stream that throws
+ * {@link CorruptStreamException}) raises a {@link CorruptRecordException} naming the source and
+ * the byte offset of the first record that could not be read whole, unless the reader was told
+ * to skip damaged records: then it scans forward, from the byte after the damaged record's
+ * first byte, to the next whole record whose two CRCs match, and counts what it skipped.
+ *
+ * <p>Memory: a length is checked against the maximum and, where the stream's length is known
+ * ({@link #setStreamLength}), against the bytes that can still follow, before anything is read
+ * for it; otherwise the buffer grows by doubling only as the stream actually delivers the bytes,
+ * so a header announcing more than the stream holds costs no allocation. The buffer moves its
+ * content back only once half of it has been consumed, so resynchronisation is linear in the
+ * bytes scanned (plus the CRC of each candidate record whose header checksum matches).
  *
  * <p>The array returned by {@link #getData()} is owned by the reader and valid only until the
  * next call to {@link #next()}.
@@ -22,8 +29,9 @@ public final class TFRecordReader implements Closeable {
   private static final Logger LOG = LoggerFactory.getLogger(TFRecordReader.class);
   private static final int HEADER = 12;
   private static final int FRAMING = 16;
+  private static final int MAX_ARRAY = Integer.MAX_VALUE - 16;
 
-  /** What the reader checks and how it reacts to damage. */
+  /** What the reader checks and how it reacts to damage. Knows no configuration system. */
   public static final class Options {
     /** Default largest record: 256 MiB. */
     public static final long DEFAULT_MAX_RECORD_BYTES = 256L * 1024 * 1024;
@@ -32,11 +40,13 @@ public final class TFRecordReader implements Closeable {
     boolean skipCorrupt;
     boolean verify = true;
     int bufferBytes = 1 << 20;
+    String maxRecordBytesName = "maxRecordBytes";
+    String skipAdvice = "read with the skip policy to read past damaged records";
 
     public Options maxRecordBytes(long max) {
       if (max <= 0 || max > Integer.MAX_VALUE - 64) {
-        throw new IllegalArgumentException(
-            TFRecordConfig.MAX_RECORD_BYTES + " must be between 1 and " + (Integer.MAX_VALUE - 64));
+        throw new IllegalArgumentException(maxRecordBytesName + " must be between 1 and "
+            + (Integer.MAX_VALUE - 64) + ", not " + max);
       }
       this.maxRecordBytes = max;
       return this;
@@ -52,8 +62,19 @@ public final class TFRecordReader implements Closeable {
       return this;
     }
 
+    /** Initial size of the read buffer (it grows for larger records). */
     public Options bufferBytes(int bytes) {
       this.bufferBytes = Math.max(bytes, 64);
+      return this;
+    }
+
+    /**
+     * How messages name the setting of the largest record, and what they advise under the
+     * fail policy (e.g. the configuration key that selects the skip policy).
+     */
+    public Options messages(String maxRecordBytesName, String skipAdvice) {
+      this.maxRecordBytesName = maxRecordBytesName;
+      this.skipAdvice = skipAdvice;
       return this;
     }
 
@@ -66,7 +87,15 @@ public final class TFRecordReader implements Closeable {
         return skipCorrupt(false);
       }
       throw new IllegalArgumentException(
-          TFRecordConfig.CORRUPT_POLICY + " must be 'fail' or 'skip', not '" + policy + "'");
+          "the corrupt policy must be 'fail' or 'skip', not '" + policy + "'");
+    }
+
+    public long getMaxRecordBytes() {
+      return maxRecordBytes;
+    }
+
+    public boolean isSkipCorrupt() {
+      return skipCorrupt;
     }
   }
 
@@ -74,6 +103,7 @@ public final class TFRecordReader implements Closeable {
   private final String source;
   private final Options options;
   private final TFRecordCrc crc = new TFRecordCrc();
+  private final int maxCapacity;
 
   private byte[] buf;
   private int pos;
@@ -81,6 +111,10 @@ public final class TFRecordReader implements Closeable {
   private long bufStart;
   private boolean eof;
   private long end = Long.MAX_VALUE;
+  private long streamLength = -1;
+  // Why the stream ended early (CorruptStreamException), and whether that has been reported.
+  private String streamDamage;
+  private boolean streamDamageReported;
 
   private byte[] data;
   private int dataOffset;
@@ -105,6 +139,8 @@ public final class TFRecordReader implements Closeable {
     this.options = options;
     this.buf = new byte[options.bufferBytes];
     this.bufStart = startOffset;
+    this.maxCapacity = (int) Math.min(MAX_ARRAY,
+        Math.max(options.bufferBytes, 2 * (options.maxRecordBytes + FRAMING)));
   }
 
   public TFRecordReader(InputStream in, String source) {
@@ -114,6 +150,14 @@ public final class TFRecordReader implements Closeable {
   /** Stops reading at the first record that starts at or after {@code end}. */
   public void setEnd(long end) {
     this.end = end;
+  }
+
+  /**
+   * Declares the length of the whole stream (offset 0 to its end), where it is known (an
+   * uncompressed file): records announced to extend past it are damaged without being read.
+   */
+  public void setStreamLength(long length) {
+    this.streamLength = length;
   }
 
   /** Offset of the next byte to be read. */
@@ -144,10 +188,15 @@ public final class TFRecordReader implements Closeable {
       }
       int avail = ensure(HEADER);
       if (avail == 0) {
+        if (streamDamage != null && !streamDamageReported) {
+          streamDamageReported = true;
+          damaged(off, streamDamage);
+        }
         return false;
       }
       if (avail < HEADER) {
-        if (damaged(off, "truncated record header: the file ends " + avail + " bytes after it")) {
+        if (damaged(off, truncated("truncated record header: the file ends " + avail
+            + " bytes into the " + HEADER + "-byte header"))) {
           return false;
         }
         continue;
@@ -162,38 +211,57 @@ public final class TFRecordReader implements Closeable {
       if (len < 0 || len > options.maxRecordBytes) {
         if (damaged(off, "record length " + Long.toUnsignedString(len)
             + " exceeds the maximum of " + options.maxRecordBytes + " bytes ("
-            + TFRecordConfig.MAX_RECORD_BYTES + ")")) {
+            + options.maxRecordBytesName + ")")) {
           return false;
         }
         continue;
       }
       int n = (int) len;
-      if (n + FRAMING <= buf.length) {
-        avail = ensure(n + FRAMING);
-        if (avail < n + FRAMING) {
-          if (damaged(off, "truncated record: " + n + " data bytes announced, the file ends "
-              + (avail - HEADER) + " bytes into them")) {
-            return false;
-          }
-          continue;
+      if (streamLength >= 0 && off + FRAMING + n > streamLength) {
+        // Decided from the header and the file's size: nothing is read or allocated for it.
+        if (damaged(off, truncatedMessage(n, streamLength - off - HEADER))) {
+          return false;
         }
-        if (options.verify
-            && crc.masked(buf, pos + HEADER, n) != TFRecordCrc.getIntLE(buf, pos + HEADER + n)) {
-          if (damaged(off, "data checksum mismatch")) {
-            return false;
-          }
-          continue;
-        }
-        data = buf;
-        dataOffset = pos + HEADER;
-        dataLength = n;
-        pos += n + FRAMING;
-      } else if (!readLarge(off, n)) {
         continue;
       }
+      avail = ensure(n + FRAMING);
+      if (avail < n + FRAMING) {
+        if (damaged(off, truncated(truncatedMessage(n, avail - HEADER)))) {
+          return false;
+        }
+        continue;
+      }
+      if (options.verify
+          && crc.masked(buf, pos + HEADER, n) != TFRecordCrc.getIntLE(buf, pos + HEADER + n)) {
+        if (damaged(off, "data checksum mismatch")) {
+          return false;
+        }
+        continue;
+      }
+      data = buf;
+      dataOffset = pos + HEADER;
+      dataLength = n;
+      pos += n + FRAMING;
       recordOffset = off;
       return true;
     }
+  }
+
+  private static String truncatedMessage(int n, long have) {
+    if (have < n) {
+      return "truncated record: " + n + " data bytes announced, the file ends " + have
+          + " bytes into them";
+    }
+    return "truncated record: the file ends inside the data checksum";
+  }
+
+  /** The reason for a record cut short by the end of the stream, or by its damage. */
+  private String truncated(String reason) {
+    if (streamDamage == null) {
+      return reason;
+    }
+    streamDamageReported = true;
+    return streamDamage + " (the readable data ends inside this record)";
   }
 
   /** Whether the length field at {@code pos} (holding {@code len}) matches its checksum. */
@@ -205,70 +273,19 @@ public final class TFRecordReader implements Closeable {
     return lastLengthCrc == TFRecordCrc.getIntLE(buf, pos + 8);
   }
 
-  /** Reads a record too large for the buffer into an array of its own; false if damaged. */
-  private boolean readLarge(long off, int n) throws IOException {
-    byte[] big = new byte[n];
-    int copied = Math.min(limit - pos - HEADER, n);
-    System.arraycopy(buf, pos + HEADER, big, 0, copied);
-    if (copied == n) {
-      pos += HEADER + n;
-    } else {
-      int done = copied;
-      while (done < n) {
-        int r = in.read(big, done, n - done);
-        if (r < 0) {
-          break;
-        }
-        done += r;
-      }
-      bufStart += limit + (done - copied);
-      pos = 0;
-      limit = 0;
-      if (done < n) {
-        eof = true;
-        damaged(off, "truncated record: " + n + " data bytes announced, the file ends " + done
-            + " bytes into them");
-        return false;
-      }
-    }
-    int avail = ensure(4);
-    if (avail < 4) {
-      damaged(off, "truncated record: the data checksum is missing");
-      return false;
-    }
-    if (options.verify && crc.masked(big, 0, n) != TFRecordCrc.getIntLE(buf, pos)) {
-      pos += 4;
-      // The length was valid, so the framing is intact: skip exactly this record.
-      if (!options.skipCorrupt) {
-        throw new CorruptRecordException(source, off, "data checksum mismatch");
-      }
-      skippedRecords++;
-      skippedBytes += n + FRAMING;
-      LOG.warn("Skipped damaged record in {} at byte offset {}: data checksum mismatch",
-          source, off);
-      return false;
-    }
-    pos += 4;
-    data = big;
-    dataOffset = 0;
-    dataLength = n;
-    return true;
-  }
-
   /**
-   * Handles damage at {@code off}: throws under the fail policy, otherwise counts it and scans
-   * forward to the next valid record.
+   * Handles damage at {@code off} (the current position): throws under the fail policy,
+   * otherwise counts it and scans forward from {@code off + 1} to the next valid record.
    *
    * @return true if the stream has nothing more to read
    */
   private boolean damaged(long off, String reason) throws IOException {
     if (!options.skipCorrupt) {
-      throw new CorruptRecordException(source, off, reason);
+      throw new CorruptRecordException(source, off, reason + " (" + options.skipAdvice + ")");
     }
     skippedRecords++;
     LOG.warn("Skipping damaged data in {} at byte offset {}: {}", source, off, reason);
-    long before = bufStart + pos;
-    if (before == off) {
+    if (bufStart + pos == off && pos < limit) {
       pos++;
     }
     boolean found = scan();
@@ -295,8 +312,7 @@ public final class TFRecordReader implements Closeable {
 
   /**
    * Whether a valid record starts at the current position: its length checksum matches, its
-   * length is allowed, and its data checksum matches (unless the record is too large for the
-   * buffer, where the header alone decides). Does not move.
+   * length is allowed, the whole record is there and its data checksum matches. Does not move.
    */
   public boolean atValidRecord() throws IOException {
     return ensure(HEADER) >= HEADER && validAt();
@@ -311,27 +327,33 @@ public final class TFRecordReader implements Closeable {
       return false;
     }
     int n = (int) len;
-    if (n + FRAMING > buf.length) {
-      return true; // header checks out; too large to pre-verify the data in the buffer
+    if (streamLength >= 0 && bufStart + pos + FRAMING + n > streamLength) {
+      return false;
     }
     return ensure(n + FRAMING) >= n + FRAMING
         && crc.masked(buf, pos + HEADER, n) == TFRecordCrc.getIntLE(buf, pos + HEADER + n);
   }
 
-  /** Makes at least {@code n} bytes available from {@code pos}, unless the stream ends first. */
+  /**
+   * Makes at least {@code n} bytes available from {@code pos}, unless the stream ends first.
+   * Never allocates ahead of the data: the buffer grows only once it is full of unread bytes.
+   */
   private int ensure(int n) throws IOException {
-    int avail = limit - pos;
-    if (avail >= n || eof) {
-      return avail;
+    if (limit - pos >= n || eof) {
+      return limit - pos;
     }
-    if (pos + n > buf.length) {
-      System.arraycopy(buf, pos, buf, 0, avail);
-      bufStart += pos;
-      pos = 0;
-      limit = avail;
-    }
-    while (limit - pos < n) {
-      int r = in.read(buf, limit, buf.length - limit);
+    while (limit - pos < n && !eof) {
+      if (limit == buf.length) {
+        makeRoom();
+      }
+      int r;
+      try {
+        r = in.read(buf, limit, buf.length - limit);
+      } catch (CorruptStreamException e) {
+        streamDamage = e.getMessage();
+        eof = true;
+        break;
+      }
       if (r < 0) {
         eof = true;
         break;
@@ -339,6 +361,29 @@ public final class TFRecordReader implements Closeable {
       limit += r;
     }
     return limit - pos;
+  }
+
+  /**
+   * Frees space at the end of a full buffer: moves the unread bytes to the front if at least
+   * half the buffer has been consumed (so each byte is moved O(1) times), else doubles it.
+   */
+  private void makeRoom() {
+    int avail = limit - pos;
+    byte[] target = buf;
+    if (pos < buf.length / 2 || pos == 0) {
+      if (buf.length >= maxCapacity) {
+        if (pos == 0) {
+          throw new IllegalStateException("read buffer cannot grow past " + maxCapacity);
+        }
+      } else {
+        target = new byte[(int) Math.min(maxCapacity, 2L * buf.length)];
+      }
+    }
+    System.arraycopy(buf, pos, target, 0, avail);
+    buf = target;
+    bufStart += pos;
+    pos = 0;
+    limit = avail;
   }
 
   /** The current record's bytes: {@link #getLength()} bytes from {@link #getDataOffset()}. */
@@ -367,6 +412,11 @@ public final class TFRecordReader implements Closeable {
   /** Bytes skipped under the skip policy. */
   public long getSkippedBytes() {
     return skippedBytes;
+  }
+
+  /** Size of the read buffer now (it grows with the records read, up to twice the maximum). */
+  public int getBufferCapacity() {
+    return buf.length;
   }
 
   public String getSource() {

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LocalFileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.compress.CodecPool;
@@ -16,7 +17,8 @@ import org.tfrecordio.codec.TFRecordWriter;
 /**
  * Writes one TFRecord output file and, when it is uncompressed, its sidecar index. Both are
  * created in the task attempt's work directory, so the output committer publishes both or
- * neither. Shared by both Hadoop APIs.
+ * neither. On the local file system, no {@code .crc} checksum files are written. Shared by both
+ * Hadoop APIs.
  */
 public final class FileRecordWriter implements Closeable {
   private final TFRecordWriter writer;
@@ -29,7 +31,7 @@ public final class FileRecordWriter implements Closeable {
    */
   public FileRecordWriter(Configuration conf, Path file, CompressionCodec codec)
       throws IOException {
-    FileSystem fs = file.getFileSystem(conf);
+    FileSystem fs = withoutChecksumFiles(file.getFileSystem(conf));
     OutputStream out = fs.create(file, false);
     Compressor comp = null;
     TFRecordIndex.Writer idx = null;
@@ -51,6 +53,14 @@ public final class FileRecordWriter implements Closeable {
     this.writer = new TFRecordWriter(out);
     this.index = idx;
     this.compressor = comp;
+  }
+
+  /**
+   * The local file system without its checksum side files: TFRecords carry CRCs of their own,
+   * and a {@code .NAME.crc} next to each output file is clutter (TensorFlow would list it).
+   */
+  private static FileSystem withoutChecksumFiles(FileSystem fs) {
+    return fs instanceof LocalFileSystem ? ((LocalFileSystem) fs).getRawFileSystem() : fs;
   }
 
   /** The output file extension: {@code tfrecord.output.extension} plus the codec's. */

@@ -2,26 +2,25 @@ package org.tfrecordio.hadoop;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.InputStream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.BytesWritable;
-import org.apache.hadoop.io.compress.CodecPool;
 import org.apache.hadoop.io.compress.CompressionCodec;
-import org.apache.hadoop.io.compress.Decompressor;
 import org.tfrecordio.codec.TFRecordReader;
 
 /**
  * Reads the records of one split: the records whose first byte lies in
  * {@code [start, start + length)}. A split that does not start at 0 starts either on a record
  * boundary (from the index) or, under resync splitting, at the first valid record after it.
- * Compressed files are always read whole. Shared by both Hadoop APIs.
+ * Compressed files are always read whole ({@link CompressedInput}: damage inside the compressed
+ * stream ends it after every record that decodes whole, reported under the corrupt policy).
+ * Shared by both Hadoop APIs.
  */
 public final class SplitReader implements Closeable {
   private final FSDataInputStream fileIn;
-  private final Decompressor decompressor;
+  private final CompressedInput compressedIn;
   private final TFRecordReader reader;
   private final long start;
   private final long end;
@@ -33,25 +32,26 @@ public final class SplitReader implements Closeable {
   public SplitReader(Configuration conf, Path path, long start, long length) throws IOException {
     FileSystem fs = path.getFileSystem(conf);
     CompressionCodec codec = Compression.forInput(conf, path);
-    this.fileLength = codec == null ? -1 : fs.getFileStatus(path).getLen();
-    this.fileIn = fs.open(path);
+    this.fileLength = fs.getFileStatus(path).getLen();
     TFRecordReader.Options options = TFRecordConfig.readerOptions(conf);
     try {
       if (codec != null) {
         this.compressed = true;
-        this.decompressor = CodecPool.getDecompressor(codec);
-        InputStream in = codec.createInputStream(fileIn, decompressor);
+        this.fileIn = null;
+        this.compressedIn = new CompressedInput(fs, path, codec);
         this.start = 0;
         this.end = Long.MAX_VALUE;
-        this.reader = new TFRecordReader(in, path.toString(), 0, options);
+        this.reader = new TFRecordReader(compressedIn, path.toString(), 0, options);
       } else {
         this.compressed = false;
-        this.decompressor = null;
+        this.compressedIn = null;
         this.start = start;
         this.end = start + length;
+        this.fileIn = fs.open(path);
         fileIn.seek(start);
         this.reader = new TFRecordReader(fileIn, path.toString(), start, options);
         reader.setEnd(end);
+        reader.setStreamLength(fileLength);
         // A split that does not start at 0 starts on a record boundary taken from the index,
         // or, under resync splitting only, at an arbitrary byte offset. Read an index split from
         // its start, so that damage there is reported (or counted) under the corrupt policy like
@@ -108,7 +108,8 @@ public final class SplitReader implements Closeable {
   /** Fraction of the split consumed, between 0 and 1. */
   public float getProgress() throws IOException {
     if (compressed) {
-      return fileLength <= 0 ? 0f : Math.min(1f, fileIn.getPos() / (float) fileLength);
+      return fileLength <= 0 ? 0f
+          : Math.min(1f, compressedIn.compressedPosition() / (float) fileLength);
     }
     if (end == start) {
       return 1f;
@@ -123,12 +124,11 @@ public final class SplitReader implements Closeable {
 
   @Override
   public void close() throws IOException {
-    try {
+    if (compressedIn != null) {
+      compressedIn.close();
+    }
+    if (fileIn != null) {
       fileIn.close();
-    } finally {
-      if (decompressor != null) {
-        CodecPool.returnDecompressor(decompressor);
-      }
     }
   }
 }

@@ -36,11 +36,23 @@ public final class TFRecordConfig {
 
   private TFRecordConfig() {}
 
-  /** Reader options from a configuration. */
+  /** Reader options from a configuration; messages name these keys. */
   public static TFRecordReader.Options readerOptions(Configuration conf) {
-    return new TFRecordReader.Options()
-        .maxRecordBytes(conf.getLong(MAX_RECORD_BYTES, TFRecordReader.Options.DEFAULT_MAX_RECORD_BYTES))
-        .corruptPolicy(conf.getTrimmed(CORRUPT_POLICY, "fail"))
+    TFRecordReader.Options options = new TFRecordReader.Options()
+        .messages(MAX_RECORD_BYTES,
+            "set " + CORRUPT_POLICY + "=skip to read past damaged records");
+    try {
+      options.maxRecordBytes(
+          conf.getLong(MAX_RECORD_BYTES, TFRecordReader.Options.DEFAULT_MAX_RECORD_BYTES));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(MAX_RECORD_BYTES + ": " + e.getMessage(), e);
+    }
+    try {
+      options.corruptPolicy(conf.getTrimmed(CORRUPT_POLICY, "fail"));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(CORRUPT_POLICY + ": " + e.getMessage(), e);
+    }
+    return options
         .verify(conf.getBoolean(VERIFY_CHECKSUMS, true))
         .bufferBytes(conf.getInt(READ_BUFFER_BYTES, 1 << 20));
   }

@@ -1,8 +1,6 @@
 package org.tfrecordio.spark;
 
 import java.io.Serializable;
-import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
 import java.util.ArrayList;
@@ -13,6 +11,12 @@ import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.tfrecordio.example.ExampleWire;
+import org.tfrecordio.example.RecordScanner;
+import org.tfrecordio.example.ByteKeyMap;
+import org.tfrecordio.example.SchemaException;
+import org.tfrecordio.example.FeatureValues;
+import org.tfrecordio.example.FeatureView;
 
 /**
  * Decodes serialized Examples or SequenceExamples into Spark Rows of a given schema, converting
@@ -39,12 +43,12 @@ final class RowDecoder implements Serializable {
     final String name;
     final byte[] key;
     final DataType type;
-    final FrameTypes.Plan plan;
+    final SparkFeatureTypes.Plan plan;
     final boolean nullable;
     /** Position in the output Row. */
     final int out;
 
-    Field(StructField f, FrameTypes.Plan plan, int out) {
+    Field(StructField f, SparkFeatureTypes.Plan plan, int out) {
       this.name = f.name();
       this.key = f.name().getBytes(StandardCharsets.UTF_8);
       this.type = f.dataType();
@@ -68,8 +72,8 @@ final class RowDecoder implements Serializable {
   private boolean java8Time;
 
   private transient RecordScanner scanner;
-  private transient ExampleWire.FeatureView view;
-  private transient ExampleWire.Values values;
+  private transient FeatureView view;
+  private transient FeatureValues values;
   private transient RecordScanner.Steps steps;
   private transient int[] contextIds;
   private transient int[] featureListIds;
@@ -103,8 +107,8 @@ final class RowDecoder implements Serializable {
     for (int i = 0; i < data.size(); i++) {
       StructField f = data.get(i);
       if (byteArray) {
-        FrameTypes.Plan p = FrameTypes.plan(f.name(), f.dataType(), false, "field", true);
-        if (data.size() != 1 || p.shape != FrameTypes.SCALAR || p.leaf != FrameTypes.BINARY) {
+        SparkFeatureTypes.Plan p = SparkFeatureTypes.plan(f.name(), f.dataType(), false, "field", true);
+        if (data.size() != 1 || p.shape != SparkFeatureTypes.SCALAR || p.leaf != SparkFeatureTypes.BINARY) {
           throw new SchemaException("record_type 'ByteArray' reads one binary field (besides "
               + "partition columns), not " + new StructType(data.toArray(new StructField[0]))
               .simpleString());
@@ -112,7 +116,7 @@ final class RowDecoder implements Serializable {
         ctx.add(new Field(f, p, dataOut[i]));
         continue;
       }
-      FrameTypes.Plan p = FrameTypes.plan(f.name(), f.dataType(), sequence, "field", true);
+      SparkFeatureTypes.Plan p = SparkFeatureTypes.plan(f.name(), f.dataType(), sequence, "field", true);
       (p.featureList() ? fls : ctx).add(new Field(f, p, dataOut[i]));
     }
     return new RowDecoder(sequence, byteArray, ctx.toArray(new Field[0]),
@@ -147,8 +151,8 @@ final class RowDecoder implements Serializable {
     ByteKeyMap flKeys = new ByteKeyMap();
     featureListIds = ids(featureLists, flKeys);
     scanner = new RecordScanner(sequence, ctxKeys, flKeys, false);
-    view = new ExampleWire.FeatureView();
-    values = new ExampleWire.Values();
+    view = new FeatureView();
+    values = new FeatureValues();
     steps = new RecordScanner.Steps();
   }
 
@@ -182,7 +186,7 @@ final class RowDecoder implements Serializable {
       Object v = null;
       if (ce.has(id, scanner.record)) {
         scanner.feature(ce, id, view);
-        v = f.plan.shape == FrameTypes.SCALAR ? scalar(f) : list(f);
+        v = f.plan.shape == SparkFeatureTypes.SCALAR ? scalar(f) : list(f);
       }
       if (v == null && !f.nullable) {
         throw new SchemaException("feature " + SchemaException.q(f.name) + " is missing (or "
@@ -218,21 +222,16 @@ final class RowDecoder implements Serializable {
 
   // ------------------------------------------------------------------------------------------
 
-  private static SchemaException mismatch(Field f, int kind) {
-    return new SchemaException("feature " + SchemaException.q(f.name) + " holds "
-        + ExampleWire.kindLabel(kind) + " values, which can't be read as "
-        + f.type.simpleString());
-  }
 
   private Object scalar(Field f) {
-    ExampleWire.FeatureView fv = view;
+    FeatureView fv = view;
     if (fv.kind == ExampleWire.NO_KIND) {
       return null;
     }
-    if (f.plan.leaf == FrameTypes.NULL) {
-      throw mismatch(f, fv.kind);
+    if (f.plan.leaf == SparkFeatureTypes.NULL) {
+      throw LeafValues.mismatch(f, fv.kind);
     }
-    ExampleWire.Values v = values;
+    FeatureValues v = values;
     fv.read(v);
     if (v.n != 1) {
       throw new SchemaException("feature " + SchemaException.q(f.name) + " has " + v.n
@@ -241,125 +240,25 @@ final class RowDecoder implements Serializable {
     }
     switch (fv.kind) {
       case ExampleWire.INT64:
-        return fromLong(f, v.longs[0]);
+        return LeafValues.fromLong(f, v.longs[0], java8Time);
       case ExampleWire.FLOAT:
-        return fromFloat(f, v.floats[0]);
+        return LeafValues.fromFloat(f, v.floats[0]);
       default:
-        return fromBytes(f, v.buf, v.starts[0], v.lens[0]);
+        return LeafValues.fromBytes(f, v.buf, v.starts[0], v.lens[0]);
     }
   }
 
-  private Object fromLong(Field f, long x) {
-    switch (f.plan.leaf) {
-      case FrameTypes.LONG:
-        return x;
-      case FrameTypes.INT:
-        if (x != (int) x) {
-          throw outOfRange(f, x);
-        }
-        return (int) x;
-      case FrameTypes.SHORT:
-        if (x != (short) x) {
-          throw outOfRange(f, x);
-        }
-        return (short) x;
-      case FrameTypes.BYTE:
-        if (x != (byte) x) {
-          throw outOfRange(f, x);
-        }
-        return (byte) x;
-      case FrameTypes.BOOLEAN:
-        return x != 0;
-      case FrameTypes.FLOAT:
-        return (float) x;
-      case FrameTypes.DOUBLE:
-        return (double) x;
-      case FrameTypes.DATE:
-        if (x != (int) x) {
-          throw outOfRange(f, x);
-        }
-        return java8Time ? LocalDate.ofEpochDay(x) : FrameTypes.sqlDate(x);
-      case FrameTypes.TIMESTAMP:
-        return java8Time ? FrameTypes.instant(x) : FrameTypes.sqlTimestamp(x);
-      case FrameTypes.TIMESTAMP_NTZ:
-        return FrameTypes.localDateTime(x);
-      case FrameTypes.DECIMAL:
-        return decimal(f, BigDecimal.valueOf(x), Long.toString(x));
-      default:
-        throw mismatch(f, ExampleWire.INT64);
-    }
-  }
-
-  private static SchemaException outOfRange(Field f, long x) {
-    return new SchemaException("feature " + SchemaException.q(f.name) + ": value " + x
-        + " is out of range for " + f.type.simpleString());
-  }
-
-  private Object fromFloat(Field f, float x) {
-    switch (f.plan.leaf) {
-      case FrameTypes.FLOAT:
-        return x;
-      case FrameTypes.DOUBLE:
-        return (double) x;
-      default:
-        throw mismatch(f, ExampleWire.FLOAT);
-    }
-  }
-
-  private Object fromBytes(Field f, byte[] b, int start, int len) {
-    switch (f.plan.leaf) {
-      case FrameTypes.STRING:
-        return string(f, b, start, len);
-      case FrameTypes.BINARY:
-        return Arrays.copyOfRange(b, start, start + len);
-      case FrameTypes.DECIMAL: {
-        String s = string(f, b, start, len);
-        BigDecimal d;
-        try {
-          d = new BigDecimal(s.trim());
-        } catch (NumberFormatException e) {
-          throw new SchemaException("feature " + SchemaException.q(f.name) + ": "
-              + SchemaException.q(s) + " is not a decimal number");
-        }
-        return decimal(f, d, s);
-      }
-      default:
-        throw mismatch(f, ExampleWire.BYTES);
-    }
-  }
-
-  private static String string(Field f, byte[] b, int start, int len) {
-    if (!ExampleWire.validUtf8(b, start, len)) {
-      throw new SchemaException("feature " + SchemaException.q(f.name) + " has values that are "
-          + "not valid UTF-8, so it can't be read as " + f.type.simpleString()
-          + "; read it as binary");
-    }
-    return new String(b, start, len, StandardCharsets.UTF_8);
-  }
-
-  private static BigDecimal decimal(Field f, BigDecimal d, String text) {
-    try {
-      BigDecimal out = d.setScale(f.plan.scale, RoundingMode.UNNECESSARY);
-      if (out.precision() - out.scale() <= f.plan.precision - f.plan.scale) {
-        return out;
-      }
-    } catch (ArithmeticException e) {
-      // more fractional digits than the scale: not exact
-    }
-    throw new SchemaException("feature " + SchemaException.q(f.name) + ": value " + text
-        + " doesn't fit " + f.type.simpleString() + " exactly");
-  }
 
   /**
    * The current {@link #view} as an array (or Vector) of the field's leaf type; a feature with
    * no kind is an empty one.
    */
   private Object list(Field f) {
-    ExampleWire.FeatureView fv = view;
-    ExampleWire.Values v = values;
+    FeatureView fv = view;
+    FeatureValues v = values;
     int leaf = f.plan.leaf;
     int shape = f.plan.shape;
-    boolean vector = shape == FrameTypes.VECTOR || shape == FrameTypes.VECTOR_STEPS;
+    boolean vector = shape == SparkFeatureTypes.VECTOR || shape == SparkFeatureTypes.VECTOR_STEPS;
     if (fv.kind == ExampleWire.NO_KIND) {
       v.n = 0;
     } else {
@@ -367,9 +266,9 @@ final class RowDecoder implements Serializable {
     }
     int n = v.n;
     int kind = fv.kind;
-    if (leaf == FrameTypes.NULL) {
+    if (leaf == SparkFeatureTypes.NULL) {
       if (n > 0) {
-        throw mismatch(f, kind);
+        throw LeafValues.mismatch(f, kind);
       }
       return new Object[0];
     }
@@ -384,16 +283,16 @@ final class RowDecoder implements Serializable {
           d[i] = v.longs[i];
         }
       } else if (n > 0) {
-        throw mismatch(f, kind);
+        throw LeafValues.mismatch(f, kind);
       }
       return f.plan.vector == 2 ? new org.apache.spark.mllib.linalg.DenseVector(d)
           : new org.apache.spark.ml.linalg.DenseVector(d);
     }
-    if (kind == ExampleWire.FLOAT || (kind == ExampleWire.NO_KIND && leaf == FrameTypes.FLOAT)) {
+    if (kind == ExampleWire.FLOAT || (kind == ExampleWire.NO_KIND && leaf == SparkFeatureTypes.FLOAT)) {
       switch (leaf) {
-        case FrameTypes.FLOAT:
+        case SparkFeatureTypes.FLOAT:
           return Arrays.copyOf(v.floats, n);
-        case FrameTypes.DOUBLE: {
+        case SparkFeatureTypes.DOUBLE: {
           double[] d = new double[n];
           for (int i = 0; i < n; i++) {
             d[i] = v.floats[i];
@@ -402,81 +301,81 @@ final class RowDecoder implements Serializable {
         }
         default:
           if (kind != ExampleWire.NO_KIND) {
-            throw mismatch(f, kind);
+            throw LeafValues.mismatch(f, kind);
           }
       }
     }
     if (kind == ExampleWire.INT64 || kind == ExampleWire.NO_KIND) {
       long[] l = v.longs;
       switch (leaf) {
-        case FrameTypes.LONG:
+        case SparkFeatureTypes.LONG:
           return Arrays.copyOf(l, n);
-        case FrameTypes.INT: {
+        case SparkFeatureTypes.INT: {
           int[] out = new int[n];
           for (int i = 0; i < n; i++) {
             if (l[i] != (int) l[i]) {
-              throw outOfRange(f, l[i]);
+              throw LeafValues.outOfRange(f, l[i]);
             }
             out[i] = (int) l[i];
           }
           return out;
         }
-        case FrameTypes.SHORT: {
+        case SparkFeatureTypes.SHORT: {
           short[] out = new short[n];
           for (int i = 0; i < n; i++) {
             if (l[i] != (short) l[i]) {
-              throw outOfRange(f, l[i]);
+              throw LeafValues.outOfRange(f, l[i]);
             }
             out[i] = (short) l[i];
           }
           return out;
         }
-        case FrameTypes.BYTE: {
+        case SparkFeatureTypes.BYTE: {
           byte[] out = new byte[n];
           for (int i = 0; i < n; i++) {
             if (l[i] != (byte) l[i]) {
-              throw outOfRange(f, l[i]);
+              throw LeafValues.outOfRange(f, l[i]);
             }
             out[i] = (byte) l[i];
           }
           return out;
         }
-        case FrameTypes.BOOLEAN: {
+        case SparkFeatureTypes.BOOLEAN: {
           boolean[] out = new boolean[n];
           for (int i = 0; i < n; i++) {
             out[i] = l[i] != 0;
           }
           return out;
         }
-        case FrameTypes.FLOAT: {
+        case SparkFeatureTypes.FLOAT: {
           float[] out = new float[n];
           for (int i = 0; i < n; i++) {
             out[i] = l[i];
           }
           return out;
         }
-        case FrameTypes.DOUBLE: {
+        case SparkFeatureTypes.DOUBLE: {
           double[] out = new double[n];
           for (int i = 0; i < n; i++) {
             out[i] = l[i];
           }
           return out;
         }
-        case FrameTypes.DATE:
-        case FrameTypes.TIMESTAMP:
-        case FrameTypes.TIMESTAMP_NTZ:
-        case FrameTypes.DECIMAL:
+        case SparkFeatureTypes.DATE:
+        case SparkFeatureTypes.TIMESTAMP:
+        case SparkFeatureTypes.TIMESTAMP_NTZ:
+        case SparkFeatureTypes.DECIMAL:
           if (kind == ExampleWire.INT64) {
             Object[] out = new Object[n];
             for (int i = 0; i < n; i++) {
-              out[i] = fromLong(f, l[i]);
+              out[i] = LeafValues.fromLong(f, l[i], java8Time);
             }
             return out;
           }
           return new Object[0];
         default:
           if (kind != ExampleWire.NO_KIND) {
-            throw mismatch(f, kind);
+            throw LeafValues.mismatch(f, kind);
           }
           return new Object[0];
       }
@@ -484,7 +383,7 @@ final class RowDecoder implements Serializable {
     // BYTES
     Object[] out = new Object[n];
     for (int i = 0; i < n; i++) {
-      out[i] = fromBytes(f, v.buf, v.starts[i], v.lens[i]);
+      out[i] = LeafValues.fromBytes(f, v.buf, v.starts[i], v.lens[i]);
     }
     return out;
   }

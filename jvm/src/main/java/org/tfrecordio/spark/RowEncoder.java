@@ -12,6 +12,9 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.tfrecordio.example.ExampleWire;
+import org.tfrecordio.example.SchemaException;
+import org.tfrecordio.example.WireSink;
 
 /**
  * Encodes Spark Rows as serialized Examples or SequenceExamples (or passes ByteArray records
@@ -36,17 +39,17 @@ final class RowEncoder implements Serializable {
     final int index;
     final byte[] nameBytes;
     final byte[] keyField;
-    final FrameTypes.Plan plan;
+    final SparkFeatureTypes.Plan plan;
     final int kindTag;
 
-    Column(String name, int index, FrameTypes.Plan plan) {
+    Column(String name, int index, SparkFeatureTypes.Plan plan) {
       this.name = name;
       this.index = index;
       this.nameBytes = name.getBytes(StandardCharsets.UTF_8);
       this.keyField = ExampleWire.keyField(nameBytes);
       this.plan = plan;
       // Feature's oneof field number is the kind; tag = (kind << 3) | LEN.
-      this.kindTag = (FrameTypes.kind(plan.leaf) << 3) | ExampleWire.WT_LEN;
+      this.kindTag = (SparkFeatureTypes.kind(plan.leaf) << 3) | ExampleWire.WT_LEN;
     }
   }
 
@@ -60,7 +63,7 @@ final class RowEncoder implements Serializable {
   private final String[] partitionPrefix;
   private final int[] partitionLeaf;
 
-  private transient ExampleWire.Sink sink;
+  private transient WireSink sink;
 
   private RowEncoder(String recordType, Column[] context, Column[] featureLists, int bytesIndex,
       String bytesName, int[] partitionIndex, String[] partitionPrefix, int[] partitionLeaf) {
@@ -138,8 +141,8 @@ final class RowEncoder implements Serializable {
         bytesName = f.name();
         continue;
       }
-      FrameTypes.Plan plan = FrameTypes.plan(f.name(), f.dataType(), sequence, "column", false);
-      if (plan.leaf == FrameTypes.NULL) {
+      SparkFeatureTypes.Plan plan = SparkFeatureTypes.plan(f.name(), f.dataType(), sequence, "column", false);
+      if (plan.leaf == SparkFeatureTypes.NULL) {
         continue; // a column of type null is never written
       }
       (plan.featureList() ? fls : ctx).add(new Column(f.name(), i, plan));
@@ -213,9 +216,9 @@ final class RowEncoder implements Serializable {
    */
   int encode(Row row) {
     if (sink == null) {
-      sink = new ExampleWire.Sink(4096);
+      sink = new WireSink(4096);
     }
-    ExampleWire.Sink s = sink;
+    WireSink s = sink;
     s.reset();
     if (bytesIndex >= 0) {
       Object v = row.get(bytesIndex);
@@ -236,9 +239,9 @@ final class RowEncoder implements Serializable {
       int entry = s.begin(ExampleWire.TAG1_LEN);
       s.bytes(c.keyField, 0, c.keyField.length);
       int feature = s.begin(ExampleWire.TAG2_LEN);
-      if (c.plan.shape == FrameTypes.SCALAR) {
+      if (c.plan.shape == SparkFeatureTypes.SCALAR) {
         writeScalarFeature(s, c, row.get(i));
-      } else if (c.plan.shape == FrameTypes.VECTOR) {
+      } else if (c.plan.shape == SparkFeatureTypes.VECTOR) {
         writeFloats(s, vectorValues(row.get(i)));
       } else {
         writeListFeature(s, c, row.getList(i), "inside a list");
@@ -263,7 +266,7 @@ final class RowEncoder implements Serializable {
                 + ": a null step of a feature list has no TFRecord form");
           }
           int feature = s.begin(ExampleWire.TAG1_LEN);
-          if (c.plan.shape == FrameTypes.VECTOR_STEPS) {
+          if (c.plan.shape == SparkFeatureTypes.VECTOR_STEPS) {
             writeFloats(s, vectorValues(step));
           } else {
             writeListFeature(s, c, asList(step), "inside a step");
@@ -302,7 +305,7 @@ final class RowEncoder implements Serializable {
     return ((org.apache.spark.mllib.linalg.Vector) v).toArray();
   }
 
-  private static void writeFloats(ExampleWire.Sink s, double[] values) {
+  private static void writeFloats(WireSink s, double[] values) {
     s.rawByte((ExampleWire.FLOAT << 3) | ExampleWire.WT_LEN);
     int n = values.length;
     if (n == 0) {
@@ -317,9 +320,9 @@ final class RowEncoder implements Serializable {
     }
   }
 
-  private void writeScalarFeature(ExampleWire.Sink s, Column c, Object v) {
+  private void writeScalarFeature(WireSink s, Column c, Object v) {
     int leaf = c.plan.leaf;
-    switch (FrameTypes.kind(leaf)) {
+    switch (SparkFeatureTypes.kind(leaf)) {
       case ExampleWire.INT64: {
         long x = toLong(c, v);
         int vs = ExampleWire.varintSize(x);
@@ -344,9 +347,9 @@ final class RowEncoder implements Serializable {
     }
   }
 
-  private void writeListFeature(ExampleWire.Sink s, Column c, List<?> values, String where) {
+  private void writeListFeature(WireSink s, Column c, List<?> values, String where) {
     int leaf = c.plan.leaf;
-    int kind = FrameTypes.kind(leaf);
+    int kind = SparkFeatureTypes.kind(leaf);
     int list = s.begin(c.kindTag);
     if (!values.isEmpty()) {
       if (kind == ExampleWire.BYTES) {
@@ -387,20 +390,20 @@ final class RowEncoder implements Serializable {
 
   private static long toLong(Column c, Object v) {
     switch (c.plan.leaf) {
-      case FrameTypes.BOOLEAN:
+      case SparkFeatureTypes.BOOLEAN:
         return ((Boolean) v) ? 1L : 0L;
-      case FrameTypes.DATE:
-        return FrameTypes.days(v);
-      case FrameTypes.TIMESTAMP:
+      case SparkFeatureTypes.DATE:
+        return SparkFeatureTypes.days(v);
+      case SparkFeatureTypes.TIMESTAMP:
         try {
-          return FrameTypes.micros(v);
+          return SparkFeatureTypes.micros(v);
         } catch (ArithmeticException e) {
           throw new SchemaException("column " + SchemaException.q(c.name) + ": timestamp " + v
               + " is out of range for microseconds in int64");
         }
-      case FrameTypes.TIMESTAMP_NTZ:
+      case SparkFeatureTypes.TIMESTAMP_NTZ:
         try {
-          return FrameTypes.microsNtz(v);
+          return SparkFeatureTypes.microsNtz(v);
         } catch (ArithmeticException e) {
           throw new SchemaException("column " + SchemaException.q(c.name) + ": timestamp " + v
               + " is out of range for microseconds in int64");
@@ -416,9 +419,9 @@ final class RowEncoder implements Serializable {
 
   private static byte[] toBytes(int leaf, Object v) {
     switch (leaf) {
-      case FrameTypes.BINARY:
+      case SparkFeatureTypes.BINARY:
         return (byte[]) v;
-      case FrameTypes.DECIMAL:
+      case SparkFeatureTypes.DECIMAL:
         return ((BigDecimal) v).toPlainString().getBytes(StandardCharsets.UTF_8);
       default:
         return v.toString().getBytes(StandardCharsets.UTF_8);

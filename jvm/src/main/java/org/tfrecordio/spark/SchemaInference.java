@@ -15,6 +15,11 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.tfrecordio.example.ExampleWire;
+import org.tfrecordio.example.RecordScanner;
+import org.tfrecordio.example.ByteKeyMap;
+import org.tfrecordio.example.SchemaException;
+import org.tfrecordio.example.FeatureView;
 
 /**
  * Infers a DataFrame schema from serialized Examples or SequenceExamples, by the rules of the
@@ -99,7 +104,7 @@ final class SchemaInference {
     List<Stat> fls = new ArrayList<>();
     List<Boolean> ctxCheckUtf8 = new ArrayList<>();
     List<Boolean> flCheckUtf8 = new ArrayList<>();
-    ExampleWire.FeatureView view = new ExampleWire.FeatureView();
+    FeatureView view = new FeatureView();
     RecordScanner.Steps steps = new RecordScanner.Steps();
     long n = 0;
     while (records.hasNext()) {

@@ -87,6 +87,18 @@ public class OutputFormatTest extends BothApisTest {
   }
 
   @Test
+  public void localOutputHasNoChecksumFilesForPartsAndIndexes() throws IOException {
+    api.write(conf, out, Records.random(3, 10, 50), Records.random(4, 10, 50));
+    Set<String> crcs = new TreeSet<>();
+    for (String name : outDir.list()) {
+      if (name.endsWith(".crc") && !name.equals("._SUCCESS.crc")) { // the committer's marker
+        crcs.add(name);
+      }
+    }
+    assertEquals(setOf(), crcs);
+  }
+
+  @Test
   public void partFileHoldsExactlyTheTFRecordFramingOfTheRecords() throws IOException {
     List<byte[]> records = Records.random(5, 100, 1000);
     api.write(conf, out, records);

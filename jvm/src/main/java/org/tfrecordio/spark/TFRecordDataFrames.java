@@ -36,6 +36,7 @@ import org.apache.spark.sql.types.StructType;
 import org.tfrecordio.mapreduce.TFRecordInputFormat;
 import org.tfrecordio.mapreduce.TFRecordOutputFormat;
 import scala.Tuple2;
+import org.tfrecordio.example.SchemaException;
 
 /**
  * DataFrames as TFRecord files of {@code tf.train.Example}, {@code tf.train.SequenceExample}
@@ -46,14 +47,14 @@ import scala.Tuple2;
  * {@link RowDecoder}), and files are written and read by this jar's Hadoop formats, so the
  * output committer, the sidecar index and compression all apply.
  */
-public final class TFRecordFrames {
+public final class TFRecordDataFrames {
   /** The column of {@code record_type="ByteArray"} DataFrames. */
   public static final String BYTE_ARRAY_COLUMN = "byte_array";
 
   private static final String COMPRESS = "mapreduce.output.fileoutputformat.compress";
   private static final String COMPRESS_CODEC = "mapreduce.output.fileoutputformat.compress.codec";
 
-  private TFRecordFrames() {}
+  private TFRecordDataFrames() {}
 
   /**
    * Writes a DataFrame as TFRecord files under {@code path} (which must not exist).
@@ -120,7 +121,7 @@ public final class TFRecordFrames {
     }
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     Configuration conf = jobConf(jsc, hadoopConf);
-    PartitionPaths.Layout layout = PartitionPaths.discover(conf, path);
+    PartitionDiscovery.Layout layout = PartitionDiscovery.discover(conf, path);
     if (layout.nested) {
       conf.setBoolean(FileInputFormat.INPUT_DIR_RECURSIVE, true);
     }
@@ -215,7 +216,7 @@ public final class TFRecordFrames {
       throws IOException {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     Configuration conf = jobConf(jsc, hadoopConf);
-    if (PartitionPaths.discover(conf, path).nested) {
+    if (PartitionDiscovery.discover(conf, path).nested) {
       conf.setBoolean(FileInputFormat.INPUT_DIR_RECURSIVE, true);
     }
     return infer(jsc.newAPIHadoopFile(path, TFRecordInputFormat.class, BytesWritable.class,

@@ -1,4 +1,4 @@
-package org.tfrecordio.spark;
+package org.tfrecordio.example;
 
 import java.util.Arrays;
 
@@ -6,18 +6,18 @@ import java.util.Arrays;
  * Feature names (UTF-8 bytes) to dense ids 0, 1, 2..., looked up straight from a record's
  * bytes so that decoding allocates no String per feature.
  */
-final class ByteKeyMap {
+public final class ByteKeyMap {
   private byte[][] keys = new byte[8][];
   private int[] hashes = new int[8];
   private int size;
   private int[] table = new int[16]; // id + 1, 0 for empty
   private int mask = 15;
 
-  int size() {
+  public int size() {
     return size;
   }
 
-  byte[] key(int id) {
+  public byte[] key(int id) {
     return keys[id];
   }
 
@@ -31,7 +31,7 @@ final class ByteKeyMap {
   }
 
   /** The id of the key {@code b[off, off + len)}, or -1. */
-  int find(byte[] b, int off, int len) {
+  public int find(byte[] b, int off, int len) {
     int h = hash(b, off, len);
     int i = h & mask;
     while (true) {
@@ -51,7 +51,7 @@ final class ByteKeyMap {
   }
 
   /** Adds a key that is not in the map yet; returns its id. */
-  int add(byte[] b, int off, int len) {
+  public int add(byte[] b, int off, int len) {
     if (size == keys.length) {
       keys = Arrays.copyOf(keys, size * 2);
       hashes = Arrays.copyOf(hashes, size * 2);

@@ -1,4 +1,4 @@
-package org.tfrecordio.spark;
+package org.tfrecordio.example;
 
 /**
  * Data does not fit a schema: a column type with no TFRecord form, a feature of the wrong kind
@@ -18,7 +18,7 @@ public class SchemaException extends IllegalArgumentException {
   }
 
   /** A name quoted as Python's repr quotes it ({@code 'x'}), so messages match the Python codec. */
-  static String q(String name) {
+  public static String q(String name) {
     if (name.indexOf('\'') >= 0 && name.indexOf('"') < 0) {
       return '"' + name + '"';
     }

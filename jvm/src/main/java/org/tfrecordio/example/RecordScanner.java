@@ -1,4 +1,4 @@
-package org.tfrecordio.spark;
+package org.tfrecordio.example;
 
 import java.util.Arrays;
 
@@ -8,27 +8,27 @@ import java.util.Arrays;
  * when a name repeats, as protobuf has it. Names come from {@link ByteKeyMap}s; unknown names
  * are skipped, or added when the scanner is told to (schema inference).
  */
-final class RecordScanner {
+public final class RecordScanner {
   /** The entries of one map (Features.feature or FeatureLists.feature_list) in one record. */
-  static final class Entries {
-    final ByteKeyMap keys;
-    final boolean addUnknown;
-    int[] stamp = new int[8];
-    int[] start = new int[8];
-    int[] end = new int[8];
+  public static final class Entries {
+    public final ByteKeyMap keys;
+    public final boolean addUnknown;
+    public int[] stamp = new int[8];
+    public int[] start = new int[8];
+    public int[] end = new int[8];
     /**
      * The value field of the entry, when it has exactly one (else valueStart is -1 and the
      * entry is parsed again, merging its values).
      */
-    int[] valueStart = new int[8];
-    int[] valueEnd = new int[8];
+    public int[] valueStart = new int[8];
+    public int[] valueEnd = new int[8];
     /** The id after the last one found: map entries usually come in the fields' order. */
-    int guess;
+    public int guess;
     /** Ids present in the current record, in first-seen order. */
-    int[] touched = new int[8];
-    int count;
+    public int[] touched = new int[8];
+    public int count;
 
-    Entries(ByteKeyMap keys, boolean addUnknown) {
+    public Entries(ByteKeyMap keys, boolean addUnknown) {
       this.keys = keys;
       this.addUnknown = addUnknown;
       grow(keys.size());
@@ -46,11 +46,11 @@ final class RecordScanner {
     }
 
     /** True if id has an entry in the current record. */
-    boolean has(int id, int record) {
+    public boolean has(int id, int record) {
       return id < stamp.length && stamp[id] == record;
     }
 
-    void put(int id, int record, int s, int e, int vs, int ve) {
+    public void put(int id, int record, int s, int e, int vs, int ve) {
       if (id >= stamp.length) {
         grow(id + 1);
       }
@@ -68,7 +68,7 @@ final class RecordScanner {
     }
 
     /** The id of a key, trying the one after the previous key first. */
-    int find(byte[] b, int off, int len) {
+    public int find(byte[] b, int off, int len) {
       int g = guess;
       if (g < keys.size()) {
         byte[] k = keys.key(g);
@@ -85,7 +85,7 @@ final class RecordScanner {
     }
   }
 
-  static boolean sameBytes(byte[] k, byte[] b, int off, int len) {
+  public static boolean sameBytes(byte[] k, byte[] b, int off, int len) {
     for (int i = 0; i < len; i++) {
       if (k[i] != b[off + i]) {
         return false;
@@ -94,17 +94,17 @@ final class RecordScanner {
     return true;
   }
 
-  final boolean sequence;
-  final Entries context;
-  final Entries featureLists;
+  public final boolean sequence;
+  public final Entries context;
+  public final Entries featureLists;
   /** Stamp of the current record (never 0, so fresh slots never match). */
-  int record;
-  byte[] buf;
-  private final ExampleWire.Reader top = new ExampleWire.Reader();
-  private final ExampleWire.Reader map = new ExampleWire.Reader();
-  private final ExampleWire.Reader entry = new ExampleWire.Reader();
+  public int record;
+  public byte[] buf;
+  private final WireReader top = new WireReader();
+  private final WireReader map = new WireReader();
+  private final WireReader entry = new WireReader();
 
-  RecordScanner(boolean sequence, ByteKeyMap contextKeys, ByteKeyMap featureListKeys,
+  public RecordScanner(boolean sequence, ByteKeyMap contextKeys, ByteKeyMap featureListKeys,
       boolean addUnknown) {
     this.sequence = sequence;
     this.context = new Entries(contextKeys, addUnknown);
@@ -112,7 +112,7 @@ final class RecordScanner {
   }
 
   /** Scans the record {@code b[off, off + len)}. */
-  void scan(byte[] b, int off, int len) {
+  public void scan(byte[] b, int off, int len) {
     buf = b;
     if (++record == 0) {
       record = 1;
@@ -127,7 +127,7 @@ final class RecordScanner {
       featureLists.count = 0;
       featureLists.guess = 0;
     }
-    ExampleWire.Reader r = top.reset(b, off, off + len);
+    WireReader r = top.reset(b, off, off + len);
     while (r.more()) {
       int tag = r.tag();
       if (tag == ExampleWire.TAG1_LEN) {
@@ -143,7 +143,7 @@ final class RecordScanner {
   }
 
   private void scanMap(Entries entries, int start, int end) {
-    ExampleWire.Reader r = map.reset(buf, start, end);
+    WireReader r = map.reset(buf, start, end);
     while (r.more()) {
       int tag = r.tag();
       if (tag != ExampleWire.TAG1_LEN) {
@@ -157,7 +157,7 @@ final class RecordScanner {
       int values = 0;
       int vs = -1;
       int ve = -1;
-      ExampleWire.Reader er = entry.reset(buf, entryStart, entryEnd);
+      WireReader er = entry.reset(buf, entryStart, entryEnd);
       while (er.more()) {
         int t = er.tag();
         if (t == ExampleWire.TAG1_LEN) {
@@ -189,7 +189,7 @@ final class RecordScanner {
   }
 
   /** Puts the Feature of entry {@code id} of {@code entries} into {@code view}. */
-  void feature(Entries entries, int id, ExampleWire.FeatureView view) {
+  public void feature(Entries entries, int id, FeatureView view) {
     int vs = entries.valueStart[id];
     if (vs >= 0) {
       view.reset(buf);
@@ -203,9 +203,9 @@ final class RecordScanner {
    * Merges the value(s) of the map entry {@code [start, end)} into {@code view}: the Feature of
    * a Features entry (reset first).
    */
-  void feature(int start, int end, ExampleWire.FeatureView view) {
+  public void feature(int start, int end, FeatureView view) {
     view.reset(buf);
-    ExampleWire.Reader er = entry.reset(buf, start, end);
+    WireReader er = entry.reset(buf, start, end);
     while (er.more()) {
       int t = er.tag();
       if (t == ExampleWire.TAG2_LEN) {
@@ -218,14 +218,14 @@ final class RecordScanner {
   }
 
   /** The step Features of a FeatureLists entry {@code [start, end)}, as byte ranges. */
-  int steps(int start, int end, Steps steps) {
+  public int steps(int start, int end, Steps steps) {
     steps.n = 0;
-    ExampleWire.Reader er = entry.reset(buf, start, end);
+    WireReader er = entry.reset(buf, start, end);
     while (er.more()) {
       int t = er.tag();
       if (t == ExampleWire.TAG2_LEN) {
         int e = er.len();
-        ExampleWire.Reader lr = map.reset(buf, er.valueStart, e);
+        WireReader lr = map.reset(buf, er.valueStart, e);
         while (lr.more()) {
           int lt = lr.tag();
           if (lt == ExampleWire.TAG1_LEN) {
@@ -243,12 +243,12 @@ final class RecordScanner {
   }
 
   /** Byte ranges of the steps (Feature messages) of one feature list. */
-  static final class Steps {
-    int n;
-    int[] start = new int[16];
-    int[] end = new int[16];
+  public static final class Steps {
+    public int n;
+    public int[] start = new int[16];
+    public int[] end = new int[16];
 
-    void add(int s, int e) {
+    public void add(int s, int e) {
       if (n == start.length) {
         start = Arrays.copyOf(start, n * 2);
         end = Arrays.copyOf(end, n * 2);

@@ -25,13 +25,15 @@ import org.apache.spark.sql.types.TimestampNTZType;
 import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.sql.types.UserDefinedType;
 import org.apache.spark.sql.types.VarcharType;
+import org.tfrecordio.example.ExampleWire;
+import org.tfrecordio.example.SchemaException;
 
 /**
  * How Spark column types map to features: the leaf types, their feature kinds, the shapes
  * (scalar, list, feature list), and the value conversions both directions share.
  */
-final class FrameTypes {
-  private FrameTypes() {}
+final class SparkFeatureTypes {
+  private SparkFeatureTypes() {}
 
   // Leaf types.
   static final int BOOLEAN = 1;
