@@ -396,10 +396,3 @@ def _write_with_spark(
             )
         finally:
             data.destroy()
-        if out.local:
-            # Hadoop's local file system leaves .NAME.crc checksum files; drop them, so the
-            # output is the same as without Spark (and no checksum goes stale later).
-            directory = fs.join(staging, split.name)
-            for name in os.listdir(directory):
-                if name.startswith(".") and name.endswith(".crc"):
-                    os.remove(os.path.join(directory, name))

@@ -49,7 +49,14 @@ def save_records(
     else:
         hadoop_conf["mapreduce.output.fileoutputformat.compress"] = "true"
         hadoop_conf["mapreduce.output.fileoutputformat.compress.codec"] = codec
-    java_class(sc, RDD_IO_CLASS).save(_to_jvm_bytes(rdd), qualify(sc, path), hadoop_conf)
+    target = qualify(sc, path)
+    if target.startswith("file:"):
+        # Hadoop's checksummed local file system would leave a .NAME.crc beside every file,
+        # _SUCCESS included; TFRecords carry CRCs of their own (the OutputFormat writes its
+        # files raw on local disks too), so the whole job, committer included, writes raw.
+        hadoop_conf.setdefault("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
+        hadoop_conf.setdefault("fs.file.impl.disable.cache", "true")
+    java_class(sc, RDD_IO_CLASS).save(_to_jvm_bytes(rdd), target, hadoop_conf)
 
 
 def load_records(
