@@ -326,7 +326,7 @@ def scan(
         reason = None
     starts = h + HEADER_BYTES
     stops = starts + lens
-    records = None
+    records: list[bytes] | None = [] if cut else None
     if n:
         if cut:
             records = list(map(buf.__getitem__, map(slice, starts.tolist(), stops.tolist())))
