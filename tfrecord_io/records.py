@@ -169,15 +169,22 @@ class _Records(itertools.chain):
     """The records of a reader, one list per scanned buffer, chained in C (no Python frame
     runs per record); ``close()`` closes the underlying generator."""
 
-    __slots__ = ("_lists",)
+    __slots__ = ("_lists", "_current")
 
     def close(self) -> None:
         self._lists.close()
+        for _ in self._current[0]:  # what is left of the list being returned
+            pass
 
 
-def _chained(lists: Iterator[Iterator[bytes]]) -> _Records:
+def _chained(make_lists: Callable[[list[Iterator[bytes]]], Iterator[Iterator[bytes]]]
+             ) -> _Records:
+    """Chain the lists of *make_lists*, which keeps the one being returned in its argument."""
+    current: list[Iterator[bytes]] = [iter(())]
+    lists = make_lists(current)
     records = _Records.from_iterable(lists)
     records._lists = lists  # type: ignore[attr-defined]
+    records._current = current  # type: ignore[attr-defined]
     return records
 
 
@@ -345,7 +352,7 @@ class RecordReader:
         # directly (rather than self) spares a Python-level __next__ call per record. It shares
         # this reader's state, so iter(reader) is still "the" iterator of this reader.
         if self._iterator is None:
-            self._iterator = _chained(self._record_lists())
+            self._iterator = _chained(self._record_lists)
         return self._iterator
 
     def __next__(self) -> bytes:
@@ -378,7 +385,9 @@ class RecordReader:
 
     # -- internals ----------------------------------------------------------------------------
 
-    def _record_lists(self) -> Iterator[Iterator[bytes]]:
+    def _record_lists(self, current: list[Iterator[bytes]] | None = None
+                      ) -> Iterator[Iterator[bytes]]:
+        """The records, one iterator per scanned buffer (kept in ``current[0]`` if given)."""
         for frames in self._scans(cut=True):
             if self._frames is not None and len(self._frames.starts):
                 previous = self._frames
@@ -387,6 +396,8 @@ class RecordReader:
                 )
             self._frames = frames
             self._current = iterator = iter(frames.records)  # type: ignore[arg-type]
+            if current is not None:
+                current[0] = iterator
             yield iterator
 
     def _following(self) -> tuple[bool, int | None]:
@@ -605,13 +616,13 @@ def read(
     """
     options = dict(start=start, end=end, on_corrupt=on_corrupt,
                    max_record_bytes=max_record_bytes)
-    return _chained(_lists_of(source, compression, verify, options))
+    return _chained(lambda current: _lists_of(source, compression, verify, options, current))
 
 
-def _lists_of(source: Source, compression: str | None, verify: bool,
-              options: dict[str, Any]) -> Iterator[Iterator[bytes]]:
+def _lists_of(source: Source, compression: str | None, verify: bool, options: dict[str, Any],
+              current: list[Iterator[bytes]]) -> Iterator[Iterator[bytes]]:
     with RecordReader(source, compression, verify, **options) as reader:
-        yield from reader._record_lists()
+        yield from reader._record_lists(current)
 
 
 #: The forms :func:`read_batches` yields batches in.
@@ -663,22 +674,27 @@ def read_batches(
 
 def _list_batches(reader: RecordReader, batch_size: int) -> Iterator[list[bytes]]:
     batch: list[bytes] = []
-    for frames in reader._scans(cut=True):
-        records: list[bytes] = frames.records  # type: ignore[assignment]
-        taken, n = 0, len(records)
-        if not batch and n == batch_size:
-            yield records
-            continue
-        while taken < n:
-            room = batch_size - len(batch)
-            if not batch and n - taken >= batch_size:
-                batch = records[taken:taken + batch_size]
-            else:
-                batch.extend(records[taken:taken + room])
-            taken += room if room < n - taken else n - taken
-            if len(batch) == batch_size:
-                yield batch
-                batch = []
+    try:
+        for frames in reader._scans(cut=True):
+            records: list[bytes] = frames.records  # type: ignore[assignment]
+            taken, n = 0, len(records)
+            if not batch and n == batch_size:
+                yield records
+                continue
+            while taken < n:
+                room = batch_size - len(batch)
+                if not batch and n - taken >= batch_size:
+                    batch = records[taken:taken + batch_size]
+                else:
+                    batch.extend(records[taken:taken + room])
+                taken += min(room, n - taken)
+                if len(batch) == batch_size:
+                    yield batch
+                    batch = []
+    except CorruptRecordError:
+        if batch:  # the records before the damage first
+            yield batch
+        raise
     if batch:
         yield batch
 
@@ -689,7 +705,16 @@ def _arrow_batches(reader: RecordReader, batch_size: int) -> Iterator[Any]:
     data: list[bytes] = []
     lengths: list[Any] = []
     count = 0
-    for chunk in reader.chunks():
+    chunks = reader.chunks()
+    while True:
+        try:
+            chunk = next(chunks)
+        except StopIteration:
+            break
+        except CorruptRecordError:
+            if count:  # the records before the damage first
+                yield _binary_array(pa, data, lengths, count)
+            raise
         packed = _packed(chunk)
         n = len(chunk.lengths)
         taken = 0
