@@ -66,6 +66,7 @@ _RUN_PROBE = 8  # equal lengths in a row before the rest of the run is checked v
 _FIRST_WINDOW = 4096  # resync looks at this many positions first, then twice as many, ...
 _MAX_WINDOW = 1 << 20
 _crc = _crc32c.crc32c
+_HEADER_CRCS: dict[int, int] = {}  # the default cache of header CRCs by length
 _unpack_u64 = struct.Struct("<Q").unpack_from
 _pack_u64 = struct.Struct("<Q").pack
 _pack_u32 = struct.Struct("<I").pack
@@ -273,13 +274,13 @@ def scan(
         remaining: how many bytes can still follow *buf* (None: unknown). A header announcing
             more than can exist is damage at once, without anything read or allocated for it.
         cut: also return each record's data as ``bytes`` (``Frames.records``), one slice each.
-        header_crcs: a cache of header CRCs by length, kept between calls by the caller.
+        header_crcs: a cache of header CRCs by length (None: one shared by all callers).
 
     Returns:
         :class:`Frames`. Records before the first damaged one are returned, the damaged one is
         at ``stop``; nothing is ever allocated from an unchecked length.
     """
-    cache = {} if header_crcs is None else header_crcs
+    cache = _HEADER_CRCS if header_crcs is None else header_crcs
     blen = len(buf)
     last = blen - HEADER_BYTES + 1  # a header must start before this
     if end is not None:
@@ -406,7 +407,7 @@ def resync(
         ``p`` (call again with ``pos=p`` once it does); ``(Stop.END, p, 0)`` there is none
         before *end* or, with *final*, before the end of the data (``p``: where looking stopped).
     """
-    cache = {} if header_crcs is None else header_crcs
+    cache = _HEADER_CRCS if header_crcs is None else header_crcs
     blen = len(buf)
     last = blen - HEADER_BYTES  # the last position where a header fits
     if end is not None:

@@ -297,7 +297,6 @@ class RecordReader:
         self._end = end
         self._stack = contextlib.ExitStack()
         self._iterator: _Records | None = None
-        self._header_crcs: dict[int, int] = {}
 
         # Buffer state: self._buf[self._pos:] are the next unconsumed bytes, self._buf[0] is at
         # byte offset self._base of the (uncompressed) stream. self._next[self._next_pos:], if
@@ -412,14 +411,14 @@ class RecordReader:
     def _scans(self, cut: bool) -> Iterator[framing.Frames]:
         """Scan buffer after buffer, yielding the Frames that hold records; handle damage by
         the policy. Closes the source when done."""
-        verify, max_len, end, crcs = self._verify, self._max, self._end, self._header_crcs
+        verify, max_len, end = self._verify, self._max, self._end
         scan = framing.scan
         try:
             while True:
                 final, remaining = self._following()
                 frames = scan(self._buf, self._base, pos=self._pos, end=end, verify=verify,
                               max_record_bytes=max_len, final=final, remaining=remaining,
-                              cut=cut, header_crcs=crcs)
+                              cut=cut)
                 self._pos = frames.stop
                 if len(frames.starts):
                     yield frames
@@ -489,7 +488,7 @@ class RecordReader:
             final, remaining = self._following()
             status, pos, need = framing.resync(
                 self._buf, self._base, pos=self._pos, end=self._end, max_record_bytes=self._max,
-                final=final, remaining=remaining, header_crcs=self._header_crcs)
+                final=final, remaining=remaining)
             self._pos = pos
             if status is framing.Stop.FOUND:
                 return True
