@@ -136,6 +136,8 @@ class DecompressingReader(io.RawIOBase):
         self._error: BaseException | None = None
         self._started = False
         self._finished = False
+        self._member_start = True  # the next bytes fed begin a (gzip or zlib) stream
+        self._member_damage: BaseException | None = None  # raised once the stream ends
 
     def readable(self) -> bool:
         return True
@@ -169,6 +171,7 @@ class DecompressingReader(io.RawIOBase):
                     break
                 self._decomp = decomp = zlib.decompressobj(_WBITS_READ_AUTO)
                 self._pending = rest
+                self._member_start = True
             if not self._pending:
                 self._pending = self._raw.read(_RAW_CHUNK)
                 if not self._pending:
@@ -180,6 +183,9 @@ class DecompressingReader(io.RawIOBase):
                     )
                     break
                 self._started = True
+            if self._member_start:
+                self._member_start = False
+                self._pending = self._accept_reserved_flags(self._pending)
             saved = decomp.copy()
             try:
                 out = decomp.decompress(self._pending, size - have)
@@ -193,11 +199,22 @@ class DecompressingReader(io.RawIOBase):
             if out:
                 parts.append(out)
                 have += len(out)
+            if decomp.eof and self._member_damage is not None and self._error is None:
+                self._error = self._member_damage  # after every byte of the stream
         if not parts and self._error is not None and not self._ready:
             raise self._error
         if len(parts) == 1:
             return parts[0]
         return b"".join(parts)
+
+    def _accept_reserved_flags(self, head: bytes) -> bytes:
+        """A gzip header with reserved flag bits set (which zlib refuses outright) is read as if
+        they were clear, and the damage raised once the stream's data has been returned:
+        nothing decodable is lost to one flipped bit."""
+        if len(head) >= 4 and head[:2] == b"\x1f\x8b" and head[3] & 0xE0:
+            self._member_damage = zlib.error("unknown gzip header flags set (reserved bits)")
+            return head[:3] + bytes([head[3] & 0x1F]) + head[4:]
+        return head
 
     def readinto(self, buffer) -> int:  # type: ignore[override]
         data = self.read(len(memoryview(buffer).cast("B")))

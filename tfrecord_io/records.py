@@ -479,6 +479,8 @@ class RecordReader:
         self._pos += 1
         found = self._resync()
         self.skipped_bytes += self._base + self._pos - offset
+        if not found and self._stream_error is not None:
+            self._stream_error_reported = True  # this stretch runs into the break: one report
         return found
 
     def _resync(self) -> bool:

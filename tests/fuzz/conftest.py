@@ -22,7 +22,7 @@ from tfrecord_io import framing
 VARIANTS = int(os.environ.get("TFRECORD_IO_FUZZ_VARIANTS", "3000"))
 SEED = int(os.environ.get("TFRECORD_IO_FUZZ_SEED", "20261123"))
 KINDS = ("none", "gzip", "zlib")
-SUFFIX = {"none": ".tfrecord", "gzip": ".tfrecord.gz", "zlib": ".tfrecord.zlib"}
+SUFFIX = {"none": ".tfrecord", "gzip": ".tfrecord.gz", "zlib": ".tfrecord.deflate"}  # as Hadoop names them
 
 
 @dataclass(frozen=True)

@@ -331,3 +331,13 @@ def test_a_length_with_a_valid_crc_past_the_end_is_reported_without_reading(tmp_
     assert got == [b"abc"]
     assert error is not None and error.offset == 19
     assert error.reason == framing.truncated(62, 100 << 20)
+
+
+def test_a_gzip_header_with_reserved_flags_loses_no_record(tmp_path, tf_files, originals):
+    damaged = bytearray(tf_files["gzip"])
+    damaged[3] |= 0x80  # a reserved FLG bit: zlib refuses the header
+    path = put(tmp_path, "f.tfrecord.gz", bytes(damaged))
+    got, error = read_failing(path)
+    assert got == originals
+    assert error is not None and error.offset == offset_of(originals, COUNT)
+    assert "reserved" in error.reason
