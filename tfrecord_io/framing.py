@@ -99,10 +99,7 @@ def too_long(length: int, maximum: int) -> str:
 def truncated(have: int, length: int | None) -> str:
     """A record cut short: *have* bytes of it exist; *length* is its data length if known."""
     if length is None or have < HEADER_BYTES:
-        return (
-            f"truncated record header: the file ends {have} bytes into the "
-            f"{HEADER_BYTES}-byte header"
-        )
+        return f"truncated record: the file ends {have} bytes into its header"
     if have - HEADER_BYTES < length:
         return (
             f"truncated record: {length} data bytes announced, the file ends "
