@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import enum
 import struct
+from array import array
+from itertools import repeat
 from typing import Any, Union
 
 import crc32c as _crc32c
@@ -71,6 +73,7 @@ _unpack_u64 = struct.Struct("<Q").unpack_from
 _pack_u64 = struct.Struct("<Q").pack
 _pack_u32 = struct.Struct("<I").pack
 _SPAN4 = np.arange(4, dtype=np.int64)
+_EMPTY = np.zeros(0, np.int64)
 
 
 def masked_crc32c(data: Buffer) -> int:
@@ -243,7 +246,7 @@ def _cut(buf: Buffer, starts: np.ndarray, stops: np.ndarray, lens: np.ndarray) -
 
 
 def _extend_run(buf: Buffer, pos: int, length: int, last: int, blen: int,
-                heads: list[int], lengths: list[int]) -> int:
+                heads: array, lengths: array) -> int:
     """Take, in one vectorised step, the records of *length* data bytes that follow each
     other from *pos* (each starting before *last*, each whole in the buffer)."""
     stride = length + FRAMING_BYTES
@@ -254,7 +257,7 @@ def _extend_run(buf: Buffer, pos: int, length: int, last: int, blen: int,
     same = view == length
     taken = count if same.all() else int(same.argmin())
     heads.extend(range(pos, pos + taken * stride, stride))
-    lengths.extend([length] * taken)
+    lengths.extend(repeat(length, taken))
     return pos + taken * stride
 
 
@@ -295,8 +298,8 @@ def scan(
     if end is not None:
         last = min(last, end - base)
     max_len = max_record_bytes
-    heads: list[int] = []
-    lengths: list[int] = []
+    heads = array("q")
+    lengths = array("q")
     add_head = heads.append
     add_length = lengths.append
     unpack = _unpack_u64
@@ -320,9 +323,9 @@ def scan(
             run = 0
 
     raw = np.frombuffer(buf, np.uint8)
-    h = np.array(heads, np.int64)
+    h = np.frombuffer(heads, np.int64) if heads else _EMPTY
     n = len(h)
-    lens = np.array(lengths, np.int64)
+    lens = np.frombuffer(lengths, np.int64) if lengths else _EMPTY
     if verify and n:
         good = _first_bad_header(raw, h, lens, cache)
         if good < n:
