@@ -703,19 +703,29 @@ def _list_batches(reader: RecordReader, batch_size: int) -> Iterator[list[bytes]
 def _arrow_batches(reader: RecordReader, batch_size: int) -> Iterator[Any]:
     import pyarrow as pa  # noqa: PLC0415 (optional at import time)
 
+    if reader._verify:
+        # With CRCs to check, each record is cut as bytes anyway (its CRC is computed on it):
+        # a batch's data buffer is then their join, one copy.
+        for batch in _list_batches(reader, batch_size):
+            lengths = np.fromiter(map(len, batch), np.int64, len(batch))
+            yield _binary_array(pa, [b"".join(batch)], [lengths], len(batch))
+        return
+    # Without, the records' data is packed from each scanned buffer in one copy.
+
     data: list[bytes] = []
     lengths: list[Any] = []
     count = 0
-    chunks = reader.chunks()
+    scans = reader._scans(cut=False)
     while True:
         try:
-            chunk = next(chunks)
+            frames = next(scans)
         except StopIteration:
             break
         except CorruptRecordError:
             if count:  # the records before the damage first
                 yield _binary_array(pa, data, lengths, count)
             raise
+        chunk = Chunk(frames.buffer, frames.starts, frames.lengths, None)
         packed = _packed(chunk)
         n = len(chunk.lengths)
         taken = 0
