@@ -7,7 +7,6 @@ import struct
 
 import crc32c
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -161,7 +160,8 @@ def test_a_record_cut_short_is_damage_only_when_nothing_follows():
     frames = framing.scan(buf, final=True)
     assert (frames.status, frames.stop, frames.truncated, frames.have) == (
         Stop.DAMAGED, 26, True, 56)
-    assert frames.reason == "truncated record: 50 data bytes announced, the file ends 44 bytes into them"
+    assert frames.reason == (
+        "truncated record: 50 data bytes announced, the file ends 44 bytes into them")
 
 
 def test_a_header_announcing_more_than_the_file_holds_is_damage_at_once():

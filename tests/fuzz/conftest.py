@@ -22,7 +22,8 @@ from tfrecord_io import framing
 VARIANTS = int(os.environ.get("TFRECORD_IO_FUZZ_VARIANTS", "3000"))
 SEED = int(os.environ.get("TFRECORD_IO_FUZZ_SEED", "20261123"))
 KINDS = ("none", "gzip", "zlib")
-SUFFIX = {"none": ".tfrecord", "gzip": ".tfrecord.gz", "zlib": ".tfrecord.deflate"}  # as Hadoop names them
+# File name endings, as Hadoop names them (DefaultCodec's is .deflate), so both readers agree.
+SUFFIX = {"none": ".tfrecord", "gzip": ".tfrecord.gz", "zlib": ".tfrecord.deflate"}
 
 
 @dataclass(frozen=True)
