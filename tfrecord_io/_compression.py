@@ -27,6 +27,7 @@ __all__ = [
     "normalize",
     "detect",
     "resolve",
+    "DECOMPRESSION_ERRORS",
     "DecompressingReader",
     "CompressingWriter",
     "write_fully",
@@ -50,6 +51,9 @@ _SUFFIXES = (
     (".zlib", ZLIB),
     (".zz", ZLIB),
 )
+
+#: What reading a damaged gzip/zlib stream raises (from :class:`DecompressingReader`).
+DECOMPRESSION_ERRORS = (zlib.error, EOFError)
 
 _WBITS_WRITE = {GZIP: 16 + zlib.MAX_WBITS, ZLIB: zlib.MAX_WBITS}
 _WBITS_READ_AUTO = 32 + zlib.MAX_WBITS  # zlib or gzip header, detected per stream
@@ -118,9 +122,13 @@ def write_fully(stream: BinaryIO, data) -> None:
 class DecompressingReader(io.RawIOBase):
     """A readable raw stream of the decompressed bytes of a gzip or zlib stream.
 
-    Damage in the compressed data surfaces as :class:`zlib.error` or :class:`EOFError` (a stream
-    cut short) from :meth:`read`. An entirely empty input reads as empty. The underlying stream is
-    not closed by :meth:`close`.
+    Damage in the compressed data (:class:`zlib.error`, or :class:`EOFError` for a stream cut
+    short) is raised by :meth:`read` only once every byte that could be decompressed before it
+    has been returned; it is then raised again by every later call. What can be decompressed is
+    found by re-running the failing step from a saved state in ever smaller pieces, so nothing
+    decodable is lost. Bytes after a complete stream are read as another (concatenated) stream.
+    An entirely empty input reads as empty. The underlying stream is not closed by
+    :meth:`close`.
     """
 
     def __init__(self, raw: BinaryIO) -> None:
@@ -128,14 +136,22 @@ class DecompressingReader(io.RawIOBase):
         self._raw = raw
         self._decomp = zlib.decompressobj(_WBITS_READ_AUTO)
         self._pending = b""
+        self._ready = b""  # decompressed, not yet returned (what a failed step salvaged)
+        self._error: BaseException | None = None
         self._started = False
         self._finished = False
+        self._member_start = True  # the next bytes fed begin a (gzip or zlib) stream
+        self._member_damage: BaseException | None = None  # raised once the stream ends
 
     def readable(self) -> bool:
         return True
 
     def read(self, size: int = -1) -> bytes:
-        """Return up to *size* decompressed bytes (all remaining if negative); b"" at the end."""
+        """Return up to *size* decompressed bytes (all remaining if negative); b"" at the end.
+
+        Raises:
+            zlib.error, EOFError: the stream is damaged here; every byte before was returned.
+        """
         if size is None or size < 0:
             parts = []
             while True:
@@ -145,7 +161,11 @@ class DecompressingReader(io.RawIOBase):
                 parts.append(chunk)
         parts = []
         have = 0
-        while have < size and not self._finished:
+        if self._ready:
+            parts.append(self._ready[:size])
+            self._ready = self._ready[size:]
+            have = len(parts[0])
+        while have < size and not self._finished and self._error is None:
             decomp = self._decomp
             if decomp.eof:
                 # One stream is complete; anything after it is another concatenated stream.
@@ -155,28 +175,80 @@ class DecompressingReader(io.RawIOBase):
                     break
                 self._decomp = decomp = zlib.decompressobj(_WBITS_READ_AUTO)
                 self._pending = rest
+                self._member_start = True
             if not self._pending:
                 self._pending = self._raw.read(_RAW_CHUNK)
                 if not self._pending:
                     if not self._started:
                         self._finished = True  # an empty file holds no records
                         break
-                    raise EOFError("compressed stream ends before its end-of-stream marker")
+                    self._error = EOFError(
+                        "compressed stream ends before its end-of-stream marker"
+                    )
+                    break
                 self._started = True
-            out = decomp.decompress(self._pending, size - have)
-            self._pending = decomp.unconsumed_tail
+            if self._member_start:
+                self._member_start = False
+                self._pending = self._accept_reserved_flags(self._pending)
+            saved = decomp.copy()
+            try:
+                out = decomp.decompress(self._pending, size - have)
+                self._pending = decomp.unconsumed_tail
+            except zlib.error as exc:
+                self._error = exc
+                out = _salvage(saved, self._pending)
+                self._pending = b""
+                if len(out) > size - have:
+                    out, self._ready = out[:size - have], out[size - have:]
             if out:
                 parts.append(out)
                 have += len(out)
+            if decomp.eof and self._member_damage is not None and self._error is None:
+                self._error = self._member_damage  # after every byte of the stream
+        if not parts and self._error is not None and not self._ready:
+            raise self._error
         if len(parts) == 1:
             return parts[0]
         return b"".join(parts)
+
+    def _accept_reserved_flags(self, head: bytes) -> bytes:
+        """A gzip header with reserved flag bits set (which zlib refuses outright) is read as if
+        they were clear, and the damage raised once the stream's data has been returned:
+        nothing decodable is lost to one flipped bit."""
+        if len(head) >= 4 and head[:2] == b"\x1f\x8b" and head[3] & 0xE0:
+            self._member_damage = zlib.error("unknown gzip header flags set (reserved bits)")
+            return head[:3] + bytes([head[3] & 0x1F]) + head[4:]
+        return head
 
     def readinto(self, buffer) -> int:  # type: ignore[override]
         data = self.read(len(memoryview(buffer).cast("B")))
         n = len(data)
         memoryview(buffer).cast("B")[:n] = data
         return n
+
+
+def _salvage(decomp, data: bytes) -> bytes:
+    """Everything *decomp* (a state saved before a step that failed on *data*) can still
+    decompress from *data* before the damage: feeds it in pieces, and a piece that fails in
+    smaller pieces, down to single bytes."""
+    out = []
+    pos = 0
+    step = 1 << 12
+    while pos < len(data):
+        trial = decomp.copy()
+        try:
+            piece = trial.decompress(data[pos:pos + step])
+        except zlib.error:
+            if step == 1:
+                break
+            step = max(step >> 4, 1)
+            continue
+        out.append(piece)
+        decomp = trial
+        pos += step
+        if decomp.eof:
+            break
+    return b"".join(out)
 
 
 class CompressingWriter:

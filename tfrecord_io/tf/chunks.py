@@ -12,33 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import queue
-import struct
 import threading
-import zlib
-from array import array
 from collections.abc import Iterator
 from typing import Any
 
-import crc32c
-
-from tfrecord_io import _compression, fs
-from tfrecord_io import records as _records
+from tfrecord_io import _compression, framing, fs
+from tfrecord_io._compression import DECOMPRESSION_ERRORS
 from tfrecord_io.errors import CorruptRecordError
+from tfrecord_io.records import RecordReader
 from tfrecord_io.sharding import Piece
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "read_chunks", "read_chunks_skipping"]
 
 #: Default number of bytes tfrecord-io's reader reads and hands to TensorFlow at a time.
 DEFAULT_CHUNK_BYTES = 1 << 20
-
-_HEADER = 12  # uint64 length + uint32 masked CRC of the length
-_FRAMING = 16  # header + uint32 masked CRC of the data
-_MASK_DELTA = 0xA282EAD8
-_NO_END = 1 << 63
-_unpack_header = struct.Struct("<QI").unpack_from
-_crc = crc32c.crc32c
-# Errors a damaged GZIP/ZLIB stream raises while being read.
-_DECOMPRESSION_ERRORS = (zlib.error, EOFError)
 
 
 def _open_piece(piece: Piece, stack: contextlib.ExitStack) -> Any:
@@ -51,84 +38,6 @@ def _open_piece(piece: Piece, stack: contextlib.ExitStack) -> Any:
     return stream
 
 
-def _frame(
-    buf: bytes,
-    base: int,
-    end: int,
-    verify: bool,
-    max_len: int,
-    good_headers: dict[int, int],
-    path: str,
-) -> tuple[int, array, bool]:
-    """Walk the record framing of ``buf`` (whose byte 0 is at offset ``base`` of the file).
-
-    Returns ``(pos, heads, done)``: the offsets in ``buf`` of the records complete in it (each
-    ends where the next begins; the last one at ``pos``), ``pos`` where the first incomplete
-    record begins, and whether a record starting at or after ``end`` was reached. Header
-    checksums are checked here (once per distinct length, cached in ``good_headers``); data
-    checksums are not.
-    """
-    n = len(buf)
-    limit = end - base
-    stop_at = min(n - _HEADER + 1, limit)  # a header must fit, and start before the end
-    pos = 0
-    heads = array("q")
-    add = heads.append
-    header_of = good_headers.get
-    unpack = _unpack_header
-    while pos < stop_at:
-        length, stored = unpack(buf, pos)
-        if header_of(length) != stored:
-            if verify:
-                if _records.masked_crc32c(buf[pos:pos + 8]) != stored:
-                    raise CorruptRecordError(path, base + pos, "length checksum mismatch")
-                if len(good_headers) >= 4096:
-                    good_headers.clear()
-            if length > max_len:
-                raise CorruptRecordError(
-                    path,
-                    base + pos,
-                    f"record length {length} exceeds the maximum of {max_len} bytes "
-                    "(max_record_bytes)",
-                )
-            if verify:
-                good_headers[length] = stored
-        stop = pos + _FRAMING + length
-        if stop > n:
-            break
-        add(pos)
-        pos = stop
-    return pos, heads, pos >= limit
-
-
-_LE32 = None
-
-
-def _check_data_crcs(buf: bytes, base: int, starts: Any, lengths: Any, path: str) -> None:
-    """Raise CorruptRecordError for the first record of the batch whose data CRC is wrong."""
-    import numpy as np  # noqa: PLC0415
-
-    global _LE32
-    if _LE32 is None:
-        _LE32 = np.array([1, 1 << 8, 1 << 16, 1 << 24], dtype=np.uint64)
-    stops = starts + lengths
-    view = memoryview(buf)
-    crcs = np.fromiter(
-        map(_crc, map(view.__getitem__, map(slice, starts.tolist(), stops.tolist()))),
-        dtype=np.uint64,
-        count=len(starts),
-    )
-    masked = (((crcs >> 15) | (crcs << 17)) + _MASK_DELTA) & 0xFFFFFFFF
-    raw = np.frombuffer(buf, dtype=np.uint8)
-    stored = raw[stops[:, None] + np.arange(4)].astype(np.uint64) @ _LE32
-    bad = np.flatnonzero(masked != stored)
-    if len(bad):
-        first = int(bad[0])
-        raise CorruptRecordError(
-            path, base + int(starts[first]) - _HEADER, "data checksum mismatch"
-        )
-
-
 class _ReadAhead:
     """Reads a stream in a background thread, up to ``depth`` chunks ahead of its consumer.
 
@@ -138,8 +47,7 @@ class _ReadAhead:
     demand by the consumer itself, once the thread is done.
     """
 
-    def __init__(self, piece: Piece, read: Any, limit: int | None, chunk: int, depth: int = 2):
-        self._piece = piece
+    def __init__(self, read: Any, limit: int | None, chunk: int, depth: int = 2):
         self._read = read
         self._limit = limit
         self._chunk = chunk
@@ -147,20 +55,14 @@ class _ReadAhead:
         self._stop = threading.Event()
         self._produced = 0
         self._exhausted = False
+        self._error: BaseException | None = None
         self._thread = threading.Thread(
             target=self._run, name="tfrecord-io-read-ahead", daemon=True
         )
         self._thread.start()
 
     def _read_chunk(self, size: int) -> bytes:
-        try:
-            data = self._read(size)
-        except _DECOMPRESSION_ERRORS as exc:
-            raise CorruptRecordError(
-                self._piece.path,
-                self._piece.start + self._produced,
-                f"damaged {self._piece.compression} stream: {exc}",
-            ) from exc
+        data = self._read(size)
         self._produced += len(data)
         return data
 
@@ -191,6 +93,9 @@ class _ReadAhead:
 
     def read_some(self, n: int) -> bytes:
         """At least ``n`` bytes (fewer only at the end of the stream): the next chunk(s)."""
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
         parts = []
         have = 0
         while have < max(n, 1):
@@ -202,7 +107,10 @@ class _ReadAhead:
                     continue
                 if isinstance(item, BaseException):
                     self._exhausted = True
-                    raise item
+                    if not parts:
+                        raise item
+                    self._error = item  # the bytes read before it come first
+                    break
                 data = item
             else:
                 data = self._read_chunk(n - have)
@@ -226,97 +134,59 @@ class _ReadAhead:
         self._thread.join(timeout=5.0)
 
 
-def _truncation(path: str, base: int, tail: bytes) -> CorruptRecordError:
-    if len(tail) < _HEADER:
-        reason = f"truncated record: the file ends {len(tail)} bytes into its header"
-    else:
-        length = _unpack_header(tail, 0)[0]
-        have = len(tail) - _HEADER
-        reason = (
-            f"truncated record: {length} data bytes announced, the file ends {have} bytes "
-            "into them"
-            if have < length
-            else "truncated record: the file ends inside the data checksum"
-        )
-    return CorruptRecordError(path, base, reason)
-
-
 def read_chunks(
     piece: Piece, verify: bool, chunk_bytes: int
 ) -> Iterator[tuple[bytes, Any, Any]]:
     """The records of a piece as ``(buffer, starts, lengths)``: runs of whole records read
     together (about ``chunk_bytes`` at a time), with the offsets and lengths of their data in
     the buffer, as int64 arrays; TensorFlow cuts the records out with ``tf.strings.substr``.
+    Each buffer is framed by :func:`tfrecord_io.framing.scan`.
 
     Raises CorruptRecordError (path, offset, reason) for damaged data, as
-    :class:`tfrecord_io.records.RecordReader` does under ``on_corrupt="fail"``.
+    :class:`tfrecord_io.records.RecordReader` does under ``on_corrupt="fail"``: every record
+    before the damage comes first; in a damaged gzip/zlib stream, the error names the first
+    record that could not be decompressed whole.
     """
-    import numpy as np  # noqa: PLC0415
-
-    end = _NO_END if piece.end is None else piece.end
-    max_len = _records.DEFAULT_MAX_RECORD_BYTES
-    good_headers: dict[int, int] = {}
     with contextlib.ExitStack() as stack:
         stream = _open_piece(piece, stack)
         limit = None if piece.end is None else piece.end - piece.start
-        source = _ReadAhead(piece, stream.read, limit, chunk_bytes)
+        source = _ReadAhead(stream.read, limit, chunk_bytes)
         stack.callback(source.close)  # before the stream is closed
-        base = piece.start  # file offset of buf[0]
+        base = piece.start  # stream offset of buf[0]
         tail = b""
+        need = 1
         while True:
-            need = 1
-            if len(tail) >= _HEADER:  # enough to complete the record in progress
-                need = min(_unpack_header(tail, 0)[0], max_len + 1) + _FRAMING - len(tail)
-            elif tail:
-                need = _HEADER - len(tail)
-            data = source.read_some(need)
+            try:
+                data = source.read_some(max(need - len(tail), 1))
+            except DECOMPRESSION_ERRORS as exc:
+                reason = framing.damaged_stream(piece.compression, exc, len(tail))
+                raise CorruptRecordError(piece.path, base, reason) from exc
             buf = tail + data if tail else data
-            pos, heads, done = _frame(buf, base, end, verify, max_len, good_headers, piece.path)
-            if heads:
-                h = np.frombuffer(heads, dtype=np.int64)
-                lengths = np.empty_like(h)
-                lengths[:-1] = h[1:] - h[:-1]
-                lengths[-1] = pos - h[-1]
-                lengths -= _FRAMING
-                starts = h + _HEADER
-                if verify:
-                    _check_data_crcs(buf, base, starts, lengths, piece.path)
-                yield buf, starts, lengths
-            if done:
+            frames = framing.scan(buf, base, end=piece.end, verify=verify, final=not data)
+            if len(frames):
+                yield buf, frames.starts, frames.lengths
+            if frames.status is framing.Stop.DAMAGED:
+                raise frames.error(piece.path)
+            if frames.status is framing.Stop.END:
                 return
-            tail = buf[pos:]
-            base += pos
-            if not data:
-                if tail:
-                    raise _truncation(piece.path, base, tail)
-                return
+            tail = buf[frames.stop:]
+            base += frames.stop
+            need = frames.need
 
 
 def read_chunks_skipping(
     piece: Piece, verify: bool, chunk_bytes: int
 ) -> Iterator[tuple[bytes, Any, Any]]:
-    """Like :func:`read_chunks`, through RecordReader with ``on_corrupt="skip"``."""
-    import numpy as np  # noqa: PLC0415
-
-    with _records.RecordReader(
+    """Like :func:`read_chunks`, with ``on_corrupt="skip"``: the chunks of
+    :meth:`tfrecord_io.records.RecordReader.chunks`, which skips damaged stretches."""
+    with RecordReader(
         piece.path,
         piece.compression,
         verify,
         start=piece.start,
         end=piece.end,
         on_corrupt="skip",
+        buffer_size=chunk_bytes,
     ) as reader:
-        it = iter(reader)
-        while True:
-            batch: list[bytes] = []
-            size = 0
-            for record in it:
-                batch.append(record)
-                size += len(record)
-                if size >= chunk_bytes:
-                    break
-            if not batch:
-                return
-            lengths = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
-            starts = np.cumsum(lengths) - lengths
-            yield b"".join(batch), starts, lengths
+        for chunk in reader.chunks():
+            yield chunk.buffer, chunk.starts, chunk.lengths
