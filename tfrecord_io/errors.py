@@ -13,6 +13,7 @@ __all__ = [
     "HdfsError",
     "JarNotFoundError",
     "PluginNotBuiltError",
+    "TensorBoardError",
 ]
 
 
@@ -54,3 +55,10 @@ class JarNotFoundError(TFRecordError):
 
 class PluginNotBuiltError(TFRecordError):
     """The TensorFlow ``hdfs://`` file system plugin is missing from the installed package."""
+
+
+class TensorBoardError(TFRecordError):
+    """TensorBoard could not be started for a log directory, or did not answer HTTP in time.
+
+    The message carries the end of TensorBoard's own output, which says why.
+    """
