@@ -62,12 +62,14 @@ class TensorBoardProcess:
     Attributes:
         url: where it serves, ``http://HOST:PORT/``.
         log_dir: the directory it serves.
+        host: the address it binds.
         pid: the child's process id, which is also its process group id.
     """
 
-    def __init__(self, process: subprocess.Popen[str], log_dir: str) -> None:
+    def __init__(self, process: subprocess.Popen[str], log_dir: str, host: str) -> None:
         self._process = process
         self.log_dir = log_dir
+        self.host = host
         self.pid = process.pid
         self.url = ""
         self._url_seen = threading.Event()
@@ -103,12 +105,13 @@ class TensorBoardProcess:
             if not self.running:
                 self._reader.join(1.0)
                 raise TensorBoardError(
-                    f"TensorBoard for {self.log_dir} exited with status {self._process.returncode} "
-                    f"before serving; its output ends with:\n{self.output_tail()}"
+                    f"TensorBoard for {self.log_dir} on {self.host} exited with status "
+                    f"{self._process.returncode} before serving; its output ends with:\n{self.output_tail()}"
                 )
             if time.monotonic() > deadline:
                 raise TensorBoardError(
-                    f"TensorBoard for {self.log_dir} did not start within {timeout:.0f} s; "
+                    f"TensorBoard for {self.log_dir} on {self.host} did not start within "
+                    f"{timeout:.0f} s; "
                     f"its output ends with:\n{self.output_tail()}"
                 )
         last_error: Exception | None = None
@@ -218,7 +221,7 @@ def start(
         env=child_env,
         start_new_session=True,  # its own process group: stop() ends all of it
     )
-    board = TensorBoardProcess(process, log_dir)
+    board = TensorBoardProcess(process, log_dir, host)
     try:
         board._wait_ready(timeout)
     except BaseException:
