@@ -30,6 +30,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(args: argparse.Namespace) -> None:
     import tensorflow as tf
 
+    strategy = tf.distribute.get_strategy()  # first: a multi-worker one must precede any op
     spec = {
         "image": tf.io.FixedLenFeature([], tf.string),
         "label": tf.io.FixedLenFeature([], tf.int64),
@@ -52,7 +53,7 @@ def main(args: argparse.Namespace) -> None:
     log.info("Training on %s, evaluating on %s", args.train, args.eval)
     train = pipeline(tfr.dataset(args.train), training=True)
     held_out = pipeline(tfr.dataset(args.eval), training=False)
-    with tf.distribute.get_strategy().scope():
+    with strategy.scope():
         model = tf.keras.Sequential([
             tf.keras.Input(shape=(784,)),
             tf.keras.layers.Dense(128, activation="relu"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import tempfile
 
 from tfrecord_io import cluster, spark, tf as tfr
 
@@ -30,6 +31,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(args: argparse.Namespace, ctx: cluster.NodeContext) -> None:
     import tensorflow as tf
 
+    strategy = ctx.strategy()  # first: a multi-worker one must precede any op
     spec = {
         "image": tf.io.FixedLenFeature([], tf.string),
         "label": tf.io.FixedLenFeature([], tf.int64),
@@ -52,7 +54,7 @@ def main(args: argparse.Namespace, ctx: cluster.NodeContext) -> None:
     log.info("Training on %s, evaluating on %s", args.train, args.eval)
     train = pipeline(ctx.dataset(args.train), training=True)
     held_out = pipeline(tfr.dataset(args.eval), training=False)
-    with ctx.strategy().scope():
+    with strategy.scope():
         model = tf.keras.Sequential([
             tf.keras.Input(shape=(784,)),
             tf.keras.layers.Dense(128, activation="relu"),
@@ -65,8 +67,8 @@ def main(args: argparse.Namespace, ctx: cluster.NodeContext) -> None:
         )
     model.fit(train, epochs=args.epochs, verbose=2)
     loss, accuracy = model.evaluate(held_out, verbose=0)
-    if ctx.is_chief:  # the other workers hold the same weights
-        model.save(args.model)
+    with tempfile.TemporaryDirectory() as scratch:  # all save (metrics sync on read)
+        model.save(args.model if ctx.is_chief else f"{scratch}/model.keras")
     print(f"accuracy {accuracy:.4f} (loss {loss:.4f}) on the held-out images; model: {args.model}")
 
 
