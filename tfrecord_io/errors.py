@@ -14,6 +14,7 @@ __all__ = [
     "JarNotFoundError",
     "PluginNotBuiltError",
     "TensorBoardError",
+    "ClusterError",
 ]
 
 
@@ -62,3 +63,21 @@ class TensorBoardError(TFRecordError):
 
     The message carries the end of TensorBoard's own output, which says why.
     """
+
+
+class ClusterError(TFRecordError):
+    """A distributed TensorFlow cluster (:mod:`tfrecord_io.cluster`) failed or could not start.
+
+    Raised by ``cluster.run`` (bad arguments aside) and ``Cluster.wait``: too few Spark task
+    slots, nodes that did not register in time, an exception in ``main_fun`` on a node (the
+    message names the node, e.g. ``worker:1``, and carries its traceback), a node process that
+    was killed (the message names the signal) or stopped sending heartbeats.
+
+    Attributes:
+        node: the node that failed first (``"worker:1"``), or None when no single node is to
+            blame (reservation, slots).
+    """
+
+    def __init__(self, message: str, node: str | None = None) -> None:
+        self.node = node
+        super().__init__(message)

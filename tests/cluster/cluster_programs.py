@@ -1,0 +1,80 @@
+"""Node programs (``main_fun``) of the cluster tests. Pickled by value (see conftest.py), so the
+executors and node processes need not import this module."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+
+def record(args, ctx):
+    """Write what the node sees to OUT/job-index.json, print a greeting, run one all-reduce."""
+    info = {
+        "job_name": ctx.job_name,
+        "task_index": ctx.task_index,
+        "num_workers": ctx.num_workers,
+        "is_chief": ctx.is_chief,
+        "cluster_spec": ctx.cluster_spec,
+        "tf_config": ctx.tf_config,
+        "env_tf_config": json.loads(os.environ["TF_CONFIG"]),
+        "attempt": ctx.attempt,
+        "checkpoint_dir": ctx.checkpoint_dir,
+        "pid": os.getpid(),
+        "pgid": os.getpgid(0),
+        "legacy_keras": os.environ.get("TF_USE_LEGACY_KERAS"),
+        "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "user_env": os.environ.get("CLUSTER_TEST_VAR"),
+    }
+    if args.get("allreduce"):
+        import tensorflow as tf
+
+        strategy = ctx.strategy()
+        assert strategy is ctx.strategy()
+        value = strategy.reduce(
+            tf.distribute.ReduceOp.SUM,
+            strategy.run(lambda: tf.constant(float(ctx.task_index + 1))),
+            axis=None,
+        )
+        info["allreduce"] = float(value)
+    print(f"hello from {ctx.job_name}:{ctx.task_index}", flush=True)
+    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.json"), "w") as f:
+        json.dump(info, f)
+
+
+def _started(args, ctx):
+    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.pid"), "w") as f:
+        f.write(str(os.getpid()))
+
+
+def _idle(seconds=300.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def raise_on(args, ctx):
+    """The node named args["node"] raises after args["delay"] s; the others wait to be stopped."""
+    _started(args, ctx)
+    if f"{ctx.job_name}:{ctx.task_index}" == args["node"]:
+        time.sleep(args.get("delay", 0.0))
+        raise ValueError(f"planned failure on {ctx.job_name}:{ctx.task_index}")
+    _idle()
+
+
+def kill_self_on(args, ctx):
+    """The node named args["node"] SIGKILLs its own process after args["delay"] s."""
+    _started(args, ctx)
+    if f"{ctx.job_name}:{ctx.task_index}" == args["node"]:
+        time.sleep(args.get("delay", 0.0))
+        os.kill(os.getpid(), signal.SIGKILL)
+    _idle()
+
+
+def wait_for_file(args, ctx):
+    """Every node waits until args["flag"] exists (at most 120 s), then returns."""
+    _started(args, ctx)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(args["flag"]) and time.monotonic() < deadline:
+        time.sleep(0.2)
