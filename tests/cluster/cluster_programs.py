@@ -78,3 +78,39 @@ def wait_for_file(args, ctx):
     deadline = time.monotonic() + 120
     while not os.path.exists(args["flag"]) and time.monotonic() < deadline:
         time.sleep(0.2)
+
+
+def train(args, ctx):
+    """A few steps of a tiny linear model under the strategy (custom loop, Keras 3 layers);
+    the node named args.get("fail_node") fails at step args["fail_step"], by args["how"]
+    ("raise" or "kill")."""
+    import keras
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    _started(args, ctx)
+    with strategy.scope():
+        model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(1)])
+        optimizer = keras.optimizers.SGD(0.1)
+
+    @tf.function
+    def step(x, y):
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x) - y) ** 2)
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                          model.trainable_variables))
+            return loss
+        return strategy.reduce(tf.distribute.ReduceOp.MEAN, strategy.run(replica, args=(x, y)), None)
+
+    x = tf.ones((8, 4))
+    y = tf.ones((8, 1))
+    me = f"{ctx.job_name}:{ctx.task_index}"
+    for i in range(args.get("steps", 1000)):
+        if me == args.get("fail_node") and i == args["fail_step"]:
+            if args["how"] == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError(f"planned failure at step {i} on {me}")
+        step(x, y)
+        if i == 0:
+            print(f"{me}: first step done", flush=True)
