@@ -114,3 +114,30 @@ def train(args, ctx):
         step(x, y)
         if i == 0:
             print(f"{me}: first step done", flush=True)
+
+
+def ps_read_all(args, ctx):
+    """The ps-mode coordinator: every worker reads its share of args["paths"] through
+    ctx.dataset in one batch; the records read are written to OUT/read.json."""
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    records_fn = ctx.dataset(args["paths"])
+
+    def dataset_fn(*context):
+        return records_fn(*context).batch(100_000)  # a worker's whole share in one batch
+
+    iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
+
+    @tf.function
+    def take(iterator):
+        optional = iterator.get_next_as_optional()
+        return tf.cond(optional.has_value(), optional.get_value,
+                       lambda: tf.constant([], tf.string))
+
+    results = [coordinator.schedule(take, args=(iterator,)) for _ in range(args.get("calls", 30))]
+    coordinator.join()
+    read = [r.decode() for result in results for r in result.fetch().tolist()]
+    with open(os.path.join(args["out"], "read.json"), "w") as f:
+        json.dump({"read": read, "job_name": ctx.job_name, "cluster_spec": ctx.cluster_spec}, f)
