@@ -109,6 +109,10 @@ def main(args: argparse.Namespace, ctx: cluster.NodeContext) -> None:
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     args = parse_args()
-    sc = spark.session(app_name="mnist train_ps").sparkContext
-    with cluster.run(sc, main, args, num_workers=args.workers, num_ps=1, mode="ps") as c:
-        c.wait()
+    session = spark.session(app_name="mnist train_ps")
+    try:
+        with cluster.run(session.sparkContext, main, args, num_workers=args.workers, num_ps=1,
+                         mode="ps") as c:
+            c.wait()
+    finally:
+        session.stop()

@@ -117,9 +117,12 @@ def main(args: argparse.Namespace, ctx: cluster.NodeContext) -> None:
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     args = parse_args()
-    sc = spark.session(app_name="mnist train_sync").sparkContext
-    with cluster.run(sc, main, args, num_workers=args.workers, mode="sync",
-                     tensorboard=args.tensorboard, log_dir=args.log_dir) as c:
-        if c.tensorboard_url:
-            log.info("TensorBoard: %s", c.tensorboard_url)
-        c.wait()
+    session = spark.session(app_name="mnist train_sync")
+    try:
+        with cluster.run(session.sparkContext, main, args, num_workers=args.workers,
+                         mode="sync", tensorboard=args.tensorboard, log_dir=args.log_dir) as c:
+            if c.tensorboard_url:
+                log.info("TensorBoard: %s", c.tensorboard_url)
+            c.wait()
+    finally:
+        session.stop()

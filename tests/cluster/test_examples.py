@@ -2,19 +2,24 @@
 test HDFS (8,000 training, 2,000 held-out images), trained in one process and on the Spark
 cluster, each reaching 90% accuracy on the held-out images and leaving its model on HDFS.
 
-``train_ps.py`` (1 ps + 2 workers + chief) needs four task slots, more than the session's
-``local-cluster[2,1,1024]`` has; it is run by hand (README walkthrough), not here.
+The session's Spark application (``local-cluster[2,2,1024]``) has the four task slots that
+``train_ps.py`` (1 ps + 2 workers + a chief) needs. The Spark examples run in this process with
+the session's SparkContext, as their ``__main__`` blocks would with their own.
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
 import os
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
+from pyspark import cloudpickle
 
 from tfrecord_io import cluster
 from tfrecord_io import hdfs as tfr_hdfs
@@ -65,14 +70,26 @@ def mnist_on_hdfs(hdfs):
 
 
 @pytest.fixture(scope="module")
-def examples_on_executors(sc):
-    """The example scripts importable on the executors too (``SparkContext.addPyFile``), so
-    that the functions ``cluster.run`` ships are found there, as under ``spark-submit``."""
+def examples():
+    """The example scripts as modules, shipped by value to the nodes (as ``spark-submit`` does
+    with a script's own functions), since the nodes do not have ``python/mnist`` on their path."""
     sys.path.insert(0, str(EXAMPLES))
-    for script in ("keras_spark.py", "train_sync.py"):
-        sc.addPyFile(str(EXAMPLES / script))
-    yield
-    sys.path.remove(str(EXAMPLES))
+    try:
+        modules = {name: importlib.import_module(name) for name in ("keras_spark", "train_sync", "train_ps")}
+        for module in modules.values():
+            cloudpickle.register_pickle_by_value(module)
+        yield types.SimpleNamespace(**modules)
+        for module in modules.values():
+            cloudpickle.unregister_pickle_by_value(module)
+    finally:
+        sys.path.remove(str(EXAMPLES))
+
+
+@pytest.fixture
+def node_output(caplog):
+    """The driver's log records, where the nodes' output arrives (``[worker:0] ...``)."""
+    caplog.set_level(logging.INFO, logger="tfrecord_io.cluster")
+    return caplog
 
 
 def test_prepare_splits_the_test_set_8000_for_training_then_2000_held_out(mnist_on_hdfs):
@@ -114,28 +131,37 @@ def test_keras_spark_differs_from_keras_single_in_at_most_10_lines():
 
 
 def test_keras_spark_reaches_90_percent_on_the_cluster_and_writes_its_model_to_hdfs(
-    sc, hdfs, mnist_on_hdfs, examples_on_executors, capfd, caplog
+    sc, hdfs, mnist_on_hdfs, examples, node_output
 ):
-    import keras_spark  # the example, as a module (its __main__ block does the same)
-
+    keras_spark = examples.keras_spark  # its __main__ block does the same
     train, held_out = mnist_on_hdfs
     model = f"{hdfs.url}/examples/models/keras_spark.keras"
     args = keras_spark.parse_args([train, held_out, model, "--epochs", EPOCHS])
     cluster.run(sc, keras_spark.main, args, num_workers=2, keras="legacy").wait()
-    captured = capfd.readouterr()
-    assert accuracy_in(captured.out + captured.err + caplog.text) >= 0.90
+    assert accuracy_in(node_output.text) >= 0.90  # the nodes' output, in the driver's log
     assert_model_on_hdfs(model)
 
 
 def test_train_sync_reaches_90_percent_on_two_workers_and_writes_its_model_to_hdfs(
-    sc, hdfs, mnist_on_hdfs, examples_on_executors, capfd, caplog
+    sc, hdfs, mnist_on_hdfs, examples, node_output
 ):
-    import train_sync
-
+    train_sync = examples.train_sync
     train, held_out = mnist_on_hdfs
     model = f"{hdfs.url}/examples/models/train_sync.keras"
     args = train_sync.parse_args([train, held_out, model, "--epochs", EPOCHS])
     cluster.run(sc, train_sync.main, args, num_workers=2, mode="sync").wait()
-    captured = capfd.readouterr()
-    assert accuracy_in(captured.out + captured.err + caplog.text) >= 0.90
+    assert accuracy_in(node_output.text) >= 0.90  # the nodes' output, in the driver's log
+    assert_model_on_hdfs(model)
+
+
+def test_train_ps_reaches_90_percent_with_a_ps_two_workers_and_a_chief(
+    sc, hdfs, mnist_on_hdfs, examples, node_output
+):
+    train_ps = examples.train_ps
+
+    train, held_out = mnist_on_hdfs
+    model = f"{hdfs.url}/examples/models/train_ps.keras"
+    args = train_ps.parse_args([train, held_out, model, "--epochs", EPOCHS])
+    cluster.run(sc, train_ps.main, args, num_workers=2, num_ps=1, mode="ps").wait()
+    assert accuracy_in(node_output.text) >= 0.90  # the nodes' output, in the driver's log
     assert_model_on_hdfs(model)
