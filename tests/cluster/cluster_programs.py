@@ -141,3 +141,18 @@ def ps_read_all(args, ctx):
     read = [r.decode() for result in results for r in result.fetch().tolist()]
     with open(os.path.join(args["out"], "read.json"), "w") as f:
         json.dump({"read": read, "job_name": ctx.job_name, "cluster_spec": ctx.cluster_spec}, f)
+
+
+def keras_fit(args, ctx):
+    """model.fit of a tiny model under the strategy (keras="legacy": tf-keras)."""
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Input((4,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
+    x = tf.random.stateless_uniform((64, 4), seed=(1, 2))
+    y = tf.reduce_sum(x, axis=1, keepdims=True)
+    history = model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(16), epochs=3, verbose=0)
+    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.json"), "w") as f:
+        json.dump({"model_module": type(model).__module__, "loss": history.history["loss"]}, f)
