@@ -156,3 +156,38 @@ def keras_fit(args, ctx):
     history = model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(16), epochs=3, verbose=0)
     with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.json"), "w") as f:
         json.dump({"model_module": type(model).__module__, "loss": history.history["loss"]}, f)
+
+
+def resume(args, ctx):
+    """Count steps to args["steps"], checkpointing every 5 under ctx.checkpoint_dir (the chief;
+    the others in a scratch directory, as MultiWorkerMirroredStrategy wants); on attempt 0 the
+    node args["fail_node"] is SIGKILLed at step args["fail_step"]. Writes where each attempt
+    started to OUT/attempt-A-job-index.json."""
+    import tempfile
+
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    with strategy.scope():
+        step = tf.Variable(0, dtype=tf.int64)
+    checkpoint = tf.train.Checkpoint(step=step)
+    directory = ctx.checkpoint_dir if ctx.is_chief else tempfile.mkdtemp()
+    manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep=2)
+    latest = tf.train.latest_checkpoint(ctx.checkpoint_dir)
+    if latest:
+        checkpoint.restore(latest)
+    name = f"{ctx.job_name}-{ctx.task_index}"
+    with open(os.path.join(args["out"], f"attempt-{ctx.attempt}-{name}.json"), "w") as f:
+        json.dump({"attempt": ctx.attempt, "start": int(step.numpy()),
+                   "checkpoint_dir": ctx.checkpoint_dir}, f)
+    me = f"{ctx.job_name}:{ctx.task_index}"
+    while int(step.numpy()) < args["steps"]:
+        # an all-reduce per step keeps the workers in lockstep, as training would
+        strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), None)
+        step.assign_add(1)
+        if int(step.numpy()) % 5 == 0:
+            manager.save()
+        if ctx.attempt == 0 and me == args["fail_node"] and int(step.numpy()) == args["fail_step"]:
+            os.kill(os.getpid(), signal.SIGKILL)
+    with open(os.path.join(args["out"], f"final-{name}.json"), "w") as f:
+        json.dump({"attempt": ctx.attempt, "step": int(step.numpy())}, f)
