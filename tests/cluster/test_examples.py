@@ -75,7 +75,8 @@ def examples():
     with a script's own functions), since the nodes do not have ``python/mnist`` on their path."""
     sys.path.insert(0, str(EXAMPLES))
     try:
-        modules = {name: importlib.import_module(name) for name in ("keras_spark", "train_sync", "train_ps")}
+        names = ("keras_spark", "train_sync", "train_ps")
+        modules = {name: importlib.import_module(name) for name in names}
         for module in modules.values():
             cloudpickle.register_pickle_by_value(module)
         yield types.SimpleNamespace(**modules)

@@ -106,7 +106,8 @@ class TensorBoardProcess:
                 self._reader.join(1.0)
                 raise TensorBoardError(
                     f"TensorBoard for {self.log_dir} on {self.host} exited with status "
-                    f"{self._process.returncode} before serving; its output ends with:\n{self.output_tail()}"
+                    f"{self._process.returncode} before serving; its output ends with:\n"
+                    f"{self.output_tail()}"
                 )
             if time.monotonic() > deadline:
                 raise TensorBoardError(
