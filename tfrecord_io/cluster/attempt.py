@@ -235,14 +235,15 @@ class Attempt:
             while not self._spark_done:
                 pending = set(self._registered) - set(self._done) - self._lost
                 left = deadline - time.monotonic()
-                if not pending and len(self._registered) == len(self._roles):
-                    break  # every node reported; the job ends by itself
-                if left <= 0:
+                if not pending or left <= 0:
                     break
                 self._cond.wait(min(left, 0.5))
+            # With every task started and reported, the job ends by itself; tasks that never
+            # started (no slot) would wait for one: cancel at once.
+            gang_started = len(self._registered) == len(self._roles)
             spark_done = self._spark_done
-        if not spark_done:
-            self._thread.join(min(STOP_TIMEOUT, 5.0))
+        if not spark_done and gang_started:
+            self._thread.join(5.0)
         if self._thread.is_alive():
             log.info("cancelling the Spark job group %s", self._group)
             self._sc.cancelJobGroup(self._group)

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from tfrecord_io.cluster.spec import Role
 
-__all__ = ["NodeContext", "NODE_ENV", "CHECKPOINT_SUBDIR"]
+__all__ = ["NodeContext", "NODE_ENV", "CHECKPOINT_SUBDIR", "per_worker_dataset_fn", "default_checkpoint_dir"]
 
 #: Environment variable holding the node's name (``worker:1``) in every node process. The ps-mode
 #: dataset function reads it, from inside the TensorFlow graph, on the remote worker.
@@ -167,11 +167,6 @@ def per_worker_dataset_fn(
         return result
 
     return dataset_fn
-
-
-def node_environ_name(role: Role) -> dict[str, str]:
-    """The environment entry naming *role*'s node (see :data:`NODE_ENV`)."""
-    return {NODE_ENV: role.name}
 
 
 def default_checkpoint_dir(log_dir: str | None, fallback: str) -> str:
