@@ -16,6 +16,7 @@ import os
 import tempfile
 import threading
 import time
+import uuid
 from types import TracebackType
 from typing import Any, Callable
 
@@ -325,7 +326,9 @@ def run(
             raise ValueError(f"env must map str to str, not {key!r}: {value!r}")
     if log_dir is not None:
         log_dir = os.fspath(log_dir)
-    fallback = tempfile.mkdtemp(prefix="tfrecord-io-cluster-") if log_dir is None else ""
+    # Without a log_dir: a fresh path in the temporary directory, made only by a node that
+    # saves there (usable when every node runs on one host).
+    fallback = os.path.join(tempfile.gettempdir(), f"tfrecord-io-run-{uuid.uuid4().hex[:12]}")
     options = {
         "mode": mode,
         "num_workers": num_workers,
