@@ -101,7 +101,8 @@ def train(args, ctx):
             optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
                                           model.trainable_variables))
             return loss
-        return strategy.reduce(tf.distribute.ReduceOp.MEAN, strategy.run(replica, args=(x, y)), None)
+        losses = strategy.run(replica, args=(x, y))
+        return strategy.reduce(tf.distribute.ReduceOp.MEAN, losses, None)
 
     x = tf.ones((8, 4))
     y = tf.ones((8, 1))

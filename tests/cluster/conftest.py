@@ -20,7 +20,8 @@ def node_processes(cluster_name: str) -> list[psutil.Process]:
     found = []
     for p in psutil.process_iter(["cmdline", "status"]):
         cmdline = p.info["cmdline"] or []
-        if any(cluster_name in part for part in cmdline) and p.info["status"] != psutil.STATUS_ZOMBIE:
+        alive = p.info["status"] != psutil.STATUS_ZOMBIE
+        if alive and any(cluster_name in part for part in cmdline):
             found.append(p)
     return found
 

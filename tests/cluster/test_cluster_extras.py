@@ -18,7 +18,8 @@ from tfrecord_io import cluster
 
 def test_each_node_sees_only_the_gpu_spark_gave_its_task(tmp_path):
     here = Path(__file__).parent
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")]))
+    path = os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path)
     done = subprocess.run([sys.executable, str(here / "gpu_app.py"), str(tmp_path)], env=env,
                           capture_output=True, text=True, timeout=600)
     lines = [l for l in done.stdout.splitlines() if l.startswith("GPUS=")]
@@ -56,4 +57,5 @@ def test_evaluator_runs_main_fun_beside_the_training_cluster(sc, tmp_path):
     assert evaluator["job_name"] == "evaluator" and evaluator["is_chief"] is False
     assert evaluator["tf_config"]["task"] == {"type": "evaluator", "index": 0}
     assert list(evaluator["cluster_spec"]) == ["worker"]  # not part of the training cluster
-    assert sorted(p.stem for p in tmp_path.glob("*.json")) == ["evaluator-0", "worker-0", "worker-1"]
+    nodes = sorted(p.stem for p in tmp_path.glob("*.json"))
+    assert nodes == ["evaluator-0", "worker-0", "worker-1"]

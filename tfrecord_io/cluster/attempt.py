@@ -110,7 +110,8 @@ class Attempt:
                     self._server.send(node, {"type": "stop"})
                     return
                 self._registered[node] = message
-                log.info("%s registered from %s (attempt %d)", node, message.get("host"), self.number)
+                log.info("%s registered from %s (attempt %d)",
+                         node, message.get("host"), self.number)
                 if self._stopping:
                     self._server.send(node, {"type": "stop"})
             elif kind == "tensorboard":
@@ -171,7 +172,9 @@ class Attempt:
                 left = deadline - time.monotonic()
                 if left <= 0 or self._spark_done:
                     missing = sorted(self._names - set(self._registered))
-                    cause = f": the Spark job failed: {self._spark_error}" if self._spark_error else ""
+                    cause = ""
+                    if self._spark_error is not None:
+                        cause = f": the Spark job failed: {self._spark_error}"
                     raise ClusterError(
                         f"only {len(self._registered)} of {len(self._roles)} nodes registered "
                         f"within {timeout:.0f} s (missing: {', '.join(missing)}){cause}; the "
@@ -219,7 +222,9 @@ class Attempt:
                 now = time.monotonic()
                 for node in sorted(set(self._registered) - set(self._done)):
                     if now - self._last_seen.get(node, now) > NODE_TIMEOUT:
-                        outcome = {"error": f"its Spark task sent no heartbeat for {NODE_TIMEOUT:.0f} s"}
+                        outcome = {
+                            "error": f"its Spark task sent no heartbeat for {NODE_TIMEOUT:.0f} s"
+                        }
                         self._fail(node, _failure(node, outcome), outcome)
                 self._cond.wait(0.5)
             self._stopping = True

@@ -8,7 +8,13 @@ from typing import Any, Callable
 
 from tfrecord_io.cluster.spec import Role
 
-__all__ = ["NodeContext", "NODE_ENV", "CHECKPOINT_SUBDIR", "per_worker_dataset_fn", "default_checkpoint_dir"]
+__all__ = [
+    "NodeContext",
+    "NODE_ENV",
+    "CHECKPOINT_SUBDIR",
+    "per_worker_dataset_fn",
+    "default_checkpoint_dir",
+]
 
 #: Environment variable holding the node's name (``worker:1``) in every node process. The ps-mode
 #: dataset function reads it, from inside the TensorFlow graph, on the remote worker.

@@ -108,7 +108,9 @@ class Cluster:
             TimeoutError: *timeout* seconds passed; the cluster keeps running.
         """
         if not self._finished.wait(timeout):
-            raise TimeoutError(f"the cluster did not finish within {timeout} s; it is still running")
+            raise TimeoutError(
+                f"the cluster did not finish within {timeout} s; it is still running"
+            )
         self._close()
         if self._error is not None:
             raise self._error
@@ -186,7 +188,8 @@ class Cluster:
         try:
             while True:
                 error = attempt.finish()
-                if error is None or self._shutdown.is_set() or attempt.number + 1 >= self._max_attempts:
+                last = attempt.number + 1 >= self._max_attempts
+                if error is None or self._shutdown.is_set() or last:
                     if error is None and attempt.stopped_early:
                         error = ClusterError("the cluster was shut down before main_fun finished")
                     self._error = error
@@ -224,7 +227,8 @@ class Cluster:
         if attempt is None:
             return
         if message["type"] == "hello" and message.get("attempt") != attempt.number:
-            log.warning("ignoring %s of attempt %s (now %d)", node, message.get("attempt"), attempt.number)
+            log.warning("ignoring %s of attempt %s (now %d)",
+                        node, message.get("attempt"), attempt.number)
             self._server.send(node, {"type": "stop"})
             return
         attempt.on_message(node, message)
@@ -242,7 +246,8 @@ def _check_slots(sc: Any, needed: int, timeout: float) -> None:
     if most is not None and most < needed:
         raise ClusterError(
             f"the cluster needs {needed} task slots (one per node), but this Spark application "
-            f"has {most} ({sc.master}, spark.task.cpus={sc.getConf().get('spark.task.cpus', '1')}): "
+            f"has {most} ({sc.master}, "
+            f"spark.task.cpus={sc.getConf().get('spark.task.cpus', '1')}): "
             "start it with more executors or cores, or ask for fewer nodes"
         )
     deadline = time.monotonic() + timeout

@@ -30,7 +30,9 @@ import time
 import traceback
 from typing import Any
 
-__all__ = ["main", "HEARTBEAT_FD_ENV", "HEARTBEAT_INTERVAL", "RESULT_FILE", "SPEC_FILE", "MAIN_FILE"]
+__all__ = [
+    "main", "HEARTBEAT_FD_ENV", "HEARTBEAT_INTERVAL", "RESULT_FILE", "SPEC_FILE", "MAIN_FILE",
+]
 
 HEARTBEAT_FD_ENV = "TFRECORD_IO_HEARTBEAT_FD"
 HEARTBEAT_INTERVAL = 1.0
@@ -132,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         text = traceback.format_exc()
         if len(text) > _MAX_TRACEBACK:
             text = "...\n" + text[-_MAX_TRACEBACK:]
-        _write_result(workdir, {"ok": False, "error": f"{type(e).__name__}: {e}", "traceback": text})
+        error = f"{type(e).__name__}: {e}"
+        _write_result(workdir, {"ok": False, "error": error, "traceback": text})
         sys.stderr.write(text)
         sys.stderr.flush()
         return 1

@@ -92,7 +92,9 @@ def _describe_exit(returncode: int) -> str:
 class _Node:
     """One running node process, supervised from the Spark task."""
 
-    def __init__(self, conf: dict[str, Any], role: Role, conn: NodeConnection, workdir: str) -> None:
+    def __init__(
+        self, conf: dict[str, Any], role: Role, conn: NodeConnection, workdir: str
+    ) -> None:
         self.conf = conf
         self.workdir = workdir
         self.role = role
@@ -144,8 +146,8 @@ class _Node:
         os.close(beat_w)
         self.conn.send({"type": "started", "pid": process.pid})
         readers = [
-            threading.Thread(target=_forward, args=(process.stdout, "stdout", self.conn), daemon=True),
-            threading.Thread(target=_forward, args=(process.stderr, "stderr", self.conn), daemon=True),
+            threading.Thread(target=_forward, args=(stream, name, self.conn), daemon=True)
+            for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
         ]
         for t in readers:
             t.start()
@@ -206,7 +208,10 @@ class _Node:
             return {"ok": False, "error": "the server stopped serving on its own"}
         if result.get("traceback"):
             return {"ok": False, "error": result.get("error", ""), "traceback": result["traceback"]}
-        return {"ok": False, "error": f"the node process (pid {process.pid}) {_describe_exit(code)}"}
+        return {
+            "ok": False,
+            "error": f"the node process (pid {process.pid}) {_describe_exit(code)}",
+        }
 
 
 def _beat(conn: NodeConnection, stop: threading.Event) -> None:
@@ -217,7 +222,9 @@ def _beat(conn: NodeConnection, stop: threading.Event) -> None:
             return
 
 
-def make_task(conf: dict[str, Any], roles: list[Role], payload: bytes) -> Callable[[Iterator[Any]], Iterator[str]]:
+def make_task(
+    conf: dict[str, Any], roles: list[Role], payload: bytes
+) -> Callable[[Iterator[Any]], Iterator[str]]:
     """The barrier task function of one attempt.
 
     Args:
@@ -246,7 +253,9 @@ def make_task(conf: dict[str, Any], roles: list[Role], payload: bytes) -> Callab
         listener = threading.Thread(target=state.listen, name="cluster-driver", daemon=True)
         listener.start()
         beating = threading.Event()
-        threading.Thread(target=_beat, args=(conn, beating), name="cluster-beat", daemon=True).start()
+        threading.Thread(
+            target=_beat, args=(conn, beating), name="cluster-beat", daemon=True
+        ).start()
         outcome: dict[str, Any]
         try:
             port = _reserve_port(host)
