@@ -57,7 +57,7 @@ $(PY):
 
 setup-python: $(PY)
 	$(PIP) install $(PIP_QUIET) 'pip>=24' 'setuptools>=77' wheel
-	$(PIP) install $(PIP_QUIET) '$(PYSPARK)' '$(TENSORFLOW)'
+	$(PIP) install $(PIP_QUIET) '$(PYSPARK)' '$(TENSORFLOW)' 'tf-keras==2.21.*'
 	$(PIP) install $(PIP_QUIET) --no-build-isolation -e '.[test]'
 	@test -s $(JAR) || { echo "make setup: $(JAR) was not built" >&2; exit 1; }
 	@test -s $(TF_PLUGIN) || { echo "make setup: $(TF_PLUGIN) was not built" >&2; exit 1; }

@@ -24,10 +24,11 @@ __all__ = [
     "UnsupportedOperationError",
     "JarNotFoundError",
     "PluginNotBuiltError",
-    "InputNotFoundError",
     "InputError",
     "MnistError",
     "MiniHdfsError",
+    "TensorBoardError",
+    "ClusterError",
 ]
 
 
@@ -116,10 +117,6 @@ class PluginNotBuiltError(TFRecordError):
     """The TensorFlow ``hdfs://`` file system plugin is missing from the installed package."""
 
 
-class InputNotFoundError(TFRecordError, FileNotFoundError):
-    """A local input path does not exist, or a glob matches no file."""
-
-
 class InputError(TFRecordError):
     """A command-line input cannot be used: no such file, no match, not a TFRecord..."""
 
@@ -133,3 +130,28 @@ class MnistError(TFRecordError):
 
 class MiniHdfsError(TFRecordError):
     """The mini HDFS could not be started, or a command to it failed."""
+
+
+class TensorBoardError(TFRecordError):
+    """TensorBoard could not be started for a log directory, or did not answer HTTP in time.
+
+    The message carries the end of TensorBoard's own output, which says why.
+    """
+
+
+class ClusterError(TFRecordError):
+    """A distributed TensorFlow cluster (:mod:`tfrecord_io.cluster`) failed or could not start.
+
+    Raised by ``cluster.run`` (bad arguments aside) and ``Cluster.wait``: too few Spark task
+    slots, nodes that did not register in time, an exception in ``main_fun`` on a node (the
+    message names the node, e.g. ``worker:1``, and carries its traceback), a node process that
+    was killed (the message names the signal) or stopped sending heartbeats.
+
+    Attributes:
+        node: the node that failed first (``"worker:1"``), or None when no single node is to
+            blame (reservation, slots).
+    """
+
+    def __init__(self, message: str, node: str | None = None) -> None:
+        self.node = node
+        super().__init__(message)

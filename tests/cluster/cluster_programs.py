@@ -1,0 +1,194 @@
+"""Node programs (``main_fun``) of the cluster tests. Pickled by value (see conftest.py), so the
+executors and node processes need not import this module."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+
+def record(args, ctx):
+    """Write what the node sees to OUT/job-index.json, print a greeting, run one all-reduce."""
+    info = {
+        "job_name": ctx.job_name,
+        "task_index": ctx.task_index,
+        "num_workers": ctx.num_workers,
+        "is_chief": ctx.is_chief,
+        "cluster_spec": ctx.cluster_spec,
+        "tf_config": ctx.tf_config,
+        "env_tf_config": json.loads(os.environ["TF_CONFIG"]),
+        "attempt": ctx.attempt,
+        "checkpoint_dir": ctx.checkpoint_dir,
+        "pid": os.getpid(),
+        "pgid": os.getpgid(0),
+        "legacy_keras": os.environ.get("TF_USE_LEGACY_KERAS"),
+        "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "user_env": os.environ.get("CLUSTER_TEST_VAR"),
+    }
+    if args.get("allreduce"):
+        import tensorflow as tf
+
+        strategy = ctx.strategy()
+        assert strategy is ctx.strategy()
+        value = strategy.reduce(
+            tf.distribute.ReduceOp.SUM,
+            strategy.run(lambda: tf.constant(float(ctx.task_index + 1))),
+            axis=None,
+        )
+        info["allreduce"] = float(value)
+    print(f"hello from {ctx.job_name}:{ctx.task_index}", flush=True)
+    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.json"), "w") as f:
+        json.dump(info, f)
+
+
+def _started(args, ctx):
+    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.pid"), "w") as f:
+        f.write(str(os.getpid()))
+
+
+def _idle(seconds=300.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def raise_on(args, ctx):
+    """The node named args["node"] raises after args["delay"] s; the others wait to be stopped."""
+    _started(args, ctx)
+    if f"{ctx.job_name}:{ctx.task_index}" == args["node"]:
+        time.sleep(args.get("delay", 0.0))
+        raise ValueError(f"planned failure on {ctx.job_name}:{ctx.task_index}")
+    _idle()
+
+
+def kill_self_on(args, ctx):
+    """The node named args["node"] SIGKILLs its own process after args["delay"] s."""
+    _started(args, ctx)
+    if f"{ctx.job_name}:{ctx.task_index}" == args["node"]:
+        time.sleep(args.get("delay", 0.0))
+        os.kill(os.getpid(), signal.SIGKILL)
+    _idle()
+
+
+def wait_for_file(args, ctx):
+    """Every node waits until args["flag"] exists (at most 120 s), then returns."""
+    _started(args, ctx)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(args["flag"]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def train(args, ctx):
+    """A few steps of a tiny linear model under the strategy (custom loop, Keras 3 layers);
+    the node named args.get("fail_node") fails at step args["fail_step"], by args["how"]
+    ("raise" or "kill")."""
+    import keras
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    _started(args, ctx)
+    with strategy.scope():
+        model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(1)])
+        optimizer = keras.optimizers.SGD(0.1)
+
+    @tf.function
+    def step(x, y):
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x) - y) ** 2)
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                          model.trainable_variables))
+            return loss
+        losses = strategy.run(replica, args=(x, y))
+        return strategy.reduce(tf.distribute.ReduceOp.MEAN, losses, None)
+
+    x = tf.ones((8, 4))
+    y = tf.ones((8, 1))
+    me = f"{ctx.job_name}:{ctx.task_index}"
+    for i in range(args.get("steps", 1000)):
+        if me == args.get("fail_node") and i == args["fail_step"]:
+            if args["how"] == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError(f"planned failure at step {i} on {me}")
+        step(x, y)
+        if i == 0:
+            print(f"{me}: first step done", flush=True)
+
+
+def ps_read_all(args, ctx):
+    """The ps-mode coordinator: every worker reads its share of args["paths"] through
+    ctx.dataset in one batch; the records read are written to OUT/read.json."""
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    records_fn = ctx.dataset(args["paths"])
+
+    def dataset_fn(*context):
+        return records_fn(*context).batch(100_000)  # a worker's whole share in one batch
+
+    iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
+
+    @tf.function
+    def take(iterator):
+        optional = iterator.get_next_as_optional()
+        return tf.cond(optional.has_value(), optional.get_value,
+                       lambda: tf.constant([], tf.string))
+
+    results = [coordinator.schedule(take, args=(iterator,)) for _ in range(args.get("calls", 30))]
+    coordinator.join()
+    read = [r.decode() for result in results for r in result.fetch().tolist()]
+    with open(os.path.join(args["out"], "read.json"), "w") as f:
+        json.dump({"read": read, "job_name": ctx.job_name, "cluster_spec": ctx.cluster_spec}, f)
+
+
+def keras_fit(args, ctx):
+    """model.fit of a tiny model under the strategy (keras="legacy": tf-keras)."""
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Input((4,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
+    x = tf.random.stateless_uniform((64, 4), seed=(1, 2))
+    y = tf.reduce_sum(x, axis=1, keepdims=True)
+    history = model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(16), epochs=3, verbose=0)
+    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.json"), "w") as f:
+        json.dump({"model_module": type(model).__module__, "loss": history.history["loss"]}, f)
+
+
+def resume(args, ctx):
+    """Count steps to args["steps"], checkpointing every 5 under ctx.checkpoint_dir (the chief;
+    the others in a scratch directory, as MultiWorkerMirroredStrategy wants); on attempt 0 the
+    node args["fail_node"] is SIGKILLed at step args["fail_step"]. Writes where each attempt
+    started to OUT/attempt-A-job-index.json."""
+    import tempfile
+
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    with strategy.scope():
+        step = tf.Variable(0, dtype=tf.int64)
+    checkpoint = tf.train.Checkpoint(step=step)
+    directory = ctx.checkpoint_dir if ctx.is_chief else tempfile.mkdtemp()
+    manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep=2)
+    latest = tf.train.latest_checkpoint(ctx.checkpoint_dir)
+    if latest:
+        checkpoint.restore(latest)
+    name = f"{ctx.job_name}-{ctx.task_index}"
+    with open(os.path.join(args["out"], f"attempt-{ctx.attempt}-{name}.json"), "w") as f:
+        json.dump({"attempt": ctx.attempt, "start": int(step.numpy()),
+                   "checkpoint_dir": ctx.checkpoint_dir}, f)
+    me = f"{ctx.job_name}:{ctx.task_index}"
+    while int(step.numpy()) < args["steps"]:
+        # an all-reduce per step keeps the workers in lockstep, as training would
+        strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), None)
+        step.assign_add(1)
+        if int(step.numpy()) % 5 == 0:
+            manager.save()
+        if ctx.attempt == 0 and me == args["fail_node"] and int(step.numpy()) == args["fail_step"]:
+            os.kill(os.getpid(), signal.SIGKILL)
+    with open(os.path.join(args["out"], f"final-{name}.json"), "w") as f:
+        json.dump({"attempt": ctx.attempt, "step": int(step.numpy())}, f)

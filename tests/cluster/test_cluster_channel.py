@@ -1,0 +1,49 @@
+"""The control channel refuses connections without the cluster's secret, and the cluster goes on."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import socket
+
+from conftest import node_processes
+
+import cluster_programs
+from tfrecord_io import cluster
+
+
+def _connect(address: str) -> socket.socket:
+    host, _, port = address.rpartition(":")
+    return socket.create_connection((host, int(port)), timeout=30)
+
+
+def _closed_by_peer(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_connections_without_the_secret_are_refused_and_the_cluster_finishes(sc, tmp_path):
+    flag = tmp_path / "go"
+    c = cluster.run(sc, cluster_programs.wait_for_file,
+                    {"out": str(tmp_path), "flag": str(flag)}, num_workers=2)
+    with c:
+        # a client that knows the protocol but not the secret
+        forged = _connect(c.control_address)
+        nonce = forged.makefile("rb").readline().strip()
+        payload = b'{"type":"hello","node":"worker:0","attempt":0}'
+        mac = hmac.new(b"guessed secret", nonce + b":n:0:" + payload, hashlib.sha256).hexdigest()
+        forged.sendall(mac.encode() + b" " + payload + b"\n")
+        assert _closed_by_peer(forged)
+        # a client that sends garbage (e.g. a pickle)
+        garbage = _connect(c.control_address)
+        garbage.makefile("rb").readline()
+        garbage.sendall(b"\x80\x04\x95 not json, not signed\n")
+        assert _closed_by_peer(garbage)
+        forged.close()
+        garbage.close()
+        flag.write_text("go")
+        c.wait(timeout=300)
+        assert c.refused_connections == 2
+    assert node_processes(c.name) == []

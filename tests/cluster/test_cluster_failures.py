@@ -1,0 +1,106 @@
+"""A failing node makes Cluster.wait raise ClusterError naming it, every other node is stopped,
+and nothing of the cluster is left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+from conftest import node_processes
+
+import cluster_programs
+from tfrecord_io import cluster
+
+
+def _pids(out) -> dict[str, int]:
+    return {p.stem: int(p.read_text()) for p in out.glob("*.pid") if p.read_text()}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _wait_for_pids(out, count: int, timeout: float = 180.0) -> dict[str, int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = _pids(out)
+        if len(pids) == count:
+            return pids
+        time.sleep(0.2)
+    raise AssertionError(f"the nodes did not start: {_pids(out)}")
+
+
+def _fails(sc, program, args, **kw) -> tuple[cluster.ClusterError, cluster.Cluster]:
+    c = cluster.run(sc, program, args, num_workers=2, **kw)
+    with c, pytest.raises(cluster.ClusterError) as info:
+        c.wait(timeout=300)
+    return info.value, c
+
+
+def test_exception_before_the_first_step_names_the_node_with_its_traceback(sc, tmp_path):
+    error, c = _fails(sc, cluster_programs.raise_on, {"out": str(tmp_path), "node": "worker:1"})
+    assert error.node == "worker:1"
+    message = str(error)
+    assert message.startswith("worker:1 failed: ValueError: planned failure on worker:1")
+    assert "Traceback (most recent call last)" in message
+    assert "raise_on" in message  # the frame of main_fun on the node
+    assert node_processes(c.name) == []
+    assert not any(_alive(pid) for pid in _pids(tmp_path).values())
+
+
+def test_exception_mid_training_names_the_node(sc, tmp_path):
+    args = {"out": str(tmp_path), "fail_node": "worker:1", "fail_step": 20, "how": "raise"}
+    error, c = _fails(sc, cluster_programs.train, args)
+    assert error.node == "worker:1"
+    assert "RuntimeError: planned failure at step 20 on worker:1" in str(error)
+    assert node_processes(c.name) == []
+
+
+def test_killed_node_process_names_the_node_and_the_signal(sc, tmp_path):
+    error, c = _fails(
+        sc, cluster_programs.kill_self_on, {"out": str(tmp_path), "node": "worker:0"}
+    )
+    assert error.node == "worker:0"
+    assert "was killed by SIGKILL (9)" in str(error)
+    assert node_processes(c.name) == []
+    assert not any(_alive(pid) for pid in _pids(tmp_path).values())
+
+
+def test_node_killed_mid_training_names_the_node_not_its_peer(sc, tmp_path):
+    args = {"out": str(tmp_path), "fail_node": "worker:1", "fail_step": 20, "how": "kill"}
+    error, c = _fails(sc, cluster_programs.train, args)
+    assert error.node == "worker:1"
+    assert "SIGKILL" in str(error)
+    assert node_processes(c.name) == []
+
+
+def test_killed_from_outside_names_the_node(sc, tmp_path):
+    c = cluster.run(sc, cluster_programs.wait_for_file,
+                    {"out": str(tmp_path), "flag": str(tmp_path / "never")}, num_workers=2)
+    with c:
+        pids = _wait_for_pids(tmp_path, 2)
+        os.kill(pids["worker-1"], signal.SIGKILL)
+        with pytest.raises(cluster.ClusterError, match=r"^worker:1 failed: .*SIGKILL") as info:
+            c.wait(timeout=120)
+    assert info.value.node == "worker:1"
+    assert node_processes(c.name) == []
+    assert not _alive(pids["worker-0"])
+
+
+def test_frozen_node_is_reported_and_killed(sc, tmp_path):
+    c = cluster.run(sc, cluster_programs.wait_for_file,
+                    {"out": str(tmp_path), "flag": str(tmp_path / "never")}, num_workers=2)
+    with c:
+        pids = _wait_for_pids(tmp_path, 2)
+        os.kill(pids["worker-0"], signal.SIGSTOP)
+        with pytest.raises(cluster.ClusterError, match="no heartbeat") as info:
+            c.wait(timeout=120)
+    assert info.value.node == "worker:0"
+    assert node_processes(c.name) == []
+    assert not any(_alive(pid) for pid in pids.values())

@@ -1,0 +1,150 @@
+"""TensorBoard of a cluster (``tfrecord_io.cluster.tensorboard``): a real TensorBoard serving real
+summaries from a local and an HDFS log directory, and nothing left once it is stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.parse
+import urllib.request
+
+import psutil
+import pytest
+
+from tfrecord_io.cluster import tensorboard
+from tfrecord_io.errors import TensorBoardError
+
+STEPS = [(0, 2.5), (1, 1.25), (2, 0.5)]
+
+
+def write_scalars(log_dir: str) -> None:
+    """A run ``train`` with the scalar ``loss`` at STEPS, as tf.summary writes it."""
+    import tensorflow as tf
+
+    from tfrecord_io import tf as tfr
+
+    tfr.register_filesystems()
+    writer = tf.summary.create_file_writer(f"{log_dir}/train")
+    with writer.as_default():
+        for step, value in STEPS:
+            tf.summary.scalar("loss", value, step=step)
+    writer.close()
+
+
+def get_json(url: str) -> object:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        assert response.status == 200
+        return json.loads(response.read())
+
+
+def loss_series(board: tensorboard.TensorBoardProcess, deadline: float = 60.0) -> list:
+    """The ``loss`` scalars of run ``train`` as TensorBoard serves them, once it has read them."""
+    query = urllib.parse.urlencode({"run": "train", "tag": "loss"})
+    end = time.monotonic() + deadline
+    while True:
+        tags = get_json(board.url + "data/plugin/scalars/tags")
+        if "loss" in tags.get("train", {}):
+            return get_json(f"{board.url}data/plugin/scalars/scalars?{query}")
+        assert time.monotonic() < end, f"TensorBoard never showed the loss scalars: {tags}"
+        time.sleep(0.5)
+
+
+def group_members(pgid: int) -> list[psutil.Process]:
+    members = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                members.append(proc)
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            pass
+    return members
+
+
+def listening(host: str, port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(2)
+        return s.connect_ex((host, port)) == 0
+
+
+def test_serves_the_scalars_of_a_local_log_dir(tmp_path):
+    write_scalars(str(tmp_path))
+    with tensorboard.start(str(tmp_path), "127.0.0.1") as board:
+        assert urllib.parse.urlparse(board.url).hostname == "127.0.0.1"
+        series = loss_series(board)
+    assert [(step, value) for _, step, value in series] == STEPS
+
+
+def test_serves_a_log_dir_on_hdfs(hdfs):
+    log_dir = f"{hdfs.url}/tensorboard/logs"
+    write_scalars(log_dir)
+    with tensorboard.start(log_dir, "127.0.0.1") as board:
+        series = loss_series(board)
+    assert [(step, value) for _, step, value in series] == STEPS
+
+
+def test_stop_leaves_no_process_and_no_listening_port(tmp_path):
+    board = tensorboard.start(str(tmp_path), "127.0.0.1")
+    port = urllib.parse.urlparse(board.url).port
+    assert group_members(board.pid), "TensorBoard's process group should exist while it runs"
+    assert listening("127.0.0.1", port)
+
+    board.stop()
+    board.stop()  # idempotent
+
+    assert not board.running
+    assert group_members(board.pid) == []
+    assert not listening("127.0.0.1", port)
+
+
+def test_two_boards_on_one_host_get_different_ports(tmp_path):
+    with tensorboard.start(str(tmp_path), "127.0.0.1") as first, \
+            tensorboard.start(str(tmp_path), "127.0.0.1") as second:
+        assert first.url != second.url
+        for board in (first, second):
+            with urllib.request.urlopen(board.url, timeout=10) as response:
+                assert response.status == 200
+
+
+def test_exits_by_itself_when_the_process_that_started_it_is_killed(tmp_path):
+    parent = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import time
+            from tfrecord_io.cluster import tensorboard
+            board = tensorboard.start({str(tmp_path)!r}, "127.0.0.1")
+            print(board.pid, board.url, flush=True)
+            time.sleep(600)
+        """)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        pid, url = parent.stdout.readline().split()
+        port = urllib.parse.urlparse(url).port
+        assert listening("127.0.0.1", port)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+
+        deadline = time.monotonic() + 10
+        while group_members(int(pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert group_members(int(pid)) == []
+        assert not listening("127.0.0.1", port)
+    finally:
+        parent.kill()
+        parent.wait()
+        parent.stdout.close()
+
+
+def test_a_board_that_cannot_bind_raises_with_tensorboards_reason_and_leaves_nothing(tmp_path):
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    reason = r"on 192\.0\.2\.1 exited(.|\n)*Cannot assign requested address"
+    with pytest.raises(TensorBoardError, match=reason):
+        tensorboard.start(str(tmp_path), "192.0.2.1", timeout=60)  # TEST-NET-1: not ours
+    after = {p.pid for p in psutil.Process().children(recursive=True)}
+    assert after <= before

@@ -1,0 +1,47 @@
+"""Distributed TensorFlow on Spark executors: reserve, start, train, fail loudly, shut down clean.
+
+::
+
+    from tfrecord_io import cluster
+
+    def main_fun(args, ctx):                      # runs in a fresh process on each node
+        strategy = ctx.strategy()                 # MultiWorkerMirroredStrategy (mode="sync")
+        records = ctx.dataset(args["train"])      # this worker's exactly-once share
+        ...
+
+    with cluster.run(sc, main_fun, {"train": "hdfs://nn/data/train"}, num_workers=2) as c:
+        c.wait()                                  # raises cluster.ClusterError naming the node
+
+Modules: :mod:`~tfrecord_io.cluster.driver` (:func:`run`, :class:`Cluster`),
+:mod:`~tfrecord_io.cluster.attempt` (one gang start, watched), :mod:`~tfrecord_io.cluster.task`
+(the Spark barrier task of a node), :mod:`~tfrecord_io.cluster.node` (the node process),
+:mod:`~tfrecord_io.cluster.channel` (the authenticated control channel),
+:mod:`~tfrecord_io.cluster.context` (:class:`NodeContext`), :mod:`~tfrecord_io.cluster.spec`
+(roles, ``TF_CONFIG``), :mod:`~tfrecord_io.cluster.slots` (Spark task slots),
+:mod:`~tfrecord_io.cluster.tensorboard`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tfrecord_io.errors import ClusterError
+
+if TYPE_CHECKING:
+    from tfrecord_io.cluster.context import NodeContext
+    from tfrecord_io.cluster.driver import Cluster, run
+
+__all__ = ["run", "Cluster", "ClusterError", "NodeContext"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that the node process (python -m tfrecord_io.cluster.node) loads only what it uses.
+    if name in ("run", "Cluster"):
+        from tfrecord_io.cluster import driver  # noqa: PLC0415
+
+        return getattr(driver, name)
+    if name == "NodeContext":
+        from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415
+
+        return NodeContext
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

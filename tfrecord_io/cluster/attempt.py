@@ -1,0 +1,257 @@
+"""One attempt of a cluster: a Spark barrier job of one task per node, watched from the driver.
+
+:class:`Attempt` submits the job from a thread of its own under a Spark job group, keeps what
+the nodes report over the control channel (registration, output, heartbeats, outcome), decides
+when the attempt is over -- every node running ``main_fun`` finished, or the first failure --
+and then tears it down: "stop" to every node, wait for each to report that its processes are
+gone, cancel the job group if Spark still runs it, join the job.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from tfrecord_io.cluster import slots
+from tfrecord_io.cluster.channel import ControlServer
+from tfrecord_io.cluster.spec import Role
+from tfrecord_io.cluster.task import make_task
+from tfrecord_io.errors import ClusterError
+
+__all__ = ["Attempt", "NODE_TIMEOUT", "STOP_TIMEOUT"]
+
+log = logging.getLogger("tfrecord_io.cluster")
+
+#: A node's Spark task silent for this long (no heartbeat) is taken as frozen.
+NODE_TIMEOUT = 30.0
+#: How long nodes get to report that they stopped before the Spark job is cancelled.
+STOP_TIMEOUT = 15.0
+#: After the first failure, reports arriving this soon are weighed too (a killed worker's
+#: peers fail right after it; the killed one is the cause).
+_CAUSE_WINDOW = 1.0
+_JOIN_TIMEOUT = 120.0
+
+
+def _failure(node: str, outcome: dict[str, Any]) -> ClusterError:
+    text = f"{node} failed: {outcome.get('error', 'unknown error')}"
+    if outcome.get("traceback"):
+        text += f"\n--- traceback on {node} ---\n{outcome['traceback'].rstrip()}"
+    return ClusterError(text, node=node)
+
+
+class Attempt:
+    """One try at running the cluster (see the module docs)."""
+
+    def __init__(
+        self,
+        sc: Any,
+        roles: list[Role],
+        conf: dict[str, Any],
+        payload: bytes,
+        group: str,
+        server: ControlServer,
+    ) -> None:
+        self.number: int = conf["attempt"]
+        self._sc = sc
+        self._roles = roles
+        self._conf = conf
+        self._payload = payload
+        self._group = group
+        self._server = server
+        self._names = {r.name for r in roles}
+        self._main = {r.name for r in roles if r.runs_main}
+        self._cond = threading.Condition()
+        self._registered: dict[str, dict[str, Any]] = {}
+        self._last_seen: dict[str, float] = {}
+        self._done: dict[str, dict[str, Any]] = {}
+        self._lost: set[str] = set()
+        self._failures: list[tuple[int, float, ClusterError]] = []
+        self._stopping = False
+        self.stopped_early = False
+        self.tensorboard_url: str | None = None
+        self._spark_error: BaseException | None = None
+        self._spark_done = False
+        self._thread = threading.Thread(target=self._run_job, name=group, daemon=True)
+
+    # -- the Spark job -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Submit the barrier job (from a thread of its own)."""
+        self._thread.start()
+
+    def _run_job(self) -> None:
+        n = len(self._roles)
+        try:
+            self._sc.setJobGroup(self._group, f"tfrecord-io cluster, attempt {self.number}", True)
+            task = make_task(self._conf, self._roles, self._payload)
+            self._sc.parallelize(range(n), n).barrier().mapPartitions(task).collect()
+        except BaseException as e:  # noqa: BLE001 - handed to the watcher
+            self._spark_error = e
+        finally:
+            with self._cond:
+                self._spark_done = True
+                self._cond.notify_all()
+
+    # -- reports from the nodes ----------------------------------------------------------------
+
+    def on_message(self, node: str, message: dict[str, Any]) -> None:
+        """A message from *node* (called by the control server's reader thread)."""
+        kind = message["type"]
+        if kind == "log":
+            log.info("[%s] %s", node, message.get("line", ""))
+            return
+        with self._cond:
+            self._last_seen[node] = time.monotonic()
+            if kind == "hello":
+                if node not in self._names or node in self._registered:
+                    log.warning("unexpected registration of %s; telling it to stop", node)
+                    self._server.send(node, {"type": "stop"})
+                    return
+                self._registered[node] = message
+                log.info("%s registered from %s (attempt %d)",
+                         node, message.get("host"), self.number)
+                if self._stopping:
+                    self._server.send(node, {"type": "stop"})
+            elif kind == "tensorboard":
+                self.tensorboard_url = str(message.get("url"))
+                log.info("TensorBoard at %s", self.tensorboard_url)
+            elif kind == "done":
+                self._done[node] = message
+                if message.get("ok"):
+                    log.info("%s finished", node)
+                else:
+                    self._fail(node, _failure(node, message), message)
+            self._cond.notify_all()
+
+    def on_lost(self, node: str, reason: str) -> None:
+        """*node*'s connection ended."""
+        with self._cond:
+            self._lost.add(node)
+            if node not in self._done:
+                outcome = {"error": f"its Spark task lost the connection to the driver ({reason}): "
+                           "the executor or its Python worker died"}
+                self._fail(node, _failure(node, outcome), outcome)
+            self._cond.notify_all()
+
+    def _fail(self, node: str, error: ClusterError, outcome: dict[str, Any]) -> None:
+        if self._stopping and not self._failures:
+            return  # stopping on purpose: the node's end is expected
+        # A process that died or froze is the cause more likely than a peer's exception.
+        text = str(outcome.get("error", ""))
+        rank = 1 if outcome.get("traceback") else 0
+        if "killed by" in text or "heartbeat" in text:
+            rank = 0
+        self._failures.append((rank, time.monotonic(), error))
+        log.error("%s", error)
+
+    def request_stop(self) -> None:
+        """Stop the attempt (shutdown) whatever its state."""
+        with self._cond:
+            if not self._stopping and not self._complete():
+                self.stopped_early = True
+            self._stopping = True
+            self._cond.notify_all()
+
+    def _complete(self) -> bool:
+        return all(self._done.get(n, {}).get("ok") for n in self._main)
+
+    # -- waiting -------------------------------------------------------------------------------
+
+    def _error(self) -> ClusterError | None:
+        if not self._failures:
+            return None
+        return min(self._failures, key=lambda f: (f[0], f[1]))[2]
+
+    def wait_registered(self, timeout: float) -> None:
+        """Block until every node registered. Raises ClusterError on failure or timeout."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self._registered) < len(self._roles) and not self._failures:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._spark_done:
+                    missing = sorted(self._names - set(self._registered))
+                    cause = ""
+                    if self._spark_error is not None:
+                        cause = f": the Spark job failed: {self._spark_error}"
+                    raise ClusterError(
+                        f"only {len(self._registered)} of {len(self._roles)} nodes registered "
+                        f"within {timeout:.0f} s (missing: {', '.join(missing)}){cause}; the "
+                        f"application has {slots.free_slots(self._sc)} task slots now, other jobs "
+                        "may be holding them"
+                    )
+                self._cond.wait(min(left, 0.5))
+            error = self._error()
+        if error is not None:
+            raise error
+
+    def wait_tensorboard(self, timeout: float) -> None:
+        """Block until the chief reported TensorBoard's URL. Raises ClusterError on failure."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.tensorboard_url is None and not self._failures and not self._spark_done:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ClusterError(f"TensorBoard did not start within {timeout:.0f} s")
+                self._cond.wait(min(left, 0.5))
+            error = self._error()
+        if error is not None:
+            raise error
+
+    def finish(self) -> ClusterError | None:
+        """Watch until the attempt is over, tear it down, and return its failure (or None)."""
+        with self._cond:
+            while True:
+                if self._failures:
+                    first = min(f[1] for f in self._failures)
+                    left = first + _CAUSE_WINDOW - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
+                    continue
+                if self._stopping or self._complete():
+                    break
+                if self._spark_done:
+                    outcome = {"error": f"the Spark job ended early: {self._spark_error}"}
+                    self._failures.append((2, time.monotonic(), ClusterError(
+                        f"the cluster's Spark job ended before every node finished: "
+                        f"{self._spark_error}")))
+                    log.error("%s", outcome["error"])
+                    continue
+                now = time.monotonic()
+                for node in sorted(set(self._registered) - set(self._done)):
+                    if now - self._last_seen.get(node, now) > NODE_TIMEOUT:
+                        outcome = {
+                            "error": f"its Spark task sent no heartbeat for {NODE_TIMEOUT:.0f} s"
+                        }
+                        self._fail(node, _failure(node, outcome), outcome)
+                self._cond.wait(0.5)
+            self._stopping = True
+            pending = set(self._registered) - set(self._done) - self._lost
+        for node in sorted(pending):
+            self._server.send(node, {"type": "stop"})
+        self._teardown()
+        return self._error()
+
+    def _teardown(self) -> None:
+        deadline = time.monotonic() + STOP_TIMEOUT
+        with self._cond:
+            while not self._spark_done:
+                pending = set(self._registered) - set(self._done) - self._lost
+                left = deadline - time.monotonic()
+                if not pending or left <= 0:
+                    break
+                self._cond.wait(min(left, 0.5))
+            # With every task started and reported, the job ends by itself; tasks that never
+            # started (no slot) would wait for one: cancel at once.
+            gang_started = len(self._registered) == len(self._roles)
+            spark_done = self._spark_done
+        if not spark_done and gang_started:
+            self._thread.join(5.0)
+        if self._thread.is_alive():
+            log.info("cancelling the Spark job group %s", self._group)
+            self._sc.cancelJobGroup(self._group)
+        self._thread.join(_JOIN_TIMEOUT)
+        if self._thread.is_alive():
+            log.error("the Spark job of %s did not end within %.0f s", self._group, _JOIN_TIMEOUT)

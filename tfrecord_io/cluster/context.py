@@ -1,0 +1,182 @@
+"""What ``main_fun(args, ctx)`` learns about its node: :class:`NodeContext`."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable
+
+from tfrecord_io.cluster.spec import Role
+
+__all__ = [
+    "NodeContext",
+    "NODE_ENV",
+    "CHECKPOINT_SUBDIR",
+    "per_worker_dataset_fn",
+    "default_checkpoint_dir",
+]
+
+#: Environment variable holding the node's name (``worker:1``) in every node process. The ps-mode
+#: dataset function reads it, from inside the TensorFlow graph, on the remote worker.
+NODE_ENV = "TFRECORD_IO_NODE"
+#: Where checkpoints go under ``log_dir``.
+CHECKPOINT_SUBDIR = "checkpoints"
+
+# RE2 pattern over "\0" + /proc/self/environ: the index of a ps-mode worker.
+_WORKER_INDEX = r"(?s)^.*\x00" + NODE_ENV + r"=worker:([0-9]+)\x00.*$"
+
+
+class NodeContext:
+    """The node's place in the cluster, handed to ``main_fun(args, ctx)``.
+
+    Attributes:
+        job_name: ``"chief"``, ``"worker"``, ``"ps"`` or ``"evaluator"``.
+        task_index: the index within the job.
+        num_workers: how many workers the cluster has.
+        is_chief: whether this node is the chief (``worker:0`` in sync mode, ``chief:0`` in
+            ps mode): the one that should write checkpoints, summaries and the final model.
+        cluster_spec: the training cluster, ``{"worker": ["host:port", ...], ...}``.
+        tf_config: this node's ``TF_CONFIG`` (also ``os.environ["TF_CONFIG"]``).
+        log_dir: the cluster's log directory (local or ``hdfs://``), or None.
+        checkpoint_dir: where to save and find checkpoints: ``LOG_DIR/checkpoints``, or a
+            directory of the driver's temporary space when ``log_dir`` is None (valid on a
+            single host only). The same for every attempt.
+        attempt: 0 on the first try; after a failure with ``max_attempts > 1``, 1, 2, ...
+        mode: ``"sync"`` or ``"ps"``.
+    """
+
+    def __init__(
+        self,
+        role: Role,
+        *,
+        mode: str,
+        num_workers: int,
+        cluster_spec: dict[str, list[str]],
+        tf_config: dict[str, Any],
+        log_dir: str | None,
+        checkpoint_dir: str,
+        attempt: int,
+    ) -> None:
+        self.job_name = role.job_name
+        self.task_index = role.task_index
+        self.is_chief = role.is_chief
+        self.mode = mode
+        self.num_workers = num_workers
+        self.cluster_spec = cluster_spec
+        self.tf_config = tf_config
+        self.log_dir = log_dir
+        self.checkpoint_dir = checkpoint_dir
+        self.attempt = attempt
+        self._strategy: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """``job:index``, e.g. ``worker:1``."""
+        return f"{self.job_name}:{self.task_index}"
+
+    def strategy(self) -> Any:
+        """The ``tf.distribute`` strategy of this cluster, built on first call, then the same.
+
+        ``MultiWorkerMirroredStrategy`` in sync mode, ``ParameterServerStrategy`` in ps mode
+        (on the chief), the default strategy on the evaluator.
+        """
+        with self._lock:
+            if self._strategy is None:
+                import tensorflow as tf  # noqa: PLC0415 - after TF_CONFIG is set
+
+                if self.job_name == "evaluator":
+                    self._strategy = tf.distribute.get_strategy()
+                elif self.mode == "sync":
+                    self._strategy = tf.distribute.MultiWorkerMirroredStrategy()
+                else:
+                    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+                    self._strategy = tf.distribute.ParameterServerStrategy(resolver)
+            return self._strategy
+
+    def dataset(self, paths: Any, **kwargs: Any) -> Any:
+        """This node's exactly-once share of the TFRecord files *paths*.
+
+        Sync mode: ``tfrecord_io.tf.dataset(paths, num_shards=num_workers,
+        shard_index=task_index, **kwargs)``, a ``tf.data.Dataset`` of serialized records (the
+        evaluator gets everything).
+
+        Ps mode: a dataset *function* for ``ClusterCoordinator.create_per_worker_dataset``
+        (call it with or without an ``InputContext``). The files are dealt to the workers on
+        the coordinator, whole, with :func:`tfrecord_io.tf.shard_plan`; inside the dataset
+        graph, which runs on each remote worker, TensorFlow ops read the worker's own index
+        from its process environment and pick its files, so every record is read by exactly
+        one worker (TensorFlow itself passes no worker index: tensorflow issue 53080). Accepted
+        *kwargs*: ``compression`` and ``buffer_size`` (TensorFlow's reader reads whole files).
+        """
+        from tfrecord_io import tf as tfr  # noqa: PLC0415
+
+        if self.mode == "sync" or self.job_name == "evaluator":
+            if self.job_name == "evaluator":
+                return tfr.dataset(paths, **kwargs)
+            return tfr.dataset(
+                paths, num_shards=self.num_workers, shard_index=self.task_index, **kwargs
+            )
+        return per_worker_dataset_fn(paths, self.num_workers, **kwargs)
+
+
+def per_worker_dataset_fn(
+    paths: Any, num_workers: int, compression: str | None = None, buffer_size: int | None = None
+) -> Callable[..., Any]:
+    """A dataset function giving each ps-mode worker its own whole files (see
+    :meth:`NodeContext.dataset`). Plans on the caller's side; the returned function builds
+    native TensorFlow ops only.
+
+    Raises:
+        ValueError: the plan would cut a file into byte ranges (fewer files than workers and a
+            split index): TensorFlow's reader, the only one a remote worker can run, reads
+            whole files; give at least *num_workers* files.
+    """
+    from tfrecord_io import tf as tfr  # noqa: PLC0415
+
+    plan = tfr.shard_plan(paths, compression, num_workers)
+    files: dict[str, tuple[list[str], list[int]]] = {}  # compression -> (paths, owners)
+    for owner, pieces in enumerate(plan):
+        for piece in pieces:
+            if not piece.whole:
+                raise ValueError(
+                    f"mode='ps' reads whole files, but {piece.path} would be cut into byte "
+                    f"ranges to feed {num_workers} workers: give at least {num_workers} files"
+                )
+            kind = files.setdefault(piece.compression, ([], []))
+            kind[0].append(piece.path)
+            kind[1].append(owner)
+
+    def dataset_fn(input_context: Any = None) -> Any:
+        import tensorflow as tf  # noqa: PLC0415
+
+        environ = tf.strings.join(["\x00", tf.io.read_file("/proc/self/environ")])
+        matched = tf.strings.regex_full_match(environ, _WORKER_INDEX)
+        check = tf.debugging.Assert(
+            matched, [f"this dataset runs on ps-mode workers only (no {NODE_ENV}=worker:N)"]
+        )
+        with tf.control_dependencies([check]):
+            index = tf.strings.to_number(
+                tf.strings.regex_replace(environ, _WORKER_INDEX, r"\1"), tf.int32
+            )
+        result = None
+        for compression_kind, (names, owners) in sorted(files.items()):
+            mine = tf.boolean_mask(tf.constant(names), tf.equal(tf.constant(owners), index))
+            ds = tf.data.TFRecordDataset(
+                mine,
+                compression_type="" if compression_kind == "none" else compression_kind.upper(),
+                buffer_size=buffer_size,
+            )
+            result = ds if result is None else result.concatenate(ds)
+        if result is None:
+            result = tf.data.Dataset.from_tensor_slices(tf.constant([], tf.string))
+        return result
+
+    return dataset_fn
+
+
+def default_checkpoint_dir(log_dir: str | None, fallback: str) -> str:
+    """``LOG_DIR/checkpoints``, or *fallback* when there is no log_dir."""
+    if log_dir:
+        return log_dir.rstrip("/") + "/" + CHECKPOINT_SUBDIR
+    return os.path.join(fallback, CHECKPOINT_SUBDIR)

@@ -1,0 +1,350 @@
+"""The driver side: :func:`run` starts a cluster on Spark's executors, :class:`Cluster` watches it.
+
+One attempt is one Spark barrier job of one task per node (:mod:`tfrecord_io.cluster.task`),
+submitted from a driver thread under its own job group so it can be cancelled. The driver's
+control server (:mod:`tfrecord_io.cluster.channel`) hears every node register, its output lines,
+heartbeats and outcome. The first failure (an exception, a killed or frozen node process, a
+lost Spark task) stops every node, ends the Spark job and, with attempts left, starts the whole
+gang again; else :meth:`Cluster.wait` raises :class:`ClusterError` naming the node.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import tempfile
+import threading
+import time
+import uuid
+from types import TracebackType
+from typing import Any, Callable
+
+from tfrecord_io.cluster import slots
+from tfrecord_io.cluster.attempt import Attempt
+from tfrecord_io.cluster.channel import ControlServer, new_secret
+from tfrecord_io.cluster.context import NodeContext, default_checkpoint_dir
+from tfrecord_io.cluster.spec import Role, roles as make_roles
+from tfrecord_io.errors import ClusterError
+
+__all__ = ["run", "Cluster"]
+
+log = logging.getLogger("tfrecord_io.cluster")
+
+_KERAS = ("default", "legacy")
+_TENSORBOARD_TIMEOUT = 120.0
+_ids = itertools.count()
+
+
+class Cluster:
+    """A running TensorFlow cluster on Spark executors, made by :func:`run`.
+
+    Use it as a context manager, or call :meth:`shutdown` when done::
+
+        with cluster.run(sc, main_fun, args, num_workers=2) as c:
+            c.wait()
+    """
+
+    def __init__(
+        self,
+        sc: Any,
+        main_fun: Callable[[Any, NodeContext], Any],
+        args: Any,
+        roles: list[Role],
+        options: dict[str, Any],
+    ) -> None:
+        self._sc = sc
+        self._roles = roles
+        self._options = options
+        self._max_attempts = options["max_attempts"]
+        self._reservation_timeout = options["reservation_timeout"]
+        from pyspark import cloudpickle  # noqa: PLC0415
+
+        self._payload = cloudpickle.dumps((main_fun, args))
+        self._id = f"tfrecord-io-cluster-{os.getpid()}-{next(_ids)}-{int(time.time())}"
+        self._secret = new_secret()
+        host = sc.getConf().get("spark.driver.host", "127.0.0.1")
+        self._server = ControlServer(host, self._secret, self._on_message, self._on_lost)
+        self._lock = threading.Lock()
+        self._attempt: Attempt | None = None
+        self._shutdown = threading.Event()
+        self._finished = threading.Event()
+        self._error: ClusterError | None = None
+        self._supervisor: threading.Thread | None = None
+        self._closed = False
+
+    # -- public API ----------------------------------------------------------------------------
+
+    @property
+    def tensorboard_url(self) -> str | None:
+        """Where TensorBoard serves ``log_dir`` (from the chief's executor), or None."""
+        attempt = self._attempt
+        return attempt.tensorboard_url if attempt is not None else None
+
+    @property
+    def name(self) -> str:
+        """A name unique to this cluster: its Spark job groups and its node processes' working
+        directories (``/tmp/NAME-worker-1-...``) carry it."""
+        return self._id
+
+    @property
+    def control_address(self) -> str:
+        """``host:port`` of the driver's control channel (authenticated; see the README)."""
+        return self._server.address
+
+    @property
+    def refused_connections(self) -> int:
+        """How many connections to the control channel were refused (wrong or no secret)."""
+        return self._server.refused
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Block until ``main_fun`` has finished on every node that runs it, and every node
+        has stopped.
+
+        Raises:
+            ClusterError: a node failed (and no attempts were left), or the cluster was shut
+                down before ``main_fun`` finished. The message names the node (``worker:1``)
+                and carries its traceback or the signal that ended it.
+            TimeoutError: *timeout* seconds passed; the cluster keeps running.
+        """
+        if not self._finished.wait(timeout):
+            raise TimeoutError(
+                f"the cluster did not finish within {timeout} s; it is still running"
+            )
+        self._close()
+        if self._error is not None:
+            raise self._error
+
+    def shutdown(self) -> None:
+        """Stop every node, end the Spark job, close the control channel. Idempotent; returns
+        once nothing of the cluster is left running."""
+        self._shutdown.set()
+        attempt = self._attempt
+        if attempt is not None:
+            attempt.request_stop()
+        if self._supervisor is not None:
+            self._supervisor.join()
+        self._close()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.shutdown()
+
+    def __repr__(self) -> str:
+        state = "finished" if self._finished.is_set() else "running"
+        return f"Cluster({self._id}, {len(self._roles)} nodes, {state})"
+
+    # -- running -------------------------------------------------------------------------------
+
+    def _new_attempt(self, number: int) -> Attempt:
+        conf = {
+            "driver": self._server.address,
+            "secret": self._secret,
+            "attempt": number,
+            "mode": self._options["mode"],
+            "num_workers": self._options["num_workers"],
+            "log_dir": self._options["log_dir"],
+            "checkpoint_dir": self._options["checkpoint_dir"],
+            "keras": self._options["keras"],
+            "tensorboard": self._options["tensorboard"],
+            "env": self._options["env"],
+            "cluster": self._id,
+        }
+        attempt = Attempt(
+            self._sc, self._roles, conf, self._payload, f"{self._id}-{number}", self._server
+        )
+        with self._lock:
+            self._attempt = attempt
+        return attempt
+
+    def _start(self) -> None:
+        """First attempt: slots, submit, wait for every node to register (and TensorBoard)."""
+        try:
+            _check_slots(self._sc, len(self._roles), self._reservation_timeout)
+            attempt = self._new_attempt(0)
+            attempt.start()
+            attempt.wait_registered(self._reservation_timeout)
+            if self._options["tensorboard"]:
+                attempt.wait_tensorboard(_TENSORBOARD_TIMEOUT)
+        except BaseException:
+            if self._attempt is not None:
+                self._attempt.request_stop()
+                self._attempt.finish()
+            self._close()
+            raise
+        self._supervisor = threading.Thread(target=self._supervise, name=f"{self._id}", daemon=True)
+        self._supervisor.start()
+
+    def _supervise(self) -> None:
+        attempt = self._attempt
+        assert attempt is not None
+        try:
+            while True:
+                error = attempt.finish()
+                last = attempt.number + 1 >= self._max_attempts
+                if error is None or self._shutdown.is_set() or last:
+                    if error is None and attempt.stopped_early:
+                        error = ClusterError("the cluster was shut down before main_fun finished")
+                    self._error = error
+                    return
+                log.warning(
+                    "attempt %d of %d failed; restarting every node: %s",
+                    attempt.number + 1, self._max_attempts, error,
+                )
+                attempt = self._new_attempt(attempt.number + 1)
+                try:
+                    _check_slots(self._sc, len(self._roles), self._reservation_timeout)
+                    attempt.start()
+                    attempt.wait_registered(self._reservation_timeout)
+                except ClusterError as e:
+                    attempt.request_stop()
+                    attempt.finish()
+                    self._error = e
+                    return
+                if self._shutdown.is_set():
+                    attempt.request_stop()
+        finally:
+            self._finished.set()
+
+    def _close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._server.close()
+
+    # -- control channel callbacks -------------------------------------------------------------
+
+    def _on_message(self, node: str, message: dict[str, Any]) -> None:
+        attempt = self._attempt
+        if attempt is None:
+            return
+        if message["type"] == "hello" and message.get("attempt") != attempt.number:
+            log.warning("ignoring %s of attempt %s (now %d)",
+                        node, message.get("attempt"), attempt.number)
+            self._server.send(node, {"type": "stop"})
+            return
+        attempt.on_message(node, message)
+
+    def _on_lost(self, node: str, reason: str) -> None:
+        attempt = self._attempt
+        if attempt is not None:
+            attempt.on_lost(node, reason)
+
+
+def _check_slots(sc: Any, needed: int, timeout: float) -> None:
+    """Fail at once if the application can never run *needed* tasks together; else wait (up to
+    *timeout*) for executors still starting."""
+    most = slots.capacity(sc)
+    if most is not None and most < needed:
+        raise ClusterError(
+            f"the cluster needs {needed} task slots (one per node), but this Spark application "
+            f"has {most} ({sc.master}, "
+            f"spark.task.cpus={sc.getConf().get('spark.task.cpus', '1')}): "
+            "start it with more executors or cores, or ask for fewer nodes"
+        )
+    deadline = time.monotonic() + timeout
+    while True:
+        free = slots.free_slots(sc)
+        if free >= needed:
+            return
+        if time.monotonic() >= deadline:
+            raise ClusterError(
+                f"the cluster needs {needed} task slots (one per node), but this Spark "
+                f"application has {free} after waiting {timeout:.0f} s for executors: start it "
+                "with more executors or cores, or ask for fewer nodes"
+            )
+        time.sleep(0.5)
+
+
+def run(
+    sc: Any,
+    main_fun: Callable[[Any, NodeContext], Any],
+    args: Any = None,
+    *,
+    num_workers: int,
+    num_ps: int = 0,
+    mode: str = "sync",
+    evaluator: bool = False,
+    tensorboard: bool = False,
+    log_dir: str | None = None,
+    keras: str = "default",
+    reservation_timeout: float = 60.0,
+    max_attempts: int = 1,
+    env: dict[str, str] | None = None,
+) -> Cluster:
+    """Start a TensorFlow cluster on the executors of *sc* running ``main_fun(args, ctx)``.
+
+    Returns once every node has a Spark task slot and has registered with the driver (and
+    TensorBoard answers, with ``tensorboard=True``); training goes on in the background: call
+    :meth:`Cluster.wait`.
+
+    Args:
+        sc: the SparkContext. The cluster takes one task slot per node, all at once (barrier).
+        main_fun: ``main_fun(args, ctx)``, run in a fresh process on each node that runs user
+            code; *ctx* is a :class:`NodeContext`. It must be importable on the executors, or
+            defined in the driver's ``__main__`` (then it travels by value).
+        args: passed to ``main_fun`` as is (pickled with the function).
+        num_workers: worker nodes.
+        num_ps: parameter servers (``mode="ps"`` only, at least 1 there).
+        mode: ``"sync"`` (MultiWorkerMirroredStrategy: every worker runs ``main_fun``, worker 0
+            is the chief) or ``"ps"`` (ParameterServerStrategy: ps and workers serve, a chief
+            node runs ``main_fun`` as the coordinator).
+        evaluator: add an evaluator node that runs ``main_fun`` with ``job_name="evaluator"``.
+        tensorboard: serve *log_dir* with TensorBoard from the chief's executor
+            (:attr:`Cluster.tensorboard_url`).
+        log_dir: the log directory (local or ``hdfs://``); checkpoints go to
+            ``LOG_DIR/checkpoints`` (``ctx.checkpoint_dir``).
+        keras: ``"default"`` (Keras 3: custom training loops) or ``"legacy"`` (tf-keras with
+            ``TF_USE_LEGACY_KERAS=1``: ``model.fit`` under both strategies).
+        reservation_timeout: seconds to wait for task slots and for every node to register.
+        max_attempts: attempts in all: after a failure the whole gang restarts, with
+            ``ctx.attempt`` counting up, until one succeeds or they are used up.
+        env: extra environment variables for every node process, set before TensorFlow loads.
+
+    Raises:
+        ClusterError: too few task slots, or the nodes did not all register within
+            *reservation_timeout* (every node started is stopped first).
+        ValueError: bad arguments.
+    """
+    if not callable(main_fun):
+        raise ValueError(f"main_fun must be callable, not {main_fun!r}")
+    node_roles = make_roles(mode, num_workers, num_ps, evaluator)
+    if keras not in _KERAS:
+        raise ValueError(f"keras must be one of {_KERAS}, not {keras!r}")
+    if tensorboard and not log_dir:
+        raise ValueError("tensorboard=True needs a log_dir to serve")
+    if not reservation_timeout > 0:
+        raise ValueError(f"reservation_timeout must be > 0, not {reservation_timeout!r}")
+    if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+        raise ValueError(f"max_attempts must be an int >= 1, not {max_attempts!r}")
+    env = dict(env or {})
+    for key, value in env.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ValueError(f"env must map str to str, not {key!r}: {value!r}")
+    if log_dir is not None:
+        log_dir = os.fspath(log_dir)
+    # Without a log_dir: a fresh path in the temporary directory, made only by a node that
+    # saves there (usable when every node runs on one host).
+    fallback = os.path.join(tempfile.gettempdir(), f"tfrecord-io-run-{uuid.uuid4().hex[:12]}")
+    options = {
+        "mode": mode,
+        "num_workers": num_workers,
+        "log_dir": log_dir,
+        "checkpoint_dir": default_checkpoint_dir(log_dir, fallback),
+        "keras": keras,
+        "tensorboard": tensorboard,
+        "reservation_timeout": float(reservation_timeout),
+        "max_attempts": max_attempts,
+        "env": env,
+    }
+    cluster = Cluster(sc, main_fun, args, node_roles, options)
+    cluster._start()  # noqa: SLF001 - our own class
+    return cluster

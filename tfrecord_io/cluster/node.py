@@ -1,0 +1,153 @@
+"""The node process: ``python -m tfrecord_io.cluster.node WORKDIR``, started by the Spark task.
+
+It runs in its own process group, with ``TF_CONFIG`` (and ``TF_USE_LEGACY_KERAS``,
+``CUDA_VISIBLE_DEVICES``, the user's ``env``) already in its environment, so they are set before
+TensorFlow is imported. It
+
+1. dies with its parent: ``PR_SET_PDEATHSIG`` (SIGKILL), and a heartbeat thread that writes to
+   a pipe the parent reads: when the parent is gone the write fails and the node kills its own
+   process group; when the node freezes, the parent sees the heartbeats stop;
+2. registers tfrecord-io's ``hdfs://`` file system in TensorFlow;
+3. runs ``main_fun(args, ctx)`` (chief, sync-mode workers, evaluator) and writes the outcome to
+   ``WORKDIR/result.json`` (the traceback on failure), or serves a bare ``tf.distribute.Server``
+   (ps-mode ps and workers) until it is stopped: such a server cannot be stopped in-process,
+   the process ends.
+
+``WORKDIR/node.json`` holds the node's description (JSON), ``WORKDIR/main.pkl`` the user's
+function and arguments, pickled by the Spark task that received them inside Spark's closure.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+__all__ = [
+    "main", "HEARTBEAT_FD_ENV", "HEARTBEAT_INTERVAL", "RESULT_FILE", "SPEC_FILE", "MAIN_FILE",
+]
+
+HEARTBEAT_FD_ENV = "TFRECORD_IO_HEARTBEAT_FD"
+HEARTBEAT_INTERVAL = 1.0
+SPEC_FILE = "node.json"
+MAIN_FILE = "main.pkl"
+RESULT_FILE = "result.json"
+_PR_SET_PDEATHSIG = 1
+_MAX_TRACEBACK = 64 * 1024
+
+log = logging.getLogger("tfrecord_io.cluster.node")
+
+
+def _die_with_parent(parent: int) -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the heartbeat pipe still catches it
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _heartbeat(fd: int) -> None:
+    while True:
+        try:
+            os.write(fd, b".")
+        except OSError:  # the parent (the Spark task) is gone: end the whole node
+            os.killpg(0, signal.SIGKILL)
+            os._exit(1)
+        time.sleep(HEARTBEAT_INTERVAL)
+
+
+def _write_result(workdir: str, result: dict[str, Any]) -> None:
+    tmp = os.path.join(workdir, RESULT_FILE + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(result, f)
+    os.replace(tmp, os.path.join(workdir, RESULT_FILE))
+
+
+def _serve(spec: dict[str, Any]) -> None:
+    import tensorflow as tf  # noqa: PLC0415
+
+    server = tf.distribute.Server(
+        tf.train.ClusterSpec(spec["cluster_spec"]),
+        job_name=spec["job_name"],
+        task_index=spec["task_index"],
+        protocol="grpc",
+        start=True,
+    )
+    log.info("serving %s:%d at %s", spec["job_name"], spec["task_index"], server.target)
+    server.join()
+
+
+def _run_main(workdir: str, spec: dict[str, Any]) -> None:
+    from pyspark import cloudpickle  # noqa: PLC0415
+
+    from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415
+    from tfrecord_io.cluster.spec import Role  # noqa: PLC0415
+
+    with open(os.path.join(workdir, MAIN_FILE), "rb") as f:
+        main_fun, args = cloudpickle.load(f)
+    role = Role(spec["job_name"], spec["task_index"], True, spec["is_chief"])
+    ctx = NodeContext(
+        role,
+        mode=spec["mode"],
+        num_workers=spec["num_workers"],
+        cluster_spec=spec["cluster_spec"],
+        tf_config=spec["tf_config"],
+        log_dir=spec["log_dir"],
+        checkpoint_dir=spec["checkpoint_dir"],
+        attempt=spec["attempt"],
+    )
+    main_fun(args, ctx)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry of the node process (see the module docs). Returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    workdir = argv[0]
+    with open(os.path.join(workdir, SPEC_FILE), encoding="utf-8") as f:
+        spec = json.load(f)
+    _die_with_parent(spec["parent_pid"])
+    threading.Thread(
+        target=_heartbeat, args=(int(os.environ[HEARTBEAT_FD_ENV]),), name="heartbeat", daemon=True
+    ).start()
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        from tfrecord_io import tf as tfr  # noqa: PLC0415
+
+        try:
+            tfr.register_filesystems()
+        except Exception as e:  # noqa: BLE001 - local-only programs can do without hdfs://
+            log.warning("hdfs:// is not available in TensorFlow on this node: %s", e)
+        if spec["runs_main"]:
+            _run_main(workdir, spec)
+        else:
+            _serve(spec)
+    except BaseException as e:  # noqa: BLE001 - reported to the driver, with the traceback
+        text = traceback.format_exc()
+        if len(text) > _MAX_TRACEBACK:
+            text = "...\n" + text[-_MAX_TRACEBACK:]
+        error = f"{type(e).__name__}: {e}"
+        _write_result(workdir, {"ok": False, "error": error, "traceback": text})
+        sys.stderr.write(text)
+        sys.stderr.flush()
+        return 1
+    _write_result(workdir, {"ok": True})
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    # os._exit: TensorFlow's threads (gRPC, collectives) must not delay or hang the exit.
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -1,0 +1,297 @@
+"""The Spark side of a node: what one barrier task of the cluster's Spark job does.
+
+:func:`make_task` returns the function given to ``rdd.barrier().mapPartitions``. Barrier task
+*i* plays role *i*. It
+
+1. registers with the driver over the control channel (:mod:`tfrecord_io.cluster.channel`);
+2. reserves a free port on its executor's address and exchanges ``host:port`` with the other
+   tasks through ``BarrierTaskContext.allGather``, which gives every node the cluster spec;
+3. starts the node process (:mod:`tfrecord_io.cluster.node`) in its own process group with
+   ``TF_CONFIG``, ``TF_USE_LEGACY_KERAS=1`` (``keras="legacy"``), ``CUDA_VISIBLE_DEVICES`` (the
+   task's ``gpu`` resources) and the user's ``env``; on the chief, TensorBoard too;
+4. forwards the node's output lines to the driver, checks its heartbeats (a node silent for
+   :data:`HEARTBEAT_TIMEOUT` seconds is killed and reported frozen), sends its own heartbeats,
+   and on the driver's "stop" or its own end kills the node's whole process group;
+5. reports the outcome (the traceback, or the signal that killed it) and returns.
+
+The task never raises for a node failure, so Spark does not retry the barrier stage: the driver
+decides (``max_attempts``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Callable, Iterator
+
+from tfrecord_io.cluster import node as node_process
+from tfrecord_io.cluster.channel import ChannelError, NodeConnection
+from tfrecord_io.cluster.context import NODE_ENV
+from tfrecord_io.cluster.spec import Role, cluster_spec, tf_config
+
+__all__ = ["make_task", "HEARTBEAT_TIMEOUT", "DRIVER_HEARTBEAT"]
+
+#: A node process that sent no heartbeat for this long is taken as frozen.
+HEARTBEAT_TIMEOUT = 30.0
+#: How often the task tells the driver it is alive.
+DRIVER_HEARTBEAT = 2.0
+_STOP_GRACE = 3.0
+_MAX_LINE = 16 * 1024
+
+
+def _reserve_port(host: str) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.bind((host, 0))
+    return sock
+
+
+def _forward(stream: Any, name: str, conn: NodeConnection) -> None:
+    for raw in iter(stream.readline, b""):
+        line = raw.decode("utf-8", "replace").rstrip("\n")
+        if len(line) > _MAX_LINE:
+            line = line[:_MAX_LINE] + " ...[cut]"
+        with contextlib.suppress(ChannelError):
+            conn.send({"type": "log", "stream": name, "line": line})
+    stream.close()
+
+
+def _kill_group(process: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM to the node's process group, SIGKILL after *grace*, reap the leader."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name} ({-returncode})"
+    return f"exited with status {returncode}"
+
+
+class _Node:
+    """One running node process, supervised from the Spark task."""
+
+    def __init__(
+        self, conf: dict[str, Any], role: Role, conn: NodeConnection, workdir: str
+    ) -> None:
+        self.conf = conf
+        self.workdir = workdir
+        self.role = role
+        self.conn = conn
+        self.stop_requested = threading.Event()
+
+    def listen(self) -> None:
+        """Reader of driver messages; any "stop", or the driver going away, stops the node."""
+        try:
+            while True:
+                if self.conn.receive().get("type") == "stop":
+                    break
+        except (ChannelError, OSError, ValueError):
+            pass
+        self.stop_requested.set()
+
+    def environment(self, spec: dict[str, Any], gpus: list[str]) -> tuple[dict[str, str], int, int]:
+        env = dict(os.environ)
+        env.update(self.conf["env"])
+        env["TF_CONFIG"] = json.dumps(spec["tf_config"])
+        env[NODE_ENV] = self.role.name
+        env["PYTHONUNBUFFERED"] = "1"
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        if self.conf["keras"] == "legacy":
+            env["TF_USE_LEGACY_KERAS"] = "1"
+        if gpus:
+            env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        import tfrecord_io  # noqa: PLC0415
+
+        root = os.path.dirname(os.path.dirname(os.path.abspath(tfrecord_io.__file__)))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+        read_fd, write_fd = os.pipe()
+        env[node_process.HEARTBEAT_FD_ENV] = str(write_fd)
+        return env, read_fd, write_fd
+
+    def run(self, spec: dict[str, Any], gpus: list[str], port: socket.socket) -> dict[str, Any]:
+        env, beat_r, beat_w = self.environment(spec, gpus)
+        port.close()  # the node binds it now
+        process = subprocess.Popen(  # noqa: S603 - our own entry point, no shell
+            [sys.executable, "-u", "-m", node_process.__name__, self.workdir],
+            cwd=self.workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(beat_w,),
+            start_new_session=True,
+        )
+        os.close(beat_w)
+        self.conn.send({"type": "started", "pid": process.pid})
+        readers = [
+            threading.Thread(target=_forward, args=(stream, name, self.conn), daemon=True)
+            for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
+        ]
+        for t in readers:
+            t.start()
+        board = None
+        outcome: dict[str, Any] = {}
+        try:
+            if self.conf["tensorboard"] and self.role.is_chief:
+                board = self._start_tensorboard(spec)
+            outcome = self._supervise(process, beat_r)
+        finally:
+            _kill_group(process, _STOP_GRACE)
+            os.close(beat_r)
+            if board is not None:
+                board.stop()
+            for t in readers:
+                t.join(5.0)
+        return outcome
+
+    def _start_tensorboard(self, spec: dict[str, Any]) -> Any:
+        from tfrecord_io.cluster import tensorboard  # noqa: PLC0415
+
+        board = tensorboard.start(spec["log_dir"], host=spec["host"])
+        self.conn.send({"type": "tensorboard", "url": board.url})
+        return board
+
+    def _supervise(self, process: subprocess.Popen[bytes], beat_r: int) -> dict[str, Any]:
+        last_beat = time.monotonic()
+        while True:
+            if self.stop_requested.is_set():
+                return {"ok": True, "stopped": True}
+            ready, _, _ = select.select([beat_r], [], [], 0.5)
+            now = time.monotonic()
+            if ready:
+                if os.read(beat_r, 4096):
+                    last_beat = now
+                else:  # EOF: the node process has ended (or is ending)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        process.wait(10.0)
+            if process.poll() is not None:
+                return self._exited(process)
+            if now - last_beat > HEARTBEAT_TIMEOUT:
+                return {
+                    "ok": False,
+                    "error": f"sent no heartbeat for {HEARTBEAT_TIMEOUT:.0f} s (frozen or stopped "
+                    f"process, pid {process.pid}); it was killed",
+                }
+
+    def _exited(self, process: subprocess.Popen[bytes]) -> dict[str, Any]:
+        code = process.returncode
+        path = os.path.join(self.workdir, node_process.RESULT_FILE)
+        result: dict[str, Any] = {}
+        with contextlib.suppress(OSError, ValueError):
+            with open(path, encoding="utf-8") as f:
+                result = json.load(f)
+        if code == 0 and result.get("ok"):
+            return {"ok": True}
+        if not self.role.runs_main and code == 0:
+            return {"ok": False, "error": "the server stopped serving on its own"}
+        if result.get("traceback"):
+            return {"ok": False, "error": result.get("error", ""), "traceback": result["traceback"]}
+        return {
+            "ok": False,
+            "error": f"the node process (pid {process.pid}) {_describe_exit(code)}",
+        }
+
+
+def _beat(conn: NodeConnection, stop: threading.Event) -> None:
+    while not stop.wait(DRIVER_HEARTBEAT):
+        try:
+            conn.send({"type": "heartbeat"})
+        except ChannelError:
+            return
+
+
+def make_task(
+    conf: dict[str, Any], roles: list[Role], payload: bytes
+) -> Callable[[Iterator[Any]], Iterator[str]]:
+    """The barrier task function of one attempt.
+
+    Args:
+        conf: plain settings: ``driver`` (control address), ``secret``, ``attempt``, ``mode``,
+            ``num_workers``, ``log_dir``, ``checkpoint_dir``, ``keras``, ``tensorboard``,
+            ``env``, ``cluster`` (its name).
+        roles: the roles, in task order.
+        payload: ``cloudpickle.dumps((main_fun, args))``, written for the node process as is.
+    """
+
+    def task(_: Iterator[Any]) -> Iterator[str]:
+        from pyspark import BarrierTaskContext  # noqa: PLC0415
+
+        ctx = BarrierTaskContext.get()
+        index = ctx.partitionId()
+        role = roles[index]
+        host = ctx.getTaskInfos()[index].address.rsplit(":", 1)[0]
+        gpus = list(ctx.resources()["gpu"].addresses) if "gpu" in ctx.resources() else []
+        hello = {
+            "type": "hello", "node": role.name, "attempt": conf["attempt"],
+            "host": host, "pid": os.getpid(), "gpus": gpus,
+        }
+        conn = NodeConnection(conf["driver"], conf["secret"], hello)
+        workdir = tempfile.mkdtemp(prefix=f"{conf['cluster']}-{role.job_name}-{role.task_index}-")
+        state = _Node(conf, role, conn, workdir)
+        listener = threading.Thread(target=state.listen, name="cluster-driver", daemon=True)
+        listener.start()
+        beating = threading.Event()
+        threading.Thread(
+            target=_beat, args=(conn, beating), name="cluster-beat", daemon=True
+        ).start()
+        outcome: dict[str, Any]
+        try:
+            port = _reserve_port(host)
+            address = f"{host}:{port.getsockname()[1]}"
+            addresses = ctx.allGather(address)
+            spec_all = cluster_spec(roles, addresses)
+            spec = {
+                "job_name": role.job_name, "task_index": role.task_index,
+                "is_chief": role.is_chief, "runs_main": role.runs_main,
+                "mode": conf["mode"], "num_workers": conf["num_workers"],
+                "cluster_spec": spec_all, "tf_config": tf_config(spec_all, role),
+                "log_dir": conf["log_dir"], "checkpoint_dir": conf["checkpoint_dir"],
+                "attempt": conf["attempt"], "parent_pid": os.getpid(), "host": host,
+            }
+            with open(os.path.join(workdir, node_process.SPEC_FILE), "w", encoding="utf-8") as f:
+                json.dump(spec, f)
+            main_path = os.path.join(workdir, node_process.MAIN_FILE)
+            with open(os.open(main_path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
+                f.write(payload)
+            if state.stop_requested.is_set():
+                port.close()
+                outcome = {"ok": True, "stopped": True}
+            else:
+                outcome = state.run(spec, gpus, port)
+        except BaseException as e:  # noqa: BLE001 - reported to the driver, never to Spark
+            import traceback  # noqa: PLC0415
+
+            outcome = {"ok": False, "error": f"the Spark task failed: {e!r}",
+                       "traceback": traceback.format_exc()}
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+            beating.set()
+        with contextlib.suppress(ChannelError):
+            conn.send(dict(outcome, type="done"))
+        conn.close()
+        listener.join(5.0)
+        yield json.dumps({"node": role.name, **outcome})
+
+    return task
