@@ -22,8 +22,9 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 
-from tfrecord_io import _compression, fs
+from tfrecord_io import _compression, framing, fs
 from tfrecord_io import records as _records
+from tfrecord_io.records.sidecar import INDEX_SUFFIX, index_path
 
 __all__ = [
     "INDEX_SUFFIX",
@@ -38,28 +39,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Suffix of index file names.
-INDEX_SUFFIX = ".tfindex"
-_FRAMING = 16
+_FRAMING = framing.FRAMING_BYTES
 _WELL_FORMED = re.compile(rb"(?:[0-9]+ [0-9]+\n)*")
 
 Entry = tuple[int, int]
-
-
-def index_path(data_path: str | os.PathLike[str]) -> str:
-    """Return the index path of a data file: ``DIR/NAME`` -> ``DIR/_NAME.tfindex``.
-
-    Works for local paths and for URLs (``hdfs://nn:8020/d/part-0`` ->
-    ``hdfs://nn:8020/d/_part-0.tfindex``).
-
-    Raises:
-        ValueError: if *data_path* names no file (empty, or ends with ``/``).
-    """
-    name = fs.name(data_path)
-    directory, base = fs.split(name)
-    if not base:
-        raise ValueError(f"not a file {'URL' if '://' in name else 'path'}: {name!r}")
-    return fs.join(directory, "_" + base + INDEX_SUFFIX)
 
 
 def scan(

@@ -132,59 +132,49 @@ def cmd_verify(args: argparse.Namespace) -> int:
     problems = damaged_files = total = 0
     unreadable = False
 
-    last: list[Any] = [None]
-
     def report(error: CorruptRecordError) -> None:
         nonlocal problems
-        if last[0] == (error.path, error.offset):
-            return  # e.g. the record cut short where a compressed stream breaks: said already
-        last[0] = (error.path, error.offset)
         problems += 1
         print(f"{error.path}: byte offset {error.offset}: {error.reason}", flush=True)
 
-    records_log = logging.getLogger(_records.__name__)
-    saved_level = records_log.level
-    records_log.setLevel(logging.ERROR)  # its skip warnings would repeat our lines
-    try:
-        for path in files:
-            before = problems
-            indexed: list[tuple[int, int]] | None = None
-            index_problem = None
-            try:
-                if _compression.resolve(args.compression, path) == _compression.NONE:
-                    ipath = index.index_path(path)
-                    try:
-                        indexed = index.read_index(ipath)
-                    except FileNotFoundError:
-                        pass
-                    except ValueError as exc:
-                        index_problem = f"bad index: {exc}"
-                n = 0
-                with _records.RecordReader(
-                    path, args.compression, on_corrupt="skip", on_skip=report
-                ) as reader:
-                    for record in reader:
-                        if indexed is not None and index_problem is None:
-                            entry = (reader.offset, len(record) + 16)
-                            if n >= len(indexed) or indexed[n] != entry:
-                                index_problem = _stale(ipath, n, indexed, entry)
-                        n += 1
-                if indexed is not None and index_problem is None and len(indexed) != n:
-                    index_problem = (
-                        f"stale index {ipath}: it lists {len(indexed)} records, the file has {n}"
-                    )
-            except (OSError, TFRecordError, ValueError) as exc:
-                log.error("%s: %s", path, exc)
-                unreadable = True
-                continue
-            total += n
-            if problems == before and index_problem is not None:
-                print(f"{path}: {index_problem}", flush=True)
-                problems += 1
-            if problems > before:
-                damaged_files += 1
-    finally:
-        records_log.setLevel(saved_level)
+    # The reader reports each damaged stretch once, to report() alone.
+    for path in files:
+        before = problems
+        indexed: list[tuple[int, int]] | None = None
+        index_problem = None
+        try:
+            if _compression.resolve(args.compression, path) == _compression.NONE:
+                ipath = index.index_path(path)
+                try:
+                    indexed = index.read_index(ipath)
+                except FileNotFoundError:
+                    pass
+                except ValueError as exc:
+                    index_problem = f"bad index: {exc}"
+            n = 0
+            with _records.RecordReader(
+                path, args.compression, on_corrupt="skip", on_skip=report
+            ) as reader:
+                for record in reader:
+                    if indexed is not None and index_problem is None:
+                        entry = (reader.offset, len(record) + 16)
+                        if n >= len(indexed) or indexed[n] != entry:
+                            index_problem = _stale(ipath, n, indexed, entry)
+                    n += 1
+            if indexed is not None and index_problem is None and len(indexed) != n:
+                index_problem = (
+                    f"stale index {ipath}: it lists {len(indexed)} records, the file has {n}"
+                )
+        except (OSError, TFRecordError, ValueError) as exc:
+            log.error("%s: %s", path, exc)
+            unreadable = True
+            continue
+        total += n
+        if problems == before and index_problem is not None:
+            print(f"{path}: {index_problem}", flush=True)
+            problems += 1
+        if problems > before:
+            damaged_files += 1
     if problems:
         log.info("%d problem%s in %d of %d file%s", problems, "" if problems == 1 else "s",
                  damaged_files, len(files), "" if len(files) == 1 else "s")
