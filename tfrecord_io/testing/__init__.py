@@ -12,7 +12,7 @@ __all__ = ["MiniHdfs", "MiniHdfsError", "start_for_tests"]
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy, so that `python -m tfrecord_io.testing.minihdfs` does not import the module twice.
+    # Lazy: importing tfrecord_io.testing loads nothing of the mini HDFS until a name is used.
     if name in __all__:
         from tfrecord_io.testing import minihdfs
 

@@ -1,69 +1,34 @@
-"""A real HDFS on loopback for tests: NameNode (RPC + WebHDFS) and DataNodes in one JVM.
+"""The test HDFS's process driver: a MiniDFSCluster in a child JVM, driven over its stdin.
 
 :class:`MiniHdfs` runs ``org.tfrecordio.minihdfs.MiniHdfs`` (a Hadoop ``MiniDFSCluster``) as a
 child process, waits until it prints its ``MINIHDFS READY {json}`` line, and drives it through its
 stdin (stop and restart DataNodes for failure tests). The JVM shuts its cluster down when its
-stdin closes, so it never outlives the Python process that started it.
-
-The JVM classpath comes from, in order: the ``classpath`` argument, the environment variable
-``TFRECORD_IO_MINIHDFS_CLASSPATH`` (a classpath string, or the path of a file holding one), or
-``.tools/minihdfs.classpath`` at the repository root (written by the project's setup). When none
-exists, :func:`ensure_classpath` can build one with Maven (``build=True``), through the
-test-only helper ``build_support/minihdfs_maven.py`` of a source checkout (not installed).
-
-By hand, for developers::
-
-    python -m tfrecord_io.testing.minihdfs            # prints URLs and an export line
-
-Example::
-
-    with MiniHdfs() as cluster:
-        print(cluster.url)             # hdfs://127.0.0.1:PORT
-        print(cluster.webhdfs_url)     # webhdfs://127.0.0.1:HTTPPORT
-        cluster.stop_datanode(0)
-        cluster.restart_datanode(0)
+stdin closes, so it never outlives the Python process that started it: every running cluster is
+also stopped at interpreter exit. Its classpath comes from
+:mod:`tfrecord_io.testing.minihdfs.classpath`.
 """
 
 from __future__ import annotations
 
-import argparse
 import atexit
-import hashlib
 import json
 import os
 import queue
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from collections.abc import Sequence
 
 from tfrecord_io.errors import MiniHdfsError
+from tfrecord_io.testing.minihdfs.classpath import MAIN_CLASS, ensure_classpath
 
-__all__ = [
-    "MiniHdfs",
-    "MiniHdfsError",
-    "CLASSPATH_ENV",
-    "MAIN_CLASS",
-    "find_classpath",
-    "ensure_classpath",
-    "start_for_tests",
-]
+__all__ = ["MiniHdfs", "start_for_tests"]
 
-CLASSPATH_ENV = "TFRECORD_IO_MINIHDFS_CLASSPATH"
-MAIN_CLASS = "org.tfrecordio.minihdfs.MiniHdfs"
 _READY = "MINIHDFS READY "
-_CLASS_FILE = MAIN_CLASS.replace(".", "/") + ".class"
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-_JAVA_SOURCE = _REPO_ROOT / "jvm" / "minihdfs" / "src" / "main" / "java" / (
-    MAIN_CLASS.replace(".", "/") + ".java"
-)
 # Variables of the parent that must not change who the NameNode runs as, or what it reads.
 _SCRUBBED_ENV = (
     "HADOOP_USER_NAME",
@@ -81,132 +46,6 @@ _DEFAULT_JVM_OPTIONS = (
     "-Djava.net.preferIPv4Stack=true",
     "-Djava.awt.headless=true",
 )
-
-
-def _tools_dir() -> Path:
-    return _REPO_ROOT / ".tools"
-
-
-def _cache_dir() -> Path:
-    """Where fallbacks go (outside the work tree): ``$XDG_CACHE_HOME/tfrecord-io/minihdfs``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tfrecord-io" / "minihdfs"
-
-
-def find_classpath(classpath: str | None = None) -> str | None:
-    """Returns the JVM classpath for MiniHdfs, or None when none is configured.
-
-    Looks at ``classpath``, then ``$TFRECORD_IO_MINIHDFS_CLASSPATH`` (a classpath, or a file
-    holding one), then ``.tools/minihdfs.classpath`` at the repository root, then the Maven
-    fallback of :func:`ensure_classpath` in the user's cache directory.
-    """
-    for candidate in (classpath, os.environ.get(CLASSPATH_ENV)):
-        if candidate:
-            text = candidate.strip()
-            if os.pathsep not in text and os.path.isfile(text) and not text.endswith(".jar"):
-                text = _read_classpath_file(Path(text))
-            return text
-    for file in (_tools_dir() / "minihdfs.classpath", _cache_dir() / "maven" / "classpath"):
-        if file.is_file():
-            text = _read_classpath_file(file)
-            if text:
-                return text
-    return None
-
-
-def _read_classpath_file(file: Path) -> str:
-    """A classpath file: entries separated by the path separator and/or newlines."""
-    lines = file.read_text(encoding="utf-8").splitlines()
-    return os.pathsep.join(line.strip() for line in lines if line.strip())
-
-
-def _has_main_class(classpath: str) -> bool:
-    for entry in classpath.split(os.pathsep):
-        if not entry:
-            continue
-        p = Path(entry)
-        if p.is_dir() and (p / _CLASS_FILE).is_file():
-            return True
-        if p.is_file() and p.suffix == ".jar":
-            try:
-                with zipfile.ZipFile(p) as zf:
-                    zf.getinfo(_CLASS_FILE)
-                    return True
-            except (KeyError, zipfile.BadZipFile, OSError):
-                continue
-    return False
-
-
-def _compile_main_class(classpath: str, out_dir: Path) -> None:
-    """Compiles MiniHdfs.java with javac into ``out_dir`` (if out of date)."""
-    target = out_dir / _CLASS_FILE
-    if not _JAVA_SOURCE.is_file():
-        raise MiniHdfsError(
-            f"the classpath has no {MAIN_CLASS} and its source {_JAVA_SOURCE} is not there "
-            "to compile; build the minihdfs project of the sbt build first"
-        )
-    if target.is_file() and target.stat().st_mtime >= _JAVA_SOURCE.stat().st_mtime:
-        return
-    javac = shutil.which("javac")
-    if javac is None:
-        raise MiniHdfsError(f"javac is needed to compile {_JAVA_SOURCE} and is not on PATH")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [javac, "-nowarn", "-d", str(out_dir), "-cp", classpath, str(_JAVA_SOURCE)],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise MiniHdfsError(f"javac failed on {_JAVA_SOURCE}:\n{proc.stderr[-4000:]}")
-
-
-def ensure_classpath(classpath: str | None = None, *, build: bool = False) -> str:
-    """Returns a classpath that runs MiniHdfs, compiling MiniHdfs.java if needed.
-
-    If no classpath is configured (see :func:`find_classpath`) and ``build`` is true, resolves
-    the Hadoop test jars with ``mvn dependency:build-classpath`` (``build_support/minihdfs_maven.py``
-    of a source checkout, from a pom generated in ``~/.cache/tfrecord-io/minihdfs/maven``,
-    outside the work tree). If the classpath lacks the
-    MiniHdfs class, MiniHdfs.java is compiled with javac into that cache.
-    Raises :class:`MiniHdfsError` with what to do when that is not possible.
-    """
-    cp = find_classpath(classpath)
-    if cp is None:
-        if not build:
-            raise MiniHdfsError(
-                "no classpath for the mini HDFS: run the project's setup (it writes "
-                f"{_tools_dir() / 'minihdfs.classpath'}), or set {CLASSPATH_ENV}"
-            )
-        cp = _build_with_maven(_cache_dir() / "maven")
-    if not _has_main_class(cp):
-        source = _JAVA_SOURCE.read_bytes() if _JAVA_SOURCE.is_file() else b""
-        classes = _cache_dir() / f"classes-{hashlib.sha256(source).hexdigest()[:16]}"
-        _compile_main_class(cp, classes)
-        cp = str(classes) + os.pathsep + cp
-    return cp
-
-
-def _build_with_maven(work: Path) -> str:
-    """The Maven fallback of a source checkout (``build_support/minihdfs_maven.py``)."""
-    helper = _REPO_ROOT / "build_support" / "minihdfs_maven.py"
-    if not helper.is_file():
-        raise MiniHdfsError(
-            "no classpath for the mini HDFS, and no build_support/ (a source checkout's) to "
-            f"build one with Maven: set {CLASSPATH_ENV}"
-        )
-    sys.path.insert(0, str(_REPO_ROOT))
-    try:
-        from build_support import BuildError  # noqa: PLC0415 - only in a source checkout
-        from build_support.minihdfs_maven import build_classpath  # noqa: PLC0415
-    finally:
-        sys.path.remove(str(_REPO_ROOT))
-    try:
-        return build_classpath(work)
-    except BuildError as exc:
-        raise MiniHdfsError(
-            f"{exc} (or run the project's setup, which writes "
-            f"{_tools_dir() / 'minihdfs.classpath'}, or set {CLASSPATH_ENV})"
-        ) from None
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -554,69 +393,3 @@ def start_for_tests(
         **kwargs,
     )
     return cluster.start()
-
-
-def _main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m tfrecord_io.testing.minihdfs",
-        description="Run a mini HDFS on 127.0.0.1 until Ctrl-C. Type `stop-datanode I`, "
-        "`restart-datanode I` on stdin to inject failures.",
-    )
-    parser.add_argument("--base-dir", help="storage, conf and log (default: a temporary dir)")
-    parser.add_argument("--datanodes", type=int, default=2)
-    parser.add_argument("--replication", type=int, default=None)
-    parser.add_argument("--rpc-port", type=int, default=0)
-    parser.add_argument("--http-port", type=int, default=0)
-    parser.add_argument("--block-size", type=int, default=None)
-    parser.add_argument("--build", action="store_true", help="build a classpath with Maven if none")
-    ns = parser.parse_args(argv)
-
-    def _terminate(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _terminate)
-    try:
-        cluster = MiniHdfs(
-            ns.base_dir,
-            datanodes=ns.datanodes,
-            replication=ns.replication,
-            rpc_port=ns.rpc_port,
-            http_port=ns.http_port,
-            block_size=ns.block_size,
-            classpath=ensure_classpath(build=True) if ns.build else None,
-        )
-        with cluster:
-            print(f"mini HDFS ready in {cluster.start_seconds:.1f} s")
-            print(f"  RPC:      {cluster.url}")
-            print(f"  WebHDFS:  {cluster.webhdfs_url}")
-            print(f"  web UI:   {cluster.http_url}")
-            print(f"  user:     {cluster.superuser} (superuser)")
-            print(f"  log:      {cluster.log_path}")
-            print(f"export HADOOP_CONF_DIR={cluster.conf_dir}")
-            print("Ctrl-C stops it.", flush=True)
-            if sys.stdin is not None and sys.stdin.isatty():
-                while True:
-                    try:
-                        line = input()
-                    except EOFError:
-                        break
-                    if line.strip():
-                        try:
-                            print(cluster.command(line))
-                        except MiniHdfsError as e:
-                            print(e)
-            else:
-                while cluster.running:
-                    time.sleep(1.0)
-                print("the mini HDFS JVM exited", file=sys.stderr)
-                return 1
-    except KeyboardInterrupt:
-        pass
-    except MiniHdfsError as e:
-        print(e, file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main())

@@ -1,0 +1,85 @@
+"""``python -m tfrecord_io.testing.minihdfs``: a mini HDFS on 127.0.0.1 by hand (``make hdfs``).
+
+Prints its URLs and an ``export HADOOP_CONF_DIR=...`` line, then runs until Ctrl-C or SIGTERM.
+From a terminal, ``stop-datanode I`` / ``restart-datanode I`` typed on stdin inject failures and
+end of input (Ctrl-D) stops it too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from collections.abc import Sequence
+
+from tfrecord_io.errors import MiniHdfsError
+from tfrecord_io.testing.minihdfs.classpath import ensure_classpath
+from tfrecord_io.testing.minihdfs.cluster import MiniHdfs
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    """Runs the mini HDFS until Ctrl-C / SIGTERM; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tfrecord_io.testing.minihdfs",
+        description="Run a mini HDFS on 127.0.0.1 until Ctrl-C. Type `stop-datanode I`, "
+        "`restart-datanode I` on stdin to inject failures.",
+    )
+    parser.add_argument("--base-dir", help="storage, conf and log (default: a temporary dir)")
+    parser.add_argument("--datanodes", type=int, default=2)
+    parser.add_argument("--replication", type=int, default=None)
+    parser.add_argument("--rpc-port", type=int, default=0)
+    parser.add_argument("--http-port", type=int, default=0)
+    parser.add_argument("--block-size", type=int, default=None)
+    parser.add_argument("--build", action="store_true", help="build a classpath with Maven if none")
+    ns = parser.parse_args(argv)
+
+    def _terminate(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        cluster = MiniHdfs(
+            ns.base_dir,
+            datanodes=ns.datanodes,
+            replication=ns.replication,
+            rpc_port=ns.rpc_port,
+            http_port=ns.http_port,
+            block_size=ns.block_size,
+            classpath=ensure_classpath(build=True) if ns.build else None,
+        )
+        with cluster:
+            print(f"mini HDFS ready in {cluster.start_seconds:.1f} s")
+            print(f"  RPC:      {cluster.url}")
+            print(f"  WebHDFS:  {cluster.webhdfs_url}")
+            print(f"  web UI:   {cluster.http_url}")
+            print(f"  user:     {cluster.superuser} (superuser)")
+            print(f"  log:      {cluster.log_path}")
+            print(f"export HADOOP_CONF_DIR={cluster.conf_dir}")
+            print("Ctrl-C stops it.", flush=True)
+            if sys.stdin is not None and sys.stdin.isatty():
+                while True:
+                    try:
+                        line = input()
+                    except EOFError:
+                        break
+                    if line.strip():
+                        try:
+                            print(cluster.command(line))
+                        except MiniHdfsError as e:
+                            print(e)
+            else:
+                while cluster.running:
+                    time.sleep(1.0)
+                print("the mini HDFS JVM exited", file=sys.stderr)
+                return 1
+    except KeyboardInterrupt:
+        pass
+    except MiniHdfsError as e:
+        print(e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())
