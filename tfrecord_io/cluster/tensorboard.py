@@ -294,4 +294,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Not sys.exit: TensorBoard and TensorFlow leave threads that interpreter shutdown would wait
+    # for, keeping the process (and its port) alive after its main thread has ended.
+    os._exit(status)
