@@ -32,24 +32,10 @@ Compression: ``None`` detects it per file from the name (``.gz`` GZIP; ``.deflat
 
 Sharding (:func:`shard_plan`)
 -----------------------------
-With ``num_shards=N`` every record of the input is read by exactly one of the N readers. The
-plan is computed from the listing alone, identically in every process, with no coordination:
-
-* ``N == 1``: all files, whole.
-* At least N files: whole files are dealt out, balanced by size: largest first, each to the
-  shard with the fewest bytes so far (ties: lowest shard number). Files of equal size are
-  therefore dealt round-robin. A shard reads its files in path order.
-* Fewer files than N: uncompressed files with a valid split index (``_NAME.tfindex``, see
-  ``docs/index-format.md``) are cut into byte ranges on record boundaries, so that N readers
-  can share even a single big file. The N - #files extra pieces go one at a time to the file
-  whose pieces are currently largest; each file is then cut into equal byte ranges
-  (:func:`tfrecord_io.index.split_ranges`). Compressed files and files without a valid index
-  cannot be cut and stay whole. Piece ``j`` (in path, then offset order) goes to shard ``j``.
-  When there are fewer pieces than shards (few uncut files, or fewer records than shards) the
-  last shards get nothing: their datasets are empty, and a warning is logged.
-
-The listing must be the same for every reader: do not shard a directory that is still being
-written to.
+With ``num_shards=N`` every record of the input is read by exactly one of the N readers; the
+plan is computed from the listing alone, identically in every process, with no coordination.
+The rules (whole files dealt by size, indexed files cut into byte ranges when there are fewer
+files than readers) are those of :mod:`tfrecord_io.sharding`, which works without TensorFlow.
 
 HDFS inside TensorFlow (:func:`register_filesystems`)
 ----------------------------------------------------
