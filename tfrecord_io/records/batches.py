@@ -65,7 +65,7 @@ def read_batches(
 def _list_batches(reader: RecordReader, batch_size: int) -> Iterator[list[bytes]]:
     batch: list[bytes] = []
     try:
-        for frames in reader._scans(cut=True):
+        for frames in reader.scans(cut=True):
             records: list[bytes] = frames.records  # type: ignore[assignment]
             taken, n = 0, len(records)
             if not batch and n == batch_size:
@@ -92,7 +92,7 @@ def _list_batches(reader: RecordReader, batch_size: int) -> Iterator[list[bytes]
 def _arrow_batches(reader: RecordReader, batch_size: int) -> Iterator[Any]:
     import pyarrow as pa  # noqa: PLC0415 (optional at import time)
 
-    if reader._verify:
+    if reader.verify:
         # With CRCs to check, each record is cut as bytes anyway (its CRC is computed on it):
         # a batch's data buffer is then their join, one copy.
         for batch in _list_batches(reader, batch_size):
@@ -104,7 +104,7 @@ def _arrow_batches(reader: RecordReader, batch_size: int) -> Iterator[Any]:
     data: list[bytes] = []
     lengths: list[Any] = []
     count = 0
-    scans = reader._scans(cut=False)
+    scans = reader.scans(cut=False)
     while True:
         try:
             frames = next(scans)

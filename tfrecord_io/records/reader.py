@@ -126,6 +126,7 @@ class RecordReader:
         skipped_records: damaged stretches skipped under ``on_corrupt="skip"``.
         skipped_bytes: bytes skipped under ``on_corrupt="skip"``.
         compression: the effective compression, ``"none"``, ``"gzip"`` or ``"zlib"``.
+        verify: whether both CRCs of every record are checked.
 
     Raises:
         ValueError: bad arguments, including a byte range on compressed input.
@@ -169,7 +170,7 @@ class RecordReader:
         self.compression: str = kind
         self.skipped_records: int = 0
         self.skipped_bytes: int = 0
-        self._verify = bool(verify)
+        self.verify = bool(verify)
         self._skip = policy == "skip"
         self._on_skip = on_skip
         self._max = max_record_bytes
@@ -253,7 +254,7 @@ class RecordReader:
         per record (for vectorised consumers: Arrow, TensorFlow). Data CRCs are checked as
         for iteration, and damage is handled by the same policy. Use either this or
         iteration on a reader, not both."""
-        for frames in self._scans(cut=False):
+        for frames in self.scans(cut=False):
             yield Chunk(frames.buffer, frames.starts, frames.lengths, frames.offsets())
 
     def close(self) -> None:
@@ -267,7 +268,7 @@ class RecordReader:
     def _record_lists(self, current: list[Iterator[bytes]] | None = None
                       ) -> Iterator[Iterator[bytes]]:
         """The records, one iterator per scanned buffer (kept in ``current[0]`` if given)."""
-        for frames in self._scans(cut=True):
+        for frames in self.scans(cut=True):
             if self._frames is not None and len(self._frames.starts):
                 previous = self._frames
                 self._previous_offset = (
@@ -288,10 +289,13 @@ class RecordReader:
             return False, None
         return False, self._left + pending
 
-    def _scans(self, cut: bool) -> Iterator[framing.Frames]:
-        """Scan buffer after buffer, yielding the Frames that hold records; handle damage by
-        the policy. Closes the source when done."""
-        verify, max_len, end = self._verify, self._max, self._end
+    def scans(self, cut: bool = False) -> Iterator[framing.Frames]:
+        """The :class:`tfrecord_io.framing.Frames` of each scanned buffer that holds records
+        (with each record cut as ``bytes`` if *cut*), damage handled by the reader's policy;
+        the building block of iteration, :meth:`chunks` and
+        :func:`tfrecord_io.records.read_batches`. Closes the source when done. Use one way of
+        reading per reader."""
+        verify, max_len, end = self.verify, self._max, self._end
         scan = framing.scan
         try:
             while True:
