@@ -39,13 +39,9 @@ files than readers) are those of :mod:`tfrecord_io.sharding`, which works withou
 
 HDFS inside TensorFlow (:func:`register_filesystems`)
 ----------------------------------------------------
-tfrecord-io ships a TensorFlow file system plugin (built at install time against the installed
-TensorFlow) that teaches TensorFlow the ``hdfs://`` and ``webhdfs://`` URLs of
-:mod:`tfrecord_io.hdfs`: same NameNode addresses, ``HADOOP_CONF_DIR``, user and DataNode failover,
-served by the hdfs-native client with no JVM and no libhdfs. After
-:func:`register_filesystems` (which :func:`dataset` calls for HDFS inputs) everything in
-TensorFlow takes these URLs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``, ``tf.io.TFRecordWriter``,
-checkpoints, ``model.save``. Appending to an existing HDFS file is not supported.
+After :func:`register_filesystems` (which :func:`dataset` calls for HDFS inputs) TensorFlow
+itself takes ``hdfs://`` and ``webhdfs://`` URLs, through tfrecord-io's file system plugin: see
+:mod:`tfrecord_io.tf.plugin`.
 
 Reading
 -------
