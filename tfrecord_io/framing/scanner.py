@@ -1,21 +1,7 @@
-"""TFRecord framing: the record layout, its checksums, the words for damage, and a frame scanner.
-
-A TFRecord file is a sequence of records, each framed as::
-
-    uint64 length          (little-endian)
-    uint32 masked_crc32c(length bytes)
-    byte   data[length]
-    uint32 masked_crc32c(data)
-
-with ``masked_crc32c(b) = ((c >> 15) | (c << 17)) + 0xa282ead8 (mod 2**32)``, ``c = crc32c(b)``.
-
-This module is the lowest layer of the package: it knows bytes, not files. :func:`scan` walks the
-frames of a buffer in one call and returns the offsets and lengths of the whole, valid records
-in it as arrays, plus where it stopped and why (:class:`Stop`); :func:`resync` finds the next
-valid record after damage, in time linear in the bytes it looks at. Both are used by
-:class:`tfrecord_io.records.RecordReader` and TensorFlow's chunk reader. The words used for
-damaged data are here too, so every reader says the same thing.
-"""
+"""The frame scanner: :func:`scan` walks the frames of a buffer in one call and returns the
+offsets and lengths of its whole, valid records as arrays, plus where it stopped and why
+(:class:`Stop`); :func:`resync` finds the next valid record after damage, in time linear in the
+bytes it looks at."""
 
 from __future__ import annotations
 
@@ -23,44 +9,29 @@ import enum
 import struct
 from array import array
 from itertools import repeat
-from typing import Any, Union
+from typing import Any
 
 import crc32c as _crc32c
 import numpy as np
 
 from tfrecord_io.errors import CorruptRecordError
+from tfrecord_io.framing.damage import (
+    DATA_CHECKSUM_MISMATCH,
+    LENGTH_CHECKSUM_MISMATCH,
+    too_long,
+    truncated,
+)
+from tfrecord_io.framing.layout import (
+    DEFAULT_MAX_RECORD_BYTES,
+    FOOTER_BYTES,
+    FRAMING_BYTES,
+    HEADER_BYTES,
+    MASK_DELTA,
+    Buffer,
+    masked_crc32c,
+)
 
-__all__ = [
-    "HEADER_BYTES",
-    "FOOTER_BYTES",
-    "FRAMING_BYTES",
-    "MASK_DELTA",
-    "DEFAULT_MAX_RECORD_BYTES",
-    "masked_crc32c",
-    "header",
-    "LENGTH_CHECKSUM_MISMATCH",
-    "DATA_CHECKSUM_MISMATCH",
-    "too_long",
-    "truncated",
-    "damaged_stream",
-    "Stop",
-    "Frames",
-    "scan",
-    "resync",
-]
-
-Buffer = Union[bytes, bytearray, memoryview]
-
-#: Bytes before a record's data: the uint64 length and the masked CRC of those 8 bytes.
-HEADER_BYTES = 12
-#: Bytes after a record's data: the masked CRC of the data.
-FOOTER_BYTES = 4
-#: Framing bytes per record.
-FRAMING_BYTES = HEADER_BYTES + FOOTER_BYTES
-#: The constant added when masking a CRC.
-MASK_DELTA = 0xA282EAD8
-#: Default upper bound on the data length of one record: 256 MiB.
-DEFAULT_MAX_RECORD_BYTES = 256 * 1024 * 1024
+__all__ = ["Stop", "Frames", "scan", "resync"]
 
 _U32 = 0xFFFFFFFF
 _CACHE_LIMIT = 4096  # distinct lengths whose header CRC is remembered
@@ -71,58 +42,8 @@ _crc = _crc32c.crc32c
 _HEADER_CRCS: dict[int, int] = {}  # the default cache of header CRCs by length
 _unpack_u64 = struct.Struct("<Q").unpack_from
 _pack_u64 = struct.Struct("<Q").pack
-_pack_u32 = struct.Struct("<I").pack
 _SPAN4 = np.arange(4, dtype=np.int64)
 _EMPTY = np.zeros(0, np.int64)
-
-
-def masked_crc32c(data: Buffer) -> int:
-    """Return the masked CRC-32C of *data*, as stored in TFRecord framing."""
-    c = _crc(data)
-    return (((c >> 15) | (c << 17)) + MASK_DELTA) & _U32
-
-
-def header(length: int) -> bytes:
-    """The 12 header bytes of a record of *length* data bytes."""
-    length_bytes = _pack_u64(length)
-    return length_bytes + _pack_u32(masked_crc32c(length_bytes))
-
-
-# -- the words for damage ----------------------------------------------------------------------
-
-LENGTH_CHECKSUM_MISMATCH = "length checksum mismatch"
-DATA_CHECKSUM_MISMATCH = "data checksum mismatch"
-
-
-def too_long(length: int, maximum: int) -> str:
-    """A header announcing more data than allowed."""
-    return f"record length {length} exceeds the maximum of {maximum} bytes (max_record_bytes)"
-
-
-def truncated(have: int, length: int | None) -> str:
-    """A record cut short: *have* bytes of it exist; *length* is its data length if known."""
-    if length is None or have < HEADER_BYTES:
-        return f"truncated record: the file ends {have} bytes into its header"
-    if have - HEADER_BYTES < length:
-        return (
-            f"truncated record: {length} data bytes announced, the file ends "
-            f"{have - HEADER_BYTES} bytes into them"
-        )
-    return "truncated record: the file ends inside the data checksum"
-
-
-def damaged_stream(compression: str, cause: BaseException, have: int) -> str:
-    """A gzip/zlib stream that cannot be decompressed past a point; *have* bytes of the record
-    at the reported offset were decompressed before it."""
-    if have == 0:
-        return f"damaged {compression} stream ({cause}): nothing past this offset can be read"
-    return (
-        f"damaged {compression} stream ({cause}): the decompressed data ends {have} bytes "
-        "into this record"
-    )
-
-
-# -- scanning ----------------------------------------------------------------------------------
 
 
 class Stop(enum.Enum):
