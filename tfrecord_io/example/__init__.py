@@ -10,8 +10,8 @@ The package, layer by layer:
 * :mod:`~tfrecord_io.example.values`: Python values <-> one serialized record
   (:func:`encode_example`, :func:`decode_example`, and the SequenceExample pair).
 * :mod:`~tfrecord_io.example.wire`: protobuf wire primitives on numpy arrays.
-* :mod:`~tfrecord_io.example.columns`: a batch of records -> per-feature columns, and
-  :func:`infer_schema`.
+* :mod:`~tfrecord_io.example.columns`: a batch of records -> per-feature columns.
+* :mod:`~tfrecord_io.example.inference`: the columns' Arrow schema (:func:`infer_schema`).
 * :mod:`~tfrecord_io.example.arrow`: records -> :class:`pyarrow.Table` (:func:`to_arrow`).
 * :mod:`~tfrecord_io.example.encoder`: :class:`pyarrow.Table` -> records (:func:`from_arrow`).
 * :mod:`~tfrecord_io.example.spec`: the feature spec of sampled records (TensorFlow-free),
@@ -23,7 +23,7 @@ Every public name is importable from :mod:`tfrecord_io.example` itself.
 from __future__ import annotations
 
 from tfrecord_io.example.arrow import to_arrow
-from tfrecord_io.example.columns import infer_schema
+from tfrecord_io.example.inference import infer_schema
 from tfrecord_io.example.encoder import from_arrow
 from tfrecord_io.example.values import (
     FeatureValue,

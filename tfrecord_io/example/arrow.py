@@ -21,7 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrecord_io.errors import SchemaError
-from tfrecord_io.example.columns import Column, collect, infer
+from tfrecord_io.example.columns import Column, collect
+from tfrecord_io.example.inference import infer
 from tfrecord_io.example.values import BYTES_LIST, FLOAT_LIST, INT64_LIST, INT64_MAX, KIND_LABEL, RecordBytes
 
 __all__ = ["to_arrow", "is_list_type"]

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrecord_io.example.arrow import to_arrow
-from tfrecord_io.example.columns import infer_schema
+from tfrecord_io.example.inference import infer_schema
 from tfrecord_io.proto import example_pb2 as _pb
 
 __all__ = ["FeatureSpec", "RecordSpec", "infer_spec", "has_feature_lists", "spark_ddl"]

@@ -7,7 +7,6 @@ import contextlib
 import itertools
 import logging
 import os
-import stat
 from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import IO, Any, BinaryIO, NamedTuple, Union
@@ -15,6 +14,7 @@ from typing import IO, Any, BinaryIO, NamedTuple, Union
 from tfrecord_io import _compression, framing, fs
 from tfrecord_io.errors import CorruptRecordError
 from tfrecord_io.framing import DEFAULT_MAX_RECORD_BYTES
+from tfrecord_io.records.window import StreamWindow, bytes_left, skip_to
 
 __all__ = ["DEFAULT_BUFFER_SIZE", "Source", "Chunk", "RecordReader", "read"]
 
@@ -27,8 +27,6 @@ DEFAULT_BUFFER_SIZE = 1 << 20
 #: binary file object.
 Source = Union[str, "os.PathLike[str]", BinaryIO, IO[bytes]]
 
-_FRAMING = framing.FRAMING_BYTES
-_MAX_READ = 16 << 20  # the most asked of the stream in one read() call
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,20 +176,8 @@ class RecordReader:
         self._end = end
         self._stack = contextlib.ExitStack()
         self._iterator: _Records | None = None
+        self._stream_error_reported = False  # the window's stream error has been reported
 
-        # Buffer state: self._buf[self._pos:] are the next unconsumed bytes, self._buf[0] is at
-        # byte offset self._base of the (uncompressed) stream. self._next[self._next_pos:], if
-        # any, are the bytes that follow self._buf (the rest of a chunk whose head was joined to
-        # the tail of the previous one).
-        self._buf = b""
-        self._pos = 0
-        self._base = start
-        self._next: bytes | None = None
-        self._next_pos = 0
-        self._eof = False
-        self._left: int | None = None  # bytes the stream still holds after what was read
-        self._stream_error: BaseException | None = None
-        self._stream_error_reported = False
         # What the offset property needs: the scan whose records are being returned, the
         # iterator over them, and the offset of the last record of the scan before.
         self._frames: framing.Frames | None = None
@@ -204,12 +190,14 @@ class RecordReader:
             else:
                 stream = source  # type: ignore[assignment]
             if start:
-                _skip_to(stream, start, relative=not is_location)
+                skip_to(stream, start, relative=not is_location)
+            left = None
             if kind != _compression.NONE:
                 stream = _compression.DecompressingReader(stream)
             else:
-                self._left = _bytes_left(stream)
-            self._read = stream.read
+                left = bytes_left(stream)
+            self._window = StreamWindow(stream.read, base=start, left=left,
+                                        chunk_size=self._bufsize)
         except BaseException:
             self._stack.close()
             raise
@@ -280,15 +268,6 @@ class RecordReader:
                 current[0] = iterator
             yield iterator
 
-    def _following(self) -> tuple[bool, int | None]:
-        """Whether no bytes follow self._buf, and how many can (None: unknown)."""
-        pending = 0 if self._next is None else len(self._next) - self._next_pos
-        if self._eof:
-            return pending == 0, pending
-        if self._left is None:
-            return False, None
-        return False, self._left + pending
-
     def scans(self, cut: bool = False) -> Iterator[framing.Frames]:
         """The :class:`tfrecord_io.framing.Frames` of each scanned buffer that holds records
         (with each record cut as ``bytes`` if *cut*), damage handled by the reader's policy;
@@ -299,43 +278,43 @@ class RecordReader:
         scan = framing.scan
         try:
             while True:
-                final, remaining = self._following()
-                frames = scan(self._buf, self._base, pos=self._pos, end=end, verify=verify,
+                final, remaining = self._window.following()
+                frames = scan(self._window.buf, self._window.base, pos=self._window.pos, end=end, verify=verify,
                               max_record_bytes=max_len, final=final, remaining=remaining,
                               cut=cut)
-                self._pos = frames.stop
+                self._window.pos = frames.stop
                 if len(frames.starts):
                     yield frames
                 status = frames.status
                 if status is framing.Stop.MORE:
-                    self._fill(frames.need)
+                    self._window.fill(frames.need)
                     continue
                 if status is framing.Stop.END:
                     self._stream_break(0)
                     return
                 reason = frames.reason
-                if frames.truncated and self._stream_error is not None:
+                if frames.truncated and self._window.error is not None:
                     reason = self._stream_reason(frames.have)
                     self._stream_error_reported = True
-                if not self._damaged(self._base + self._pos, reason):  # type: ignore[arg-type]
+                if not self._damaged(self._window.base + self._window.pos, reason):  # type: ignore[arg-type]
                     self._stream_break(0)
                     return
         finally:
             self._stack.close()
 
     def _stream_reason(self, have: int) -> str:
-        assert self._stream_error is not None
-        return framing.damaged_stream(self.compression, self._stream_error, have)
+        assert self._window.error is not None
+        return framing.damaged_stream(self.compression, self._window.error, have)
 
     def _stream_break(self, have: int) -> None:
         """At the end of the data: report a compressed stream that broke there, if not yet."""
-        if self._stream_error is None or self._stream_error_reported:
+        if self._window.error is None or self._stream_error_reported:
             return
         self._stream_error_reported = True
-        offset = self._base + self._pos
+        offset = self._window.base + self._window.pos
         error = CorruptRecordError(self.path, offset, self._stream_reason(have))
         if not self._skip:
-            raise error from self._stream_error
+            raise error from self._window.error
         self.skipped_records += 1
         self._report(error)
 
@@ -347,7 +326,7 @@ class RecordReader:
                         error.offset, error.reason)
 
     def _damaged(self, offset: int, reason: str) -> bool:
-        """Handle damage to the record at *offset* (which is ``self._base + self._pos``).
+        """Handle damage to the record at *offset* (which is ``self._window.base + self._window.pos``).
 
         Raises under the fail policy. Under the skip policy, reports and counts the damage,
         scans forward to the next valid record and returns whether one was found before the
@@ -355,15 +334,15 @@ class RecordReader:
         """
         error = CorruptRecordError(self.path, offset, reason)
         if not self._skip:
-            if self._stream_error is not None and self._stream_error_reported:
-                raise error from self._stream_error
+            if self._window.error is not None and self._stream_error_reported:
+                raise error from self._window.error
             raise error
         self.skipped_records += 1
         self._report(error)
-        self._pos += 1
+        self._window.pos += 1
         found = self._resync()
-        self.skipped_bytes += self._base + self._pos - offset
-        if not found and self._stream_error is not None:
+        self.skipped_bytes += self._window.base + self._window.pos - offset
+        if not found and self._window.error is not None:
             self._stream_error_reported = True  # this stretch runs into the break: one report
         return found
 
@@ -371,110 +350,16 @@ class RecordReader:
         """Move to the next offset that holds a whole, CRC-valid record; False if there is
         none (everything up to the end of the data or range is then consumed)."""
         while True:
-            final, remaining = self._following()
+            final, remaining = self._window.following()
             status, pos, need = framing.resync(
-                self._buf, self._base, pos=self._pos, end=self._end, max_record_bytes=self._max,
+                self._window.buf, self._window.base, pos=self._window.pos, end=self._end, max_record_bytes=self._max,
                 final=final, remaining=remaining)
-            self._pos = pos
+            self._window.pos = pos
             if status is framing.Stop.FOUND:
                 return True
             if status is framing.Stop.END:
                 return False
-            self._fill(max(need, self._bufsize))  # a window at a time, not a byte at a time
-
-    def _read_chunk(self, size: int) -> bytes:
-        """Up to *size* bytes from the stream; b"" at its end or where it is damaged."""
-        if self._eof:
-            return b""
-        try:
-            chunk = self._read(size)
-        except _compression.DECOMPRESSION_ERRORS as exc:
-            self._stream_error = exc
-            chunk = b""
-        if not chunk:
-            self._eof = True
-            return b""
-        if self._left is not None:
-            self._left = max(self._left - len(chunk), 0)
-        return chunk
-
-    def _fill(self, n: int) -> None:
-        """Make ``self._buf[self._pos:]`` at least *n* bytes long, unless the data ends first.
-
-        Never copies more than the bytes before the end of the record being completed: the rest
-        of a chunk read for it is kept aside (``self._next``) and becomes the buffer itself
-        once the joined part is consumed.
-        """
-        buf, pos = self._buf, self._pos
-        have = len(buf) - pos
-        if have >= n:
-            return
-        nxt = self._next
-        if have == 0:
-            if nxt is not None:  # continue in the chunk kept aside, without a copy
-                self._base += len(buf) - self._next_pos
-                self._buf, self._pos, self._next = nxt, self._next_pos, None
-                if len(nxt) - self._next_pos >= n:
-                    return
-                buf, pos, nxt = self._buf, self._pos, None
-                have = len(buf) - pos
-            else:
-                chunk = self._read_chunk(max(self._bufsize, min(n, _MAX_READ)))
-                self._base += len(buf)
-                self._buf, self._pos = chunk, 0
-                if len(chunk) >= n or not chunk:
-                    return
-                buf, pos, have = chunk, 0, len(chunk)
-        parts = [buf[pos:]]
-        while have < n:
-            if nxt is not None:
-                piece = nxt[self._next_pos:self._next_pos + n - have]
-                self._next_pos += len(piece)
-                if self._next_pos >= len(nxt):
-                    nxt = None
-            else:
-                chunk = self._read_chunk(max(self._bufsize, min(n - have, _MAX_READ)))
-                if not chunk:
-                    break
-                if len(chunk) > n - have:
-                    piece = chunk[:n - have]
-                    nxt, self._next_pos = chunk, n - have
-                else:
-                    piece = chunk
-            parts.append(piece)
-            have += len(piece)
-        self._next = nxt
-        self._base += pos
-        self._buf, self._pos = b"".join(parts), 0
-
-
-def _bytes_left(stream: Any) -> int | None:
-    """How many bytes a regular file still holds after the stream's position, else None."""
-    try:
-        info = os.fstat(stream.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        return max(info.st_size - stream.tell(), 0)
-    except (AttributeError, OSError, ValueError):
-        return None
-
-
-def _skip_to(stream: Any, offset: int, *, relative: bool) -> None:
-    """Advance a stream by *offset* bytes: seek if it can (to *offset* from its current position
-    if *relative*, else to absolute *offset*), otherwise read and discard."""
-    seekable = getattr(stream, "seekable", None)
-    if seekable() if seekable is not None else hasattr(stream, "seek"):
-        if relative:
-            stream.seek(offset, os.SEEK_CUR)
-        else:
-            stream.seek(offset)
-        return
-    remaining = offset
-    while remaining:
-        chunk = stream.read(min(remaining, DEFAULT_BUFFER_SIZE))
-        if not chunk:
-            return  # the range starts past the end: nothing to read
-        remaining -= len(chunk)
+            self._window.fill(max(need, self._bufsize))  # a window at a time, not a byte at a time
 
 
 def read(
