@@ -136,7 +136,7 @@ def python_without_tfrecord_io(tmp_path_factory) -> str:
                    timeout=120)
     python = venv / "bin" / "python"
     probe = subprocess.run([str(python), "-c", "import tfrecord_io"], capture_output=True,
-                           text=True, timeout=60)
+                           text=True, timeout=60, cwd=venv, env=without_venv_on_path(os.environ))
     assert "No module named 'tfrecord_io'" in probe.stderr
     return str(python)
 
