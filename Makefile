@@ -114,11 +114,15 @@ $(MINIHDFS_CP): $(MINIHDFS_SRC) build.sbt
 # tests
 
 # Every suite always runs; the target fails if any failed.
+# Each suite's time is printed, so CI logs show what each costs.
 test:
 	@status=0; \
-	$(MAKE) --no-print-directory test-jvm || status=$$?; \
-	$(MAKE) --no-print-directory test-python || status=$$?; \
-	$(MAKE) --no-print-directory test-spark35 || status=$$?; \
+	for suite in test-jvm test-python test-spark35; do \
+	  start=$$SECONDS; rc=0; \
+	  $(MAKE) --no-print-directory $$suite || rc=$$?; \
+	  echo "make test: $$suite took $$((SECONDS - start)) s (exit $$rc)"; \
+	  if [ $$rc -ne 0 ]; then status=$$rc; fi; \
+	done; \
 	if [ $$status -ne 0 ]; then echo "make test: FAILED (see above)" >&2; fi; \
 	exit $$status
 
