@@ -10,7 +10,7 @@
 #                 tests/packaging), then the Spark tests on pyspark 3.5 (test-spark35)
 #
 # Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
-#   .venv/bin/python -m pytest -m "not spark and not hdfs"
+#   .venv/bin/python -m pytest -m "not spark and not hdfs and not packaging"
 #
 # Other targets: jar (rebuild tfrecord_io/jars/tfrecord-io.jar), tf-plugin (rebuild TensorFlow's
 # hdfs:// plugin), dist (sdist and wheel into dist/), publish-m2 (the Maven artifact into

@@ -24,6 +24,15 @@ ROOT = Path(__file__).resolve().parents[2]
 HIDDEN = re.compile(r"^(javac.*|.*g\+\+.*|.*gcc.*|c\+\+|cc|clang.*|.*-linux-gnu-(g\+\+|gcc|c\+\+).*)$")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks the tests of this directory ``packaging``: they build and install the artifacts
+    (minutes), so the fast inner loop leaves them out."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.path)).parents:
+            item.add_marker("packaging")
+
+
 @dataclass(frozen=True)
 class Dist:
     sdist: Path
