@@ -119,6 +119,8 @@ def _tools_without_compilers(bin_dir: Path, log: Path) -> None:
     for directory in os.environ.get("PATH", "").split(os.pathsep):
         if not directory or not os.path.isdir(directory):
             continue
+        if os.path.isfile(os.path.join(directory, "..", "pyvenv.cfg")):
+            continue  # another virtual environment's bin/ (an activated one): not the machine's
         for entry in sorted(os.listdir(directory)):
             if entry in seen:
                 continue
