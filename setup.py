@@ -70,11 +70,12 @@ def _make_jar_or_exit(out: Path) -> None:
         raise SystemExit(f"\nerror: tfrecord-io: building {out} failed: {exc!r}\n") from exc
 
 
-def _make_plugin_or_exit(out: Path) -> None:
+def _make_plugin_or_exit(out: Path) -> bool:
+    """Builds (or takes) the plugin at *out*; False when this build leaves it out."""
     if _take_prebuilt("TFRECORD_IO_TF_PLUGIN", out):
-        return
+        return True
     try:
-        make_tf_plugin(out)
+        return make_tf_plugin(out) is not None
     except BuildError as exc:
         raise SystemExit(f"\nerror: {exc}\n") from None
 
@@ -93,7 +94,11 @@ class build_py(_build_py):
             # After the copy of package data, so a stale jar left in the source tree by an
             # editable install never wins over the fresh one.
             _make_jar_or_exit(Path(self.build_lib) / JAR_RELPATH)
-            _make_plugin_or_exit(Path(self.build_lib) / PLUGIN_RELPATH)
+            plugin = Path(self.build_lib) / PLUGIN_RELPATH
+            if not _make_plugin_or_exit(plugin):
+                # Not built here: a plugin copied in from the source tree (an editable
+                # install's, for some other TensorFlow) must not ship in this build.
+                plugin.unlink(missing_ok=True)
 
     def get_outputs(self, include_bytecode=True):
         outputs = list(super().get_outputs(include_bytecode))
