@@ -89,7 +89,6 @@ def test_local_session_runs_python_workers_in_the_drivers_interpreter(tmp_path):
     assert lines["WORKER"] == sys.executable
 
 
-
 BARE_EXECUTORS_SCRIPT = textwrap.dedent(
     """
     import sys
