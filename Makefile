@@ -2,17 +2,22 @@
 #
 #   make setup    install everything: .venv with pyspark, TensorFlow and the package (editable,
 #                 test extras, jar built against the venv's pyspark, hdfs:// plugin against its
-#                 TensorFlow), the sbt launcher, the JVM dependencies, and
-#                 .tools/minihdfs.classpath for the test HDFS
-#   make test     run every test: JUnit (bin/sbt core/test), then pytest
+#                 TensorFlow), the sbt launcher, the JVM dependencies,
+#                 .tools/minihdfs.classpath for the test HDFS, and .venv-spark35 (pyspark 3.5,
+#                 the package with the very same jar, not rebuilt)
+#   make test     run every test: JUnit (bin/sbt core/test), pytest (which also builds the
+#                 sdist and wheel and tests the wheel in a fresh venv without javac or g++,
+#                 tests/packaging), then the Spark tests on pyspark 3.5 (test-spark35)
 #
 # Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
-#   .venv/bin/python -m pytest -m "not spark and not hdfs"
+#   .venv/bin/python -m pytest -m "not spark and not hdfs and not packaging"
 #
 # Other targets: jar (rebuild tfrecord_io/jars/tfrecord-io.jar), tf-plugin (rebuild TensorFlow's
-# hdfs:// plugin), test-jvm, test-python,
-# bench, hdfs (start the test HDFS by hand), clean, distclean.
-# Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', PYTEST_ARGS='-k name -x', PIP_QUIET=.
+# hdfs:// plugin), dist (sdist and wheel into dist/), publish-m2 (the Maven artifact into
+# ~/.m2), test-jvm, test-python, test-spark35, bench, hdfs (start the test HDFS by hand),
+# clean, distclean.
+# Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', PYSPARK35='pyspark==3.5.*',
+# PYTEST_ARGS='-k name -x', PIP_QUIET=.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -29,6 +34,11 @@ PIP_QUIET ?= -q
 PYSPARK ?= pyspark==4.3.0
 # Installed before the package too: setup.py compiles the TensorFlow hdfs:// plugin against it.
 TENSORFLOW ?= tensorflow-cpu==2.21.*
+# The second Spark line the same jar is tested on (Scala 2.12), in its own environment.
+PYSPARK35 ?= pyspark==3.5.*
+VENV35 ?= .venv-spark35
+PY35 := $(VENV35)/bin/python
+PIP35 := $(PY35) -m pip --disable-pip-version-check --no-input
 SBT := bin/sbt
 PYTEST_ARGS ?=
 JAR := tfrecord_io/jars/tfrecord-io.jar
@@ -41,7 +51,8 @@ MINIHDFS_SRC := $(shell find jvm/minihdfs/src -type f 2>/dev/null)
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: help setup setup-python setup-jvm jar tf-plugin test test-jvm test-python bench hdfs clean distclean
+.PHONY: help setup setup-python setup-jvm setup-spark35 jar tf-plugin dist publish-m2 test test-jvm test-python \
+  test-spark35 bench hdfs clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -49,7 +60,7 @@ help:
 # ---------------------------------------------------------------------------------------------
 # setup
 
-setup: setup-python setup-jvm
+setup: setup-python setup-jvm setup-spark35
 	@echo "make setup: done"
 
 $(PY):
@@ -62,6 +73,19 @@ setup-python: $(PY)
 	@test -s $(JAR) || { echo "make setup: $(JAR) was not built" >&2; exit 1; }
 	@test -s $(TF_PLUGIN) || { echo "make setup: $(TF_PLUGIN) was not built" >&2; exit 1; }
 	@$(PY) -c 'import pyspark, sys; print("make setup: python", sys.version.split()[0], "pyspark", pyspark.__version__, "jar $(JAR)")'
+
+$(PY35):
+	$(PYTHON) -m venv $(VENV35)
+
+# pyspark 3.5 (Scala 2.12) with the package installed editable from this checkout, taking the
+# jar and the plugin that setup-python built (TFRECORD_IO_JAR, TFRECORD_IO_TF_PLUGIN: setup.py
+# copies nothing onto itself and compiles nothing): one jar, two Spark lines.
+setup-spark35: setup-python | $(PY35)
+	$(PIP35) install $(PIP_QUIET) 'pip>=24' 'setuptools>=77' wheel
+	$(PIP35) install $(PIP_QUIET) '$(PYSPARK35)' '$(TENSORFLOW)' 'tf-keras==2.21.*'
+	TFRECORD_IO_JAR=$(abspath $(JAR)) TFRECORD_IO_TF_PLUGIN=$(abspath $(TF_PLUGIN)) \
+	  $(PIP35) install $(PIP_QUIET) --no-build-isolation -e '.[test]'
+	@$(PY35) -c 'import pyspark, sys; v = pyspark.__version__; assert v.startswith("3.5."), v; print("make setup: $(VENV35): python", sys.version.split()[0], "pyspark", v, "jar $(JAR)")'
 
 # Fetches the sbt launcher on first use, resolves every JVM dependency of the build (Maven
 # Central only) and writes .tools/minihdfs.classpath.
@@ -89,11 +113,16 @@ $(MINIHDFS_CP): $(MINIHDFS_SRC) build.sbt
 # ---------------------------------------------------------------------------------------------
 # tests
 
-# Both suites always run; the target fails if either failed.
+# Every suite always runs; the target fails if any failed.
+# Each suite's time is printed, so CI logs show what each costs.
 test:
 	@status=0; \
-	$(MAKE) --no-print-directory test-jvm || status=$$?; \
-	$(MAKE) --no-print-directory test-python || status=$$?; \
+	for suite in test-jvm test-python test-spark35; do \
+	  start=$$SECONDS; rc=0; \
+	  $(MAKE) --no-print-directory $$suite || rc=$$?; \
+	  echo "make test: $$suite took $$((SECONDS - start)) s (exit $$rc)"; \
+	  if [ $$rc -ne 0 ]; then status=$$rc; fi; \
+	done; \
 	if [ $$status -ne 0 ]; then echo "make test: FAILED (see above)" >&2; fi; \
 	exit $$status
 
@@ -105,6 +134,27 @@ test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP)
 	@rc=0; $(PY) -m pytest tests -ra $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-python: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
+
+# The Spark tests (RDD helpers, DataFrame functions, data source, SQL) on pyspark 3.5 with the
+# jar built against pyspark 4.3. Spark's Python workers run the 3.5 environment too.
+test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) | $(PY35)
+	@rc=0; PYSPARK_PYTHON=$(abspath $(PY35)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY35)) \
+	  $(PY35) -m pytest tests/spark -ra $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test-spark35: pytest collected no tests; failing" >&2; exit 1; fi; \
+	exit $$rc
+
+# ---------------------------------------------------------------------------------------------
+# release artifacts
+
+# sdist and wheel into dist/, built once, without isolation: this environment has pyspark (for
+# javac) and TensorFlow (for the plugin), so the wheel is the platform wheel with the plugin.
+dist: | $(PY)
+	$(PY) -m build --no-isolation --outdir dist .
+
+# The Maven artifact org.tfrecordio:tfrecord-io into ~/.m2/repository (or -Dmaven.repo.local
+# given in SBT_OPTS); `bin/sbt core/publishLocal` for ~/.ivy2/local.
+publish-m2:
+	$(SBT) core/publishM2
 
 # ---------------------------------------------------------------------------------------------
 # by hand
@@ -121,4 +171,4 @@ clean:
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV) .tools
+	rm -rf $(VENV) $(VENV35) .tools

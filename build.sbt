@@ -2,6 +2,9 @@
 //
 //   bin/sbt core/test                   JUnit tests of the library (jvm/src/test/java)
 //   bin/sbt minihdfs/exportClasspath    writes .tools/minihdfs.classpath (one ':'-separated line)
+//   bin/sbt core/publishM2              the Maven artifact org.tfrecordio:tfrecord-io:VERSION (jar,
+//                                       sources and javadoc jars, POM) into ~/.m2/repository, or
+//                                       SBT_OPTS=-Dmaven.repo.local=DIR; core/publishLocal: ~/.ivy2
 //
 // core compiles and tests against exactly the jars that the installed pyspark ships (Spark,
 // Hadoop client 3.5.0, slf4j, log4j 2), as setup.py does for the jar that Python ships
@@ -13,6 +16,18 @@
 
 // The Hadoop that pyspark 4.3.0 bundles; stated only here (build_support/versions.py reads it).
 val hadoopVersion = "3.5.0"
+
+// What the published POM names as `provided` (the jar's only dependencies; nothing at run time).
+// The compile classpath is pyspark's jars (Spark 4.3.0), but Central has no Spark 4.3.0: the POM
+// names the newest Spark release on Central, 4.2.0, whose spark-sql API the jar uses the same
+// way (Java API only). The Scala suffix does not bind users: `provided` dependencies are not
+// transitive, and the jar itself has no Scala suffix (it is plain Java, one jar for Spark 3.5 /
+// Scala 2.12 and Spark 4.x / Scala 2.13).
+val pomSparkVersion = "4.2.0"
+val pomProvided = Seq(
+  ("org.apache.spark", "spark-sql_2.13", pomSparkVersion),
+  ("org.apache.hadoop", "hadoop-client-api", hadoopVersion)
+)
 
 ThisBuild / organization := "org.tfrecordio"
 // The package's version is stated once, in tfrecord_io/__init__.py.
@@ -98,6 +113,26 @@ lazy val core = (project in file("jvm"))
   .settings(javaOnly)
   .settings(
     name := "tfrecord-io",
+    description := "TFRecord as a Hadoop and Spark file format: InputFormat/OutputFormat, DataFrame codec",
+    licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0.txt")),
+    // The POM: no runtime dependency; Spark and Hadoop `provided` (see pomProvided); test-only
+    // dependencies (JUnit) left out, as they say nothing to users.
+    pomPostProcess := { (node: scala.xml.Node) =>
+      import scala.xml._
+      import scala.xml.transform._
+      val provided = pomProvided.map { case (g, a, v) =>
+        <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version><scope>provided</scope></dependency>
+      }
+      val rule = new RewriteRule {
+        override def transform(n: Node): Seq[Node] = n match {
+          case e: Elem if e.label == "project" =>
+            val kept = e.child.filterNot(_.label == "dependencies")
+            e.copy(child = kept :+ <dependencies>{provided}</dependencies>)
+          case other => other
+        }
+      }
+      new RuleTransformer(rule).transform(node).head
+    },
     sparkJarsDir := findSparkJars((ThisBuild / baseDirectory).value)
       .fold(msg => throw new sbt.internal.util.MessageOnlyException(msg), identity),
     // Provided in effect: on the compile and test classpaths, never in anything published.

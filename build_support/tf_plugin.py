@@ -15,6 +15,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from build_support import BuildError
@@ -43,9 +44,12 @@ def make_tf_plugin(out: Path) -> Path | None:
     """Compiles the TensorFlow file system plugin; None (with a notice) when it cannot be."""
     tf_dir = find_tensorflow()
     if tf_dir is None:
-        print("tfrecord-io: TensorFlow is not installed here, so its hdfs:// file system plugin "
-              "is not built (tfrecord_io.tf will read HDFS with its Python reader). Install "
-              "TensorFlow first to get it.", flush=True)
+        print("tfrecord-io: TensorFlow is not installed in the Python that runs this build "
+              f"({sys.executable}), so its hdfs:// file system plugin is not built and "
+              "tfrecord_io.tf will read HDFS with its Python reader. To get the plugin, install "
+              "TensorFlow first and build without isolation (`pip install --no-build-isolation "
+              "...`, `python -m build --no-isolation`): an isolated build environment has no "
+              "TensorFlow.", flush=True)
         return None
     cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if not cxx:

@@ -11,7 +11,7 @@ Markers are applied here from what a test uses, so that nobody has to remember t
   imports the test HDFS launcher (tests that start their own MiniDFSCluster);
 * ``tensorflow``: its module imports TensorFlow.
 
-``pytest -m "not spark and not hdfs"`` is the fast inner loop; ``make test`` runs everything.
+``pytest -m "not spark and not hdfs and not packaging"`` is the fast inner loop; ``make test`` runs everything.
 """
 
 from __future__ import annotations

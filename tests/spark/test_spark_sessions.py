@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pyspark
+import pytest
 
 SCRIPT = textwrap.dedent(
     """
@@ -48,3 +49,108 @@ def test_spark_submit_job_needs_no_jars_flag(tmp_path):
     out = run([str(spark_submit), "--master", "local[1]", str(script), str(tmp_path / "out")],
               tmp_path)
     assert "LOADED [b'a', b'bc']" in out
+
+
+WORKER_PYTHON_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from tfrecord_io import spark as tfs
+
+    spark = tfs.session("local[1]", **{"spark.ui.enabled": "false"})
+    workers = spark.sparkContext.parallelize([0], 1).map(lambda _: __import__("sys").executable)
+    print("WORKER", workers.collect()[0])
+    print("DRIVER", sys.executable)
+    spark.stop()
+    """
+)
+
+
+def without_venv_on_path(env: dict[str, str]) -> dict[str, str]:
+    """The environment of a shell where no virtual environment is activated."""
+    venv_bin = os.path.dirname(sys.executable)
+    env = {k: v for k, v in env.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON",
+                                                     "VIRTUAL_ENV")}
+    env["PATH"] = os.pathsep.join(
+        d for d in env.get("PATH", "").split(os.pathsep) if d and os.path.abspath(d) != venv_bin
+    )
+    return env
+
+
+def test_local_session_runs_python_workers_in_the_drivers_interpreter(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(WORKER_PYTHON_SCRIPT)
+    env = without_venv_on_path(dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"))
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=300, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in result.stdout.splitlines()
+                 if line.startswith(("WORKER ", "DRIVER ")))
+    assert lines["DRIVER"] == sys.executable
+    assert lines["WORKER"] == sys.executable
+
+
+BARE_EXECUTORS_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from pyspark.sql import Row
+    from tfrecord_io import spark as tfs
+
+    out = sys.argv[2]
+    spark = tfs.session("local-cluster[2,1,1024]", **{
+        "spark.pyspark.python": sys.argv[1],
+        "spark.ui.enabled": "false",
+        "spark.executor.memory": "1g",
+        "spark.driver.host": "127.0.0.1",
+    })
+    sc = spark.sparkContext
+
+    def probe(_):
+        import sys
+        try:
+            import tfrecord_io  # noqa: F401
+            found = "importable"
+        except ModuleNotFoundError:
+            found = "missing"
+        return sys.executable + " " + found
+
+    print("EXECUTOR", sorted(set(sc.parallelize(range(4), 4).map(probe).collect())))
+    records = [b"a", bytearray(b"bc"), memoryview(b"def"), b""]
+    tfs.save_records(sc.parallelize(records, 2), out + "/records")
+    print("RECORDS", sorted(tfs.load_records(sc, out + "/records").collect()))
+    rows = spark.createDataFrame([Row(id=1, name="x"), Row(id=2, name="yz")])
+    tfs.save_dataframe(rows, out + "/frame")
+    back = tfs.load_dataframe(spark, out + "/frame", schema="id BIGINT, name STRING")
+    print("ROWS", sorted((r.id, r.name) for r in back.collect()))
+    spark.stop()
+    """
+)
+
+
+@pytest.fixture(scope="session")
+def python_without_tfrecord_io(tmp_path_factory) -> str:
+    """A plain virtual environment (no pip, no site packages of ours): its interpreter lacks
+    tfrecord_io and every dependency of it, pyspark included."""
+    venv = tmp_path_factory.mktemp("bare-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
+    python = venv / "bin" / "python"
+    probe = subprocess.run([str(python), "-c", "import tfrecord_io"], capture_output=True,
+                           text=True, timeout=60, cwd=venv, env=without_venv_on_path(os.environ))
+    assert "No module named 'tfrecord_io'" in probe.stderr
+    return str(python)
+
+
+def test_every_spark_helper_runs_on_executors_without_tfrecord_io(
+    tmp_path, python_without_tfrecord_io
+):
+    script = tmp_path / "job.py"
+    script.write_text(BARE_EXECUTORS_SCRIPT)
+    env = without_venv_on_path(dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"))
+    result = subprocess.run(
+        [sys.executable, str(script), python_without_tfrecord_io, str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-5000:]
+    assert f"EXECUTOR ['{python_without_tfrecord_io} missing']" in result.stdout
+    assert "RECORDS [b'', b'a', b'bc', b'def']" in result.stdout
+    assert "ROWS [(1, 'x'), (2, 'yz')]" in result.stdout

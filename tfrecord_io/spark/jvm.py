@@ -11,6 +11,7 @@ import functools
 import logging
 import os
 import re
+import sys
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -106,7 +107,15 @@ def session(master: Optional[str] = None, app_name: str = "tfrecord-io", **conf:
         **conf: further Spark settings; pass dotted keys as ``**{"spark.x.y": v}``.
 
     If a session already exists, the jar is added to it with :func:`ensure_jar`.
+
+    The Python of Spark's workers, for a new application: ``spark.pyspark.python`` if set
+    (honoured here as ``spark-submit`` does, also in a plain ``python job.py``), else the
+    ``PYSPARK_PYTHON`` environment variable, else, for ``local[...]`` and ``local-cluster[...]``
+    masters, this interpreter (``sys.executable``): a script run as ``.venv/bin/python job.py``
+    needs no activated environment. Other masters keep Spark's default (``python3`` on the
+    executors' ``PATH``).
     """
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
@@ -114,9 +123,24 @@ def session(master: Optional[str] = None, app_name: str = "tfrecord-io", **conf:
         builder = builder.master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
+    starts = SparkContext._active_spark_context is None  # noqa: SLF001 - no public getter
     spark = configure(builder).getOrCreate()
+    if starts:
+        _set_worker_python(spark.sparkContext)
     ensure_jar(spark)
     return spark
+
+
+def _set_worker_python(sc: "SparkContext") -> None:
+    """Points a new application's Python workers at the interpreter :func:`session` documents."""
+    # PySpark reads only PYSPARK_PYTHON, once, when the context starts (sc.pythonExec); every
+    # Python function shipped to executors afterwards carries sc.pythonExec.
+    chosen = sc.getConf().get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON")
+    if not chosen and sc.master.startswith("local"):
+        chosen = sys.executable
+    if chosen and chosen != sc.pythonExec:
+        _log.info("Spark's Python workers run %s", chosen)
+        sc.pythonExec = chosen
 
 
 def ensure_jar(spark: Any) -> None:

@@ -83,13 +83,16 @@ def load_records(
 
 
 def _to_jvm_bytes(rdd: "RDD[Any]") -> Any:
-    """The records as a JavaRDD of byte[]: each element crosses as one length-framed frame."""
+    """The records as a JavaRDD of byte[]: each element crosses as one length-framed frame.
+
+    The map function is the builtin ``bytes`` (``bytes(b)`` is ``b`` itself for ``bytes``, a
+    copy for ``bytearray``/``memoryview``): it pickles as a reference to ``builtins``, so the
+    executors' Python workers need nothing but pyspark, which Spark puts on their path.
+    Nothing of ``tfrecord_io`` may be shipped to them: many clusters install it on the driver
+    only.
+    """
     from pyspark.serializers import NoOpSerializer
 
-    framed = rdd.map(_as_bytes)
+    framed = rdd.map(bytes)
     framed._jrdd_deserializer = NoOpSerializer()  # noqa: SLF001 - how the worker writes them
     return framed._jrdd  # noqa: SLF001
-
-
-def _as_bytes(record: Any) -> bytes:
-    return record if type(record) is bytes else bytes(record)

@@ -2,8 +2,10 @@
 
 HDFS inside TensorFlow (:func:`register_filesystems`)
 ----------------------------------------------------
-tfrecord-io ships a TensorFlow file system plugin (built at install time against the installed
-TensorFlow) that teaches TensorFlow the ``hdfs://`` and ``webhdfs://`` URLs of
+tfrecord-io ships a TensorFlow file system plugin (in the Linux x86_64 wheel, compiled against
+TensorFlow 2.21; from source, compiled against the TensorFlow present at build time; if the
+installed TensorFlow refuses it, :func:`hdfs_in_tensorflow` warns once and tfrecord-io reads HDFS
+with its Python reader) that teaches TensorFlow the ``hdfs://`` and ``webhdfs://`` URLs of
 :mod:`tfrecord_io.hdfs`: same NameNode addresses, ``HADOOP_CONF_DIR``, user and DataNode failover,
 served by the hdfs-native client with no JVM and no libhdfs. After
 :func:`register_filesystems` (which :func:`dataset` calls for HDFS inputs) everything in
@@ -28,6 +30,7 @@ __all__ = ["register_filesystems", "hdfs_in_tensorflow"]
 log = logging.getLogger(__name__)
 
 _filesystems_lock = threading.Lock()
+_fallback_lock = threading.Lock()  # one warning, even when several threads ask at once
 _filesystems_error: BaseException | None = None  # why the plugin could not be registered
 
 
@@ -54,19 +57,36 @@ def register_filesystems() -> None:
             tf.experimental.register_filesystem_plugin(str(path))
         except tf.errors.OpError as e:
             raise TFRecordError(
-                f"TensorFlow did not accept tfrecord-io's hdfs:// file system plugin {path}: "
-                f"{e.message}"
+                f"TensorFlow {tf.__version__} cannot load tfrecord-io's hdfs:// file system "
+                f"plugin {path}: {e.message}. The plugin is compiled against one TensorFlow "
+                "for one platform (a wheel's: Linux x86_64, TensorFlow 2.21); to build it for "
+                "this one, reinstall tfrecord-io from its source distribution with TensorFlow "
+                "installed (`pip install --no-binary tfrecord-io --no-build-isolation "
+                "tfrecord-io`)."
             ) from e
-        _filesystem.install(path)
+        try:
+            _filesystem.install(path)
+        except (OSError, AttributeError) as e:  # not the plugin this Python code belongs to
+            raise TFRecordError(
+                f"tfrecord-io's hdfs:// file system plugin {path} loaded but does not match this "
+                f"tfrecord-io ({e}): reinstall tfrecord-io."
+            ) from e
 
 
 def hdfs_in_tensorflow() -> bool:
-    """Whether TensorFlow can read hdfs:// itself (registering the plugin on first use)."""
+    """Whether TensorFlow can read hdfs:// itself (registering the plugin on first use).
+
+    When it cannot (no plugin in this installation, or the installed TensorFlow refuses the
+    bundled one: another ABI, another platform), logs one warning naming the reason, once per
+    process, and returns False: :func:`~tfrecord_io.tf.dataset` then reads HDFS with
+    tfrecord-io's Python reader.
+    """
     global _filesystems_error
-    if _filesystems_error is None:
-        try:
-            register_filesystems()
-        except (PluginNotBuiltError, TFRecordError) as e:
-            _filesystems_error = e
-            log.warning("reading HDFS with tfrecord-io's Python reader (slower): %s", e)
+    with _fallback_lock:
+        if _filesystems_error is None and not _filesystem.installed():
+            try:
+                register_filesystems()
+            except (PluginNotBuiltError, TFRecordError) as e:
+                _filesystems_error = e
+                log.warning("reading HDFS with tfrecord-io's Python reader (slower): %s", e)
     return _filesystems_error is None
