@@ -1,6 +1,8 @@
 """The Spark data source ``format("tfrecord")`` on real executors: save modes, partitions, SQL
-tables, column pruning, counts from indexes, exact splits, TensorFlow agreeing both ways,
-linkedin/spark-tfrecord's option spellings, and damaged input.
+tables, column pruning, counts from indexes, exact splits, linkedin/spark-tfrecord's option
+spellings, and damaged input. TensorFlow-free (records are checked with tfrecord_io.records), so
+it runs in a Spark-only environment too; tests/spark/test_source_tensorflow.py has TensorFlow
+reading what the source writes and the other way round.
 """
 
 from __future__ import annotations
@@ -8,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import tensorflow as tf
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
 from tfrecord_io import example as ex
+from tfrecord_io import records
 
 FORMAT_CLASS = "org.tfrecordio.spark.source.TFRecordFileFormat"
 
@@ -25,9 +27,8 @@ def index_files(directory: Path) -> list[Path]:
     return sorted(directory.rglob("_part-*.tfindex"))
 
 
-def tf_records(directory: Path, compression: str = "") -> list[bytes]:
-    files = [str(p) for p in data_files(directory)]
-    return [r.numpy() for r in tf.data.TFRecordDataset(files, compression_type=compression)]
+def file_records(directory: Path, compression: str | None = None) -> list[bytes]:
+    return [r for p in data_files(directory) for r in records.read(str(p), compression)]
 
 
 def metrics(spark):
@@ -100,7 +101,7 @@ def test_partitioned_write_and_read(spark, tmp_path):
     dirs = {p.parent.relative_to(tmp_path / "t").as_posix() for p in data_files(tmp_path / "t")}
     assert dirs == {f"bucket={b}/kind={k}" for b in range(3) for k in ("even", "odd")}
     # Partition columns live in the directory names, not in the records.
-    assert set(ex.decode_example(tf_records(tmp_path / "t")[0])) == {"id", "name", "score", "tags"}
+    assert set(ex.decode_example(file_records(tmp_path / "t")[0])) == {"id", "name", "score", "tags"}
 
     back = read(spark, tmp_path / "t")
     assert back.columns == ["id", "name", "score", "tags", "bucket", "kind"]
@@ -169,7 +170,7 @@ def test_count_is_answered_from_the_indexes(spark, tmp_path):
 def test_count_reads_a_file_whose_index_is_deleted(spark, tmp_path):
     people(spark, 300, partitions=3).write.format("tfrecord").save(str(tmp_path / "t"))
     first = data_files(tmp_path / "t")[0]
-    in_first = len(tf_records_of(first))
+    in_first = len(records_of(first))
     (first.parent / f"_{first.name}.tfindex").unlink()
     assert read(spark, tmp_path / "t").count() == 300
     assert metrics(spark) == {"read": in_first, "counted": 300 - in_first, "decoded": 0}
@@ -178,11 +179,10 @@ def test_count_reads_a_file_whose_index_is_deleted(spark, tmp_path):
 def test_count_reads_a_file_appended_to_after_its_index(spark, tmp_path):
     people(spark, 300, partitions=3).write.format("tfrecord").save(str(tmp_path / "t"))
     first = data_files(tmp_path / "t")[0]
-    in_first = len(tf_records_of(first))
+    in_first = len(records_of(first))
     extra = tmp_path / "extra.tfrecord"
-    with tf.io.TFRecordWriter(str(extra)) as w:
-        for i in range(7):
-            w.write(ex.encode_example({"id": [1000 + i]}))
+    records.write(str(extra), [ex.encode_example({"id": [1000 + i]}) for i in range(7)],
+                  index=False)
     with open(first, "ab") as out:
         out.write(extra.read_bytes())
     df = read(spark, tmp_path / "t")
@@ -191,8 +191,8 @@ def test_count_reads_a_file_appended_to_after_its_index(spark, tmp_path):
     assert sorted(ids(df))[-7:] == list(range(1000, 1007))
 
 
-def tf_records_of(path: Path) -> list[bytes]:
-    return [r.numpy() for r in tf.data.TFRecordDataset(str(path))]
+def records_of(path: Path) -> list[bytes]:
+    return list(records.read(str(path)))
 
 
 @pytest.mark.parametrize("indexed", [True, False])
@@ -218,40 +218,6 @@ def test_small_splits_read_every_record_once(spark, tmp_path, indexed):
 
 
 # ---------------------------------------------------------------------------------------------
-# TensorFlow both ways
-# ---------------------------------------------------------------------------------------------
-
-
-def test_tensorflow_parses_what_the_source_writes(spark, tmp_path):
-    people(spark, 30).write.format("tfrecord").save(str(tmp_path / "t"))
-    parsed = tf.io.parse_example(tf_records(tmp_path / "t"), {
-        "id": tf.io.FixedLenFeature([], tf.int64),
-        "name": tf.io.FixedLenFeature([], tf.string),
-        "score": tf.io.FixedLenFeature([], tf.float32),
-        "tags": tf.io.FixedLenFeature([2], tf.int64),
-    })
-    got = sorted(zip(parsed["id"].numpy().tolist(), parsed["name"].numpy().tolist(),
-                     parsed["score"].numpy().tolist(), parsed["tags"].numpy().tolist()))
-    assert got == [(i, f"name{i}".encode(), i / 2, [i, i + 1]) for i in range(30)]
-
-
-def test_the_source_reads_what_tensorflow_writes(spark, tmp_path):
-    (tmp_path / "tf").mkdir()
-    with tf.io.TFRecordWriter(str(tmp_path / "tf" / "data.tfrecord")) as w:
-        for i in range(25):
-            w.write(tf.train.Example(features=tf.train.Features(feature={
-                "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2])),
-                "pixels": tf.train.Feature(float_list=tf.train.FloatList(value=[i, i + 0.5])),
-                "text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"t%d" % i])),
-            })).SerializeToString())
-    df = read(spark, tmp_path / "tf")
-    assert df.dtypes == [("label", "bigint"), ("pixels", "array<float>"), ("text", "string")]
-    rows = sorted(df.collect(), key=lambda r: r.text)
-    assert len(rows) == 25 and rows[0].pixels == [0.0, 0.5] and rows[0].label == 0
-    assert df.where("label = 1").count() == 12
-
-
-# ---------------------------------------------------------------------------------------------
 # Options
 # ---------------------------------------------------------------------------------------------
 
@@ -262,7 +228,7 @@ def test_spark_tfrecord_spellings_record_type_and_codec(spark, tmp_path):
     files = data_files(tmp_path / "t")
     assert files and all(p.name.endswith(".tfrecord.gz") for p in files)
     assert not index_files(tmp_path / "t")
-    assert len(tf_records(tmp_path / "t", "GZIP")) == 40
+    assert len(file_records(tmp_path / "t", "gzip")) == 40
     back = spark.read.format("tfrecord").option("recordType", "Example").load(str(tmp_path / "t"))
     assert ids(back) == list(range(40))
     assert back.count() == 40  # compressed: no index, counted by reading
@@ -276,7 +242,7 @@ def test_sequence_examples_and_byte_arrays(spark, tmp_path):
 
     raw = spark.createDataFrame([(b"\x00\x01",), (b"",)], "byteArray binary")
     raw.write.format("tfrecord").option("recordType", "ByteArray").save(str(tmp_path / "b"))
-    assert sorted(tf_records(tmp_path / "b")) == [b"", b"\x00\x01"]
+    assert sorted(file_records(tmp_path / "b")) == [b"", b"\x00\x01"]
     back = read(spark, tmp_path / "b", recordType="ByteArray")
     assert back.schema == StructType([StructField("byte_array", BinaryType(), True)])
     assert sorted(r.byte_array for r in back.collect()) == [b"", b"\x00\x01"]
@@ -332,9 +298,8 @@ def test_damaged_file_fails_naming_file_and_offset_or_is_skipped(spark, tmp_path
 
 def test_undecodable_record_fails_naming_file_and_offset(spark, tmp_path):
     (tmp_path / "t").mkdir()
-    with tf.io.TFRecordWriter(str(tmp_path / "t" / "x.tfrecord")) as w:
-        w.write(ex.encode_example({"id": [1]}))
-        w.write(ex.encode_example({"id": ["not a number"]}))
+    records.write(str(tmp_path / "t" / "x.tfrecord"),
+                  [ex.encode_example({"id": [1]}), ex.encode_example({"id": ["not a number"]})])
     with pytest.raises(Exception, match=r"feature 'id' holds bytes values.*byte offset \d+ "
                                          r"of \S*x.tfrecord"):
         read(spark, tmp_path / "t", schema="id long").collect()
