@@ -133,7 +133,8 @@ def main() -> None:
         print(f"on disk: TFRecord {size(tf_path) / 1e6:.1f} MB (+ indexes), "
               f"Parquet {size(pq_path) / 1e6:.1f} MB")
         print(f"count(): {metrics.recordsRead()} records read, "
-              f"{metrics.recordsCounted()} counted from indexes\n")
+              f"{metrics.recordsCounted()} counted from indexes; "
+              f"load average {os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} CPUs)\n")
         print("| operation | TFRecord | Parquet | ratio |")
         print("|---|---:|---:|---:|")
         for name, (ours, theirs) in results.items():
