@@ -270,6 +270,16 @@ def test_tfrecord_keys_go_to_the_hadoop_configuration(spark, tmp_path):
     assert read(spark, tmp_path / "t").count() == 10
 
 
+def test_hadoop_output_compression_keys_apply_without_a_compression_option(spark, tmp_path):
+    people(spark, 10).write.format("tfrecord") \
+        .option("mapreduce.output.fileoutputformat.compress", "true") \
+        .option("mapreduce.output.fileoutputformat.compress.codec",
+                "org.apache.hadoop.io.compress.GzipCodec").save(str(tmp_path / "t"))
+    files = data_files(tmp_path / "t")
+    assert files and all(p.name.endswith(".tfrecord.gz") for p in files)
+    assert read(spark, tmp_path / "t").count() == 10
+
+
 def test_unsupported_column_type_fails_naming_it(spark, tmp_path):
     df = spark.createDataFrame([(1, {"a": 1})], "id long, m map<string,int>")
     with pytest.raises(Exception, match=r"column 'm' has type map<string,int>"):

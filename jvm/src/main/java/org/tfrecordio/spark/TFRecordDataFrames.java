@@ -41,6 +41,7 @@ public final class TFRecordDataFrames {
   public static final String BYTE_ARRAY_COLUMN = "byte_array";
   /** The data source's short name. */
   public static final String FORMAT = "tfrecord";
+  private static final String COMPRESS = "mapreduce.output.fileoutputformat.compress";
 
   private TFRecordDataFrames() {}
 
@@ -63,8 +64,12 @@ public final class TFRecordDataFrames {
     if (hadoopConf != null) {
       writer = writer.options(hadoopConf);
     }
-    writer = writer.option(TFRecordOptions.RECORD_TYPE, recordType)
-        .option(TFRecordOptions.COMPRESSION, codecClass == null ? "none" : codecClass);
+    writer = writer.option(TFRecordOptions.RECORD_TYPE, recordType);
+    if (codecClass != null) {
+      writer = writer.option(TFRecordOptions.COMPRESSION, codecClass);
+    } else if (hadoopConf == null || !hadoopConf.containsKey(COMPRESS)) {
+      writer = writer.option(TFRecordOptions.COMPRESSION, "none");
+    } // else: the job configuration's mapreduce.output.fileoutputformat.compress* decide
     if (!parts.isEmpty()) {
       writer = writer.partitionBy(parts.toArray(new String[0]));
     }
