@@ -38,7 +38,13 @@ final class FileRange {
     return records == 0 || length <= 0;
   }
 
-  static FileRange of(Configuration conf, Path path, long start, long length)
+  /**
+   * The range of the piece {@code [start, start + length)} of {@code path}.
+   *
+   * @param count whether the record count is wanted: else a piece that covers the whole file
+   *     is read without looking at its index
+   */
+  static FileRange of(Configuration conf, Path path, long start, long length, boolean count)
       throws IOException {
     if (Compression.forInput(conf, path) != null) {
       return start == 0 ? new FileRange(0, Long.MAX_VALUE, -1) : EMPTY;
@@ -46,6 +52,9 @@ final class FileRange {
     FileSystem fs = path.getFileSystem(conf);
     long fileLength = fs.getFileStatus(path).getLen();
     long end = Math.min(start + length, fileLength);
+    if (!count && start == 0 && end == fileLength) {
+      return new FileRange(0, fileLength, -1);
+    }
     long[] bounds = conf.getBoolean(TFRecordConfig.USE_INDEX, true)
         ? SplitPlanner.readIndex(fs, path, fileLength) : null;
     if (bounds != null) {

@@ -51,11 +51,12 @@ final class TFRecordReadFunction extends AbstractFunction1<PartitionedFile, Iter
     Configuration c = conf.value().get();
     Path path = file.toPath();
     try {
-      FileRange range = FileRange.of(c, path, file.start(), file.length());
+      boolean count = required.fields().length == 0;
+      FileRange range = FileRange.of(c, path, file.start(), file.length(), count);
       if (range.isEmpty()) {
         return new Counted(0);
       }
-      if (required.fields().length == 0 && range.records >= 0) {
+      if (count && range.records >= 0) {
         metrics.recordsCounted.add(range.records);
         return new Counted(range.records);
       }
