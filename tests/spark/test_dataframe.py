@@ -771,9 +771,17 @@ def test_compressed_round_trip(spark, tmp_path, compression, tf_type, suffix):
 def test_load_is_lazy_and_splits_by_index(spark, tmp_path):
     df = spark.range(5000).selectExpr("id", "cast(id as string) as s")
     save_dataframe(df.coalesce(1), tmp_path / "out")
-    back = load_dataframe(spark, tmp_path / "out", schema=df.schema,
-                          conf={"mapreduce.input.fileinputformat.split.maxsize": "20000"})
-    assert back.rdd.getNumPartitions() > 1
-    assert back.count() == 5000
-    assert back.agg(F.sum("id")).first()[0] == sum(range(5000))
+    # Reads go through the data source, so Spark's split size applies (not Hadoop's).
+    keys = ("spark.sql.files.maxPartitionBytes", "spark.sql.files.openCostInBytes")
+    saved = {k: spark.conf.get(k) for k in keys}
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "20000")
+    spark.conf.set("spark.sql.files.openCostInBytes", "0")
+    try:
+        back = load_dataframe(spark, tmp_path / "out", schema=df.schema)
+        assert back.rdd.getNumPartitions() > 1
+        assert back.count() == 5000
+        assert back.agg(F.sum("id")).first()[0] == sum(range(5000))
+    finally:
+        for k, v in saved.items():
+            spark.conf.set(k, v)
 

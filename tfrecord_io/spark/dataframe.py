@@ -1,9 +1,14 @@
 """Spark DataFrames as TFRecord files of ``tf.train.Example``/``SequenceExample`` records.
 
-The work happens in the executors' JVMs, in the bundled jar (``org.tfrecordio.spark``): a
-hand-written protobuf encoder/decoder turns Rows into records and back, and the jar's Hadoop
-formats write and read the files (output committer, sidecar index, compression). Rows never
-pass through Python. Re-exported as :func:`tfrecord_io.spark.save_dataframe` and
+:func:`save_dataframe` and :func:`load_dataframe` are thin wrappers over the jar's Spark data
+source ``format("tfrecord")`` (``org.tfrecordio.spark.source.TFRecordFileFormat``), which
+Scala, Java and SQL users call directly: ``df.write.format("tfrecord")``,
+``spark.read.format("tfrecord")``, ``CREATE TABLE ... USING tfrecord``. The work happens in the
+executors' JVMs: a hand-written protobuf encoder/decoder turns rows into records and back
+(decoding only the features a query selects), and files are written through Spark's output
+committer with a sidecar index beside each uncompressed file, which gives exact splits and
+lets ``count()`` be answered without reading records. Rows never pass through Python.
+Re-exported as :func:`tfrecord_io.spark.save_dataframe` and
 :func:`tfrecord_io.spark.load_dataframe`. This docstring is the DataFrame specification: the
 type mapping both ways, the schema rules, partitions; :data:`RECORD_TYPES` and
 :data:`BYTE_ARRAY_COLUMN` are its constants.
@@ -76,7 +81,7 @@ with any lazy DataFrame), with an error naming the feature.
 Partitions
 ----------
 ``save_dataframe(..., partition_by=["year", "kind"])`` writes Hive-style directories
-``year=2024/kind=a/part-r-00000.tfrecord``: values escaped as Spark/Hive escape them, null or
+``year=2024/kind=a/part-00000-....tfrecord``: values escaped as Spark/Hive escape them, null or
 empty string as ``__HIVE_DEFAULT_PARTITION__``; the partition columns are not stored in the
 records. Partition columns may be string, boolean, integer, float, double, decimal or date.
 Each partition is sorted by the partition columns first, so a task keeps one file open at a
@@ -125,9 +130,10 @@ def save_dataframe(
 ) -> None:
     """Writes a DataFrame as TFRecord files of Examples, SequenceExamples or raw records.
 
-    One ``part-r-NNNNN.tfrecord`` file per partition of ``df`` (with its split index when
-    uncompressed), or per partition and partition directory with ``partition_by``, written
-    through Hadoop's output committer. Column types map to features as the module docstring's
+    ``df.write.format("tfrecord")`` in mode ``errorifexists``: one ``part-NNNNN-*.tfrecord``
+    file per partition of ``df`` (with its split index ``_NAME.tfindex`` when uncompressed), or
+    per partition and partition directory with ``partition_by``, written through Spark's output
+    committer. Column types map to features as the module docstring's
     table says; a null cell omits the feature.
 
     Args:
@@ -176,6 +182,11 @@ def load_dataframe(
 ) -> "DataFrame":
     """Reads TFRecord files of Examples, SequenceExamples or raw records as a DataFrame.
 
+    ``spark.read.format("tfrecord")`` under this function's rules: partition columns typed as
+    the module docstring says (the data source itself follows Spark's partition inference), the
+    given or inferred nullability kept (Spark makes a file source's fields nullable), the given
+    schema's column order. Spark's ``spark.sql.files.maxPartitionBytes`` sets the split size.
+
     Args:
         spark: the SparkSession.
         path: a file, a directory of files (possibly in ``col=value`` partition directories,
@@ -188,7 +199,8 @@ def load_dataframe(
         binary_features: when inferring, ``bytes_list`` features to type binary, not string.
         sample: when inferring, read only this fraction (0 < sample <= 1) of the input splits;
             all fields are then nullable. None reads everything.
-        conf: extra Hadoop configuration (``tfrecord.input.corrupt.policy=skip``...).
+        conf: extra Hadoop configuration (``tfrecord.input.corrupt.policy=skip``...), passed
+            as data source options.
 
     Returns:
         A DataFrame; decoding happens in the executors when actions run.

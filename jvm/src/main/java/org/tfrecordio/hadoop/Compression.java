@@ -9,11 +9,11 @@ import org.apache.hadoop.io.compress.GzipCodec;
 import org.apache.hadoop.util.ReflectionUtils;
 
 /** Chooses the compression codec of an input file. */
-final class Compression {
+public final class Compression {
   private Compression() {}
 
   /** The codec for reading {@code path}, or null if it is not compressed. */
-  static CompressionCodec forInput(Configuration conf, Path path) {
+  public static CompressionCodec forInput(Configuration conf, Path path) {
     String choice = conf.getTrimmed(TFRecordConfig.INPUT_COMPRESSION, "auto");
     switch (choice.toLowerCase(java.util.Locale.ROOT)) {
       case "auto":

@@ -3,14 +3,19 @@ package org.tfrecordio.spark;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
-import java.time.LocalDate;
 import java.util.Arrays;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.tfrecordio.example.ExampleWire;
 import org.tfrecordio.example.SchemaException;
 
 /**
- * One decoded feature value (an int64, a float or a bytes value) as the Spark value of a
- * field's leaf type, checked: ranges, exact decimals, UTF-8 strings. Used by {@link RowDecoder}.
+ * One decoded feature value (an int64, a float or a bytes value) as the Spark internal value of
+ * a field's leaf type (dates as days, timestamps as microseconds, UTF8String, Decimal), checked:
+ * ranges, exact decimals, UTF-8 strings. Used by {@link RowDecoder}.
  */
 final class LeafValues {
   private LeafValues() {}
@@ -21,7 +26,7 @@ final class LeafValues {
         + f.type.simpleString());
   }
 
-  static Object fromLong(RowDecoder.Field f, long x, boolean java8Time) {
+  static Object fromLong(RowDecoder.Field f, long x) {
     switch (f.plan.leaf) {
       case SparkFeatureTypes.LONG:
         return x;
@@ -50,11 +55,10 @@ final class LeafValues {
         if (x != (int) x) {
           throw outOfRange(f, x);
         }
-        return java8Time ? LocalDate.ofEpochDay(x) : SparkFeatureTypes.sqlDate(x);
+        return (int) x;
       case SparkFeatureTypes.TIMESTAMP:
-        return java8Time ? SparkFeatureTypes.instant(x) : SparkFeatureTypes.sqlTimestamp(x);
       case SparkFeatureTypes.TIMESTAMP_NTZ:
-        return SparkFeatureTypes.localDateTime(x);
+        return x;
       case SparkFeatureTypes.DECIMAL:
         return decimal(f, BigDecimal.valueOf(x), Long.toString(x));
       default:
@@ -81,11 +85,13 @@ final class LeafValues {
   static Object fromBytes(RowDecoder.Field f, byte[] b, int start, int len) {
     switch (f.plan.leaf) {
       case SparkFeatureTypes.STRING:
-        return string(f, b, start, len);
+        checkUtf8(f, b, start, len);
+        return UTF8String.fromBytes(Arrays.copyOfRange(b, start, start + len));
       case SparkFeatureTypes.BINARY:
         return Arrays.copyOfRange(b, start, start + len);
       case SparkFeatureTypes.DECIMAL: {
-        String s = string(f, b, start, len);
+        checkUtf8(f, b, start, len);
+        String s = new String(b, start, len, StandardCharsets.UTF_8);
         BigDecimal d;
         try {
           d = new BigDecimal(s.trim());
@@ -100,20 +106,25 @@ final class LeafValues {
     }
   }
 
-  private static String string(RowDecoder.Field f, byte[] b, int start, int len) {
+  private static void checkUtf8(RowDecoder.Field f, byte[] b, int start, int len) {
     if (!ExampleWire.validUtf8(b, start, len)) {
       throw new SchemaException("feature " + SchemaException.q(f.name) + " has values that are "
           + "not valid UTF-8, so it can't be read as " + f.type.simpleString()
           + "; read it as binary");
     }
-    return new String(b, start, len, StandardCharsets.UTF_8);
   }
 
-  private static BigDecimal decimal(RowDecoder.Field f, BigDecimal d, String text) {
+  /** An ML (or mllib) dense vector as VectorUDT stores it: (type 1, size, indices, values). */
+  static InternalRow denseVector(double[] values) {
+    return new GenericInternalRow(new Object[] {(byte) 1, null, null,
+        UnsafeArrayData.fromPrimitiveArray(values)});
+  }
+
+  private static Decimal decimal(RowDecoder.Field f, BigDecimal d, String text) {
     try {
       BigDecimal out = d.setScale(f.plan.scale, RoundingMode.UNNECESSARY);
       if (out.precision() - out.scale() <= f.plan.precision - f.plan.scale) {
-        return out;
+        return Decimal.apply(out, f.plan.precision, f.plan.scale);
       }
     } catch (ArithmeticException e) {
       // more fractional digits than the scale: not exact

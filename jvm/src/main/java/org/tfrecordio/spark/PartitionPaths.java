@@ -1,25 +1,14 @@
 package org.tfrecordio.spark;
 
-import java.math.BigDecimal;
-import java.math.RoundingMode;
-import java.time.LocalDate;
-import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import org.apache.hadoop.fs.Path;
-import org.apache.spark.sql.types.BooleanType;
-import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.DateType;
-import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.DoubleType;
-import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
 import org.apache.spark.sql.types.LongType;
-import org.apache.spark.sql.types.ShortType;
 import org.tfrecordio.example.SchemaException;
 
 /**
@@ -108,26 +97,6 @@ final class PartitionPaths {
             + "integer, boolean, float, double, decimal or date column)");
     }
   }
-
-  /** The directory value of a partition cell (unescaped), {@value #DEFAULT_PARTITION} for null. */
-  static String format(Object v, int leaf) {
-    if (v == null) {
-      return DEFAULT_PARTITION;
-    }
-    String s;
-    switch (leaf) {
-      case SparkFeatureTypes.DECIMAL:
-        s = ((BigDecimal) v).toPlainString();
-        break;
-      case SparkFeatureTypes.DATE:
-        s = v instanceof LocalDate ? v.toString() : ((java.sql.Date) v).toLocalDate().toString();
-        break;
-      default:
-        s = v.toString();
-    }
-    return s.isEmpty() ? DEFAULT_PARTITION : s;
-  }
-
 
   /** The value of a {@code col=value} segment: unescaped, null for the default partition. */
   static String value(String segment) {
@@ -225,50 +194,6 @@ final class PartitionPaths {
         && leaf != SparkFeatureTypes.DATE) {
       throw new SchemaException("partition column " + SchemaException.q(name) + " has type "
           + t.simpleString() + " in the schema, which partition directory values can't have");
-    }
-  }
-
-  /**
-   * A directory value as a Row value of type {@code t} (dates as LocalDate if
-   * {@code java8Time}, else java.sql.Date).
-   */
-  static Object convert(String raw, DataType t, String column, boolean java8Time) {
-    if (raw == null) {
-      return null;
-    }
-    try {
-      if (t instanceof IntegerType) {
-        return Integer.valueOf(raw);
-      } else if (t instanceof LongType) {
-        return Long.valueOf(raw);
-      } else if (t instanceof ShortType) {
-        return Short.valueOf(raw);
-      } else if (t instanceof ByteType) {
-        return Byte.valueOf(raw);
-      } else if (t instanceof DoubleType) {
-        return Double.valueOf(raw);
-      } else if (t instanceof FloatType) {
-        return Float.valueOf(raw);
-      } else if (t instanceof BooleanType) {
-        if (raw.equalsIgnoreCase("true") || raw.equalsIgnoreCase("false")) {
-          return Boolean.valueOf(raw);
-        }
-        throw new NumberFormatException();
-      } else if (t instanceof DecimalType) {
-        DecimalType d = (DecimalType) t;
-        BigDecimal b = new BigDecimal(raw).setScale(d.scale(), RoundingMode.UNNECESSARY);
-        if (b.precision() > d.precision()) {
-          throw new NumberFormatException();
-        }
-        return b;
-      } else if (t instanceof DateType) {
-        LocalDate d = LocalDate.parse(raw);
-        return java8Time ? d : java.sql.Date.valueOf(d);
-      }
-      return raw;
-    } catch (NumberFormatException | ArithmeticException | DateTimeParseException e) {
-      throw new SchemaException("partition column " + SchemaException.q(column)
-          + ": directory value " + SchemaException.q(raw) + " is not a " + t.simpleString());
     }
   }
 }

@@ -2,12 +2,12 @@ package org.tfrecordio.spark;
 
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
-import java.time.LocalDate;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -19,8 +19,10 @@ import org.tfrecordio.example.FeatureValues;
 import org.tfrecordio.example.FeatureView;
 
 /**
- * Decodes serialized Examples or SequenceExamples into Spark Rows of a given schema, converting
- * each feature's values to its field's type.
+ * Decodes serialized Examples or SequenceExamples into Spark's internal rows of a given schema
+ * (the rows a data source hands to Spark), converting each feature's values to its field's
+ * type. Only the schema's features are decoded: the others are skipped by key, unparsed, and
+ * {@link #decodedFeatures} counts what was decoded.
  *
  * <p>Conversions: {@code int64_list} to long, int, short, byte (range-checked), boolean
  * (nonzero is true), float, double, date (days since 1970-01-01), timestamp and timestamp_ntz
@@ -34,7 +36,7 @@ import org.tfrecordio.example.FeatureView;
  *
  * <p>Not thread-safe: each task uses its own copy (it is Serializable).
  */
-final class RowDecoder implements Serializable {
+public final class RowDecoder implements Serializable {
   private static final long serialVersionUID = 1L;
 
   /** One field read from the records. */
@@ -63,13 +65,8 @@ final class RowDecoder implements Serializable {
   private final Field[] context;
   private final Field[] featureLists;
   private final int width;
-  /** Output positions of the partition values, appended by {@link #decode}'s caller. */
-  private final int[] partitionOut;
-  /**
-   * Dates and timestamps as java.time values (LocalDate, Instant), as Spark's
-   * {@code spark.sql.datetime.java8API.enabled} has them; else as java.sql.Date/Timestamp.
-   */
-  private boolean java8Time;
+  /** Features (and feature lists) decoded so far: what column pruning saves is not counted. */
+  private long decodedFeatures;
 
   private transient RecordScanner scanner;
   private transient FeatureView view;
@@ -79,27 +76,24 @@ final class RowDecoder implements Serializable {
   private transient int[] featureListIds;
 
   private RowDecoder(boolean sequence, boolean byteArray, Field[] context, Field[] featureLists,
-      int width, int[] partitionOut) {
+      int width) {
     this.sequence = sequence;
     this.byteArray = byteArray;
     this.context = context;
     this.featureLists = featureLists;
     this.width = width;
-    this.partitionOut = partitionOut;
   }
 
   /**
-   * Plans decoding.
+   * Plans decoding into rows of {@code schema}: the fields read from the records (for
+   * ByteArray: one binary field, or none).
    *
-   * @param data the fields read from the records (for ByteArray: one binary field)
-   * @param dataOut the output position of each data field
-   * @param width the number of fields of the output rows
-   * @param partitionOut the output positions of the partition columns
    * @throws SchemaException a field type that no feature converts to
    */
-  static RowDecoder plan(List<StructField> data, int[] dataOut, int width, int[] partitionOut,
-      String recordType) {
+  public static RowDecoder plan(StructType schema, String recordType) {
     RowEncoder.checkRecordType(recordType);
+    List<StructField> data = java.util.Arrays.asList(schema.fields());
+    int width = data.size();
     boolean sequence = RowEncoder.SEQUENCE_EXAMPLE.equals(recordType);
     boolean byteArray = RowEncoder.BYTE_ARRAY.equals(recordType);
     List<Field> ctx = new ArrayList<>();
@@ -113,20 +107,20 @@ final class RowDecoder implements Serializable {
               + "partition columns), not " + new StructType(data.toArray(new StructField[0]))
               .simpleString());
         }
-        ctx.add(new Field(f, p, dataOut[i]));
+        ctx.add(new Field(f, p, i));
         continue;
       }
       SparkFeatureTypes.Plan p = SparkFeatureTypes.plan(f.name(), f.dataType(), sequence, "field", true);
-      (p.featureList() ? fls : ctx).add(new Field(f, p, dataOut[i]));
+      (p.featureList() ? fls : ctx).add(new Field(f, p, i));
     }
     return new RowDecoder(sequence, byteArray, ctx.toArray(new Field[0]),
-        fls.toArray(new Field[0]), width, partitionOut);
+        fls.toArray(new Field[0]), width);
   }
 
   /** Ids of the fields' names, numbered in name order: the order records list features in. */
   private static int[] ids(Field[] fields, ByteKeyMap keys) {
     Field[] sorted = fields.clone();
-    Arrays.sort(sorted, (a, b) -> ExampleWire.compareUtf8(a.key, b.key));
+    java.util.Arrays.sort(sorted, (a, b) -> ExampleWire.compareUtf8(a.key, b.key));
     for (Field f : sorted) {
       if (keys.find(f.key, 0, f.key.length) < 0) {
         keys.add(f.key, 0, f.key.length);
@@ -139,10 +133,9 @@ final class RowDecoder implements Serializable {
     return ids;
   }
 
-  /** Produce java.time values for dates and timestamps (default: java.sql ones). */
-  RowDecoder java8Time(boolean enabled) {
-    this.java8Time = enabled;
-    return this;
+  /** The number of features (and feature lists) this decoder has decoded. */
+  public long decodedFeatures() {
+    return decodedFeatures;
   }
 
   private void init() {
@@ -157,18 +150,18 @@ final class RowDecoder implements Serializable {
   }
 
   /**
-   * Decodes one record into a Row, with {@code partition} values at their positions.
+   * Decodes one record into a new row.
    *
    * @throws SchemaException naming the feature, or a record that does not parse
    */
-  Row decode(byte[] buf, int off, int len, Object[] partition) {
+  public InternalRow decode(byte[] buf, int off, int len) {
     Object[] row = new Object[width];
-    for (int i = 0; i < partitionOut.length; i++) {
-      row[partitionOut[i]] = partition[i];
-    }
     if (byteArray) {
-      row[context[0].out] = Arrays.copyOfRange(buf, off, off + len);
-      return RowFactory.create(row);
+      if (context.length > 0) {
+        row[context[0].out] = java.util.Arrays.copyOfRange(buf, off, off + len);
+        decodedFeatures++;
+      }
+      return new GenericInternalRow(row);
     }
     if (scanner == null) {
       init();
@@ -186,6 +179,7 @@ final class RowDecoder implements Serializable {
       Object v = null;
       if (ce.has(id, scanner.record)) {
         scanner.feature(ce, id, view);
+        decodedFeatures++;
         v = f.plan.shape == SparkFeatureTypes.SCALAR ? scalar(f) : list(f);
       }
       if (v == null && !f.nullable) {
@@ -202,13 +196,14 @@ final class RowDecoder implements Serializable {
         Object v = null;
         if (fe.has(id, scanner.record)) {
           int k = scanner.steps(fe.start[id], fe.end[id], steps);
+          decodedFeatures++;
           Object[] out = new Object[k];
           for (int s = 0; s < k; s++) {
             view.reset(scanner.buf);
             view.merge(steps.start[s], steps.end[s]);
             out[s] = list(f);
           }
-          v = out;
+          v = new GenericArrayData(out);
         }
         if (v == null && !f.nullable) {
           throw new SchemaException("feature list " + SchemaException.q(f.name) + " is missing "
@@ -217,7 +212,7 @@ final class RowDecoder implements Serializable {
         row[f.out] = v;
       }
     }
-    return RowFactory.create(row);
+    return new GenericInternalRow(row);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -240,7 +235,7 @@ final class RowDecoder implements Serializable {
     }
     switch (fv.kind) {
       case ExampleWire.INT64:
-        return LeafValues.fromLong(f, v.longs[0], java8Time);
+        return LeafValues.fromLong(f, v.longs[0]);
       case ExampleWire.FLOAT:
         return LeafValues.fromFloat(f, v.floats[0]);
       default:
@@ -270,7 +265,7 @@ final class RowDecoder implements Serializable {
       if (n > 0) {
         throw LeafValues.mismatch(f, kind);
       }
-      return new Object[0];
+      return new GenericArrayData(new Object[0]);
     }
     if (vector) {
       double[] d = new double[n];
@@ -285,19 +280,18 @@ final class RowDecoder implements Serializable {
       } else if (n > 0) {
         throw LeafValues.mismatch(f, kind);
       }
-      return f.plan.vector == 2 ? new org.apache.spark.mllib.linalg.DenseVector(d)
-          : new org.apache.spark.ml.linalg.DenseVector(d);
+      return LeafValues.denseVector(d);
     }
     if (kind == ExampleWire.FLOAT || (kind == ExampleWire.NO_KIND && leaf == SparkFeatureTypes.FLOAT)) {
       switch (leaf) {
         case SparkFeatureTypes.FLOAT:
-          return Arrays.copyOf(v.floats, n);
+          return UnsafeArrayData.fromPrimitiveArray(java.util.Arrays.copyOf(v.floats, n));
         case SparkFeatureTypes.DOUBLE: {
           double[] d = new double[n];
           for (int i = 0; i < n; i++) {
             d[i] = v.floats[i];
           }
-          return d;
+          return UnsafeArrayData.fromPrimitiveArray(d);
         }
         default:
           if (kind != ExampleWire.NO_KIND) {
@@ -309,7 +303,7 @@ final class RowDecoder implements Serializable {
       long[] l = v.longs;
       switch (leaf) {
         case SparkFeatureTypes.LONG:
-          return Arrays.copyOf(l, n);
+          return UnsafeArrayData.fromPrimitiveArray(java.util.Arrays.copyOf(l, n));
         case SparkFeatureTypes.INT: {
           int[] out = new int[n];
           for (int i = 0; i < n; i++) {
@@ -318,7 +312,7 @@ final class RowDecoder implements Serializable {
             }
             out[i] = (int) l[i];
           }
-          return out;
+          return UnsafeArrayData.fromPrimitiveArray(out);
         }
         case SparkFeatureTypes.SHORT: {
           short[] out = new short[n];
@@ -328,7 +322,7 @@ final class RowDecoder implements Serializable {
             }
             out[i] = (short) l[i];
           }
-          return out;
+          return UnsafeArrayData.fromPrimitiveArray(out);
         }
         case SparkFeatureTypes.BYTE: {
           byte[] out = new byte[n];
@@ -338,46 +332,51 @@ final class RowDecoder implements Serializable {
             }
             out[i] = (byte) l[i];
           }
-          return out;
+          return UnsafeArrayData.fromPrimitiveArray(out);
         }
         case SparkFeatureTypes.BOOLEAN: {
           boolean[] out = new boolean[n];
           for (int i = 0; i < n; i++) {
             out[i] = l[i] != 0;
           }
-          return out;
+          return UnsafeArrayData.fromPrimitiveArray(out);
         }
         case SparkFeatureTypes.FLOAT: {
           float[] out = new float[n];
           for (int i = 0; i < n; i++) {
             out[i] = l[i];
           }
-          return out;
+          return UnsafeArrayData.fromPrimitiveArray(out);
         }
         case SparkFeatureTypes.DOUBLE: {
           double[] out = new double[n];
           for (int i = 0; i < n; i++) {
             out[i] = l[i];
           }
-          return out;
+          return UnsafeArrayData.fromPrimitiveArray(out);
         }
-        case SparkFeatureTypes.DATE:
+        case SparkFeatureTypes.DATE: {
+          int[] out = new int[n];
+          for (int i = 0; i < n; i++) {
+            out[i] = (Integer) LeafValues.fromLong(f, l[i]);
+          }
+          return UnsafeArrayData.fromPrimitiveArray(out);
+        }
         case SparkFeatureTypes.TIMESTAMP:
         case SparkFeatureTypes.TIMESTAMP_NTZ:
-        case SparkFeatureTypes.DECIMAL:
-          if (kind == ExampleWire.INT64) {
-            Object[] out = new Object[n];
-            for (int i = 0; i < n; i++) {
-              out[i] = LeafValues.fromLong(f, l[i], java8Time);
-            }
-            return out;
+          return UnsafeArrayData.fromPrimitiveArray(java.util.Arrays.copyOf(l, n));
+        case SparkFeatureTypes.DECIMAL: {
+          Object[] out = new Object[n];
+          for (int i = 0; i < n; i++) {
+            out[i] = LeafValues.fromLong(f, l[i]);
           }
-          return new Object[0];
+          return new GenericArrayData(out);
+        }
         default:
           if (kind != ExampleWire.NO_KIND) {
             throw LeafValues.mismatch(f, kind);
           }
-          return new Object[0];
+          return new GenericArrayData(new Object[0]);
       }
     }
     // BYTES
@@ -385,6 +384,6 @@ final class RowDecoder implements Serializable {
     for (int i = 0; i < n; i++) {
       out[i] = LeafValues.fromBytes(f, v.buf, v.starts[i], v.lens[i]);
     }
-    return out;
+    return new GenericArrayData(out);
   }
 }

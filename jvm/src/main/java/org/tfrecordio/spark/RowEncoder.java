@@ -24,13 +24,14 @@ import org.tfrecordio.example.WireSink;
  * deterministic serialization writes it, so a Row gives the same bytes as the Python codec's
  * {@code tfrecord_io.example.from_arrow} for the same values. A null cell omits the feature.
  * Not thread-safe: one instance per task (it is Serializable and copied into each task).
+ * {@link InternalRowEncoder} does the same for Spark's internal rows (the data source's writes).
  */
-final class RowEncoder implements Serializable {
+public final class RowEncoder implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  static final String EXAMPLE = "Example";
-  static final String SEQUENCE_EXAMPLE = "SequenceExample";
-  static final String BYTE_ARRAY = "ByteArray";
+  public static final String EXAMPLE = "Example";
+  public static final String SEQUENCE_EXAMPLE = "SequenceExample";
+  public static final String BYTE_ARRAY = "ByteArray";
 
   /** One data column. */
   static final class Column implements Serializable {
@@ -53,31 +54,28 @@ final class RowEncoder implements Serializable {
     }
   }
 
-  private final String recordType;
-  private final Column[] context;
-  private final Column[] featureLists;
+  final String recordType;
+  /** Context (or Example) features, sorted by name. */
+  final Column[] context;
+  /** SequenceExample feature lists, sorted by name. */
+  final Column[] featureLists;
   /** ByteArray: the index of the binary column. */
-  private final int bytesIndex;
-  private final String bytesName;
-  private final int[] partitionIndex;
-  private final String[] partitionPrefix;
-  private final int[] partitionLeaf;
+  final int bytesIndex;
+  final String bytesName;
 
   private transient WireSink sink;
 
   private RowEncoder(String recordType, Column[] context, Column[] featureLists, int bytesIndex,
-      String bytesName, int[] partitionIndex, String[] partitionPrefix, int[] partitionLeaf) {
+      String bytesName) {
     this.recordType = recordType;
     this.context = context;
     this.featureLists = featureLists;
     this.bytesIndex = bytesIndex;
     this.bytesName = bytesName;
-    this.partitionIndex = partitionIndex;
-    this.partitionPrefix = partitionPrefix;
-    this.partitionLeaf = partitionLeaf;
   }
 
-  static void checkRecordType(String recordType) {
+  /** Throws IllegalArgumentException unless recordType is Example, SequenceExample, ByteArray. */
+  public static void checkRecordType(String recordType) {
     if (!EXAMPLE.equals(recordType) && !SEQUENCE_EXAMPLE.equals(recordType)
         && !BYTE_ARRAY.equals(recordType)) {
       throw new IllegalArgumentException("record_type must be 'Example', 'SequenceExample' or "
@@ -86,11 +84,12 @@ final class RowEncoder implements Serializable {
   }
 
   /**
-   * Checks a DataFrame schema and plans its encoding.
+   * Checks a DataFrame schema and plans its encoding: the columns besides {@code partitionBy}
+   * (may be null), whose names and types are checked as partition columns.
    *
    * @throws SchemaException naming the first column whose type has no form
    */
-  static RowEncoder plan(StructType schema, String recordType, List<String> partitionBy) {
+  public static RowEncoder plan(StructType schema, String recordType, List<String> partitionBy) {
     checkRecordType(recordType);
     StructField[] fields = schema.fields();
     Set<String> seen = new HashSet<>();
@@ -101,9 +100,6 @@ final class RowEncoder implements Serializable {
       }
     }
     List<String> parts = partitionBy == null ? new ArrayList<>() : partitionBy;
-    int[] pIndex = new int[parts.size()];
-    String[] pPrefix = new String[parts.size()];
-    int[] pLeaf = new int[parts.size()];
     Set<String> partSet = new HashSet<>();
     for (int i = 0; i < parts.size(); i++) {
       String p = parts.get(i);
@@ -117,9 +113,7 @@ final class RowEncoder implements Serializable {
             + " is not a column of the DataFrame (columns: " + Arrays.toString(schema.fieldNames())
             + ")");
       }
-      pIndex[i] = idx;
-      pPrefix[i] = PartitionPaths.escape(p) + "=";
-      pLeaf[i] = PartitionPaths.checkPartitionType(p, fields[idx].dataType());
+      PartitionPaths.checkPartitionType(p, fields[idx].dataType());
     }
     List<Column> ctx = new ArrayList<>();
     List<Column> fls = new ArrayList<>();
@@ -151,8 +145,7 @@ final class RowEncoder implements Serializable {
       throw new SchemaException("record_type 'ByteArray' writes one binary column, but the "
           + "DataFrame has none besides its partition columns");
     }
-    return new RowEncoder(recordType, sorted(ctx), sorted(fls), bytesIndex, bytesName, pIndex,
-        pPrefix, pLeaf);
+    return new RowEncoder(recordType, sorted(ctx), sorted(fls), bytesIndex, bytesName);
   }
 
   private static Column[] sorted(List<Column> cols) {
@@ -170,51 +163,12 @@ final class RowEncoder implements Serializable {
     return -1;
   }
 
-  boolean partitioned() {
-    return partitionIndex.length > 0;
-  }
-
-  /** The partition directory of a row, {@code col=value/col2=value2}, Hive-style escaped. */
-  String partitionDir(Row row) {
-    StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < partitionIndex.length; i++) {
-      if (i > 0) {
-        sb.append('/');
-      }
-      sb.append(partitionPrefix[i]);
-      sb.append(PartitionPaths.escape(
-          PartitionPaths.format(row.get(partitionIndex[i]), partitionLeaf[i])));
-    }
-    return sb.toString();
-  }
-
-  /** The partition values of a row. */
-  Object[] partitionValues(Row row) {
-    Object[] out = new Object[partitionIndex.length];
-    for (int i = 0; i < out.length; i++) {
-      out[i] = row.get(partitionIndex[i]);
-    }
-    return out;
-  }
-
-  /** True if row has the partition values {@code values}. */
-  boolean samePartition(Row row, Object[] values) {
-    for (int i = 0; i < values.length; i++) {
-      Object a = row.get(partitionIndex[i]);
-      Object b = values[i];
-      if (a == null ? b != null : !a.equals(b)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   /**
    * Encodes a row. The record is {@code buffer()[0, length)}, valid until the next call.
    *
    * @return the record's length
    */
-  int encode(Row row) {
+  public int encode(Row row) {
     if (sink == null) {
       sink = new WireSink(4096);
     }
@@ -223,8 +177,7 @@ final class RowEncoder implements Serializable {
     if (bytesIndex >= 0) {
       Object v = row.get(bytesIndex);
       if (v == null) {
-        throw new SchemaException("column " + SchemaException.q(bytesName)
-            + " is null in a row, and a ByteArray record can't be null");
+        throw FeatureWriter.nullRecord(bytesName);
       }
       byte[] b = (byte[]) v;
       s.bytes(b, 0, b.length);
@@ -242,7 +195,7 @@ final class RowEncoder implements Serializable {
       if (c.plan.shape == SparkFeatureTypes.SCALAR) {
         writeScalarFeature(s, c, row.get(i));
       } else if (c.plan.shape == SparkFeatureTypes.VECTOR) {
-        writeFloats(s, vectorValues(row.get(i)));
+        FeatureWriter.floats(s, vectorValues(row.get(i)));
       } else {
         writeListFeature(s, c, row.getList(i), "inside a list");
       }
@@ -262,12 +215,11 @@ final class RowEncoder implements Serializable {
         int featureList = s.begin(ExampleWire.TAG2_LEN);
         for (Object step : row.getList(i)) {
           if (step == null) {
-            throw new SchemaException("column " + SchemaException.q(c.name)
-                + ": a null step of a feature list has no TFRecord form");
+            throw FeatureWriter.nullStep(c.name);
           }
           int feature = s.begin(ExampleWire.TAG1_LEN);
           if (c.plan.shape == SparkFeatureTypes.VECTOR_STEPS) {
-            writeFloats(s, vectorValues(step));
+            FeatureWriter.floats(s, vectorValues(step));
           } else {
             writeListFeature(s, c, asList(step), "inside a step");
           }
@@ -282,7 +234,7 @@ final class RowEncoder implements Serializable {
   }
 
   /** The buffer holding the last encoded record. */
-  byte[] buffer() {
+  public byte[] buffer() {
     return sink.buf;
   }
 
@@ -305,44 +257,18 @@ final class RowEncoder implements Serializable {
     return ((org.apache.spark.mllib.linalg.Vector) v).toArray();
   }
 
-  private static void writeFloats(WireSink s, double[] values) {
-    s.rawByte((ExampleWire.FLOAT << 3) | ExampleWire.WT_LEN);
-    int n = values.length;
-    if (n == 0) {
-      s.rawByte(0);
-      return;
-    }
-    int bytes = 4 * n;
-    s.varint(bytes + 1 + ExampleWire.varintSize(bytes));
-    s.header(ExampleWire.TAG1_LEN, bytes);
-    for (double d : values) {
-      s.float32((float) d);
-    }
-  }
-
   private void writeScalarFeature(WireSink s, Column c, Object v) {
     int leaf = c.plan.leaf;
     switch (SparkFeatureTypes.kind(leaf)) {
-      case ExampleWire.INT64: {
-        long x = toLong(c, v);
-        int vs = ExampleWire.varintSize(x);
-        s.header(c.kindTag, vs + 2);
-        s.header(ExampleWire.TAG1_LEN, vs);
-        s.varint(x);
+      case ExampleWire.INT64:
+        FeatureWriter.int64(s, c.kindTag, toLong(c, v));
         return;
-      }
-      case ExampleWire.FLOAT: {
-        s.header(c.kindTag, 6);
-        s.header(ExampleWire.TAG1_LEN, 4);
-        s.float32(toFloat(v));
+      case ExampleWire.FLOAT:
+        FeatureWriter.float32(s, c.kindTag, toFloat(v));
         return;
-      }
       default: {
         byte[] b = toBytes(leaf, v);
-        int inner = 1 + ExampleWire.varintSize(b.length) + b.length;
-        s.header(c.kindTag, inner);
-        s.header(ExampleWire.TAG1_LEN, b.length);
-        s.bytes(b, 0, b.length);
+        FeatureWriter.bytes(s, c.kindTag, b, 0, b.length);
       }
     }
   }
@@ -384,8 +310,7 @@ final class RowEncoder implements Serializable {
   }
 
   private static SchemaException nullInside(Column c, String where) {
-    return new SchemaException("column " + SchemaException.q(c.name) + ": a null " + where
-        + " has no TFRecord form");
+    return FeatureWriter.nullInside(c.name, where);
   }
 
   private static long toLong(Column c, Object v) {

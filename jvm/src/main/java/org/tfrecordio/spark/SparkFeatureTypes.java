@@ -242,31 +242,4 @@ final class SparkFeatureTypes {
     return Math.addExact(Math.multiplyExact(t.toEpochSecond(ZoneOffset.UTC), 1_000_000L),
         t.getNano() / 1000);
   }
-
-  static Instant instant(long micros) {
-    return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L),
-        Math.floorMod(micros, 1_000_000L) * 1000L);
-  }
-
-  /** A java.sql.Timestamp as Spark makes one (rebased through local fields before 1900). */
-  static java.sql.Timestamp sqlTimestamp(long micros) {
-    long ms = Math.floorDiv(micros, 1000L);
-    if (ms >= REBASE_CUTOFF_MILLIS) {
-      java.sql.Timestamp t = new java.sql.Timestamp(ms);
-      t.setNanos((int) (Math.floorMod(micros, 1_000_000L) * 1000L));
-      return t;
-    }
-    return java.sql.Timestamp.valueOf(
-        LocalDateTime.ofInstant(instant(micros), ZoneId.systemDefault()));
-  }
-
-  /** A java.sql.Date as Spark makes one: the same local year, month and day. */
-  static java.sql.Date sqlDate(long days) {
-    return java.sql.Date.valueOf(LocalDate.ofEpochDay(days));
-  }
-
-  static LocalDateTime localDateTime(long micros) {
-    return LocalDateTime.ofEpochSecond(Math.floorDiv(micros, 1_000_000L),
-        (int) (Math.floorMod(micros, 1_000_000L) * 1000L), ZoneOffset.UTC);
-  }
 }

@@ -1,0 +1,170 @@
+package org.tfrecordio.spark.source;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.io.compress.CompressionCodec;
+import org.apache.hadoop.io.compress.CompressionCodecFactory;
+import org.apache.hadoop.io.compress.DefaultCodec;
+import org.apache.hadoop.io.compress.GzipCodec;
+import org.tfrecordio.spark.RowEncoder;
+import scala.Tuple2;
+
+/**
+ * The options of {@code format("tfrecord")}, looked up case-insensitively, in this project's
+ * spelling and in linkedin/spark-tfrecord's:
+ *
+ * <ul>
+ *   <li>{@code recordType}: {@code Example} (default), {@code SequenceExample} or
+ *       {@code ByteArray};
+ *   <li>{@code compression} (writing): {@code none}/{@code uncompressed}, {@code gzip},
+ *       {@code zlib}/{@code deflate}, or a codec name as Hadoop knows it; {@code codec}
+ *       (spark-tfrecord's): a Hadoop codec class name (or the same short names). Reading takes
+ *       the compression from the file names (or {@code tfrecord.input.compression});
+ *   <li>{@code samplingRatio} (or {@code sample}): when inferring a schema, the fraction of the
+ *       input splits to read, in (0, 1];
+ *   <li>{@code binaryFeatures}: when inferring, comma-separated bytes features typed binary;
+ *   <li>any other key, {@code tfrecord.*} among them, goes into the job's Hadoop configuration.
+ * </ul>
+ */
+public final class TFRecordOptions implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  public static final String RECORD_TYPE = "recordType";
+  public static final String COMPRESSION = "compression";
+  public static final String CODEC = "codec";
+  public static final String SAMPLING_RATIO = "samplingRatio";
+  public static final String SAMPLE = "sample";
+  public static final String BINARY_FEATURES = "binaryFeatures";
+  /**
+   * The schema whose nullability reads enforce (JSON): set by
+   * {@link org.tfrecordio.spark.TFRecordDataFrames#load}, because Spark makes every field of a
+   * file source nullable.
+   */
+  public static final String READ_SCHEMA = "tfrecord.read.schema";
+
+  private static final String COMPRESS = "mapreduce.output.fileoutputformat.compress";
+  private static final String COMPRESS_CODEC = "mapreduce.output.fileoutputformat.compress.codec";
+
+  private final TreeMap<String, String> options = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+  final String recordType;
+
+  private TFRecordOptions(Iterable<Map.Entry<String, String>> entries) {
+    for (Map.Entry<String, String> e : entries) {
+      options.put(e.getKey(), e.getValue());
+    }
+    String rt = options.getOrDefault(RECORD_TYPE, RowEncoder.EXAMPLE).trim();
+    for (String known : new String[] {RowEncoder.EXAMPLE, RowEncoder.SEQUENCE_EXAMPLE,
+        RowEncoder.BYTE_ARRAY}) {
+      if (known.equalsIgnoreCase(rt)) {
+        rt = known;
+      }
+    }
+    RowEncoder.checkRecordType(rt);
+    this.recordType = rt;
+  }
+
+  /** The options of a Java map. */
+  public static TFRecordOptions of(Map<String, String> options) {
+    return new TFRecordOptions(options.entrySet());
+  }
+
+  /** The options as Spark passes them (a Scala map, on Scala 2.12 and 2.13 alike). */
+  static TFRecordOptions of(scala.collection.Map<String, String> options) {
+    Map<String, String> copy = new TreeMap<>();
+    scala.collection.Iterator<Tuple2<String, String>> it = options.iterator();
+    while (it.hasNext()) {
+      Tuple2<String, String> kv = it.next();
+      copy.put(kv._1(), kv._2());
+    }
+    return of(copy);
+  }
+
+  /** The value of an option, or null. */
+  public String get(String key) {
+    return options.get(key);
+  }
+
+  /** The record type: Example, SequenceExample or ByteArray. */
+  public String recordType() {
+    return recordType;
+  }
+
+  /** The sampling fraction of schema inference, in (0, 1]. */
+  public double samplingRatio() {
+    String v = options.containsKey(SAMPLING_RATIO) ? options.get(SAMPLING_RATIO)
+        : options.getOrDefault(SAMPLE, "1");
+    double f;
+    try {
+      f = Double.parseDouble(v.trim());
+    } catch (NumberFormatException e) {
+      f = Double.NaN;
+    }
+    if (!(f > 0 && f <= 1)) {
+      throw new IllegalArgumentException("sample must be in (0, 1], not " + v + " (option "
+          + SAMPLING_RATIO + ")");
+    }
+    return f;
+  }
+
+  /** The features that schema inference types binary. */
+  public List<String> binaryFeatures() {
+    List<String> out = new ArrayList<>();
+    String v = options.get(BINARY_FEATURES);
+    if (v != null) {
+      for (String s : v.split(",")) {
+        if (!s.trim().isEmpty()) {
+          out.add(s.trim());
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Copies every option into a Hadoop configuration (Spark does so itself for reads). */
+  public void applyTo(Configuration conf) {
+    for (Map.Entry<String, String> e : options.entrySet()) {
+      conf.set(e.getKey(), e.getValue());
+    }
+  }
+
+  /**
+   * The class name of the output codec, or null for none: the {@code compression} or
+   * {@code codec} option, else what the job's Hadoop configuration says.
+   *
+   * @throws IllegalArgumentException an unknown compression or codec
+   */
+  public String codecClass(Configuration conf) {
+    String choice = options.containsKey(COMPRESSION) ? options.get(COMPRESSION)
+        : options.get(CODEC);
+    if (choice == null) {
+      if (!conf.getBoolean(COMPRESS, false)) {
+        return null;
+      }
+      return conf.get(COMPRESS_CODEC, DefaultCodec.class.getName());
+    }
+    switch (choice.trim().toLowerCase(Locale.ROOT)) {
+      case "":
+      case "none":
+      case "uncompressed":
+        return null;
+      case "gzip":
+        return GzipCodec.class.getName();
+      case "zlib":
+      case "deflate":
+        return DefaultCodec.class.getName();
+      default:
+        CompressionCodec codec = new CompressionCodecFactory(conf).getCodecByName(choice.trim());
+        if (codec == null) {
+          throw new IllegalArgumentException("compression must be none, gzip, zlib or a Hadoop "
+              + "codec class name, not '" + choice + "' (options " + COMPRESSION + ", " + CODEC
+              + ")");
+        }
+        return codec.getClass().getName();
+    }
+  }
+}

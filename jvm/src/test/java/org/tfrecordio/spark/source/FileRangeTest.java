@@ -1,0 +1,112 @@
+package org.tfrecordio.spark.source;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.io.BytesWritable;
+import org.apache.hadoop.io.compress.GzipCodec;
+import org.apache.hadoop.util.ReflectionUtils;
+import org.junit.Rule;
+import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
+import org.tfrecordio.codec.TFRecordIndex;
+import org.tfrecordio.hadoop.FileRecordWriter;
+import org.tfrecordio.hadoop.SplitReader;
+
+/**
+ * How the pieces Spark cuts a file into at arbitrary byte offsets map to records: with an index,
+ * every record is in exactly one piece and counted without reading; without one, the piece
+ * that starts at 0 reads the file; compressed files are read whole.
+ */
+public class FileRangeTest {
+  @Rule public TemporaryFolder tmp = new TemporaryFolder();
+  private final Configuration conf = new Configuration();
+
+  private Path write(String name, int records, boolean gzip) throws IOException {
+    Path file = new Path(tmp.getRoot().getAbsolutePath(), name);
+    try (FileRecordWriter w = new FileRecordWriter(conf, file,
+        gzip ? ReflectionUtils.newInstance(GzipCodec.class, conf) : null)) {
+      for (int i = 0; i < records; i++) {
+        w.write(new BytesWritable(new byte[i % 50 + 1]));
+      }
+    }
+    return file;
+  }
+
+  private long read(Path file, FileRange r) throws IOException {
+    long n = 0;
+    if (r.isEmpty()) {
+      return 0;
+    }
+    try (SplitReader reader = new SplitReader(conf, file, r.start, r.length)) {
+      BytesWritable v = new BytesWritable();
+      while (reader.next(v)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  @Test
+  public void indexedPiecesHoldEveryRecordOnceAndKnowTheirCounts() throws IOException {
+    Path file = write("a.tfrecord", 1000, false);
+    long length = new File(file.toUri().getPath()).length();
+    for (long piece : new long[] {1, 7, 100, 4096, length / 3, length}) {
+      long counted = 0;
+      long read = 0;
+      for (long start = 0; start < length; start += piece) {
+        FileRange r = FileRange.of(conf, file, start, Math.min(piece, length - start), true);
+        counted += r.records;
+        read += read(file, r);
+        assertEquals(r.records, read(file, r));
+      }
+      assertEquals("pieces of " + piece + " bytes", 1000, counted);
+      assertEquals(1000, read);
+    }
+  }
+
+  @Test
+  public void withoutAnIndexThePieceAtZeroReadsTheFile() throws IOException {
+    Path file = write("b.tfrecord", 300, false);
+    assertTrue(new File(tmp.getRoot(), TFRecordIndex.indexName("b.tfrecord")).delete());
+    long length = new File(file.toUri().getPath()).length();
+    FileRange first = FileRange.of(conf, file, 0, 100, true);
+    FileRange second = FileRange.of(conf, file, 100, length - 100, true);
+    assertEquals(-1, first.records);
+    assertEquals(300, read(file, first));
+    assertTrue(second.isEmpty());
+  }
+
+  @Test
+  public void aStaleIndexIsNotUsed() throws IOException {
+    Path file = write("c.tfrecord", 10, false);
+    Path other = write("d.tfrecord", 5, false);
+    File f = new File(file.toUri().getPath());
+    Files.write(f.toPath(), Files.readAllBytes(new File(other.toUri().getPath()).toPath()),
+        java.nio.file.StandardOpenOption.APPEND);
+    FileRange r = FileRange.of(conf, file, 0, f.length(), true);
+    assertEquals(-1, r.records);
+    assertEquals(15, read(file, r));
+  }
+
+  @Test
+  public void aWholeFilePieceIsReadWithoutItsIndexUnlessCounting() throws IOException {
+    Path file = write("f.tfrecord", 20, false);
+    long length = new File(file.toUri().getPath()).length();
+    assertEquals(-1, FileRange.of(conf, file, 0, length, false).records);
+    assertEquals(20, FileRange.of(conf, file, 0, length, true).records);
+    assertEquals(20, read(file, FileRange.of(conf, file, 0, length, false)));
+  }
+
+  @Test
+  public void compressedFilesAreReadWholeByThePieceAtZero() throws IOException {
+    Path file = write("e.tfrecord.gz", 200, true);
+    assertEquals(200, read(file, FileRange.of(conf, file, 0, 10, true)));
+    assertTrue(FileRange.of(conf, file, 10, 10, true).isEmpty());
+  }
+}
