@@ -121,6 +121,9 @@ BARE_EXECUTORS_SCRIPT = textwrap.dedent(
     tfs.save_dataframe(rows, out + "/frame")
     back = tfs.load_dataframe(spark, out + "/frame", schema="id BIGINT, name STRING")
     print("ROWS", sorted((r.id, r.name) for r in back.collect()))
+    rows.write.format("tfrecord").save(out + "/source")
+    read = spark.read.format("tfrecord").load(out + "/source")
+    print("SOURCE", sorted((r.id, r.name) for r in read.collect()), read.count())
     spark.stop()
     """
 )
@@ -154,3 +157,4 @@ def test_every_spark_helper_runs_on_executors_without_tfrecord_io(
     assert f"EXECUTOR ['{python_without_tfrecord_io} missing']" in result.stdout
     assert "RECORDS [b'', b'a', b'bc', b'def']" in result.stdout
     assert "ROWS [(1, 'x'), (2, 'yz')]" in result.stdout
+    assert "SOURCE [(1, 'x'), (2, 'yz')] 2" in result.stdout

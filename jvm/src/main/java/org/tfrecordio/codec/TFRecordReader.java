@@ -31,77 +31,9 @@ public final class TFRecordReader implements Closeable {
   private static final int FRAMING = 16;
   private static final int MAX_ARRAY = Integer.MAX_VALUE - 16;
 
-  /** What the reader checks and how it reacts to damage. Knows no configuration system. */
-  public static final class Options {
-    /** Default largest record: 256 MiB. */
-    public static final long DEFAULT_MAX_RECORD_BYTES = 256L * 1024 * 1024;
-
-    long maxRecordBytes = DEFAULT_MAX_RECORD_BYTES;
-    boolean skipCorrupt;
-    boolean verify = true;
-    int bufferBytes = 1 << 20;
-    String maxRecordBytesName = "maxRecordBytes";
-    String skipAdvice = "read with the skip policy to read past damaged records";
-
-    public Options maxRecordBytes(long max) {
-      if (max <= 0 || max > Integer.MAX_VALUE - 64) {
-        throw new IllegalArgumentException(maxRecordBytesName + " must be between 1 and "
-            + (Integer.MAX_VALUE - 64) + ", not " + max);
-      }
-      this.maxRecordBytes = max;
-      return this;
-    }
-
-    public Options skipCorrupt(boolean skip) {
-      this.skipCorrupt = skip;
-      return this;
-    }
-
-    public Options verify(boolean verify) {
-      this.verify = verify;
-      return this;
-    }
-
-    /** Initial size of the read buffer (it grows for larger records). */
-    public Options bufferBytes(int bytes) {
-      this.bufferBytes = Math.max(bytes, 64);
-      return this;
-    }
-
-    /**
-     * How messages name the setting of the largest record, and what they advise under the
-     * fail policy (e.g. the configuration key that selects the skip policy).
-     */
-    public Options messages(String maxRecordBytesName, String skipAdvice) {
-      this.maxRecordBytesName = maxRecordBytesName;
-      this.skipAdvice = skipAdvice;
-      return this;
-    }
-
-    /** Parses a policy name ({@code fail} or {@code skip}). */
-    public Options corruptPolicy(String policy) {
-      if ("skip".equalsIgnoreCase(policy)) {
-        return skipCorrupt(true);
-      }
-      if ("fail".equalsIgnoreCase(policy)) {
-        return skipCorrupt(false);
-      }
-      throw new IllegalArgumentException(
-          "the corrupt policy must be 'fail' or 'skip', not '" + policy + "'");
-    }
-
-    public long getMaxRecordBytes() {
-      return maxRecordBytes;
-    }
-
-    public boolean isSkipCorrupt() {
-      return skipCorrupt;
-    }
-  }
-
   private final InputStream in;
   private final String source;
-  private final Options options;
+  private final ReaderOptions options;
   private final TFRecordCrc crc = new TFRecordCrc();
   private final int maxCapacity;
 
@@ -133,7 +65,7 @@ public final class TFRecordReader implements Closeable {
    * @param source name of the file, used in error messages
    * @param startOffset offset of the stream's first byte in the file (uncompressed)
    */
-  public TFRecordReader(InputStream in, String source, long startOffset, Options options) {
+  public TFRecordReader(InputStream in, String source, long startOffset, ReaderOptions options) {
     this.in = in;
     this.source = source;
     this.options = options;
@@ -144,7 +76,7 @@ public final class TFRecordReader implements Closeable {
   }
 
   public TFRecordReader(InputStream in, String source) {
-    this(in, source, 0, new Options());
+    this(in, source, 0, new ReaderOptions());
   }
 
   /** Stops reading at the first record that starts at or after {@code end}. */

@@ -8,6 +8,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.compress.CompressionCodec;
+import org.tfrecordio.codec.ReaderOptions;
 import org.tfrecordio.codec.TFRecordReader;
 
 /**
@@ -33,7 +34,7 @@ public final class SplitReader implements Closeable {
     FileSystem fs = path.getFileSystem(conf);
     CompressionCodec codec = Compression.forInput(conf, path);
     this.fileLength = fs.getFileStatus(path).getLen();
-    TFRecordReader.Options options = TFRecordConfig.readerOptions(conf);
+    ReaderOptions options = TFRecordConfig.readerOptions(conf);
     try {
       if (codec != null) {
         this.compressed = true;

@@ -1,6 +1,7 @@
 package org.tfrecordio.hadoop;
 
 import org.apache.hadoop.conf.Configuration;
+import org.tfrecordio.codec.ReaderOptions;
 import org.tfrecordio.codec.TFRecordReader;
 
 /**
@@ -37,13 +38,13 @@ public final class TFRecordConfig {
   private TFRecordConfig() {}
 
   /** Reader options from a configuration; messages name these keys. */
-  public static TFRecordReader.Options readerOptions(Configuration conf) {
-    TFRecordReader.Options options = new TFRecordReader.Options()
+  public static ReaderOptions readerOptions(Configuration conf) {
+    ReaderOptions options = new ReaderOptions()
         .messages(MAX_RECORD_BYTES,
             "set " + CORRUPT_POLICY + "=skip to read past damaged records");
     try {
       options.maxRecordBytes(
-          conf.getLong(MAX_RECORD_BYTES, TFRecordReader.Options.DEFAULT_MAX_RECORD_BYTES));
+          conf.getLong(MAX_RECORD_BYTES, ReaderOptions.DEFAULT_MAX_RECORD_BYTES));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(MAX_RECORD_BYTES + ": " + e.getMessage(), e);
     }

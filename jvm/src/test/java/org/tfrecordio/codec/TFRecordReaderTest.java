@@ -54,11 +54,11 @@ public class TFRecordReaderTest {
     }
   }
 
-  private static TFRecordReader.Options options() {
-    return new TFRecordReader.Options();
+  private static ReaderOptions options() {
+    return new ReaderOptions();
   }
 
-  private static TFRecordReader reader(byte[] file, TFRecordReader.Options options) {
+  private static TFRecordReader reader(byte[] file, ReaderOptions options) {
     return new TFRecordReader(new ByteArrayInputStream(file), SOURCE, 0, options);
   }
 
@@ -71,7 +71,7 @@ public class TFRecordReaderTest {
     return records;
   }
 
-  private static List<byte[]> readAll(byte[] file, TFRecordReader.Options options)
+  private static List<byte[]> readAll(byte[] file, ReaderOptions options)
       throws IOException {
     try (TFRecordReader r = reader(file, options)) {
       return readAll(r);
@@ -79,7 +79,7 @@ public class TFRecordReaderTest {
   }
 
   private static CorruptRecordException readExpectingCorruption(byte[] file,
-      TFRecordReader.Options options) {
+      ReaderOptions options) {
     return assertThrows(CorruptRecordException.class, () -> readAll(file, options));
   }
 
