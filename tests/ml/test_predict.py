@@ -73,17 +73,20 @@ def test_predict_feeds_vectors_and_scalars_to_a_keras_file_with_named_inputs_and
 
 
 def test_predict_loads_the_model_once_per_python_worker(spark, saved_classifier):
-    sc = spark.sparkContext
     df = spark.createDataFrame(rows(400, seed=2), "id long, image array<float>").repartition(16)
     for _ in range(2):
         assert ml.predict(df, saved_classifier, batch_size=10).count() == 400
 
-    def counts(_):
+    def counts(batches):  # run like predict's tasks, so by the same Python workers
         from tfrecord_io.ml import models as worker_models
 
-        yield os.getpid(), worker_models.load_counts().get(saved_classifier, 0)
+        for _ in batches:
+            pass
+        loads = worker_models.load_counts().get(saved_classifier, 0)
+        yield pa.RecordBatch.from_pydict({"pid": [os.getpid()], "loads": [loads]})
 
-    seen = dict(sc.parallelize(range(32), 32).mapPartitions(counts).collect())
+    probe = spark.range(32).repartition(32).mapInArrow(counts, "pid long, loads long")
+    seen = {r.pid: r.loads for r in probe.collect()}
     assert seen and all(loads <= 1 for loads in seen.values()), seen
     assert sum(seen.values()) >= 1
 
