@@ -9,9 +9,11 @@ import pytest
 from pyspark import cloudpickle
 
 import cluster_programs
+import feed_programs
 
 # Node programs travel by value: executors and node processes do not have tests/ on their path.
 cloudpickle.register_pickle_by_value(cluster_programs)
+cloudpickle.register_pickle_by_value(feed_programs)
 
 
 def node_processes(cluster_name: str) -> list[psutil.Process]:
