@@ -28,6 +28,15 @@ def node_processes(cluster_name: str) -> list[psutil.Process]:
     return found
 
 
+def executor_of(pid: int) -> int:
+    """The pid of the Spark executor JVM that *pid* (a Python worker, or a process it started)
+    descends from."""
+    for p in psutil.Process(pid).parents():
+        if "CoarseGrainedExecutorBackend" in " ".join(p.cmdline()):
+            return p.pid
+    raise AssertionError(f"process {pid} does not run under a Spark executor")
+
+
 def listening_ports() -> set[int]:
     """Ports on which something listens now (TCP, any address)."""
     return {

@@ -30,45 +30,49 @@ def _write(args, ctx, name, info):
 
 def read_epochs(args, ctx):
     """Read args["epochs"] epochs of each feed in args["feeds"] (in turn: epoch 1 of every
-    feed, then epoch 2...), then one more iteration of each (after c.wait() ends the feeds, it
-    must be empty); write the ids read per feed and epoch."""
+    feed, then epoch 2...); with args["fit"], then model.fit two epochs of feed "fit" (parsed
+    features id, x); then one more iteration of each feed (after c.wait() ends the feeds, it
+    must be empty). Writes the ids read per feed and epoch, and the fit's steps per epoch."""
+    _write(args, ctx, "started", {"pid": os.getpid(), "ppid": os.getppid()})
     feeds = args.get("feeds", ["train"])
+    kinds = args.get("features", {})
     seen = {name: [] for name in feeds}
     datasets = {name: ctx.feed(name).batch(args.get("batch", 100)) for name in feeds}
     for _ in range(args.get("epochs", 1)):
         for name in feeds:
             ids = []
             for batch in datasets[name]:
-                ids.extend(_ids(batch, args.get("features", "bytes")))
+                ids.extend(_ids(batch, kinds.get(name, "bytes")))
             seen[name].append(ids)
-    after = {name: sum(1 for _ in datasets[name]) for name in feeds}
-    info = {"epochs": seen, "after_end": after, "pid": os.getpid(), "ppid": os.getppid()}
+    info = {"epochs": seen, "pid": os.getpid(), "ppid": os.getppid()}
+    if args.get("fit"):
+        info["fit"] = _fit(ctx)
+        feeds = [*feeds, "fit"]
+    info["after_end"] = {name: sum(1 for _ in ctx.feed(name)) for name in feeds}
     _write(args, ctx, "read", info)
 
 
-def parsed_fit(args, ctx):
-    """A few Keras steps on parsed features of feed "train" (``ctx.feed(features=...)``):
-    each epoch is one fed epoch; write the steps and the ids seen."""
+def _fit(ctx):
+    """model.fit(epochs=2) on feed "fit" parsed to features; the batches of each epoch."""
+    import keras
     import tensorflow as tf
 
     spec = {"id": tf.io.FixedLenFeature([], tf.int64), "x": tf.io.FixedLenFeature([4], tf.float32)}
-    ds = ctx.feed("train", features=spec, batch_size=8)
-    ids = []
+    data = ctx.feed("fit", features=spec, batch_size=8).map(
+        lambda d: (d["x"], tf.cast(d["id"] % 2, tf.float32)))
+    steps = []
 
-    def split(d):
-        return d["x"], tf.cast(d["id"] % 2, tf.float32)
+    class Count(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            steps.append(0)
 
-    counter = ds.map(lambda d: d["id"])
-    for epoch in range(args["epochs"]):
-        model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
-        model.compile("sgd", "mse")
-        if epoch == 0:
-            history = model.fit(ds.map(split), epochs=1, verbose=0)
-            ids.append(None)
-            steps = len(history.history["loss"])
-        else:
-            ids.append([int(i) for b in counter for i in b.numpy()])
-    _write(args, ctx, "fit", {"epochs_fit": steps, "ids": ids})
+        def on_train_batch_end(self, batch, logs=None):
+            steps[-1] += 1
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit(data, epochs=2, verbose=0, callbacks=[Count()])
+    return {"steps": steps, "losses": len(history.history["loss"])}
 
 
 def read_then_stop(args, ctx):
