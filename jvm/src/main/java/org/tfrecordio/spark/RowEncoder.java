@@ -25,7 +25,7 @@ import org.tfrecordio.example.WireSink;
  * {@code tfrecord_io.example.from_arrow} for the same values. A null cell omits the feature.
  * Not thread-safe: one instance per task (it is Serializable and copied into each task).
  */
-final class RowEncoder implements Serializable {
+public final class RowEncoder implements Serializable {
   private static final long serialVersionUID = 1L;
 
   static final String EXAMPLE = "Example";
@@ -90,7 +90,8 @@ final class RowEncoder implements Serializable {
    *
    * @throws SchemaException naming the first column whose type has no form
    */
-  static RowEncoder plan(StructType schema, String recordType, List<String> partitionBy) {
+  public static RowEncoder plan(StructType schema, String recordType,
+      List<String> partitionBy) {
     checkRecordType(recordType);
     StructField[] fields = schema.fields();
     Set<String> seen = new HashSet<>();
@@ -214,7 +215,7 @@ final class RowEncoder implements Serializable {
    *
    * @return the record's length
    */
-  int encode(Row row) {
+  public int encode(Row row) {
     if (sink == null) {
       sink = new WireSink(4096);
     }
@@ -282,7 +283,7 @@ final class RowEncoder implements Serializable {
   }
 
   /** The buffer holding the last encoded record. */
-  byte[] buffer() {
+  public byte[] buffer() {
     return sink.buf;
   }
 
