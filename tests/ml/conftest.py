@@ -1,8 +1,15 @@
-"""Tiny real models for the ml tests, built and saved once per session."""
+"""Tiny real models for the ml tests, built and saved once per session; the training
+functions of ``ml_programs`` shipped by value."""
 
 from __future__ import annotations
 
 import pytest
+from pyspark import cloudpickle
+
+import ml_programs
+
+# Node programs travel by value: executors and node processes do not have tests/ on their path.
+cloudpickle.register_pickle_by_value(ml_programs)
 
 
 @pytest.fixture(scope="session")
@@ -44,4 +51,3 @@ def two_input_keras_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("models") / "two_inputs.keras"
     model.save(str(path))
     return str(path)
-
