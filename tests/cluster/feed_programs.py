@@ -111,8 +111,12 @@ def fail_while_fed(args, ctx):
 
 
 def read_stream(args, ctx):
-    """Read one epoch of the stream feed "stream" (open until the query stops); write ids."""
-    ids = []
-    for batch in ctx.feed("stream").batch(50):
-        ids.extend(_ids(batch, "example"))
-    _write(args, ctx, "stream", {"ids": ids})
+    """Read args["epochs"] epochs of feed "stream" (a stream: one epoch, open until its query
+    stops); write the ids (Examples' id feature) of each epoch."""
+    epochs = []
+    for _ in range(args["epochs"]):
+        ids = []
+        for batch in ctx.feed("stream").batch(50):
+            ids.extend(_ids(batch, "example"))
+        epochs.append(ids)
+    _write(args, ctx, "stream", {"epochs": epochs})
