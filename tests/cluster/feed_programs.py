@@ -76,40 +76,47 @@ def _fit(ctx):
 
 
 def read_then_stop(args, ctx):
-    """Read args["take"] batches of the first epoch of "train", then stop reading (by
-    ctx.stop_feed() if args["how"] == "stop_feed", else by returning); write how many."""
+    """Read args["take"] records of the first epoch of "train", then stop reading: by
+    ctx.stop_feed("train") (args["how"] == "stop_feed": then iterate once more, which must be
+    empty, and wait for the file args["flag"] before returning) or by returning."""
     count = 0
     for batch in ctx.feed("train").batch(10):
         count += int(batch.shape[0])
         if count >= args["take"]:
             break
+    info = {"read": count}
     if args["how"] == "stop_feed":
         ctx.stop_feed("train")
-        after = sum(1 for _ in ctx.feed("train"))
-        _write(args, ctx, "stop", {"read": count, "after_stop": after})
-        time.sleep(args.get("linger", 0))
-    else:
-        _write(args, ctx, "stop", {"read": count})
+        info["after_stop"] = sum(1 for _ in ctx.feed("train"))
+        _write(args, ctx, "stop", info)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(args["flag"]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        info["flag_seen"] = os.path.exists(args["flag"])
+    _write(args, ctx, "stop", info)
 
 
 def fail_while_fed(args, ctx):
-    """Read from "train"; the node args["node"] raises after args["after"] records, the
-    others keep reading."""
+    """Read "train"; the node args["node"] raises after args["after"] records (writing the
+    time to OUT/failed-at.json first), the others keep reading."""
     me = f"{ctx.job_name}:{ctx.task_index}"
-    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.pid"), "w") as f:
-        f.write(str(os.getpid()))
     count = 0
     for _ in range(args.get("epochs", 1)):
         for batch in ctx.feed("train").batch(10):
             count += int(batch.shape[0])
             if me == args["node"] and count >= args["after"]:
+                with open(os.path.join(args["out"], "failed-at.json"), "w") as f:
+                    json.dump({"time": time.time()}, f)
                 raise RuntimeError(f"planned failure on {me} after {count} fed records")
-            time.sleep(args.get("pause", 0.0))
 
 
 def read_stream(args, ctx):
-    """Read one epoch of the stream feed "stream" (open until the query stops); write ids."""
-    ids = []
-    for batch in ctx.feed("stream").batch(50):
-        ids.extend(_ids(batch, "example"))
-    _write(args, ctx, "stream", {"ids": ids})
+    """Read args["epochs"] epochs of feed "stream" (a stream: one epoch, open until its query
+    stops); write the ids (Examples' id feature) of each epoch."""
+    epochs = []
+    for _ in range(args["epochs"]):
+        ids = []
+        for batch in ctx.feed("stream").batch(50):
+            ids.extend(_ids(batch, "example"))
+        epochs.append(ids)
+    _write(args, ctx, "stream", {"epochs": epochs})

@@ -132,3 +132,20 @@ def test_feeding_tasks_run_on_other_executors_than_the_workers_they_feed(fed):
 
 def test_nothing_is_left_running(fed):
     assert node_processes(fed.name) == []
+
+
+def test_ps_mode_feeds_every_record_to_the_coordinator_each_epoch(sc, tmp_path):
+    """mode="ps": the chief (the coordinator, the one node running main_fun) is fed; nothing
+    is dropped, whatever the partitions."""
+    args = {"out": str(tmp_path), "epochs": 2, "feeds": ["train"]}
+    c = cluster.run(sc, feed_programs.read_epochs, args, mode="ps", num_workers=1, num_ps=1,
+                    input_mode="spark")
+    with c:
+        report = c.train(uneven_rdd(sc, TRAIN_SIZES).cache(), num_epochs=2)
+        c.wait(timeout=600)
+    read = json.loads((tmp_path / "chief-0-read.json").read_text())
+    for epoch, ids in enumerate(read["epochs"]["train"]):
+        assert sorted(ids) == list(range(N_TRAIN))
+        assert report.epochs[epoch].records == {0: N_TRAIN}
+        assert report.epochs[epoch].dropped == 0
+    assert read["after_end"] == {"train": 0}

@@ -250,7 +250,7 @@ class Cluster:
     def _start(self) -> None:
         """First attempt: slots, submit, wait for every node to register (and TensorBoard)."""
         try:
-            _check_slots(self._sc, len(self._roles), self._reservation_timeout)
+            slots.wait_for(self._sc, len(self._roles), self._reservation_timeout)
             attempt = self._new_attempt(0)
             attempt.start()
             attempt.wait_registered(self._reservation_timeout)
@@ -283,7 +283,7 @@ class Cluster:
                 )
                 attempt = self._new_attempt(attempt.number + 1)
                 try:
-                    _check_slots(self._sc, len(self._roles), self._reservation_timeout)
+                    slots.wait_for(self._sc, len(self._roles), self._reservation_timeout)
                     attempt.start()
                     attempt.wait_registered(self._reservation_timeout)
                 except ClusterError as e:
@@ -323,31 +323,6 @@ class Cluster:
         attempt = self._attempt
         if attempt is not None:
             attempt.on_lost(node, reason)
-
-
-def _check_slots(sc: Any, needed: int, timeout: float) -> None:
-    """Fail at once if the application can never run *needed* tasks together; else wait (up to
-    *timeout*) for executors still starting."""
-    most = slots.capacity(sc)
-    if most is not None and most < needed:
-        raise ClusterError(
-            f"the cluster needs {needed} task slots (one per node), but this Spark application "
-            f"has {most} ({sc.master}, "
-            f"spark.task.cpus={sc.getConf().get('spark.task.cpus', '1')}): "
-            "start it with more executors or cores, or ask for fewer nodes"
-        )
-    deadline = time.monotonic() + timeout
-    while True:
-        free = slots.free_slots(sc)
-        if free >= needed:
-            return
-        if time.monotonic() >= deadline:
-            raise ClusterError(
-                f"the cluster needs {needed} task slots (one per node), but this Spark "
-                f"application has {free} after waiting {timeout:.0f} s for executors: start it "
-                "with more executors or cores, or ask for fewer nodes"
-            )
-        time.sleep(0.5)
 
 
 def run(

@@ -204,10 +204,16 @@ class FeedCoordinator:
         result = EpochReport(epoch)
 
         def micro_batch(batch_df: Any, batch_id: int) -> None:
-            plan = plan_batches(self._sc, batch_df, len(self._nodes), next(self._jobs),
-                                equal=self._equal, record_type=record_type)
-            result.dropped += plan.dropped
-            self._feed_job(plan.batches, feed, epoch, result, feeding)
+            if self._equal:  # counted, then fed: computed once
+                batch_df.persist()
+            try:
+                plan = plan_batches(self._sc, batch_df, len(self._nodes), next(self._jobs),
+                                    equal=self._equal, record_type=record_type)
+                result.dropped += plan.dropped
+                self._feed_job(plan.batches, feed, epoch, result, feeding)
+            finally:
+                if self._equal:
+                    batch_df.unpersist()
 
         writer = df.writeStream.foreachBatch(micro_batch)
         if trigger:
