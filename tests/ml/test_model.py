@@ -19,10 +19,13 @@ def expected(keras_model, images) -> np.ndarray:
     return np.asarray(keras_model.predict_on_batch(np.asarray(images, np.float32)))
 
 
-def test_transform_appends_the_model_outputs_like_predict(spark, keras_classifier, saved_classifier):
+def test_transform_appends_the_model_outputs_like_predict(
+    spark, keras_classifier, saved_classifier
+):
     data = rows(200, seed=3)
     df = spark.createDataFrame(data, "id long, image array<float>").repartition(2)
-    model = ml.TFModel(modelDir=saved_classifier, outputMapping={"output_0": "scores"}, batchSize=32)
+    model = ml.TFModel(modelDir=saved_classifier, outputMapping={"output_0": "scores"},
+                       batchSize=32)
     got = scores_by_id(model.transform(df))
     want = expected(keras_classifier, [image for _, image in data])
     np.testing.assert_allclose(np.array([got[i] for i in range(200)]), want, rtol=1e-5, atol=1e-6)
@@ -32,7 +35,8 @@ def test_a_pipeline_of_a_vector_assembler_and_a_tfmodel_scores_plain_columns(
     spark, keras_classifier, saved_classifier, tmp_path
 ):
     data = rows(50, seed=4)
-    df = spark.createDataFrame([(i, *image) for i, image in data], "id long, a float, b float, c float, d float")
+    df = spark.createDataFrame([(i, *image) for i, image in data],
+                               "id long, a float, b float, c float, d float")
     pipeline = Pipeline(stages=[
         VectorAssembler(inputCols=["a", "b", "c", "d"], outputCol="features"),
         ml.TFModel(modelDir=saved_classifier, inputMapping={"features": "image"},

@@ -57,7 +57,8 @@ def test_predict_feeds_vectors_and_scalars_to_a_keras_file_with_named_inputs_and
     spark, two_input_keras_file
 ):
     df = spark.createDataFrame(
-        [(Vectors.dense([1.0, 2.0]), 10), (Vectors.sparse(2, [1], [5.0]), 20), (Vectors.dense([0.5, 0.25]), 0)],
+        [(Vectors.dense([1.0, 2.0]), 10), (Vectors.sparse(2, [1], [5.0]), 20),
+         (Vectors.dense([0.5, 0.25]), 0)],
         ["features", "extra"],
     ).repartition(2)
     out = ml.predict(df, two_input_keras_file, input_mapping={"features": "x", "extra": "n"},

@@ -11,7 +11,8 @@ the Spark cluster.
 
     # training: a TensorFlow cluster on the executors, fed from the DataFrame
     estimator = ml.TFEstimator(train_fn, {"learning_rate": 0.01}, numWorkers=2, epochs=3,
-                               exportDir="hdfs://nn:8020/models", outputMapping={"dense_1": "scores"})
+                               exportDir="hdfs://nn:8020/models",
+                               outputMapping={"dense_1": "scores"})
     model = estimator.fit(train_df)          # an ml.TFModel
     scored = model.transform(test_df)        # ml.predict with the model's settings
 

@@ -249,7 +249,8 @@ class TFEstimator(Estimator, InferenceParams):
             "feeds": list(feeds),
             "columns": list(columns),
         }
-        cached = [frame for frame, _ in feeds.values()] if dataset.storageLevel == StorageLevel.NONE else []
+        uncached = dataset.storageLevel == StorageLevel.NONE
+        cached = [frame for frame, _ in feeds.values()] if uncached else []
         for frame in cached:
             frame.persist()
         log.info("fitting %s: %s, model to %s", self.uid, args, export_dir)

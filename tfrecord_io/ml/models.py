@@ -28,6 +28,7 @@ import hashlib
 import os
 import tempfile
 import threading
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -166,7 +167,8 @@ def load(location: str | os.PathLike[str], signature: str = DEFAULT_SIGNATURE) -
     except FileNotFoundError as e:
         raise ModelError(f"no model at {location}: {e}") from e
     if info.is_dir:
-        if not any(fs.exists(fs.join(location, n)) for n in ("saved_model.pb", "saved_model.pbtxt")):
+        names = ("saved_model.pb", "saved_model.pbtxt")
+        if not any(fs.exists(fs.join(location, name)) for name in names):
             raise ModelError(
                 f"{location} is a directory without saved_model.pb: give a SavedModel directory "
                 f"or a Keras file ({', '.join(KERAS_SUFFIXES)})"
@@ -314,7 +316,7 @@ def _load_keras(location: str) -> ServingModel:
                     while chunk := src.read(1 << 22):
                         dst.write(chunk)
                 model = keras.saving.load_model(local, compile=False)
-    except (ValueError, OSError, TypeError) as e:
+    except (ValueError, OSError, TypeError, zipfile.BadZipFile) as e:
         raise ModelError(f"Keras could not load the model at {location}: {e}") from e
     inputs = {t.name: _keras_info(t.name, t) for t in model.inputs}
     names, tensors = _keras_outputs(model)

@@ -142,7 +142,9 @@ def _leaf_types(info: TensorInfo) -> tuple[Any, pa.DataType]:
         return T.BooleanType(), pa.bool_()
     if info.dtype == "string":
         return T.BinaryType(), pa.binary()
-    raise ModelError(f"model output {info.name!r} is of type {info.dtype}, which has no column type")
+    raise ModelError(
+        f"model output {info.name!r} is of type {info.dtype}, which has no column type"
+    )
 
 
 def spark_type(info: TensorInfo) -> Any:
