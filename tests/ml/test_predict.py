@@ -144,3 +144,15 @@ def test_cached_gives_the_same_model_until_its_files_change(saved_classifier):
     first = models.cached(saved_classifier, version=version)
     assert models.cached(saved_classifier, version=version) is first
     assert models.fingerprint(saved_classifier) == version
+
+
+def test_load_names_a_keras_file_that_is_not_a_model(tmp_path):
+    damaged = tmp_path / "model.keras"
+    damaged.write_bytes(b"not a zip archive")
+    with pytest.raises(ModelError, match=f"Keras could not load the model at {damaged}"):
+        models.load(str(damaged))
+
+
+def test_load_names_a_directory_that_holds_no_saved_model(tmp_path):
+    with pytest.raises(ModelError, match=f"{tmp_path} is a directory without saved_model.pb"):
+        models.load(str(tmp_path))
