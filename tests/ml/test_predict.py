@@ -12,11 +12,12 @@ import pytest
 from ml_data import rows
 from pyspark.ml.linalg import Vectors
 from pyspark.sql import types as T
+from pyspark.sql.functions import ArrowUDFType, arrow_udf
 
 from tfrecord_io import ml
 from tfrecord_io.errors import ModelError
 from tfrecord_io.ml import models
-from tfrecord_io.ml.inference import rebatch
+from tfrecord_io.ml.inference import chunks
 
 
 def expected_scores(model, images) -> np.ndarray:
@@ -78,16 +79,19 @@ def test_predict_loads_the_model_once_per_python_worker(spark, saved_classifier)
     for _ in range(2):
         assert ml.predict(df, saved_classifier, batch_size=10).count() == 400
 
-    def counts(batches):  # run like predict's tasks, so by the same Python workers
+    def counts(batches):  # an Arrow UDF like predict's, so run by the same Python workers
         from tfrecord_io.ml import models as worker_models
 
-        for _ in batches:
-            pass
-        loads = worker_models.load_counts().get(saved_classifier, 0)
-        yield pa.RecordBatch.from_pydict({"pid": [os.getpid()], "loads": [loads]})
+        for batch in batches:
+            loads = worker_models.load_counts().get(saved_classifier, 0)
+            yield pa.StructArray.from_arrays(
+                [pa.array([os.getpid()] * len(batch)), pa.array([loads] * len(batch))],
+                names=["pid", "loads"],
+            )
 
-    probe = spark.range(32).repartition(32).mapInArrow(counts, "pid long, loads long")
-    seen = {r.pid: r.loads for r in probe.collect()}
+    probe = arrow_udf(counts, "struct<pid: long, loads: long>", ArrowUDFType.SCALAR_ITER)
+    seen = {r.p.pid: r.p.loads
+            for r in spark.range(32).repartition(32).select(probe("id").alias("p")).collect()}
     assert seen and all(loads <= 1 for loads in seen.values()), seen
     assert sum(seen.values()) >= 1
 
@@ -131,12 +135,12 @@ def test_predict_fails_the_job_naming_the_column_of_arrays_of_the_wrong_length(
         ml.predict(df, saved_classifier).collect()
 
 
-def test_rebatch_gives_batches_of_exactly_the_size_asked_across_arrow_batches():
-    batches = [pa.RecordBatch.from_pydict({"v": list(range(start, start + n))})
-               for start, n in ((0, 5), (5, 1), (6, 9), (15, 2))]
-    out = list(rebatch(batches, 4))
-    assert [b.num_rows for b in out] == [4, 4, 4, 4, 1]
-    assert [v for b in out for v in b.column(0).to_pylist()] == list(range(17))
+def test_chunks_cut_the_columns_of_a_batch_into_equal_slices():
+    columns = [pa.array(range(17)), pa.array([str(i) for i in range(17)])]
+    out = list(chunks(columns, 4))
+    assert [len(a) for a, _ in out] == [4, 4, 4, 4, 1]
+    assert [v for a, _ in out for v in a.to_pylist()] == list(range(17))
+    assert [v for _, b in out for v in b.to_pylist()] == [str(i) for i in range(17)]
 
 
 def test_cached_gives_the_same_model_until_its_files_change(saved_classifier):

@@ -1,14 +1,17 @@
 """Batch inference over a DataFrame: :func:`predict` (``tfrecord_io.ml.predict``).
 
-The model is run by Spark's Python workers through ``DataFrame.mapInArrow``: each task streams
-its partition as Arrow batches, which are cut into batches of exactly ``batch_size`` rows (the
-last of a partition may be shorter); each batch's mapped columns become the model's input
-tensors (:mod:`tfrecord_io.ml.tensors`), the model runs once on the batch, and its outputs are
-appended to the batch as new columns. No TensorFlow cluster, no row-at-a-time Python.
+The model runs in Spark's Python workers as a scalar-iterator Arrow UDF
+(``pyspark.sql.functions.arrow_udf``, ``SCALAR_ITER``): only the mapped columns cross to
+Python, as Arrow batches (of ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, 10,000 by
+default), each cut into batches of ``batch_size`` rows (the last piece of each Arrow batch may
+be shorter); each batch's columns become the model's input tensors
+(:mod:`tfrecord_io.ml.tensors`), the model runs once on the batch, and only its outputs come
+back, as one struct that is then spread into the new columns. The DataFrame's other columns
+never leave the JVM. No TensorFlow cluster, no row-at-a-time Python.
 
 The model is loaded once per Python worker process (:func:`tfrecord_io.ml.models.cached`):
 Spark reuses its Python workers across tasks (``spark.python.worker.reuse``, on by default), so
-a worker loads the model on its first non-empty partition and keeps it. The driver loads it
+a worker loads the model on its first non-empty batch and keeps it. The driver loads it
 too, once, to read its inputs and outputs and so the type of each new column. The cache key
 includes a fingerprint of the model's files taken by the driver when :func:`predict` is called,
 so a model replaced at the same location is loaded again by the next :func:`predict`.
@@ -17,6 +20,7 @@ so a model replaced at the same location is loaded again by the next :func:`pred
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -25,45 +29,28 @@ import pyarrow as pa
 from tfrecord_io.errors import ModelError
 from tfrecord_io.ml import models, tensors
 
-__all__ = ["predict", "rebatch", "DEFAULT_BATCH_SIZE"]
+__all__ = ["predict", "chunks", "DEFAULT_BATCH_SIZE"]
 
 #: Rows per model call unless told otherwise.
 DEFAULT_BATCH_SIZE = 256
 
 _VECTOR_COLUMN = "__tfrecord_io_vector_{}"
+_OUTPUTS = "__tfrecord_io_outputs"
 
 
-def rebatch(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[pa.RecordBatch]:
-    """*batches* cut and joined into batches of *size* rows (the last may be shorter), in
-    order."""
-    pending: list[pa.RecordBatch] = []
-    count = 0
-    for batch in batches:
-        offset = 0
-        while offset < batch.num_rows:
-            take = min(size - count, batch.num_rows - offset)
-            pending.append(batch.slice(offset, take))
-            count += take
-            offset += take
-            if count == size:
-                yield _joined(pending)
-                pending, count = [], 0
-    if count:
-        yield _joined(pending)
-
-
-def _joined(pieces: list[pa.RecordBatch]) -> pa.RecordBatch:
-    if len(pieces) == 1:
-        return pieces[0]
-    table = pa.Table.from_batches(pieces).combine_chunks()
-    return pa.RecordBatch.from_arrays(
-        [column.chunk(0) for column in table.columns], schema=table.schema
-    )
+def chunks(arrays: list[pa.Array], size: int) -> Iterator[list[pa.Array]]:
+    """Equal slices of *arrays* (columns of one batch), *size* rows each (the last may be
+    shorter)."""
+    rows = len(arrays[0]) if arrays else 0
+    for start in range(0, rows, size):
+        yield [array.slice(start, size) for array in arrays]
 
 
 class _BatchPredictor:
-    """The function ``mapInArrow`` runs on the executors: plain data only, so it pickles
-    small; the model is looked up (or loaded) in the worker's own cache."""
+    """The scalar-iterator Arrow UDF the executors run: plain data only, so it pickles small;
+    the model is looked up (or loaded) in the Python worker's own cache. It takes the mapped
+    columns only, and gives back one struct of the new columns: the DataFrame's other columns
+    stay in the JVM."""
 
     def __init__(
         self,
@@ -72,7 +59,6 @@ class _BatchPredictor:
         version: str,
         feeds: list[tuple[str, str]],
         results: list[tuple[str, str]],
-        keep: list[str],
         batch_size: int,
     ) -> None:
         self.location = location
@@ -80,34 +66,42 @@ class _BatchPredictor:
         self.version = version
         self.feeds = feeds  # (column, model input)
         self.results = results  # (model output, new column)
-        self.keep = keep
         self.batch_size = batch_size
 
-    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def __call__(self, batches: Iterable[Any]) -> Iterator[pa.Array]:
         model = None
-        names = self.keep + [column for _, column in self.results]
-        for batch in rebatch(batches, self.batch_size):
+        names = [column for _, column in self.results]
+        for batch in batches:
+            arrays = list(batch) if isinstance(batch, tuple) else [batch]
             if model is None:
                 model = models.cached(self.location, self.signature, self.version)
-            inputs = {
-                name: tensors.to_input(
-                    batch.column(column), model.inputs[name],
-                    f"column {column!r} (input {name!r} of the model at {self.location})",
+            pieces: list[list[pa.Array]] = [[] for _ in self.results]
+            for part in chunks(arrays, self.batch_size):
+                for i, piece in enumerate(self._run(model, part)):
+                    pieces[i].append(piece)
+            columns = [pa.concat_arrays(p) for p in pieces]
+            yield pa.StructArray.from_arrays(columns, names=names)
+
+    def _run(self, model: models.ServingModel, part: list[pa.Array]) -> list[pa.Array]:
+        rows = len(part[0])
+        inputs = {
+            name: tensors.to_input(
+                array, model.inputs[name],
+                f"column {column!r} (input {name!r} of the model at {self.location})",
+            )
+            for array, (column, name) in zip(part, self.feeds)
+        }
+        outputs = model.predict(inputs)
+        new = []
+        for name, _column in self.results:
+            values = outputs[name]
+            if len(values) != rows:
+                raise ModelError(
+                    f"output {name!r} of the model at {self.location} has {len(values)} "
+                    f"rows for a batch of {rows}: it must keep the batch dimension"
                 )
-                for column, name in self.feeds
-            }
-            outputs = model.predict(inputs)
-            new = []
-            for name, column in self.results:
-                values = outputs[name]
-                if len(values) != batch.num_rows:
-                    raise ModelError(
-                        f"output {name!r} of the model at {self.location} has {len(values)} "
-                        f"rows for a batch of {batch.num_rows}: it must keep the batch dimension"
-                    )
-                new.append(tensors.to_column(values, model.outputs[name]))
-            kept = [batch.column(column) for column in self.keep]
-            yield pa.RecordBatch.from_arrays(kept + new, names=names)
+            new.append(tensors.to_column(values, model.outputs[name]))
+        return new
 
 
 def _mapping(value: Mapping[str, str] | None, what: str) -> dict[str, str] | None:
@@ -182,6 +176,7 @@ def predict(
     from pyspark.ml.linalg import VectorUDT  # noqa: PLC0415
     from pyspark.sql import functions as F  # noqa: PLC0415, N812
     from pyspark.sql import types as T  # noqa: PLC0415, N812
+    from pyspark.sql.functions import ArrowUDFType, arrow_udf  # noqa: PLC0415
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")
@@ -246,12 +241,17 @@ def predict(
             )
         feeds.append((column, name))
     results = list(outputs_of.items())
-    schema = T.StructType(
-        [fields[column] for column in keep]
-        + [
-            T.StructField(column, tensors.spark_type(model.outputs[name]))
-            for name, column in results
-        ]
+    struct = T.StructType(
+        [T.StructField(column, tensors.spark_type(model.outputs[name])) for name, column in results]
     )
-    run = _BatchPredictor(location, signature, version, feeds, results, keep, batch_size)
-    return source.mapInArrow(run, schema)
+    with warnings.catch_warnings():  # Spark prefers type hints; a callable object has none
+        warnings.simplefilter("ignore", UserWarning)
+        run = arrow_udf(
+            _BatchPredictor(location, signature, version, feeds, results, batch_size),
+            returnType=struct, functionType=ArrowUDFType.SCALAR_ITER,
+        )
+    scored = source.withColumn(_OUTPUTS, run(*[source[column] for column, _ in feeds]))
+    return scored.select(
+        *[scored[column] for column in keep],
+        *[scored[_OUTPUTS].getField(column).alias(column) for _, column in results],
+    )
