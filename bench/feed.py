@@ -66,7 +66,8 @@ def worker_main(args: dict, ctx) -> None:
         n = int(dataset.batch(4096).reduce(
             tf.constant(0, tf.int64), lambda n, b: n + tf.cast(tf.shape(b)[0], tf.int64)
         ))
-        epochs.append({"records": n, "seconds": time.perf_counter() - start})
+        epochs.append({"records": n, "seconds": time.perf_counter() - start,
+                       "began": time.time() - (time.perf_counter() - start)})
     path = os.path.join(args["out"], f"worker-{ctx.task_index}.json")
     with open(path, "w") as f:
         json.dump(epochs, f)
@@ -82,14 +83,21 @@ def run(sc, source: str, df, path: str, epochs: int, workdir: Path) -> list[dict
     mode = "spark" if source == "feed" else "tensorflow"
     with cluster.run(sc, worker_main, args, num_workers=2, input_mode=mode) as c:
         if source == "feed":
-            c.train(df, num_epochs=epochs)
+            report = c.train(df, num_epochs=epochs)
+            for epoch in report.epochs:
+                t0 = min(t["started"] for t in epoch.tasks)
+                log(f"  feeding epoch {epoch.epoch}: tasks (start, sent, acked) from the "
+                    "first start: " + ", ".join(
+                        f"({t['started'] - t0:.2f}, {t['sent'] - t0:.2f}, {t['ended'] - t0:.2f})"
+                        for t in sorted(epoch.tasks, key=lambda t: t["started"])))
         c.wait(timeout=3600)
     per_worker = [json.loads((out / f"worker-{w}.json").read_text()) for w in range(2)]
     figures = []
     for e in range(epochs):
         records = sum(w[e]["records"] for w in per_worker)
         seconds = max(w[e]["seconds"] for w in per_worker)
-        figures.append({"records": records, "seconds": seconds, "rate": records / seconds})
+        figures.append({"records": records, "seconds": seconds, "rate": records / seconds,
+                        "began": min(w[e]["began"] for w in per_worker)})
     return figures
 
 
@@ -127,7 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--out", default=str(Path(__file__).with_name("results-feed.md")))
+    parser.add_argument("--sources", default="files,feed",
+                        help="which runs (comma-separated: files, feed); the table needs both")
     ns = parser.parse_args(argv)
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("tfrecord_io.cluster").setLevel(
+        logging.DEBUG if os.environ.get("BENCH_FEED_DEBUG") else logging.INFO)
     if ns.epochs < 2:
         parser.error("--epochs must be at least 2 (the first epoch is reported apart)")
 
@@ -153,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         path = f"{hdfs.url}/bench/feed-{os.getpid()}"
         log(f"writing {ns.records:,} Examples to {path}")
         tfs.save_dataframe(df, path)
+        log("written")
         from tfrecord_io import hdfs as hdfs_client
         from tfrecord_io import tf as tfr
 
@@ -160,16 +176,20 @@ def main(argv: list[str] | None = None) -> int:
         total = sum(hdfs_client.stat(u).length for u in shards)
         record_bytes = total / ns.records - 16  # data bytes per record (framing excluded)
         results = {}
-        for source in ("files", "feed"):
+        sources = ns.sources.split(",")
+        for source in sources:
             log(f"run: {source}")
             results[source] = run(spark.sparkContext, source, df, path, ns.epochs, workdir)
             for e, f in enumerate(results[source]):
+                log(f"  epoch {e + 1} began at {f.get('began', 0):.3f}")
                 log(f"  epoch {e + 1}: {f['records']:,} records in {f['seconds']:.2f} s "
                     f"= {f['rate']:,.0f} records/s")
         for source, figs in results.items():
             expected = ns.records - ns.records % 2 if source == "feed" else ns.records
             if any(f["records"] != expected for f in figs):
                 raise SystemExit(f"{source} read {[f['records'] for f in figs]}, not {expected}")
+        if len(results) < 2:
+            return 0
         text = table(results, ns, record_bytes)
         print(text)
         Path(ns.out).write_text("# Feeding vs reading files (bench/feed.py)\n\n" + text)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 
 
@@ -97,8 +98,9 @@ def read_then_stop(args, ctx):
 
 
 def fail_while_fed(args, ctx):
-    """Read "train"; the node args["node"] raises after args["after"] records (writing the
-    time to OUT/failed-at.json first), the others keep reading."""
+    """Read "train"; the node args["node"] fails after args["after"] records (writing the
+    time to OUT/failed-at.json first): raises, or SIGKILLs itself with args["how"] == "kill";
+    the others keep reading."""
     me = f"{ctx.job_name}:{ctx.task_index}"
     count = 0
     for _ in range(args.get("epochs", 1)):
@@ -107,6 +109,8 @@ def fail_while_fed(args, ctx):
             if me == args["node"] and count >= args["after"]:
                 with open(os.path.join(args["out"], "failed-at.json"), "w") as f:
                     json.dump({"time": time.time()}, f)
+                if args.get("how") == "kill":
+                    os.kill(os.getpid(), signal.SIGKILL)
                 raise RuntimeError(f"planned failure on {me} after {count} fed records")
 
 

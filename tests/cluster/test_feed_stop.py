@@ -67,3 +67,15 @@ def test_worker_failing_while_fed_makes_train_raise_naming_it(sc, big, tmp_path)
     assert "Traceback (most recent call last)" in str(info.value)
     assert raised_at - failed_at < 10.0  # the bound for noticing the failure
     assert node_processes(c.name) == []
+
+
+def test_worker_killed_while_fed_makes_train_raise_naming_it(sc, big, tmp_path):
+    args = {"out": str(tmp_path), "node": "worker:0", "after": 2000, "how": "kill"}
+    c = cluster.run(sc, feed_programs.fail_while_fed, args, num_workers=2, input_mode="spark")
+    with c, pytest.raises(cluster.ClusterError, match="SIGKILL") as info:
+        c.train(big, num_epochs=1)
+    raised_at = time.time()
+    failed_at = json.loads((tmp_path / "failed-at.json").read_text())["time"]
+    assert info.value.node == "worker:0"
+    assert raised_at - failed_at < 10.0
+    assert node_processes(c.name) == []

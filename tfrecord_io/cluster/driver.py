@@ -159,7 +159,7 @@ class Cluster:
                 coordinator = FeedCoordinator(
                     self._sc, self._secret, fed, attempt.feed_addresses(),
                     equal=self._options["mode"] == "sync", group=f"{self._id}-{attempt.number}",
-                    failure=attempt.failure,
+                    failure=attempt.failure, reserved=len(self._roles),
                 )
                 coordinator.attempt = attempt.number
                 self._feeds = coordinator

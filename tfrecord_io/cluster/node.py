@@ -99,13 +99,12 @@ def _feed_server(spec: dict[str, Any]) -> Any:
     return FeedServer(socket.socket(fileno=spec["feed_fd"]), spec["secret"])
 
 
-def _run_main(workdir: str, spec: dict[str, Any]) -> None:
+def _run_main(workdir: str, spec: dict[str, Any], feeds: Any) -> None:
     from pyspark import cloudpickle  # noqa: PLC0415
 
     from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415
     from tfrecord_io.cluster.spec import Role  # noqa: PLC0415
 
-    feeds = _feed_server(spec)
     with open(os.path.join(workdir, MAIN_FILE), "rb") as f:
         main_fun, args = cloudpickle.load(f)
     role = Role(spec["job_name"], spec["task_index"], True, spec["is_chief"])
@@ -143,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     ).start()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
+        # Serving at once (TensorFlow takes seconds to import): the driver may connect now.
+        feeds = _feed_server(spec)
         from tfrecord_io import tf as tfr  # noqa: PLC0415
 
         try:
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as e:  # noqa: BLE001 - local-only programs can do without hdfs://
             log.warning("hdfs:// is not available in TensorFlow on this node: %s", e)
         if spec["runs_main"]:
-            _run_main(workdir, spec)
+            _run_main(workdir, spec, feeds)
         else:
             _serve(spec)
     except BaseException as e:  # noqa: BLE001 - reported to the driver, with the traceback

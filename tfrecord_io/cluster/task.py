@@ -4,6 +4,9 @@
 *i* plays role *i*. It
 
 1. registers with the driver over the control channel (:mod:`tfrecord_io.cluster.channel`);
+   with ``input_mode="spark"`` a fed node first binds its feed server's socket on the
+   executor's address (listening at once) and names it in the registration; the node process
+   inherits the socket and serves it (:mod:`tfrecord_io.cluster.feed.server`);
 2. reserves a free port on its executor's address and exchanges ``host:port`` with the other
    tasks through ``BarrierTaskContext.allGather``, which gives every node the cluster spec;
 3. starts the node process (:mod:`tfrecord_io.cluster.node`) in its own process group with

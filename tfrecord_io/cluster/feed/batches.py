@@ -39,7 +39,7 @@ class Plan:
         batches: a Python RDD of ``bytes`` batches (see ``FeedBatches``).
         per_worker: records each worker gets (``equal=True``), else None.
         dropped: records left out by the equal-share rule (0 without it).
-        partitions: partitions of the data (= feeding tasks).
+        partitions: partitions of the data.
     """
 
     batches: Any
@@ -79,6 +79,7 @@ def plan_batches(
     equal: bool,
     record_type: str = "Example",
     batch_bytes: int = BATCH_BYTES,
+    tasks: int | None = None,
 ) -> Plan:
     """The batches of *data* (a DataFrame or an RDD of bytes) for *workers* workers.
 
@@ -91,6 +92,9 @@ def plan_batches(
             batches from new ones).
         equal: the equal-share rule (module docs).
         batch_bytes: target size of a batch.
+        tasks: at most this many feeding tasks: partitions are coalesced (each task then
+            deals several partitions in turn), so that small partitions do not each pay a
+            Spark task's start-up (None: one task per partition).
     """
     from pyspark import RDD  # noqa: PLC0415
     from pyspark.serializers import NoOpSerializer  # noqa: PLC0415
@@ -135,4 +139,6 @@ def plan_batches(
     else:
         jbatches = call(jclass.fromRecords, source, text, counted, limit, workers, job,
                         batch_bytes)
+    if tasks is not None and 0 < tasks < partitions:
+        jbatches = jbatches.coalesce(tasks)
     return Plan(RDD(jbatches, sc, NoOpSerializer()), per_worker, dropped, partitions)

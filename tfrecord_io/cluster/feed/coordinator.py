@@ -25,6 +25,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.feed.batches import is_dataframe, plan_batches
 from tfrecord_io.cluster.feed.feeder import Feeder
 from tfrecord_io.cluster.feed.links import FeedLinks
@@ -48,11 +49,13 @@ class EpochReport:
         epoch: its number (from 1, per feed).
         records: records delivered to each worker (by worker index).
         dropped: records not delivered: the equal-share remainder, and the data of workers
-            that had stopped reading.
+            that had stopped reading (all of it when the data was counted, in sync mode; else
+            what the feeding tasks saw before they stopped pulling their input).
         jobs: feeding jobs (1; a stream: one per micro-batch).
         complete: False when :meth:`Feeding.stop` cut the epoch short.
         tasks: each feeding task's report: ``pid`` and ``host`` of the Python worker that ran
-            it, and per worker ``records``, ``batches``, ``dropped``, ``state``.
+            it, when it ``started``, had ``sent`` its last batch and ``ended`` (acknowledged;
+            ``time.time()``), and per worker ``records``, ``batches``, ``dropped``, ``state``.
     """
 
     epoch: int
@@ -110,6 +113,7 @@ class FeedCoordinator:
         equal: the equal-share rule (``mode="sync"``).
         group: prefix of the feeding jobs' Spark job groups.
         failure: returns the attempt's failure (or None), as :meth:`Attempt.failure` does.
+        reserved: task slots the cluster's nodes hold (the rest may run feeding tasks).
     """
 
     def __init__(
@@ -121,8 +125,10 @@ class FeedCoordinator:
         equal: bool,
         group: str,
         failure: Callable[[], ClusterError | None],
+        reserved: int,
     ) -> None:
         self._sc = sc
+        self._reserved = reserved
         self._secret = secret
         self._nodes = nodes
         self._addresses = [addresses[n] for n in nodes]
@@ -184,14 +190,23 @@ class FeedCoordinator:
                 break
             if plan is None:
                 plan = plan_batches(self._sc, data, len(self._nodes), next(self._jobs),
-                                    equal=self._equal, record_type=record_type)
+                                    equal=self._equal, record_type=record_type,
+                                    tasks=self._tasks())
             result = EpochReport(epoch, dropped=plan.dropped)
+            start = time.monotonic()
+            log.debug("feeding epoch %d of %r: every reader asked at %.3f", epoch, feed,
+                      time.time())
             try:
                 self._feed_job(plan.batches, feed, epoch, result, feeding)
             except BaseException as e:
                 self._fail_epoch(feed, epoch, str(e))
                 raise
+            if plan.per_worker is not None:  # counted: what was not delivered was dropped
+                total = plan.per_worker * len(self._nodes) + plan.dropped
+                result.dropped = total - sum(result.records.values())
             self._end_epoch(feed, epoch, result)
+            log.info("fed epoch %d of %r: %s records in %.2f s (%d dropped)", epoch, feed,
+                     sum(result.records.values()), time.monotonic() - start, result.dropped)
             report.epochs.append(result)
         return report
 
@@ -208,7 +223,8 @@ class FeedCoordinator:
                 batch_df.persist()
             try:
                 plan = plan_batches(self._sc, batch_df, len(self._nodes), next(self._jobs),
-                                    equal=self._equal, record_type=record_type)
+                                    equal=self._equal, record_type=record_type,
+                                    tasks=self._tasks())
                 result.dropped += plan.dropped
                 self._feed_job(plan.batches, feed, epoch, result, feeding)
             finally:
@@ -240,6 +256,10 @@ class FeedCoordinator:
         return report
 
     # -- one epoch -----------------------------------------------------------------------------
+
+    def _tasks(self) -> int:
+        """Feeding tasks per job: the task slots the cluster's nodes leave free (at least 1)."""
+        return max(1, slots.free_slots(self._sc) - self._reserved)
 
     def _next_epoch(self, feed: str) -> int:
         with self._lock:

@@ -6,8 +6,9 @@ connection per worker it has batches for (:mod:`tfrecord_io.cluster.feed.wire`),
 batch whole (TCP backpressure holds it back while the worker's buffer is full), then asks each
 worker to acknowledge that everything it sent is buffered there. A worker that answers
 ``stopped`` (its reader is done, or ``main_fun`` ended), or that cannot be reached, gets
-nothing more: the rest of its batches are dropped at once, so the task ends promptly. The task
-returns one JSON line: what it sent to whom, and what it dropped.
+nothing more: the rest of its batches are dropped at once, and when no worker reads any more
+the task stops pulling its input (the rest is never even encoded), so it ends promptly. The
+task returns one JSON line: what it sent to whom, and what it dropped.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import json
 import os
 import socket
 import struct
+import time
 from typing import Any, Iterator
 
 from tfrecord_io.cluster.channel import ChannelError
@@ -81,17 +83,22 @@ class Feeder:
         return _Link(wire, "ready")
 
     def __call__(self, batches: Iterator[bytes]) -> Iterator[str]:
+        started = time.time()
         links: dict[int, _Link] = {}
+        abandoned = False
         for batch in batches:
             magic, worker, job, partition, seq, records = BATCH_HEADER.unpack_from(batch)
             if magic != MAGIC or not 0 <= worker < len(self.addresses):
                 raise ValueError(f"not a feed batch (magic {magic:#x}, worker {worker})")
-            link = links.get(worker)
-            if link is None:
-                link = links[worker] = self._open(worker)
+            if not links:  # every worker at once: know early when none reads any more
+                links = {w: self._open(w) for w in range(len(self.addresses))}
+            link = links[worker]
             link.poll()
             if link.state != "ready":
                 link.dropped += records
+                if not any(other.state == "ready" for other in links.values()):
+                    abandoned = True  # nobody reads: leave the rest of the data unmade
+                    break
                 continue
             header = {"type": "batch", "job": job, "partition": partition, "seq": seq,
                       "records": records}
@@ -103,7 +110,9 @@ class Feeder:
                 continue
             link.records += records
             link.batches += 1
+        sent = time.time()
         report: dict[str, Any] = {"pid": os.getpid(), "host": socket.gethostname(),
+                                  "started": started, "sent": sent, "abandoned": abandoned,
                                   "workers": {}}
         for worker, link in sorted(links.items()):
             if link.wire is not None:
@@ -112,6 +121,7 @@ class Feeder:
                 "records": link.records, "batches": link.batches, "dropped": link.dropped,
                 "state": link.state,
             }
+        report["ended"] = time.time()
         yield json.dumps(report)
 
 
