@@ -40,8 +40,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2, help="TensorFlow workers (default 2)")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64,
-                        help="rows per training step, all workers together: tf-keras splits "
-                             "each worker's batches among the replicas (default 64)")
+                        help="rows per training step over all workers: each worker steps on "
+                             "BATCH_SIZE / workers of its own rows (default 64)")
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--partitions", type=int, default=8, help="of the DataFrame (default 8)")
     return parser.parse_args(argv)
