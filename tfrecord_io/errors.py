@@ -27,6 +27,7 @@ __all__ = [
     "InputError",
     "MnistError",
     "MiniHdfsError",
+    "ModelError",
     "TensorBoardError",
     "ClusterError",
 ]
@@ -130,6 +131,15 @@ class MnistError(TFRecordError):
 
 class MiniHdfsError(TFRecordError):
     """The mini HDFS could not be started, or a command to it failed."""
+
+
+class ModelError(TFRecordError):
+    """A model for inference (:mod:`tfrecord_io.ml`) cannot be used as asked: nothing loadable
+    at ``model_dir``, an unknown signature, mapped inputs or outputs the model does not have, or
+    a DataFrame column whose values cannot become the model input it is mapped to.
+
+    The message names the model location and the column or tensor concerned.
+    """
 
 
 class TensorBoardError(TFRecordError):

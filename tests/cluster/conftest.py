@@ -9,9 +9,11 @@ import pytest
 from pyspark import cloudpickle
 
 import cluster_programs
+import feed_programs
 
 # Node programs travel by value: executors and node processes do not have tests/ on their path.
 cloudpickle.register_pickle_by_value(cluster_programs)
+cloudpickle.register_pickle_by_value(feed_programs)
 
 
 def node_processes(cluster_name: str) -> list[psutil.Process]:
@@ -24,6 +26,15 @@ def node_processes(cluster_name: str) -> list[psutil.Process]:
         if alive and any(cluster_name in part for part in cmdline):
             found.append(p)
     return found
+
+
+def executor_of(pid: int) -> int:
+    """The pid of the Spark executor JVM that *pid* (a Python worker, or a process it started)
+    descends from."""
+    for p in psutil.Process(pid).parents():
+        if "CoarseGrainedExecutorBackend" in " ".join(p.cmdline()):
+            return p.pid
+    raise AssertionError(f"process {pid} does not run under a Spark executor")
 
 
 def listening_ports() -> set[int]:

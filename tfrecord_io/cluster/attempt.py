@@ -157,6 +157,16 @@ class Attempt:
     def _complete(self) -> bool:
         return all(self._done.get(n, {}).get("ok") for n in self._main)
 
+    def failure(self) -> ClusterError | None:
+        """The attempt's failure so far (the likeliest cause among those reported), or None."""
+        with self._cond:
+            return self._error()
+
+    def feed_addresses(self) -> dict[str, str]:
+        """Each registered node's feed server (``input_mode="spark"``), by node name."""
+        with self._cond:
+            return {n: str(m["feed"]) for n, m in self._registered.items() if m.get("feed")}
+
     # -- waiting -------------------------------------------------------------------------------
 
     def _error(self) -> ClusterError | None:

@@ -31,12 +31,23 @@ import socket
 import threading
 from typing import Any, Callable
 
-__all__ = ["MAX_LINE", "ChannelError", "ControlServer", "NodeConnection", "new_secret"]
+__all__ = [
+    "MAX_LINE",
+    "MAC_BYTES",
+    "ChannelError",
+    "ControlServer",
+    "NodeConnection",
+    "new_secret",
+    "new_nonce",
+    "signer",
+]
 
 log = logging.getLogger(__name__)
 
 #: Longest line accepted, in bytes (a log line or a traceback, JSON-encoded).
 MAX_LINE = 1 << 20
+#: Bytes of a MAC (HMAC-SHA256) in binary form.
+MAC_BYTES = 32
 _HANDSHAKE_TIMEOUT = 10.0
 
 
@@ -49,9 +60,23 @@ def new_secret() -> str:
     return secrets.token_hex(32)
 
 
+def new_nonce() -> str:
+    """A fresh random nonce for one connection (128 bits, hex)."""
+    return secrets.token_hex(16)
+
+
+def signer(secret: str, nonce: str, direction: str, seq: int) -> hmac.HMAC:
+    """The keyed hash of the channel's scheme for message *seq* of *direction* (``"n"`` node ->
+    driver, ``"d"`` driver -> node) on the connection of *nonce*: HMAC-SHA256 under *secret*,
+    primed with ``nonce:direction:seq:``. Feed it the message (``update``) and take its
+    ``digest()``; other authenticated streams of the cluster (the feed) sign the same way."""
+    return hmac.new(secret.encode(), f"{nonce}:{direction}:{seq}:".encode(), hashlib.sha256)
+
+
 def _mac(secret: str, nonce: str, direction: str, seq: int, payload: bytes) -> str:
-    head = f"{nonce}:{direction}:{seq}:".encode()
-    return hmac.new(secret.encode(), head + payload, hashlib.sha256).hexdigest()
+    h = signer(secret, nonce, direction, seq)
+    h.update(payload)
+    return h.hexdigest()
 
 
 class _Wire:
@@ -166,7 +191,7 @@ class ControlServer:
             thread.start()
 
     def _serve(self, sock: socket.socket, peer: Any) -> None:
-        nonce = secrets.token_hex(16)
+        nonce = new_nonce()
         wire = _Wire(sock, self._secret, nonce, "d")
         with self._lock:
             self._all.add(wire)

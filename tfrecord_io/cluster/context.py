@@ -56,6 +56,7 @@ class NodeContext:
         log_dir: str | None,
         checkpoint_dir: str,
         attempt: int,
+        feeds: Any = None,
     ) -> None:
         self.job_name = role.job_name
         self.task_index = role.task_index
@@ -69,6 +70,7 @@ class NodeContext:
         self.attempt = attempt
         self._strategy: Any = None
         self._lock = threading.Lock()
+        self._feeds = feeds
 
     @property
     def name(self) -> str:
@@ -118,6 +120,49 @@ class NodeContext:
                 paths, num_shards=self.num_workers, shard_index=self.task_index, **kwargs
             )
         return per_worker_dataset_fn(paths, self.num_workers, **kwargs)
+
+
+    def feed(self, name: str = "train", features: Any = None, **parse: Any) -> Any:
+        """This node's share of the feed *name* (``cluster.run(..., input_mode="spark")`` and
+        ``Cluster.train(data, feed=name)``), as a ``tf.data.Dataset``.
+
+        Each iteration over the dataset is the next fed epoch and ends with it; once the feed
+        has ended (``Cluster.wait``/``shutdown``) or was stopped (:meth:`stop_feed`), an
+        iteration is empty. Iterate one epoch at a time. See :mod:`tfrecord_io.cluster.feed`
+        for the sharing rule (exactly once; equal counts per worker in sync mode).
+
+        Args:
+            name: the feed's name.
+            features: None: scalar ``tf.string`` serialized records. A ``tf.io`` feature spec:
+                parsed with :func:`tfrecord_io.tf.parse_examples` (``batch_size=...``,
+                ``drop_remainder``, ``num_parallel_calls`` pass through *parse*).
+
+        Raises:
+            RuntimeError: the cluster was not started with ``input_mode="spark"``, or this node
+                is not fed (the evaluator; ps-mode servers run no ``main_fun``).
+        """
+        if self._feeds is None:
+            raise RuntimeError(
+                f"{self.name} is not fed: feeds need cluster.run(..., input_mode='spark'), and "
+                "reach the nodes of the training cluster that run main_fun (not the evaluator)"
+            )
+        from tfrecord_io.cluster.feed.dataset import feed_dataset  # noqa: PLC0415
+
+        dataset = feed_dataset(self._feeds.buffer(name))
+        if features is None:
+            if parse:
+                raise ValueError(f"parse options {sorted(parse)} need features=")
+            return dataset
+        from tfrecord_io import tf as tfr  # noqa: PLC0415
+
+        return tfr.parse_examples(dataset, features, **parse)
+
+    def stop_feed(self, name: str | None = None) -> None:
+        """Stop reading feed *name* (None: every feed): what is still fed to this node is
+        dropped, and ``Cluster.train`` returns once its feeding tasks have noticed (at once
+        for data not yet sent). ``main_fun`` returning does the same for every feed."""
+        if self._feeds is not None:
+            self._feeds.stop(name)
 
 
 def per_worker_dataset_fn(

@@ -24,6 +24,7 @@ from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.attempt import Attempt
 from tfrecord_io.cluster.channel import ControlServer, new_secret
 from tfrecord_io.cluster.context import NodeContext, default_checkpoint_dir
+from tfrecord_io.cluster.feed.coordinator import FeedCoordinator, FeedReport, Feeding
 from tfrecord_io.cluster.spec import Role, roles as make_roles
 from tfrecord_io.errors import ClusterError
 
@@ -32,6 +33,7 @@ __all__ = ["run", "Cluster"]
 log = logging.getLogger("tfrecord_io.cluster")
 
 _KERAS = ("default", "legacy")
+_INPUT_MODES = ("tensorflow", "spark")
 _TENSORBOARD_TIMEOUT = 120.0
 _ids = itertools.count()
 
@@ -72,6 +74,7 @@ class Cluster:
         self._error: ClusterError | None = None
         self._supervisor: threading.Thread | None = None
         self._closed = False
+        self._feeds: FeedCoordinator | None = None
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -97,9 +100,85 @@ class Cluster:
         """How many connections to the control channel were refused (wrong or no secret)."""
         return self._server.refused
 
+    def train(
+        self,
+        data: Any,
+        num_epochs: int = 1,
+        feed: str = "train",
+        *,
+        block: bool = True,
+        record_type: str = "Example",
+        trigger: dict[str, Any] | None = None,
+    ) -> FeedReport | Feeding:
+        """Feed *data* to the workers' ``ctx.feed(feed)`` (``input_mode="spark"``), *num_epochs*
+        epochs of it; see :mod:`tfrecord_io.cluster.feed` for the rules.
+
+        Each epoch is fed once every worker still reading the feed has started iterating it;
+        feeds do not end here (call again for more epochs), but at :meth:`wait`/:meth:`shutdown`.
+
+        Args:
+            data: a DataFrame (rows encoded to *record_type* in the JVM, see
+                :func:`tfrecord_io.spark.save_dataframe`), an RDD of ``bytes`` records, or a
+                streaming DataFrame (fed as one epoch of micro-batches until its query stops:
+                use ``block=False`` and :meth:`Feeding.stop`, or a trigger that ends). Cache
+                batch data: it is counted once (sync mode) and read once per epoch.
+            num_epochs: epochs to feed (1 for a stream).
+            feed: the feed's name; any number of feeds per cluster.
+            block: True: return the :class:`FeedReport` once every epoch is fed (every record
+                is in the workers' buffers). False: return a :class:`Feeding` (a Future) at once.
+            record_type: ``"Example"``, ``"SequenceExample"`` or ``"ByteArray"`` (DataFrames).
+            trigger: a stream's ``writeStream.trigger(**trigger)``, e.g.
+                ``{"availableNow": True}`` or ``{"processingTime": "1 second"}``.
+
+        Raises:
+            ClusterError: a node failed while being fed (named, with its traceback), feeding
+                failed (e.g. the data changed between its count and its feed), or the cluster
+                was shut down.
+            ValueError: the cluster was not started with ``input_mode="spark"``; bad arguments.
+        """
+        if self._options["input_mode"] != "spark":
+            raise ValueError("train() feeds clusters started with cluster.run(..., "
+                             "input_mode='spark')")
+        if isinstance(num_epochs, bool) or not isinstance(num_epochs, int) or num_epochs < 1:
+            raise ValueError(f"num_epochs must be an int >= 1, not {num_epochs!r}")
+        if not isinstance(feed, str) or not feed:
+            raise ValueError(f"feed must be a non-empty name, not {feed!r}")
+        feeding = self._coordinator().train(data, num_epochs, feed, record_type, trigger)
+        return feeding.result() if block else feeding
+
+    def _coordinator(self) -> FeedCoordinator:
+        attempt = self._attempt
+        if attempt is None or self._shutdown.is_set() or self._finished.is_set():
+            raise ClusterError("the cluster is not running: nothing to feed")
+        with self._lock:
+            coordinator = self._feeds
+            if coordinator is None or coordinator.attempt != attempt.number:
+                if coordinator is not None:
+                    coordinator.close()
+                fed = [r.name for r in self._roles if r.fed]
+                coordinator = FeedCoordinator(
+                    self._sc, self._secret, fed, attempt.feed_addresses(),
+                    equal=self._options["mode"] == "sync", group=f"{self._id}-{attempt.number}",
+                    failure=attempt.failure, reserved=len(self._roles),
+                )
+                coordinator.attempt = attempt.number
+                self._feeds = coordinator
+            return coordinator
+
+    def _end_feeds(self) -> None:
+        """Let the feedings in progress finish, then end every feed."""
+        coordinator = self._feeds
+        if coordinator is None:
+            return
+        while coordinator.pending() and not self._finished.is_set():
+            self._finished.wait(0.2)
+        coordinator.end_all()
+
     def wait(self, timeout: float | None = None) -> None:
         """Block until ``main_fun`` has finished on every node that runs it, and every node
-        has stopped.
+        has stopped. With ``input_mode="spark"``, first waits for feedings in progress
+        (``train(..., block=False)``) and then ends every feed, so that readers waiting for
+        another epoch see the feed's end.
 
         Raises:
             ClusterError: a node failed (and no attempts were left), or the cluster was shut
@@ -107,6 +186,7 @@ class Cluster:
                 and carries its traceback or the signal that ended it.
             TimeoutError: *timeout* seconds passed; the cluster keeps running.
         """
+        self._end_feeds()
         if not self._finished.wait(timeout):
             raise TimeoutError(
                 f"the cluster did not finish within {timeout} s; it is still running"
@@ -119,6 +199,8 @@ class Cluster:
         """Stop every node, end the Spark job, close the control channel. Idempotent; returns
         once nothing of the cluster is left running."""
         self._shutdown.set()
+        if self._feeds is not None:
+            self._feeds.close()
         attempt = self._attempt
         if attempt is not None:
             attempt.request_stop()
@@ -156,6 +238,7 @@ class Cluster:
             "tensorboard": self._options["tensorboard"],
             "env": self._options["env"],
             "cluster": self._id,
+            "input_mode": self._options["input_mode"],
         }
         attempt = Attempt(
             self._sc, self._roles, conf, self._payload, f"{self._id}-{number}", self._server
@@ -167,7 +250,7 @@ class Cluster:
     def _start(self) -> None:
         """First attempt: slots, submit, wait for every node to register (and TensorBoard)."""
         try:
-            _check_slots(self._sc, len(self._roles), self._reservation_timeout)
+            slots.wait_for(self._sc, len(self._roles), self._reservation_timeout)
             attempt = self._new_attempt(0)
             attempt.start()
             attempt.wait_registered(self._reservation_timeout)
@@ -200,7 +283,7 @@ class Cluster:
                 )
                 attempt = self._new_attempt(attempt.number + 1)
                 try:
-                    _check_slots(self._sc, len(self._roles), self._reservation_timeout)
+                    slots.wait_for(self._sc, len(self._roles), self._reservation_timeout)
                     attempt.start()
                     attempt.wait_registered(self._reservation_timeout)
                 except ClusterError as e:
@@ -218,6 +301,9 @@ class Cluster:
             if self._closed:
                 return
             self._closed = True
+            feeds = self._feeds
+        if feeds is not None:
+            feeds.close()
         self._server.close()
 
     # -- control channel callbacks -------------------------------------------------------------
@@ -239,31 +325,6 @@ class Cluster:
             attempt.on_lost(node, reason)
 
 
-def _check_slots(sc: Any, needed: int, timeout: float) -> None:
-    """Fail at once if the application can never run *needed* tasks together; else wait (up to
-    *timeout*) for executors still starting."""
-    most = slots.capacity(sc)
-    if most is not None and most < needed:
-        raise ClusterError(
-            f"the cluster needs {needed} task slots (one per node), but this Spark application "
-            f"has {most} ({sc.master}, "
-            f"spark.task.cpus={sc.getConf().get('spark.task.cpus', '1')}): "
-            "start it with more executors or cores, or ask for fewer nodes"
-        )
-    deadline = time.monotonic() + timeout
-    while True:
-        free = slots.free_slots(sc)
-        if free >= needed:
-            return
-        if time.monotonic() >= deadline:
-            raise ClusterError(
-                f"the cluster needs {needed} task slots (one per node), but this Spark "
-                f"application has {free} after waiting {timeout:.0f} s for executors: start it "
-                "with more executors or cores, or ask for fewer nodes"
-            )
-        time.sleep(0.5)
-
-
 def run(
     sc: Any,
     main_fun: Callable[[Any, NodeContext], Any],
@@ -279,6 +340,7 @@ def run(
     reservation_timeout: float = 60.0,
     max_attempts: int = 1,
     env: dict[str, str] | None = None,
+    input_mode: str = "tensorflow",
 ) -> Cluster:
     """Start a TensorFlow cluster on the executors of *sc* running ``main_fun(args, ctx)``.
 
@@ -308,6 +370,9 @@ def run(
         max_attempts: attempts in all: after a failure the whole gang restarts, with
             ``ctx.attempt`` counting up, until one succeeds or they are used up.
         env: extra environment variables for every node process, set before TensorFlow loads.
+        input_mode: ``"tensorflow"`` (the nodes read their data themselves, e.g. with
+            ``ctx.dataset``) or ``"spark"``: the driver feeds Spark data with
+            :meth:`Cluster.train`, read with ``ctx.feed`` (see :mod:`tfrecord_io.cluster.feed`).
 
     Raises:
         ClusterError: too few task slots, or the nodes did not all register within
@@ -317,6 +382,8 @@ def run(
     if not callable(main_fun):
         raise ValueError(f"main_fun must be callable, not {main_fun!r}")
     node_roles = make_roles(mode, num_workers, num_ps, evaluator)
+    if input_mode not in _INPUT_MODES:
+        raise ValueError(f"input_mode must be one of {_INPUT_MODES}, not {input_mode!r}")
     if keras not in _KERAS:
         raise ValueError(f"keras must be one of {_KERAS}, not {keras!r}")
     if tensorboard and not log_dir:
@@ -344,6 +411,7 @@ def run(
         "reservation_timeout": float(reservation_timeout),
         "max_attempts": max_attempts,
         "env": env,
+        "input_mode": input_mode,
     }
     cluster = Cluster(sc, main_fun, args, node_roles, options)
     cluster._start()  # noqa: SLF001 - our own class

@@ -9,7 +9,9 @@ TensorFlow is imported. It
    process group; when the node freezes, the parent sees the heartbeats stop;
 2. registers tfrecord-io's ``hdfs://`` file system in TensorFlow;
 3. runs ``main_fun(args, ctx)`` (chief, sync-mode workers, evaluator) and writes the outcome to
-   ``WORKDIR/result.json`` (the traceback on failure), or serves a bare ``tf.distribute.Server``
+   ``WORKDIR/result.json`` (the traceback on failure) -- with ``input_mode="spark"``, serving
+   the node's feeds (:mod:`tfrecord_io.cluster.feed.server`, on the socket the Spark task
+   bound) meanwhile and stopping them when ``main_fun`` ends -- or serves a bare ``tf.distribute.Server``
    (ps-mode ps and workers) until it is stopped: such a server cannot be stopped in-process,
    the process ends.
 
@@ -86,7 +88,18 @@ def _serve(spec: dict[str, Any]) -> None:
     server.join()
 
 
-def _run_main(workdir: str, spec: dict[str, Any]) -> None:
+def _feed_server(spec: dict[str, Any]) -> Any:
+    """The node's feed server on the socket the Spark task bound, or None (not fed)."""
+    if spec.get("feed_fd") is None:
+        return None
+    import socket  # noqa: PLC0415
+
+    from tfrecord_io.cluster.feed.server import FeedServer  # noqa: PLC0415
+
+    return FeedServer(socket.socket(fileno=spec["feed_fd"]), spec["secret"])
+
+
+def _run_main(workdir: str, spec: dict[str, Any], feeds: Any) -> None:
     from pyspark import cloudpickle  # noqa: PLC0415
 
     from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415
@@ -104,8 +117,17 @@ def _run_main(workdir: str, spec: dict[str, Any]) -> None:
         log_dir=spec["log_dir"],
         checkpoint_dir=spec["checkpoint_dir"],
         attempt=spec["attempt"],
+        feeds=feeds,
     )
-    main_fun(args, ctx)
+    if feeds is None:
+        main_fun(args, ctx)
+        return
+    try:
+        main_fun(args, ctx)
+    except BaseException:
+        feeds.close("failed")
+        raise
+    feeds.close("finished")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     ).start()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
+        # Serving at once (TensorFlow takes seconds to import): the driver may connect now.
+        feeds = _feed_server(spec)
         from tfrecord_io import tf as tfr  # noqa: PLC0415
 
         try:
@@ -127,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as e:  # noqa: BLE001 - local-only programs can do without hdfs://
             log.warning("hdfs:// is not available in TensorFlow on this node: %s", e)
         if spec["runs_main"]:
-            _run_main(workdir, spec)
+            _run_main(workdir, spec, feeds)
         else:
             _serve(spec)
     except BaseException as e:  # noqa: BLE001 - reported to the driver, with the traceback

@@ -8,9 +8,12 @@ at once with the numbers.
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
-__all__ = ["free_slots", "capacity"]
+from tfrecord_io.errors import ClusterError
+
+__all__ = ["free_slots", "capacity", "wait_for"]
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
@@ -54,3 +57,32 @@ def capacity(sc: Any) -> int | None:
     if cores_max:
         return int(cores_max) // cpus
     return None
+
+
+def wait_for(sc: Any, needed: int, timeout: float) -> None:
+    """Fail at once if the application can never run *needed* tasks together; else wait (up to
+    *timeout*) for executors still starting.
+
+    Raises:
+        ClusterError: too few slots, now or after *timeout*; the message says what to change.
+    """
+    most = capacity(sc)
+    if most is not None and most < needed:
+        raise ClusterError(
+            f"the cluster needs {needed} task slots (one per node), but this Spark application "
+            f"has {most} ({sc.master}, "
+            f"spark.task.cpus={sc.getConf().get('spark.task.cpus', '1')}): "
+            "start it with more executors or cores, or ask for fewer nodes"
+        )
+    deadline = time.monotonic() + timeout
+    while True:
+        free = free_slots(sc)
+        if free >= needed:
+            return
+        if time.monotonic() >= deadline:
+            raise ClusterError(
+                f"the cluster needs {needed} task slots (one per node), but this Spark "
+                f"application has {free} after waiting {timeout:.0f} s for executors: start it "
+                "with more executors or cores, or ask for fewer nodes"
+            )
+        time.sleep(0.5)

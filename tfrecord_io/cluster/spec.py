@@ -41,6 +41,12 @@ class Role:
     is_chief: bool
 
     @property
+    def fed(self) -> bool:
+        """Whether the node reads the cluster's feeds (``input_mode="spark"``): a node that
+        runs ``main_fun`` in the training cluster (not the evaluator)."""
+        return self.runs_main and self.job_name != "evaluator"
+
+    @property
     def name(self) -> str:
         """``job:index``, e.g. ``worker:1``: how logs and errors name the node."""
         return f"{self.job_name}:{self.task_index}"

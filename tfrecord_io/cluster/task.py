@@ -4,6 +4,9 @@
 *i* plays role *i*. It
 
 1. registers with the driver over the control channel (:mod:`tfrecord_io.cluster.channel`);
+   with ``input_mode="spark"`` a fed node first binds its feed server's socket on the
+   executor's address (listening at once) and names it in the registration; the node process
+   inherits the socket and serves it (:mod:`tfrecord_io.cluster.feed.server`);
 2. reserves a free port on its executor's address and exchanges ``host:port`` with the other
    tasks through ``BarrierTaskContext.allGather``, which gives every node the cluster spec;
 3. starts the node process (:mod:`tfrecord_io.cluster.node`) in its own process group with
@@ -130,9 +133,13 @@ class _Node:
         env[node_process.HEARTBEAT_FD_ENV] = str(write_fd)
         return env, read_fd, write_fd
 
-    def run(self, spec: dict[str, Any], gpus: list[str], port: socket.socket) -> dict[str, Any]:
+    def run(
+        self, spec: dict[str, Any], gpus: list[str], port: socket.socket,
+        feed: socket.socket | None,
+    ) -> dict[str, Any]:
         env, beat_r, beat_w = self.environment(spec, gpus)
         port.close()  # the node binds it now
+        fds = (beat_w,) if feed is None else (beat_w, feed.fileno())
         process = subprocess.Popen(  # noqa: S603 - our own entry point, no shell
             [sys.executable, "-u", "-m", node_process.__name__, self.workdir],
             cwd=self.workdir,
@@ -140,10 +147,12 @@ class _Node:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(beat_w,),
+            pass_fds=fds,
             start_new_session=True,
         )
         os.close(beat_w)
+        if feed is not None:
+            feed.close()  # the node serves it now
         self.conn.send({"type": "started", "pid": process.pid})
         readers = [
             threading.Thread(target=_forward, args=(stream, name, self.conn), daemon=True)
@@ -230,7 +239,8 @@ def make_task(
     Args:
         conf: plain settings: ``driver`` (control address), ``secret``, ``attempt``, ``mode``,
             ``num_workers``, ``log_dir``, ``checkpoint_dir``, ``keras``, ``tensorboard``,
-            ``env``, ``cluster`` (its name).
+            ``env``, ``cluster`` (its name), ``input_mode`` (``"spark"``: fed nodes bind a
+            feed server's socket, report it in their registration and pass it to the node).
         roles: the roles, in task order.
         payload: ``cloudpickle.dumps((main_fun, args))``, written for the node process as is.
     """
@@ -247,6 +257,13 @@ def make_task(
             "type": "hello", "node": role.name, "attempt": conf["attempt"],
             "host": host, "pid": os.getpid(), "gpus": gpus,
         }
+        # The node's feed server: bound here so that the driver learns its address with the
+        # registration; the node process inherits the socket and listens on it.
+        # It listens at once: the driver may connect before the node process accepts.
+        feed = _reserve_port(host) if conf.get("input_mode") == "spark" and role.fed else None
+        if feed is not None:
+            feed.listen(64)
+            hello["feed"] = f"{host}:{feed.getsockname()[1]}"
         conn = NodeConnection(conf["driver"], conf["secret"], hello)
         workdir = tempfile.mkdtemp(prefix=f"{conf['cluster']}-{role.job_name}-{role.task_index}-")
         state = _Node(conf, role, conn, workdir)
@@ -269,6 +286,8 @@ def make_task(
                 "cluster_spec": spec_all, "tf_config": tf_config(spec_all, role),
                 "log_dir": conf["log_dir"], "checkpoint_dir": conf["checkpoint_dir"],
                 "attempt": conf["attempt"], "parent_pid": os.getpid(), "host": host,
+                "feed_fd": feed.fileno() if feed is not None else None,
+                "secret": conf["secret"] if feed is not None else None,
             }
             with open(os.path.join(workdir, node_process.SPEC_FILE), "w", encoding="utf-8") as f:
                 json.dump(spec, f)
@@ -279,13 +298,15 @@ def make_task(
                 port.close()
                 outcome = {"ok": True, "stopped": True}
             else:
-                outcome = state.run(spec, gpus, port)
+                outcome = state.run(spec, gpus, port, feed)
         except BaseException as e:  # noqa: BLE001 - reported to the driver, never to Spark
             import traceback  # noqa: PLC0415
 
             outcome = {"ok": False, "error": f"the Spark task failed: {e!r}",
                        "traceback": traceback.format_exc()}
         finally:
+            if feed is not None:
+                feed.close()
             shutil.rmtree(workdir, ignore_errors=True)
             beating.set()
         with contextlib.suppress(ChannelError):

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Feeding a cached DataFrame to the cluster (``input_mode="spark"``) vs the same workers reading
+the same data as TFRecord shards from HDFS (``input_mode="tensorflow"``).
+
+    .venv/bin/python bench/feed.py                          # 200,000 records, 3 epochs; ~6 min
+    .venv/bin/python bench/feed.py --records 400000 --epochs 4 --out bench/results-feed.md
+
+Data: a DataFrame of ``--records`` rows ``(id long, payload string of 1000 characters)``, i.e.
+``tf.train.Example`` records of about 1 KB, in ``--partitions`` partitions, cached and counted
+before anything is timed. It is also written once with ``tfrecord_io.spark.save_dataframe`` to a
+mini HDFS (2 DataNodes, replication 2, started here) as that many TFRecord shards.
+
+Both runs use one SparkContext on ``--master`` (default ``local-cluster[2,2,1024]``, the test
+master: 2 executors x 2 slots; the 2 workers take 2 slots, the feeding tasks the other 2) and a
+sync cluster of 2 workers, each running the same loop over ``--epochs`` epochs::
+
+    dataset.batch(4096).reduce(0, count)      # TensorFlow counts the records; nothing else
+
+* **files**: ``ctx.dataset(hdfs://.../shards)``: each worker reads its half of the shards
+  through tfrecord-io's ``hdfs://`` plugin in TensorFlow's C++ reader.
+* **feed**: ``ctx.feed("train")`` while the driver runs ``c.train(df, num_epochs)``: rows are
+  encoded to Examples in the executors' JVMs, batched, sent over the authenticated feed channel
+  and handed to TensorFlow batch by batch.
+
+Each worker times every epoch from the first ``next()`` to the end of the epoch; an epoch's
+records/s is the records both workers read divided by the slower worker's time. The table
+gives, per run, the first epoch (feed: includes the count job and the job start-up) and the
+median of the others; the ratio is feed / files on the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, too
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+T0 = time.monotonic()
+
+
+def log(msg: str) -> None:
+    print(f"[{time.monotonic() - T0:6.1f}s] {msg}", file=sys.stderr, flush=True)
+
+
+def worker_main(args: dict, ctx) -> None:
+    """Count the records of each epoch, timing it; write the times to OUT/worker-N.json."""
+    import tensorflow as tf
+
+    if args["source"] == "files":
+        dataset = ctx.dataset(args["path"])
+    else:
+        dataset = ctx.feed("train")
+    epochs = []
+    for _ in range(args["epochs"]):
+        start = time.perf_counter()
+        n = int(dataset.batch(4096).reduce(
+            tf.constant(0, tf.int64), lambda n, b: n + tf.cast(tf.shape(b)[0], tf.int64)
+        ))
+        epochs.append({"records": n, "seconds": time.perf_counter() - start,
+                       "began": time.time() - (time.perf_counter() - start)})
+    path = os.path.join(args["out"], f"worker-{ctx.task_index}.json")
+    with open(path, "w") as f:
+        json.dump(epochs, f)
+
+
+def run(sc, source: str, df, path: str, epochs: int, workdir: Path) -> list[dict]:
+    """One cluster of 2 workers reading *epochs* epochs from *source*; per-epoch figures."""
+    from tfrecord_io import cluster
+
+    out = workdir / source
+    out.mkdir()
+    args = {"source": source, "path": path, "epochs": epochs, "out": str(out)}
+    mode = "spark" if source == "feed" else "tensorflow"
+    with cluster.run(sc, worker_main, args, num_workers=2, input_mode=mode) as c:
+        if source == "feed":
+            report = c.train(df, num_epochs=epochs)
+            for epoch in report.epochs:
+                t0 = min(t["started"] for t in epoch.tasks)
+                log(f"  feeding epoch {epoch.epoch}: tasks (start, sent, acked) from the "
+                    "first start: " + ", ".join(
+                        f"({t['started'] - t0:.2f}, {t['sent'] - t0:.2f}, {t['ended'] - t0:.2f})"
+                        for t in sorted(epoch.tasks, key=lambda t: t["started"])))
+        c.wait(timeout=3600)
+    per_worker = [json.loads((out / f"worker-{w}.json").read_text()) for w in range(2)]
+    figures = []
+    for e in range(epochs):
+        records = sum(w[e]["records"] for w in per_worker)
+        seconds = max(w[e]["seconds"] for w in per_worker)
+        figures.append({"records": records, "seconds": seconds, "rate": records / seconds,
+                        "began": min(w[e]["began"] for w in per_worker)})
+    return figures
+
+
+def table(results: dict[str, list[dict]], ns: argparse.Namespace, record_bytes: float) -> str:
+    files = statistics.median(f["rate"] for f in results["files"][1:])
+    lines = [
+        "| input | records/epoch | epoch 1, records/s | later epochs, median records/s "
+        "(min-max) | MB/s (median) | vs files |",
+        "|---|---|---|---|---|---|",
+    ]
+    names = {"files": "TFRecord shards on HDFS, `ctx.dataset` (input_mode tensorflow)",
+             "feed": "cached DataFrame, `c.train` + `ctx.feed` (input_mode spark)"}
+    for source in ("files", "feed"):
+        figs = results[source]
+        later = [f["rate"] for f in figs[1:]]
+        median = statistics.median(later)
+        lines.append(
+            f"| {names[source]} | {figs[0]['records']:,} | {figs[0]['rate']:,.0f} | "
+            f"{median:,.0f} ({min(later):,.0f}-{max(later):,.0f}) | "
+            f"{median * record_bytes / 1e6:,.1f} | {median / files:.0%} |"
+        )
+    head = (
+        f"`{' '.join(['bench/feed.py', *sys.argv[1:]])}` on {platform.node()} "
+        f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end), "
+        f"{ns.records:,} records of {record_bytes:,.0f} bytes (serialized Example), "
+        f"{ns.partitions} partitions/shards, 2 workers, master `{ns.master}`, {ns.epochs} epochs."
+    )
+    return head + "\n\n" + "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--master", default="local-cluster[2,2,1024]")
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--out", default=str(Path(__file__).with_name("results-feed.md")))
+    parser.add_argument("--sources", default="files,feed",
+                        help="which runs (comma-separated: files, feed); the table needs both")
+    ns = parser.parse_args(argv)
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("tfrecord_io.cluster").setLevel(
+        logging.DEBUG if os.environ.get("BENCH_FEED_DEBUG") else logging.INFO)
+    if ns.epochs < 2:
+        parser.error("--epochs must be at least 2 (the first epoch is reported apart)")
+
+    from pyspark.sql import functions as F
+
+    from tfrecord_io import spark as tfs
+    from tfrecord_io.testing.minihdfs import MiniHdfs
+
+    workdir = Path(tempfile.mkdtemp(prefix="tfrecord-io-bench-feed-"))
+    log("starting the mini HDFS (2 DataNodes, replication 2)")
+    hdfs = MiniHdfs(datanodes=2, replication=2).start()
+    spark = tfs.session(ns.master, app_name="tfrecord-io-bench-feed", **{
+        "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false", "spark.executor.memory": "1g",
+        "spark.hadoop.dfs.replication": "2",
+    })
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        payload = F.expr("substring(repeat(sha2(cast(id as string), 256), 16), 1, 1000)")
+        df = spark.range(0, ns.records, numPartitions=ns.partitions).select(
+            F.col("id"), payload.alias("payload")).cache()
+        assert df.count() == ns.records
+        path = f"{hdfs.url}/bench/feed-{os.getpid()}"
+        log(f"writing {ns.records:,} Examples to {path}")
+        tfs.save_dataframe(df, path)
+        log("written")
+        from tfrecord_io import hdfs as hdfs_client
+        from tfrecord_io import tf as tfr
+
+        shards = tfr.list_files(path)
+        total = sum(hdfs_client.stat(u).length for u in shards)
+        record_bytes = total / ns.records - 16  # data bytes per record (framing excluded)
+        results = {}
+        sources = ns.sources.split(",")
+        for source in sources:
+            log(f"run: {source}")
+            results[source] = run(spark.sparkContext, source, df, path, ns.epochs, workdir)
+            for e, f in enumerate(results[source]):
+                log(f"  epoch {e + 1} began at {f.get('began', 0):.3f}")
+                log(f"  epoch {e + 1}: {f['records']:,} records in {f['seconds']:.2f} s "
+                    f"= {f['rate']:,.0f} records/s")
+        for source, figs in results.items():
+            expected = ns.records - ns.records % 2 if source == "feed" else ns.records
+            if any(f["records"] != expected for f in figs):
+                raise SystemExit(f"{source} read {[f['records'] for f in figs]}, not {expected}")
+        if len(results) < 2:
+            return 0
+        text = table(results, ns, record_bytes)
+        print(text)
+        Path(ns.out).write_text("# Feeding vs reading files (bench/feed.py)\n\n" + text)
+        log(f"wrote {ns.out}")
+    finally:
+        spark.stop()
+        hdfs.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

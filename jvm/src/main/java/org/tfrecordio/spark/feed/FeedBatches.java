@@ -1,0 +1,253 @@
+package org.tfrecordio.spark.feed;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.tfrecordio.spark.RowEncoder;
+
+/**
+ * Turns what is fed to a TensorFlow cluster (a DataFrame, or an RDD of records) into an RDD of
+ * large batches of TFRecord-framed records, each batch meant for one worker: what
+ * {@code tfrecord_io.cluster.feed} sends to the workers' feed servers.
+ *
+ * <p>Each batch is a {@link BatchBuilder#HEADER_BYTES}-byte header (big-endian ints: magic
+ * {@code "TFFB"}, worker, job, partition, sequence number within the partition, records) and
+ * then the records, framed as in a TFRecord file. The record with index {@code i} in partition
+ * {@code p} has the global index {@code g = offsets[p] + i}; it goes to worker
+ * {@code g % workers} when {@code g < limit} and is dropped otherwise. With the global start
+ * of each partition as {@code offsets} and {@code limit = workers * (N / workers)} every worker
+ * gets exactly {@code N / workers} records (the synchronous rule); with {@code offsets[p] = p}
+ * and no limit, records are dealt round robin and none is dropped. Every partition deals to
+ * every worker, so no worker waits for partitions that feed only another.
+ *
+ * <p>Rows are encoded in the executor's JVM with {@link RowEncoder}; no row crosses to Python.
+ */
+public final class FeedBatches {
+  private FeedBatches() {}
+
+  /** Records of each partition of {@code records}, in partition order. */
+  public static long[] countRecords(JavaRDD<?> records) {
+    List<Long> counts = records.mapPartitions(new Count<>()).collect();
+    long[] out = new long[counts.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = counts.get(i);
+    }
+    return out;
+  }
+
+  /** Rows of each partition of {@code df} (as {@link #fromRows} will see them). */
+  public static long[] countRows(Dataset<Row> df) {
+    return countRecords(df.javaRDD());
+  }
+
+  /**
+   * The batches of {@code df}'s rows, encoded as {@code recordType} ("Example",
+   * "SequenceExample" or "ByteArray") by {@link RowEncoder}.
+   *
+   * @param offsets comma-separated, one per partition: the global index of its first row
+   * @param counts comma-separated rows per partition as counted, checked while batching (a
+   *     partition that has a different number fails the task: the data changed since it was
+   *     counted); empty: not checked
+   * @param limit rows with a global index at or past it are dropped (Long.MAX_VALUE: none)
+   * @throws org.tfrecordio.example.SchemaException a column has no Example form
+   */
+  public static JavaRDD<byte[]> fromRows(Dataset<Row> df, String recordType, String offsets,
+      String counts, long limit, int workers, int job, int batchBytes) {
+    RowEncoder encoder = RowEncoder.plan(df.schema(), recordType, Collections.emptyList());
+    Deal deal = new Deal(parse(offsets), parse(counts), limit, workers, job, batchBytes);
+    return df.javaRDD().mapPartitionsWithIndex(new EncodeRows(encoder, deal), false);
+  }
+
+  /** The batches of an RDD of records (see {@link #fromRows} for the arguments). */
+  public static JavaRDD<byte[]> fromRecords(JavaRDD<byte[]> records, String offsets,
+      String counts, long limit, int workers, int job, int batchBytes) {
+    Deal deal = new Deal(parse(offsets), parse(counts), limit, workers, job, batchBytes);
+    return records.mapPartitionsWithIndex(new PassRecords(deal), false);
+  }
+
+  static long[] parse(String values) {
+    if (values == null || values.isEmpty()) {
+      return null;
+    }
+    String[] parts = values.split(",");
+    long[] out = new long[parts.length];
+    for (int i = 0; i < parts.length; i++) {
+      out[i] = Long.parseLong(parts[i].trim());
+    }
+    return out;
+  }
+
+  /** Counts the elements of a partition. */
+  static final class Count<T> implements FlatMapFunction<Iterator<T>, Long> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public Iterator<Long> call(Iterator<T> it) {
+      long n = 0;
+      while (it.hasNext()) {
+        it.next();
+        n++;
+      }
+      return Collections.singletonList(n).iterator();
+    }
+  }
+
+  /** How records are dealt to workers and cut into batches (the plan of one feeding job). */
+  static final class Deal implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    final long[] offsets;
+    final long[] counts;
+    final long limit;
+    final int workers;
+    final int job;
+    final int batchBytes;
+
+    Deal(long[] offsets, long[] counts, long limit, int workers, int job, int batchBytes) {
+      if (offsets == null || workers < 1 || batchBytes < 1) {
+        throw new IllegalArgumentException("a feed plan needs offsets, workers >= 1 and "
+            + "batchBytes >= 1");
+      }
+      this.offsets = offsets;
+      this.counts = counts;
+      this.limit = limit;
+      this.workers = workers;
+      this.job = job;
+      this.batchBytes = batchBytes;
+    }
+  }
+
+  /** Encodes rows, then deals them. */
+  static final class EncodeRows
+      implements org.apache.spark.api.java.function.Function2<Integer, Iterator<Row>,
+          Iterator<byte[]>> {
+    private static final long serialVersionUID = 1L;
+    private final RowEncoder encoder;
+    private final Deal deal;
+
+    EncodeRows(RowEncoder encoder, Deal deal) {
+      this.encoder = encoder;
+      this.deal = deal;
+    }
+
+    @Override
+    public Iterator<byte[]> call(Integer partition, Iterator<Row> rows) {
+      return new Dealer<Row>(deal, partition, rows) {
+        @Override
+        void add(BatchBuilder batch, Row row) {
+          int n = encoder.encode(row);
+          batch.add(encoder.buffer(), n);
+        }
+      };
+    }
+  }
+
+  /** Deals records as they are. */
+  static final class PassRecords
+      implements org.apache.spark.api.java.function.Function2<Integer, Iterator<byte[]>,
+          Iterator<byte[]>> {
+    private static final long serialVersionUID = 1L;
+    private final Deal deal;
+
+    PassRecords(Deal deal) {
+      this.deal = deal;
+    }
+
+    @Override
+    public Iterator<byte[]> call(Integer partition, Iterator<byte[]> records) {
+      return new Dealer<byte[]>(deal, partition, records) {
+        @Override
+        void add(BatchBuilder batch, byte[] record) {
+          batch.add(record, record.length);
+        }
+      };
+    }
+  }
+
+  /** Pulls elements of one partition, deals them to per-worker batches, yields full batches. */
+  abstract static class Dealer<T> implements Iterator<byte[]> {
+    private final Deal deal;
+    private final int partition;
+    private final Iterator<T> input;
+    private final BatchBuilder[] batches;
+    private final List<byte[]> ready = new ArrayList<>();
+    private long index;
+    private int seq;
+    private boolean finished;
+
+    Dealer(Deal deal, int partition, Iterator<T> input) {
+      if (partition >= deal.offsets.length) {
+        throw new IllegalStateException("partition " + partition + " has no offset in the feed "
+            + "plan (" + deal.offsets.length + " partitions planned): the data changed since it "
+            + "was planned; cache it");
+      }
+      this.deal = deal;
+      this.partition = partition;
+      this.input = input;
+      this.batches = new BatchBuilder[deal.workers];
+    }
+
+    abstract void add(BatchBuilder batch, T element);
+
+    @Override
+    public boolean hasNext() {
+      fill();
+      return !ready.isEmpty();
+    }
+
+    @Override
+    public byte[] next() {
+      fill();
+      if (ready.isEmpty()) {
+        throw new java.util.NoSuchElementException();
+      }
+      return ready.remove(ready.size() - 1);
+    }
+
+    private void fill() {
+      while (ready.isEmpty() && !finished) {
+        if (!input.hasNext()) {
+          finish();
+          return;
+        }
+        T element = input.next();
+        long global = deal.offsets[partition] + index;
+        index++;
+        if (global >= deal.limit) {
+          continue;
+        }
+        int worker = (int) (global % deal.workers);
+        BatchBuilder b = batches[worker];
+        if (b == null) {
+          b = new BatchBuilder(worker, deal.job, partition, Math.min(deal.batchBytes, 1 << 20));
+          batches[worker] = b;
+        }
+        add(b, element);
+        if (b.size() >= deal.batchBytes) {
+          ready.add(b.take(seq++));
+        }
+      }
+    }
+
+    private void finish() {
+      finished = true;
+      if (deal.counts != null && index != deal.counts[partition]) {
+        throw new IllegalStateException("partition " + partition + " holds " + index
+            + " records now but held " + deal.counts[partition] + " when it was counted: the "
+            + "data changed between the count and the feed; cache it (df.cache() / "
+            + "rdd.cache()) before feeding");
+      }
+      // Emitted in reverse from the list, so add the last worker first: worker 0 goes first.
+      for (int w = batches.length - 1; w >= 0; w--) {
+        if (batches[w] != null && batches[w].records() > 0) {
+          ready.add(batches[w].take(seq + w));
+        }
+      }
+      seq += batches.length;
+    }
+  }
+}

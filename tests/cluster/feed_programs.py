@@ -1,0 +1,126 @@
+"""Node programs (``main_fun``) of the feeding tests. Pickled by value (see conftest.py).
+
+Records fed by the tests are either raw ``bytes`` ``b"r<N>"`` (RDDs) or Examples with an int64
+feature ``id`` (DataFrames); the programs write what each node read, per epoch, as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+
+def _ids(batch, features):
+    """The ids in a batch of records: Examples' ``id`` feature, or ``b"r<N>"`` bytes."""
+    import tensorflow as tf
+
+    if features == "example":
+        parsed = tf.io.parse_example(batch, {"id": tf.io.FixedLenFeature([], tf.int64)})
+        return [int(i) for i in parsed["id"].numpy()]
+    return [int(r[1:]) for r in batch.numpy().tolist()]
+
+
+def _write(args, ctx, name, info):
+    path = os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}-{name}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(info, f)
+    os.replace(path + ".tmp", path)
+
+
+def read_epochs(args, ctx):
+    """Read args["epochs"] epochs of each feed in args["feeds"] (in turn: epoch 1 of every
+    feed, then epoch 2...); with args["fit"], then model.fit two epochs of feed "fit" (parsed
+    features id, x); then one more iteration of each feed (after c.wait() ends the feeds, it
+    must be empty). Writes the ids read per feed and epoch, and the fit's steps per epoch."""
+    _write(args, ctx, "started", {"pid": os.getpid(), "ppid": os.getppid()})
+    feeds = args.get("feeds", ["train"])
+    kinds = args.get("features", {})
+    seen = {name: [] for name in feeds}
+    datasets = {name: ctx.feed(name).batch(args.get("batch", 100)) for name in feeds}
+    for _ in range(args.get("epochs", 1)):
+        for name in feeds:
+            ids = []
+            for batch in datasets[name]:
+                ids.extend(_ids(batch, kinds.get(name, "bytes")))
+            seen[name].append(ids)
+    info = {"epochs": seen, "pid": os.getpid(), "ppid": os.getppid()}
+    if args.get("fit"):
+        info["fit"] = _fit(ctx)
+        feeds = [*feeds, "fit"]
+    info["after_end"] = {name: sum(1 for _ in ctx.feed(name)) for name in feeds}
+    _write(args, ctx, "read", info)
+
+
+def _fit(ctx):
+    """model.fit(epochs=2) on feed "fit" parsed to features; the batches of each epoch."""
+    import keras
+    import tensorflow as tf
+
+    spec = {"id": tf.io.FixedLenFeature([], tf.int64), "x": tf.io.FixedLenFeature([4], tf.float32)}
+    data = ctx.feed("fit", features=spec, batch_size=8).map(
+        lambda d: (d["x"], tf.cast(d["id"] % 2, tf.float32)))
+    steps = []
+
+    class Count(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            steps.append(0)
+
+        def on_train_batch_end(self, batch, logs=None):
+            steps[-1] += 1
+
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    history = model.fit(data, epochs=2, verbose=0, callbacks=[Count()])
+    return {"steps": steps, "losses": len(history.history["loss"])}
+
+
+def read_then_stop(args, ctx):
+    """Read args["take"] records of the first epoch of "train", then stop reading: by
+    ctx.stop_feed("train") (args["how"] == "stop_feed": then iterate once more, which must be
+    empty, and wait for the file args["flag"] before returning) or by returning."""
+    count = 0
+    for batch in ctx.feed("train").batch(10):
+        count += int(batch.shape[0])
+        if count >= args["take"]:
+            break
+    info = {"read": count}
+    if args["how"] == "stop_feed":
+        ctx.stop_feed("train")
+        info["after_stop"] = sum(1 for _ in ctx.feed("train"))
+        _write(args, ctx, "stop", info)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(args["flag"]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        info["flag_seen"] = os.path.exists(args["flag"])
+    _write(args, ctx, "stop", info)
+
+
+def fail_while_fed(args, ctx):
+    """Read "train"; the node args["node"] fails after args["after"] records (writing the
+    time to OUT/failed-at.json first): raises, or SIGKILLs itself with args["how"] == "kill";
+    the others keep reading."""
+    me = f"{ctx.job_name}:{ctx.task_index}"
+    count = 0
+    for _ in range(args.get("epochs", 1)):
+        for batch in ctx.feed("train").batch(10):
+            count += int(batch.shape[0])
+            if me == args["node"] and count >= args["after"]:
+                with open(os.path.join(args["out"], "failed-at.json"), "w") as f:
+                    json.dump({"time": time.time()}, f)
+                if args.get("how") == "kill":
+                    os.kill(os.getpid(), signal.SIGKILL)
+                raise RuntimeError(f"planned failure on {me} after {count} fed records")
+
+
+def read_stream(args, ctx):
+    """Read args["epochs"] epochs of feed "stream" (a stream: one epoch, open until its query
+    stops); write the ids (Examples' id feature) of each epoch."""
+    epochs = []
+    for _ in range(args["epochs"]):
+        ids = []
+        for batch in ctx.feed("stream").batch(50):
+            ids.extend(_ids(batch, "example"))
+        epochs.append(ids)
+    _write(args, ctx, "stream", {"epochs": epochs})

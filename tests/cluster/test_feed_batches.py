@@ -1,0 +1,105 @@
+"""The batches a feeding job sends, made in the executors' JVMs (real Spark, no TensorFlow
+cluster): the sharing rule, the records' bytes, the batch size, and data that changed."""
+
+from __future__ import annotations
+
+import collections
+
+import pyarrow as pa
+import pytest
+
+from tfrecord_io import example, framing
+from tfrecord_io.cluster.feed.batches import plan_batches
+from tfrecord_io.cluster.feed.feeder import BATCH_HEADER, MAGIC
+
+SIZES = [5, 0, 17, 1, 9]  # uneven partitions, one empty: 32 records b"r0".."r31"
+
+
+def uneven_rdd(sc, sizes):
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+
+    def partition(index, _):
+        return [b"r%d" % i for i in range(starts[index], starts[index] + sizes[index])]
+
+    return sc.parallelize(range(len(sizes)), len(sizes)).mapPartitionsWithIndex(partition)
+
+
+def unpack(batches):
+    """[(worker, job, partition, seq, records as bytes)] of the batch RDD."""
+    out = []
+    for batch in batches.collect():
+        magic, worker, job, partition, seq, count = BATCH_HEADER.unpack_from(batch)
+        assert magic == MAGIC
+        frames = framing.scan(batch[BATCH_HEADER.size:], cut=True, final=True)
+        assert frames.status is framing.Stop.END and len(frames.records) == count
+        out.append((worker, job, partition, seq, frames.records))
+    return out
+
+
+def by_worker(batches):
+    records = collections.defaultdict(list)
+    for worker, _, _, _, recs in batches:
+        records[worker].extend(recs)
+    return records
+
+
+def test_sync_rule_gives_each_worker_every_wth_record_and_drops_the_remainder(sc):
+    plan = plan_batches(sc, uneven_rdd(sc, SIZES), 3, job=7, equal=True)
+    got = by_worker(unpack(plan.batches))
+    assert (plan.per_worker, plan.dropped) == (10, 2)
+    # Global index g (in partition order) goes to worker g % 3 while g < 3 * (32 // 3) = 30.
+    for w in range(3):
+        assert sorted(got[w], key=lambda r: int(r[1:])) == [b"r%d" % g for g in range(w, 30, 3)]
+
+
+def test_without_the_equal_rule_nothing_is_counted_or_dropped(sc):
+    plan = plan_batches(sc, uneven_rdd(sc, SIZES), 2, job=0, equal=False)
+    got = by_worker(unpack(plan.batches))
+    assert (plan.per_worker, plan.dropped) == (None, 0)
+    assert sorted(got[0] + got[1]) == sorted(b"r%d" % i for i in range(32))
+    assert abs(len(got[0]) - len(got[1])) <= len([s for s in SIZES if s])
+
+
+def test_dataframe_rows_cross_as_the_examples_the_python_codec_writes(spark):
+    rows = [(i, f"name {i}", [float(i), 0.5], None if i % 3 else b"\x00\xff")
+            for i in range(50)]
+    schema = "id long, name string, x array<float>, raw binary"
+    df = spark.createDataFrame(rows, schema).repartition(3)
+    plan = plan_batches(spark.sparkContext, df, 1, job=0, equal=True)
+    fed = sorted(r for *_, recs in unpack(plan.batches) for r in recs)
+    table = pa.table({
+        "id": pa.array([r[0] for r in rows], pa.int64()),
+        "name": [r[1] for r in rows],
+        "raw": pa.array([r[3] for r in rows], pa.binary()),
+        "x": pa.array([r[2] for r in rows], pa.list_(pa.float32())),
+    })
+    assert fed == sorted(example.from_arrow(table))
+
+
+def test_batches_are_cut_near_the_target_size_and_numbered_per_partition(sc):
+    records = sc.parallelize([bytes([i % 256]) * 1000 for i in range(200)], 2)
+    batches = unpack(plan_batches(sc, records, 2, job=3, equal=True, batch_bytes=10_000).batches)
+    assert len(batches) > 4
+    for worker, job, partition, seq, recs in batches:
+        assert job == 3
+        assert sum(len(r) + framing.FRAMING_BYTES for r in recs) < 10_000 + 1016
+    keys = [(partition, seq) for _, _, partition, seq, _ in batches]
+    assert len(keys) == len(set(keys))
+    assert sum(len(recs) for *_, recs in batches) == 200
+
+
+def test_a_partition_that_changed_since_it_was_counted_fails_the_feed(sc, tmp_path):
+    counter = tmp_path / "evaluations"
+
+    def grows(_):  # one more record each time the partition is computed
+        with open(counter, "a+b") as f:
+            f.write(b".")
+            f.seek(0)
+            return [b"x"] * len(f.read())
+
+    data = sc.parallelize([0], 1).flatMap(grows)
+    plan = plan_batches(sc, data, 2, job=0, equal=True)
+    # (Spark retries the task: each attempt computes the partition again, one record more.)
+    with pytest.raises(Exception, match=r"partition 0 holds \d+ records now but held 1 when it "
+                                         r"was counted.*cache it"):
+        plan.batches.collect()

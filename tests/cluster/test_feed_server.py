@@ -1,0 +1,164 @@
+"""A node's feed server and buffers, on real sockets: who may connect, what a batch must carry,
+and the epoch rules readers see (no Spark, no TensorFlow)."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+
+import pytest
+
+from tfrecord_io import framing
+from tfrecord_io.cluster.channel import ChannelError, new_secret
+from tfrecord_io.cluster.feed.buffer import FeedBuffer
+from tfrecord_io.cluster.feed.server import FeedServer
+from tfrecord_io.cluster.feed.wire import MAX_PAYLOAD, connect
+from tfrecord_io.errors import ClusterError
+
+
+def framed(*records: bytes) -> bytes:
+    return b"".join(
+        framing.header(len(r)) + r + struct.pack("<I", framing.masked_crc32c(r)) for r in records
+    )
+
+
+@pytest.fixture
+def server():
+    secret = new_secret()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    srv = FeedServer(listener, secret, capacity=2)
+    srv.secret = secret
+    yield srv
+    srv.close("finished")
+
+
+def _feeder(server, secret=None, epoch=1):
+    wire = connect(server.address, secret or server.secret,
+                   {"type": "feeder", "feed": "train", "epoch": epoch})
+    reply, _ = wire.receive(max_payload=0)
+    return wire, reply
+
+
+def _closed_by_peer(sock: socket.socket) -> bool:
+    sock.settimeout(10)
+    try:
+        while True:
+            if not sock.recv(4096):
+                return True
+    except ConnectionResetError:
+        return True
+
+
+def _epoch_in_thread(buf):
+    out: dict = {}
+
+    def read():
+        try:
+            out["records"] = [r for batch in buf.epoch() for r in batch]
+        except ClusterError as e:
+            out["error"] = e
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    return thread, out
+
+
+def test_a_feeder_with_the_cluster_secret_delivers_records_for_the_epoch(server):
+    thread, out = _epoch_in_thread(server.buffer("train"))
+    wire, reply = _feeder(server)
+    assert reply == {"type": "ready"}
+    wire.send({"type": "batch", "job": 0, "partition": 0, "seq": 0, "records": 2},
+              framed(b"a", b"bc"))
+    wire.send({"type": "end"})
+    assert wire.receive(max_payload=0)[0] == {"type": "ack", "stopped": False}
+    server.buffer("train").end_epoch(1, 2)
+    thread.join(10)
+    assert out == {"records": [b"a", b"bc"]}
+
+
+def test_a_connection_with_a_wrong_secret_is_refused(server):
+    with pytest.raises(ChannelError):
+        _feeder(server, secret=new_secret())
+
+
+def test_a_message_whose_mac_does_not_verify_closes_the_connection(server):
+    wire, _ = _feeder(server)
+    head = b'{"type":"batch","job":0,"partition":0,"seq":0,"records":1}'
+    payload = framed(b"forged")
+    wire.sock.sendall(struct.pack("!IQ", len(head), len(payload)) + head + payload + b"\0" * 32)
+    assert _closed_by_peer(wire.sock)
+
+
+def test_a_length_over_the_limit_is_refused_before_anything_is_allocated(server):
+    wire, _ = _feeder(server)
+    wire.sock.sendall(struct.pack("!IQ", 10, MAX_PAYLOAD + 1))
+    assert _closed_by_peer(wire.sock)
+
+
+def test_a_batch_sent_twice_by_a_retried_task_is_kept_once():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    for _ in range(2):
+        assert buf.put(1, (0, 3, 0), 1, framed(b"once"))
+    buf.end_epoch(1, 1)
+    assert [r for batch in buf.epoch() for r in batch] == [b"once"]
+
+
+def test_each_iteration_is_the_next_epoch_and_an_early_exit_skips_the_rest_of_it():
+    asked = []
+    buf = FeedBuffer("train", 8, lambda name, epoch: asked.append(epoch))
+    buf.put(1, (0, 0, 0), 1, framed(b"e1-a"))
+    buf.put(1, (0, 0, 1), 1, framed(b"e1-b"))
+    buf.end_epoch(1, 2)
+    buf.put(2, (1, 0, 0), 1, framed(b"e2"))
+    buf.end_epoch(2, 1)
+    first = buf.epoch()
+    assert next(first) == [b"e1-a"]  # and leave epoch 1 there
+    assert [r for batch in buf.epoch() for r in batch] == [b"e2"]
+    assert asked == [1, 2]
+
+
+def test_after_the_feed_ends_an_iteration_is_empty():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    buf.close()
+    assert list(buf.epoch()) == []
+    assert list(buf.epoch()) == []
+
+
+def test_a_stopped_feed_drops_what_comes_and_tells_the_sender():
+    buf = FeedBuffer("train", 1, lambda name, epoch: None)
+    assert buf.put(1, (0, 0, 0), 1, framed(b"kept until the stop"))
+    buf.stop()
+    assert not buf.put(1, (0, 0, 1), 1, framed(b"dropped"))
+    assert list(buf.epoch()) == []
+
+
+def test_a_full_buffer_holds_the_sender_until_the_reader_takes_a_batch():
+    buf = FeedBuffer("train", 1, lambda name, epoch: None)
+    buf.put(1, (0, 0, 0), 1, framed(b"first"))
+    second = threading.Thread(target=buf.put, args=(1, (0, 0, 1), 1, framed(b"second")))
+    second.start()
+    second.join(1.0)
+    assert second.is_alive()  # waiting: the buffer holds one batch
+    epoch = buf.epoch()
+    assert next(epoch) == [b"first"]
+    second.join(10)
+    assert not second.is_alive()
+    buf.end_epoch(1, 2)
+    assert list(epoch) == [[b"second"]]
+
+
+def test_records_missing_at_the_end_of_an_epoch_raise():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    buf.put(1, (0, 0, 0), 1, framed(b"only one"))
+    buf.end_epoch(1, 2)
+    with pytest.raises(ClusterError, match="1 records arrived on this node, but the driver sent 2"):
+        list(buf.epoch())
+
+
+def test_a_failed_epoch_raises_in_the_reader():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    buf.fail_epoch(1, "the data changed")
+    with pytest.raises(ClusterError, match="the data changed"):
+        list(buf.epoch())

@@ -1,0 +1,109 @@
+"""``ml.TFEstimator``: fitting trains on a real TensorFlow cluster on the session's
+``local-cluster``, fed from the DataFrame, and gives a ``TFModel`` of the exported model; it
+works as a ``Pipeline`` stage (after a pretrained ``TFModel``: transfer learning) and under
+``CrossValidator`` with a ``ParamGridBuilder`` grid over a ``train_fn`` hyper-parameter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ml_data import rows
+from pyspark.ml import Pipeline
+from pyspark.ml.evaluation import RegressionEvaluator
+from pyspark.ml.tuning import CrossValidator, CrossValidatorModel, ParamGridBuilder
+from pyspark.sql import functions as F
+
+import ml_programs
+from tfrecord_io import ml
+from tfrecord_io.errors import ModelError
+
+LINEAR = {"learning_rate": 0.1, "features": "features", "label": "label", "width": 3}
+
+
+def serve(model_dir: str, features: np.ndarray) -> np.ndarray:
+    """The exported model's predictions, computed in this process."""
+    import tensorflow as tf
+
+    signature = tf.saved_model.load(model_dir).signatures["serving_default"]
+    return signature(features=tf.constant(features, tf.float32))["prediction"].numpy().reshape(-1)
+
+
+def test_args_become_params_that_a_grid_can_vary():
+    estimator = ml.TFEstimator(ml_programs.train_linear, LINEAR, numWorkers=1)
+    rate = estimator.getParam("learning_rate")
+    assert estimator.getOrDefault(rate) == 0.1
+    grid = ParamGridBuilder().addGrid(rate, [0.01, 0.5]).build()
+    copies = [estimator.copy(point) for point in grid]
+    assert [c.getArgs()["learning_rate"] for c in copies] == [0.01, 0.5]
+    assert estimator.getArgs() == LINEAR  # the original is unchanged
+
+
+def test_an_args_key_that_cannot_be_a_param_is_refused():
+    with pytest.raises(ValueError, match=r"args key 'epochs' cannot be a hyper-parameter"):
+        ml.TFEstimator(ml_programs.train_linear, {"epochs": 3})
+    with pytest.raises(ValueError, match=r"args key 'batchSize' cannot be a hyper-parameter"):
+        ml.TFEstimator(ml_programs.train_linear, {"batchSize": 3})
+
+
+def test_a_pipeline_of_a_pretrained_tfmodel_and_a_tfestimator_trains_on_extracted_features(
+    spark, saved_classifier
+):
+    data = rows(400, seed=5)
+    df = spark.createDataFrame(data, "id long, image array<float>").repartition(3)
+    extractor = ml.TFModel(modelDir=saved_classifier, outputMapping={"output_0": "features"})
+    # The target is linear in the extracted features: a Dense(1) on top can learn it.
+    target = ml.TFModel(modelDir=saved_classifier, outputMapping={"output_0": "f"})
+    df = target.transform(df).select(
+        "id", "image", (F.col("f")[0] - 2 * F.col("f")[1] + 0.5 * F.col("f")[2]).alias("label")
+    ).cache()
+    estimator = ml.TFEstimator(
+        ml_programs.train_linear, LINEAR, numWorkers=2, epochs=5, batchSize=16, keras="legacy",
+        featureCols=["features", "label"], outputMapping={"prediction": "prediction"},
+    )
+    fitted = Pipeline(stages=[extractor, estimator]).fit(df)
+    tf_model = fitted.stages[1]
+    assert isinstance(tf_model, ml.TFModel)
+    scored = sorted(fitted.transform(df).collect(), key=lambda r: r.id)
+    assert [r.id for r in scored] == list(range(400))
+    features = np.array([r.features for r in scored], np.float32)
+    got = np.array([r.prediction for r in scored])
+    np.testing.assert_allclose(got, serve(tf_model.getModelDir(), features), rtol=1e-5, atol=1e-5)
+    labels = np.array([r.label for r in scored])
+    assert np.sqrt(np.mean((got - labels) ** 2)) < 0.3 * np.std(labels)  # it learned
+
+
+def test_cross_validation_over_a_two_point_grid_picks_the_learning_rate_that_fits(spark):
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-1, 1, size=(240, 3)).astype(np.float32)
+    y = x @ np.array([2.0, -1.0, 0.5], np.float32) + 0.25
+    df = spark.createDataFrame(
+        [([float(v) for v in xi], float(yi)) for xi, yi in zip(x, y)],
+        "features array<float>, label float",
+    ).repartition(2)
+    # One worker per fit: CrossValidator makes 2 folds x 2 points + 1 final fit = 5 clusters.
+    estimator = ml.TFEstimator(
+        ml_programs.train_linear, LINEAR, numWorkers=1, epochs=3, batchSize=8, keras="legacy",
+        outputMapping={"prediction": "prediction"},
+    )
+    rate = estimator.getParam("learning_rate")
+    grid = ParamGridBuilder().addGrid(rate, [0.0, 0.2]).build()
+    evaluator = RegressionEvaluator(predictionCol="prediction", labelCol="label", metricName="rmse")
+    cv = CrossValidator(estimator=estimator, estimatorParamMaps=grid, evaluator=evaluator,
+                        numFolds=2, seed=3)
+    cv_model = cv.fit(df)
+    assert isinstance(cv_model, CrossValidatorModel)
+    assert len(cv_model.avgMetrics) == 2
+    assert cv_model.avgMetrics[1] < 0.5 * cv_model.avgMetrics[0]  # lr 0 learns nothing
+    best = cv_model.bestModel
+    assert isinstance(best, ml.TFModel)
+    rmse = evaluator.evaluate(cv_model.transform(df))
+    assert rmse == pytest.approx(evaluator.evaluate(best.transform(df)))
+    assert rmse < 0.5 * float(np.std(y))
+
+
+def test_fit_names_the_export_dir_when_train_fn_saves_nothing(spark, tmp_path):
+    df = spark.createDataFrame([(float(i), float(i)) for i in range(20)], "x float, label float")
+    estimator = ml.TFEstimator(ml_programs.train_nothing_saved, numWorkers=1,
+                               exportDir=str(tmp_path))
+    with pytest.raises(ModelError, match=rf"saved no model at {tmp_path}/TFEstimator_\w+"):
+        estimator.fit(df)

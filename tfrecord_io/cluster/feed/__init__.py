@@ -1,0 +1,57 @@
+"""Feeding Spark data to the cluster's workers (``cluster.run(..., input_mode="spark")``).
+
+::
+
+    def main_fun(args, ctx):
+        train = ctx.feed("train", features=spec)        # a tf.data.Dataset, epoch after epoch
+        model.fit(train.batch(64), epochs=3)            # three fed epochs
+        for batch in ctx.feed("validation").batch(256): # the next epoch of another feed
+            ...
+
+    c = cluster.run(sc, main_fun, args, num_workers=2, input_mode="spark")
+    c.train(df.cache(), num_epochs=3)                   # blocks until the 3 epochs are fed
+    c.train(val_df, feed="validation")
+    c.wait()                                            # ends every feed, waits for main_fun
+
+**The path.** A DataFrame's rows are encoded to ``tf.train.Example`` in the executors' JVMs by
+the DataFrame codec (``record_type`` as in :func:`tfrecord_io.spark.save_dataframe`); an RDD's
+``bytes`` records pass as they are. Either way the JVM cuts them into batches of about
+:data:`~tfrecord_io.cluster.feed.batches.BATCH_BYTES` of TFRecord-framed records, each for one
+worker (:mod:`~tfrecord_io.cluster.feed.batches`). A feeding task (any executor, any free task
+slot) streams whole batches to the workers' feed servers over authenticated TCP
+(:mod:`~tfrecord_io.cluster.feed.feeder`, :mod:`~tfrecord_io.cluster.feed.wire`); the node
+process buffers at most :data:`~tfrecord_io.cluster.feed.buffer.DEFAULT_CAPACITY` batches per
+feed (:mod:`~tfrecord_io.cluster.feed.buffer`, :mod:`~tfrecord_io.cluster.feed.server`), and a
+full buffer holds the sender back through TCP. No row is pickled, nothing is queued per record.
+
+**Who is fed.** The nodes that run ``main_fun`` in the training cluster: every worker in
+``mode="sync"``, the chief (the coordinator) in ``mode="ps"``. The evaluator is not fed.
+
+**Sharing (exactly once).** Each record of an epoch reaches one worker at most. In
+``mode="sync"`` every worker gets the same number of records per epoch: the data is counted
+first and the last ``N % W`` records are dropped (fewer than the number of workers), so uneven
+partitions never leave MultiWorkerMirroredStrategy waiting for a worker that ran dry. In
+``mode="ps"`` nothing is dropped. Records are dealt round robin from every partition, so all
+workers are fed at the same pace. Cache the data: it is read once to count and once per epoch.
+A worker's buffer drops a batch that arrives twice (a retried Spark task), and at the end of
+each epoch checks that it received exactly what the driver sent it.
+
+**Epochs.** Each iteration over ``ctx.feed(name)`` is the next epoch: it asks the driver for
+that epoch and ends at the epoch's end marker. The driver feeds an epoch only when every node
+still reading the feed has asked for it, so feeds do not wait on each other: training one
+feed, then reading another (validation) never deadlocks, and with ``train(..., block=False)``
+two feeds can be fed in turns (``model.fit(train, validation_data=val, epochs=k)`` with
+``k`` epochs of each). An iteration left early skips the rest of its epoch. ``train`` does not
+end its feed (call it again to feed more epochs); ``Cluster.wait`` and ``shutdown`` end every
+feed, after which an iteration is empty. A streaming DataFrame is one open epoch made of its
+micro-batches, ended when the query stops.
+
+**Stopping early.** ``ctx.stop_feed(name)`` (or ``main_fun`` returning) makes the node drop
+whatever is still fed to it and tells the feeding tasks, which drop the rest of their data for
+that node: feeding ends promptly and ``train`` returns. A node that fails makes ``train``
+cancel its feeding job and raise the node's :class:`~tfrecord_io.errors.ClusterError`.
+
+**Security.** Every feed connection authenticates with the cluster's secret and every message
+carries an HMAC-SHA256 (:func:`tfrecord_io.cluster.channel.signer`); servers listen on the
+node's own address. Data is not encrypted.
+"""

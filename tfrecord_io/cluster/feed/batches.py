@@ -1,0 +1,144 @@
+"""What is fed, as batches: a DataFrame or an RDD of records becomes an RDD of large batches of
+TFRecord-framed records, each batch for one worker, made in the executors' JVMs by
+``org.tfrecordio.spark.feed.FeedBatches`` (rows are encoded to ``tf.train.Example`` there by
+the DataFrame codec; records of an RDD cross to the JVM as plain bytes, never pickled).
+
+The deal (how records are shared among *W* workers) is the one rule of the feed:
+
+* ``equal=True`` (``mode="sync"``): the partitions are counted first (one cheap Spark job;
+  cache the data so it is not computed twice), the *N* records get global indices in partition
+  order, and the record with index *g* goes to worker ``g % W`` if ``g < W * (N // W)``: every
+  worker gets exactly ``N // W`` records and the last ``N % W`` records (fewer than *W*) are
+  dropped. A partition whose count changed by the time it is fed fails the feed.
+* ``equal=False`` (``mode="ps"``): nothing is counted or dropped; record *i* of partition *p*
+  goes to worker ``(p + i) % W``.
+
+Either way every partition deals to every worker, so all workers are fed at the same pace
+whatever the order in which Spark runs the feeding tasks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["BATCH_BYTES", "FEED_BATCHES_CLASS", "Plan", "plan_batches", "is_dataframe"]
+
+#: Target bytes of one batch (records plus framing).
+BATCH_BYTES = 4 * 1024 * 1024
+#: The jar's class that makes the batches.
+FEED_BATCHES_CLASS = "org.tfrecordio.spark.feed.FeedBatches"
+_NO_LIMIT = (1 << 63) - 1
+
+
+@dataclass
+class Plan:
+    """A feeding job's batches and what each worker gets.
+
+    Attributes:
+        batches: a Python RDD of ``bytes`` batches (see ``FeedBatches``).
+        per_worker: records each worker gets (``equal=True``), else None.
+        dropped: records left out by the equal-share rule (0 without it).
+        partitions: partitions of the data.
+    """
+
+    batches: Any
+    per_worker: int | None
+    dropped: int
+    partitions: int
+
+
+def is_dataframe(data: Any) -> bool:
+    """Whether *data* is a Spark DataFrame (else it should be an RDD of records)."""
+    return hasattr(data, "_jdf") and hasattr(data, "schema")
+
+
+def _records_to_jvm(rdd: Any) -> Any:
+    """An RDD of bytes as a JavaRDD<byte[]>: each record crosses as one length-framed frame."""
+    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415
+
+    framed = rdd.map(_as_bytes)
+    framed._jrdd_deserializer = NoOpSerializer()  # noqa: SLF001 - how the worker writes them
+    return framed._jrdd  # noqa: SLF001
+
+
+def _as_bytes(record: Any) -> bytes:
+    if type(record) is bytes:
+        return record
+    if isinstance(record, (bytearray, memoryview)):
+        return bytes(record)
+    raise TypeError(f"an RDD fed to the cluster must hold bytes records, not {type(record)}")
+
+
+def plan_batches(
+    sc: Any,
+    data: Any,
+    workers: int,
+    job: int,
+    *,
+    equal: bool,
+    record_type: str = "Example",
+    batch_bytes: int = BATCH_BYTES,
+    tasks: int | None = None,
+) -> Plan:
+    """The batches of *data* (a DataFrame or an RDD of bytes) for *workers* workers.
+
+    Args:
+        sc: the SparkContext.
+        data: a DataFrame (encoded as *record_type*: ``"Example"``, ``"SequenceExample"``, or
+            ``"ByteArray"`` for one binary column) or an RDD of ``bytes`` records.
+        workers: workers fed.
+        job: the feeding job's number (in each batch, so a worker can tell a retried task's
+            batches from new ones).
+        equal: the equal-share rule (module docs).
+        batch_bytes: target size of a batch.
+        tasks: at most this many feeding tasks: partitions are coalesced (each task then
+            deals several partitions in turn), so that small partitions do not each pay a
+            Spark task's start-up (None: one task per partition).
+    """
+    from pyspark import RDD  # noqa: PLC0415
+    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415
+
+    from tfrecord_io.spark.jvm import call, ensure_jar, java_class  # noqa: PLC0415
+
+    ensure_jar(sc)
+    jclass = java_class(sc, FEED_BATCHES_CLASS)
+    frame = is_dataframe(data)
+    if frame:
+        source = data._jdf  # noqa: SLF001 - the DataFrame's Java Dataset
+        partitions = data.rdd.getNumPartitions()
+    else:
+        if not isinstance(data, RDD):
+            raise TypeError(
+                f"train() feeds a DataFrame or an RDD of bytes records, not {type(data).__name__}"
+            )
+        source = _records_to_jvm(data)
+        partitions = data.getNumPartitions()
+    per_worker = None
+    dropped = 0
+    if equal:
+        count = jclass.countRows if frame else jclass.countRecords
+        counts = [int(n) for n in call(count, source)]
+        total = sum(counts)
+        per_worker = total // workers
+        dropped = total - per_worker * workers
+        offsets = [0]
+        for n in counts[:-1]:
+            offsets.append(offsets[-1] + n)
+        limit = per_worker * workers
+        counted = ",".join(map(str, counts))
+        partitions = len(counts)
+    else:
+        offsets = list(range(partitions))
+        limit = _NO_LIMIT
+        counted = ""
+    text = ",".join(map(str, offsets))
+    if frame:
+        jbatches = call(jclass.fromRows, source, record_type, text, counted, limit, workers,
+                        job, batch_bytes)
+    else:
+        jbatches = call(jclass.fromRecords, source, text, counted, limit, workers, job,
+                        batch_bytes)
+    if tasks is not None and 0 < tasks < partitions:
+        jbatches = jbatches.coalesce(tasks)
+    return Plan(RDD(jbatches, sc, NoOpSerializer()), per_worker, dropped, partitions)

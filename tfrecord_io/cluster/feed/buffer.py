@@ -1,0 +1,166 @@
+"""One feed's bounded buffer in a node process: batches in, epochs of records out.
+
+The feed server's connection threads :meth:`~FeedBuffer.put` batches (blocking while the buffer
+holds :data:`DEFAULT_CAPACITY` batches: the feeding task's socket then fills and TCP holds the
+sender back) and the driver's markers (end of an epoch, end of the feed). ``main_fun`` reads
+with :meth:`~FeedBuffer.epoch`, one call per epoch, through ``ctx.feed(name)``.
+
+Bookkeeping per epoch: a batch already received (same feeding job, partition and sequence
+number: a Spark task that was retried sends its batches again) is dropped, and at the epoch's
+end the records received are compared with those the driver counted as sent.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from typing import Any, Callable, Iterator
+
+from tfrecord_io import framing
+from tfrecord_io.errors import ClusterError
+
+__all__ = ["DEFAULT_CAPACITY", "FeedBuffer"]
+
+#: Batches (each about 4 MiB of records) a feed buffers per node before feeders wait.
+DEFAULT_CAPACITY = 8
+_POLL = 0.5
+
+Demand = Callable[[str, int], None]
+
+
+class FeedBuffer:
+    """The buffer of feed *name* on one node (see the module docs).
+
+    Args:
+        name: the feed's name.
+        capacity: batches held at most.
+        on_demand: called as ``on_demand(name, epoch)`` when the reader starts an epoch: the
+            driver feeds an epoch only once every node reading the feed asked for it.
+    """
+
+    def __init__(self, name: str, capacity: int, on_demand: Demand) -> None:
+        self.name = name
+        self._capacity = capacity
+        self._on_demand = on_demand
+        self._cond = threading.Condition()
+        self._items: collections.deque[tuple[Any, ...]] = collections.deque()
+        self._batches = 0
+        self._started = 0
+        self._closed = False  # no more epochs: the driver ended the feed
+        self._stopped = False  # the reader is done: drop whatever comes
+        self._seen: dict[int, set[tuple[int, int, int]]] = {}
+        self._received: dict[int, int] = {}
+
+    # -- from the connections ------------------------------------------------------------------
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the reader stopped (:meth:`stop`): feeders should drop their data."""
+        return self._stopped
+
+    def put(self, epoch: int, key: tuple[int, int, int], records: int, payload: Any) -> bool:
+        """Queue one batch of *epoch* (waits while the buffer is full). Returns False when the
+        feed is stopped (the batch is dropped)."""
+        with self._cond:
+            while not self._stopped and self._batches >= self._capacity:
+                self._cond.wait(_POLL)
+            if self._stopped:
+                return False
+            seen = self._seen.setdefault(epoch, set())
+            if key in seen:
+                return True  # a retried task's batch, already here
+            seen.add(key)
+            self._received[epoch] = self._received.get(epoch, 0) + records
+            self._items.append(("data", epoch, payload))
+            self._batches += 1
+            self._cond.notify_all()
+        return True
+
+    def end_epoch(self, epoch: int, sent: int | None) -> None:
+        """The driver's marker: every batch of *epoch* is in; *sent* records were sent here
+        (None: not counted)."""
+        self._marker(("end", epoch, sent))
+
+    def fail_epoch(self, epoch: int, reason: str) -> None:
+        """The driver's marker: feeding *epoch* failed; the reader raises ClusterError."""
+        self._marker(("fail", epoch, reason))
+
+    def close(self) -> None:
+        """The driver's marker: no more epochs. A reader's further epochs are empty."""
+        self._marker(("close",))
+
+    def _marker(self, item: tuple[Any, ...]) -> None:
+        with self._cond:
+            self._items.append(item)
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        """The reader is done: drop what is buffered and whatever still comes."""
+        with self._cond:
+            self._stopped = True
+            self._items.clear()
+            self._batches = 0
+            self._cond.notify_all()
+
+    # -- the reader ----------------------------------------------------------------------------
+
+    def epoch(self) -> Iterator[list[bytes]]:
+        """The next epoch, as lists of serialized records (one list per batch). Empty when the
+        feed has ended or was stopped. An epoch left unfinished is skipped by the next call
+        (and an iteration still open then ends).
+
+        Raises:
+            ClusterError: the driver reported that feeding this epoch failed; or fewer or more
+                records arrived than were sent (which the exactly-once design rules out).
+        """
+        with self._cond:
+            if self._stopped or self._closed:
+                return
+            # A new epoch while an earlier iteration is unfinished: that one ends now.
+            self._started += 1
+            epoch = self._started
+        self._on_demand(self.name, epoch)
+        while True:
+            item = self._next(epoch)
+            if item is None:
+                return
+            yield item
+
+    def _next(self, epoch: int) -> list[bytes] | None:
+        """The next batch of *epoch*, as records; None at its end."""
+        while True:
+            with self._cond:
+                while not self._items and not self._stopped:
+                    self._cond.wait(_POLL)
+                if self._stopped or self._started != epoch:
+                    return None
+                item = self._items.popleft()
+                kind = item[0]
+                if kind == "data":
+                    self._batches -= 1
+                    self._cond.notify_all()
+                elif kind == "close":
+                    self._closed = True
+                    return None
+                if item[1] < epoch:
+                    continue  # the rest of an epoch the reader left early
+                if kind == "end":
+                    return self._ended(epoch, item[2])
+                if kind == "fail":
+                    raise ClusterError(f"feeding epoch {epoch} of feed {self.name!r} failed on "
+                                       f"the driver: {item[2]}")
+            payload = item[2]
+            frames = framing.scan(bytes(payload), cut=True, final=True)
+            if frames.status is framing.Stop.DAMAGED:
+                raise frames.error(f"<feed {self.name!r}, epoch {epoch}>")
+            return frames.records or []
+
+    def _ended(self, epoch: int, sent: int | None) -> None:
+        received = self._received.pop(epoch, 0)
+        self._seen.pop(epoch, None)
+        if sent is not None and received != sent:
+            raise ClusterError(
+                f"feed {self.name!r}, epoch {epoch}: {received} records arrived on this node, "
+                f"but the driver sent {sent}"
+            )
+        return None

@@ -1,0 +1,375 @@
+"""The driver's side of feeding: :class:`FeedCoordinator` runs ``Cluster.train``.
+
+Per epoch of a feed it waits until every node still reading the feed asked for that epoch
+(the readers pull epochs, so a worker busy with another feed never has a feeding job hold
+Spark's task slots against it), runs one feeding job (``mapPartitions`` of
+:mod:`~tfrecord_io.cluster.feed.feeder` over the batches of
+:mod:`~tfrecord_io.cluster.feed.batches`) under a job group of its own, and then tells every
+node that the epoch is over and how many records were sent to it. While the job runs it
+watches the cluster: a failed node cancels the job group and raises the node's
+:class:`ClusterError` (the first failure reaches the driver within a second or two).
+
+A streaming DataFrame is one open epoch: every micro-batch (``foreachBatch``) is a feeding
+job of the same epoch, which ends when the query stops (:meth:`Feeding.stop`, or a trigger
+such as ``availableNow`` that ends by itself).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tfrecord_io.cluster import slots
+from tfrecord_io.cluster.feed.batches import is_dataframe, plan_batches
+from tfrecord_io.cluster.feed.feeder import Feeder
+from tfrecord_io.cluster.feed.links import FeedLinks
+from tfrecord_io.errors import ClusterError
+
+__all__ = ["FeedCoordinator", "Feeding", "FeedReport", "EpochReport"]
+
+log = logging.getLogger("tfrecord_io.cluster")
+
+#: After a node's link broke or its ``main_fun`` failed, how long to wait for the cluster to
+#: report the failure before naming it without details.
+_FAILURE_GRACE = 8.0
+_POLL = 0.2
+
+
+@dataclass
+class EpochReport:
+    """One fed epoch.
+
+    Attributes:
+        epoch: its number (from 1, per feed).
+        records: records delivered to each worker (by worker index).
+        dropped: records not delivered: the equal-share remainder, and the data of workers
+            that had stopped reading (all of it when the data was counted, in sync mode; else
+            what the feeding tasks saw before they stopped pulling their input).
+        jobs: feeding jobs (1; a stream: one per micro-batch).
+        complete: False when :meth:`Feeding.stop` cut the epoch short.
+        tasks: each feeding task's report: ``pid`` and ``host`` of the Python worker that ran
+            it, when it ``started``, had ``sent`` its last batch and ``ended`` (acknowledged;
+            ``time.time()``), and per worker ``records``, ``batches``, ``dropped``, ``state``.
+    """
+
+    epoch: int
+    records: dict[int, int] = field(default_factory=dict)
+    dropped: int = 0
+    jobs: int = 0
+    complete: bool = True
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class FeedReport:
+    """What one ``Cluster.train`` call fed: the feed's name and its epochs."""
+
+    feed: str
+    epochs: list[EpochReport] = field(default_factory=list)
+    stopped: bool = False
+
+
+class Feeding(Future):  # type: ignore[type-arg]
+    """A ``train(..., block=False)`` in progress: a :class:`concurrent.futures.Future` whose
+    result is the :class:`FeedReport`. :meth:`stop` ends it early: a stream's query is
+    stopped (its epoch then ends normally), batch feeding stops after cancelling the running
+    job (the epoch it was feeding ends short)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query: Any = None  #: the StreamingQuery, for a streaming DataFrame
+        self._stop = threading.Event()
+        self._group: str | None = None
+        self._sc: Any = None
+
+    def stop(self) -> None:
+        """Stop feeding (see the class docs); returns at once."""
+        self._stop.set()
+        query = self.query
+        if query is not None:
+            query.stop()
+        elif self._group is not None and self._sc is not None:
+            self._sc.cancelJobGroup(self._group)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+
+class FeedCoordinator:
+    """Feeds the readers of one attempt (see the module docs).
+
+    Args:
+        sc: the SparkContext.
+        secret: the cluster's secret.
+        nodes: the fed nodes' names, in worker order.
+        addresses: each fed node's feed server, ``host:port``.
+        equal: the equal-share rule (``mode="sync"``).
+        group: prefix of the feeding jobs' Spark job groups.
+        failure: returns the attempt's failure (or None), as :meth:`Attempt.failure` does.
+        reserved: task slots the cluster's nodes hold (the rest may run feeding tasks).
+    """
+
+    def __init__(
+        self,
+        sc: Any,
+        secret: str,
+        nodes: list[str],
+        addresses: dict[str, str],
+        equal: bool,
+        group: str,
+        failure: Callable[[], ClusterError | None],
+        reserved: int,
+    ) -> None:
+        self._sc = sc
+        self._reserved = reserved
+        self._secret = secret
+        self._nodes = nodes
+        self._addresses = [addresses[n] for n in nodes]
+        self._equal = equal
+        self._group = group
+        self._failure = failure
+        self._links = FeedLinks(nodes, addresses, secret)
+        self._lock = threading.Lock()
+        self._feed_locks: dict[str, threading.Lock] = {}
+        self._epochs: dict[str, int] = {}
+        self._jobs = itertools.count()
+        self._pending: set[Feeding] = set()
+        self._closed = threading.Event()
+        self.attempt: int | None = None  #: the attempt whose nodes it feeds
+
+    # -- train ---------------------------------------------------------------------------------
+
+    def train(self, data: Any, num_epochs: int, feed: str, record_type: str,
+              trigger: dict[str, Any] | None) -> Feeding:
+        """Start feeding *data* (in a thread of its own); see ``Cluster.train``."""
+        feeding = Feeding()
+        feeding._sc = self._sc  # noqa: SLF001 - our own class
+        streaming = is_dataframe(data) and data.isStreaming
+        if streaming and num_epochs != 1:
+            raise ValueError("a streaming DataFrame is fed as one open epoch: num_epochs must be 1")
+        with self._lock:
+            lock = self._feed_locks.setdefault(feed, threading.Lock())
+            self._pending.add(feeding)
+
+        def run() -> None:
+            try:
+                with lock:
+                    if streaming:
+                        report = self._stream(data, feed, record_type, trigger, feeding)
+                    else:
+                        report = self._batches(data, num_epochs, feed, record_type, feeding)
+                feeding.set_result(report)
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                feeding.set_exception(e)
+            finally:
+                with self._lock:
+                    self._pending.discard(feeding)
+
+        threading.Thread(target=run, name=f"feed-{feed}", daemon=True).start()
+        return feeding
+
+    def _batches(self, data: Any, num_epochs: int, feed: str, record_type: str,
+                 feeding: Feeding) -> FeedReport:
+        report = FeedReport(feed)
+        plan = None
+        for _ in range(num_epochs):
+            if feeding.stopping:
+                report.stopped = True
+                break
+            epoch = self._next_epoch(feed)
+            if not self._await_demand(feed, epoch):
+                log.info("no node reads feed %r any more: %d epoch(s) not fed", feed,
+                         num_epochs - len(report.epochs))
+                break
+            if plan is None:
+                plan = plan_batches(self._sc, data, len(self._nodes), next(self._jobs),
+                                    equal=self._equal, record_type=record_type,
+                                    tasks=self._tasks())
+            result = EpochReport(epoch, dropped=plan.dropped)
+            start = time.monotonic()
+            log.debug("feeding epoch %d of %r: every reader asked at %.3f", epoch, feed,
+                      time.time())
+            try:
+                self._feed_job(plan.batches, feed, epoch, result, feeding)
+            except BaseException as e:
+                self._fail_epoch(feed, epoch, str(e))
+                raise
+            if plan.per_worker is not None:  # counted: what was not delivered was dropped
+                total = plan.per_worker * len(self._nodes) + plan.dropped
+                result.dropped = total - sum(result.records.values())
+            self._end_epoch(feed, epoch, result)
+            log.info("fed epoch %d of %r: %s records in %.2f s (%d dropped)", epoch, feed,
+                     sum(result.records.values()), time.monotonic() - start, result.dropped)
+            report.epochs.append(result)
+        return report
+
+    def _stream(self, df: Any, feed: str, record_type: str, trigger: dict[str, Any] | None,
+                feeding: Feeding) -> FeedReport:
+        report = FeedReport(feed)
+        epoch = self._next_epoch(feed)
+        if not self._await_demand(feed, epoch):
+            return report
+        result = EpochReport(epoch)
+
+        def micro_batch(batch_df: Any, batch_id: int) -> None:
+            if self._equal:  # counted, then fed: computed once
+                batch_df.persist()
+            try:
+                plan = plan_batches(self._sc, batch_df, len(self._nodes), next(self._jobs),
+                                    equal=self._equal, record_type=record_type,
+                                    tasks=self._tasks())
+                result.dropped += plan.dropped
+                self._feed_job(plan.batches, feed, epoch, result, feeding)
+            finally:
+                if self._equal:
+                    batch_df.unpersist()
+
+        writer = df.writeStream.foreachBatch(micro_batch)
+        if trigger:
+            writer = writer.trigger(**trigger)
+        feeding.query = writer.start()
+        if feeding.stopping:
+            feeding.query.stop()
+        try:
+            while not feeding.query.awaitTermination(1.0):
+                error = self._failure()
+                if error is not None:
+                    feeding.query.stop()
+                    raise error
+            if feeding.query.exception() is not None:
+                error = self._failure()
+                raise error or ClusterError(
+                    f"the stream feeding {feed!r} failed: {feeding.query.exception()}")
+        except BaseException as e:
+            self._fail_epoch(feed, epoch, str(e))
+            raise
+        report.stopped = feeding.stopping
+        self._end_epoch(feed, epoch, result)
+        report.epochs.append(result)
+        return report
+
+    # -- one epoch -----------------------------------------------------------------------------
+
+    def _tasks(self) -> int:
+        """Feeding tasks per job: the task slots the cluster's nodes leave free (at least 1)."""
+        return max(1, slots.free_slots(self._sc) - self._reserved)
+
+    def _next_epoch(self, feed: str) -> int:
+        with self._lock:
+            self._epochs[feed] = self._epochs.get(feed, 0) + 1
+            return self._epochs[feed]
+
+    def _await_demand(self, feed: str, epoch: int) -> bool:
+        """Wait until every node still reading *feed* asked for *epoch*; False if none reads
+        it any more. Raises the cluster's failure."""
+        links = self._links
+        while True:
+            self._check()
+            with links.cond:
+                readers = [n for n in self._nodes if links.reading(n, feed)]
+                if all(links.asked(n, feed) >= epoch for n in readers):
+                    return bool(readers)
+                links.cond.wait(_POLL)
+
+    def _check(self) -> None:
+        """Raise the cluster's failure, if any; also if a node's ``main_fun`` failed or its
+        link broke (waiting a little for the cluster to say why)."""
+        error = self._failure()
+        if error is not None:
+            raise error
+        if self._closed.is_set():
+            raise ClusterError("the cluster was shut down while feeding")
+        links = self._links
+        with links.cond:
+            broken = [n for n in self._nodes if links.gone(n) not in (None, "finished")]
+        if broken:
+            deadline = time.monotonic() + _FAILURE_GRACE
+            while time.monotonic() < deadline:
+                error = self._failure()
+                if error is not None:
+                    raise error
+                time.sleep(_POLL)
+            raise ClusterError(f"{broken[0]} stopped while being fed ({links.gone(broken[0])})",
+                               node=broken[0])
+
+    def _feed_job(self, batches: Any, feed: str, epoch: int, result: EpochReport,
+                  feeding: Feeding) -> None:
+        """Run one feeding job, watching the cluster; add its task reports to *result*."""
+        group = f"{self._group}-feed-{feed}-{epoch}-{result.jobs}"
+        feeder = Feeder(self._secret, self._addresses, feed, epoch)
+        outcome: dict[str, Any] = {}
+
+        def job() -> None:
+            try:
+                self._sc.setJobGroup(group, f"tfrecord-io feed {feed!r}, epoch {epoch}", True)
+                outcome["lines"] = batches.mapPartitions(feeder).collect()
+            except BaseException as e:  # noqa: BLE001 - judged below
+                outcome["error"] = e
+
+        thread = threading.Thread(target=job, name=group, daemon=True)
+        feeding._group = group  # noqa: SLF001 - our own class
+        thread.start()
+        try:
+            while thread.is_alive():
+                thread.join(_POLL)
+                if thread.is_alive():
+                    self._check()
+        except BaseException:
+            self._sc.cancelJobGroup(group)
+            thread.join(30.0)
+            raise
+        finally:
+            feeding._group = None  # noqa: SLF001
+        result.jobs += 1
+        if "error" in outcome:
+            if feeding.stopping:
+                result.complete = False
+                return
+            self._check()
+            raise ClusterError(f"feeding epoch {epoch} of feed {feed!r} failed: "
+                               f"{outcome['error']}")
+        for line in outcome["lines"]:
+            task = json.loads(line)
+            result.tasks.append(task)
+            for worker, sent in task["workers"].items():
+                w = int(worker)
+                result.records[w] = result.records.get(w, 0) + sent["records"]
+                result.dropped += sent["dropped"]
+
+    def _end_epoch(self, feed: str, epoch: int, result: EpochReport) -> None:
+        unsure = {int(w) for task in result.tasks for w, s in task["workers"].items()
+                  if s["state"] != "ready"}
+        for w, node in enumerate(self._nodes):
+            sent = None if w in unsure or not result.complete else result.records.get(w, 0)
+            self._links.send(node, {"type": "end_epoch", "feed": feed, "epoch": epoch,
+                                    "sent": sent})
+
+    def _fail_epoch(self, feed: str, epoch: int, reason: str) -> None:
+        for node in self._nodes:
+            self._links.send(node, {"type": "fail_epoch", "feed": feed, "epoch": epoch,
+                                    "reason": reason})
+
+    # -- the end -------------------------------------------------------------------------------
+
+    def pending(self) -> list[Feeding]:
+        """``train`` calls still feeding."""
+        with self._lock:
+            return list(self._pending)
+
+    def end_all(self) -> None:
+        """No more epochs of any feed (``Cluster.wait``/``shutdown``)."""
+        self._links.end_all()
+
+    def close(self) -> None:
+        """Stop every feeding in progress and close the links."""
+        self._closed.set()
+        for feeding in self.pending():
+            feeding.stop()
+        self._links.close()

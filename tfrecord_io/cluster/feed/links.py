@@ -1,0 +1,123 @@
+"""The driver's links to the feed servers of one attempt's nodes, and what they report.
+
+:class:`FeedLinks` connects to every fed node's feed server (authenticated, see
+:mod:`tfrecord_io.cluster.feed.wire`) and keeps, per node, the epochs its reader asked for
+(``demand``), the feeds it stopped reading, and whether ``main_fun`` ended there (``closing``:
+``finished`` or ``failed``) or the link broke. It sends the driver's markers: the end of an
+epoch (with the records sent, for the node's exactly-once check), a failed epoch, the end of
+every feed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from typing import Any
+
+from tfrecord_io.cluster.channel import ChannelError
+from tfrecord_io.cluster.feed.wire import FeedWire, connect
+
+__all__ = ["FeedLinks"]
+
+log = logging.getLogger("tfrecord_io.cluster")
+
+
+class FeedLinks:
+    """Links to the feed servers of *nodes* (names in worker order) at *addresses*."""
+
+    def __init__(self, nodes: list[str], addresses: dict[str, str], secret: str) -> None:
+        self.nodes = list(nodes)
+        self.cond = threading.Condition()
+        self._demands: dict[str, dict[str, int]] = {n: {} for n in nodes}
+        self._stopped: dict[str, set[str]] = {n: set() for n in nodes}
+        self._closing: dict[str, str] = {}
+        self._wires: dict[str, FeedWire] = {}
+        self._closed = False
+        for node in nodes:
+            try:
+                wire = connect(addresses[node], secret, {"type": "driver"})
+            except (ChannelError, OSError) as e:
+                self._closing[node] = f"unreachable ({e})"
+                continue
+            self._wires[node] = wire
+            threading.Thread(target=self._read, args=(node, wire), name=f"feed-link-{node}",
+                             daemon=True).start()
+
+    def _read(self, node: str, wire: FeedWire) -> None:
+        reason = "lost"
+        try:
+            while True:
+                message, _ = wire.receive(max_payload=0)
+                kind = message["type"]
+                with self.cond:
+                    if kind == "demand":
+                        feeds = self._demands[node]
+                        feeds[message["feed"]] = max(feeds.get(message["feed"], 0),
+                                                     int(message["epoch"]))
+                    elif kind == "stopped":
+                        self._stopped[node].add(message["feed"])
+                        log.info("%s stopped reading feed %r", node, message["feed"])
+                    elif kind == "closing":
+                        reason = str(message.get("outcome"))
+                        self._closing[node] = reason
+                    self.cond.notify_all()
+        except (ChannelError, KeyError, TypeError, ValueError):
+            pass
+        with self.cond:
+            self._closing.setdefault(node, reason)
+            self.cond.notify_all()
+
+    # -- state (call with self.cond held) ------------------------------------------------------
+
+    def gone(self, node: str) -> str | None:
+        """Why *node* reads no more (``finished``, ``failed``, ``lost``...), or None."""
+        return self._closing.get(node)
+
+    def reading(self, node: str, feed: str) -> bool:
+        """Whether *node* may still read *feed*."""
+        return node not in self._closing and feed not in self._stopped[node]
+
+    def asked(self, node: str, feed: str) -> int:
+        """The last epoch of *feed* that *node*'s reader asked for (0: none)."""
+        return self._demands[node].get(feed, 0)
+
+    # -- markers -------------------------------------------------------------------------------
+
+    def send(self, node: str, message: dict[str, Any]) -> None:
+        """Send *message* to *node*'s feed server, if the link is up."""
+        wire = self._wires.get(node)
+        if wire is not None:
+            with contextlib.suppress(ChannelError):
+                wire.send(message)
+
+    def end_all(self) -> None:
+        """Every feed of every node has ended: readers' further epochs are empty."""
+        for node in self.nodes:
+            self.send(node, {"type": "end_all"})
+
+    def wait(self, timeout: float) -> None:
+        """Wait for news from any node (at most *timeout* s)."""
+        with self.cond:
+            self.cond.wait(timeout)
+
+    def wait_for(self, predicate: Any, timeout: float) -> bool:
+        """Wait until ``predicate()`` (called under the lock) holds or *timeout* passes."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not predicate():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.cond.wait(min(left, 0.2))
+        return True
+
+    def close(self) -> None:
+        """Close every link. Idempotent."""
+        with self.cond:
+            if self._closed:
+                return
+            self._closed = True
+        for wire in self._wires.values():
+            wire.close()

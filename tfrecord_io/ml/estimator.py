@@ -1,0 +1,287 @@
+"""Training a TensorFlow model on the Spark cluster as a Spark ML ``Estimator``:
+:class:`TFEstimator`."""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pyspark.ml import Estimator
+from pyspark.ml.param import Param, Params, TypeConverters
+
+from tfrecord_io import fs
+from tfrecord_io.errors import ModelError
+from tfrecord_io.ml.model import TFModel
+from tfrecord_io.ml.params import InferenceParams, to_positive_int
+
+__all__ = ["TFEstimator", "RESERVED_ARGS", "TRAIN_FEED", "VALIDATION_FEED"]
+
+log = logging.getLogger(__name__)
+
+#: The feed of the training rows, and of the validation rows (``validationIndicatorCol``).
+TRAIN_FEED = "train"
+VALIDATION_FEED = "validation"
+#: Keys that :meth:`TFEstimator.fit` adds to ``train_fn``'s args (so not hyper-parameters).
+RESERVED_ARGS = ("export_dir", "epochs", "batch_size", "feeds", "columns")
+
+_MODES = ("sync", "ps")
+_KERAS = ("default", "legacy")
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str]:
+    def convert(value: Any) -> str:
+        text = TypeConverters.toString(value)
+        if text not in choices:
+            raise ValueError(f"expected one of {choices}, not {value!r}")
+        return text
+
+    return convert
+
+
+class TFEstimator(Estimator, InferenceParams):
+    """A Spark ML ``Estimator`` that trains a TensorFlow model on a cluster started on the
+    executors (:func:`tfrecord_io.cluster.run` with ``input_mode="spark"``), fed from the
+    DataFrame given to :meth:`fit`; the result is a :class:`~tfrecord_io.ml.TFModel` of the
+    model that ``train_fn`` exported.
+
+    ::
+
+        def train_fn(args, ctx):                          # on every worker, like main_fun
+            strategy = ctx.strategy()
+            data = ctx.feed("train", features=spec, batch_size=args["batch_size"])
+            ...                                           # args["learning_rate"], ...
+            model.fit(data, epochs=args["epochs"])        # one fed epoch per dataset pass
+            if ctx.is_chief:
+                model.save(args["export_dir"])            # a SavedModel (or export())
+
+        estimator = TFEstimator(train_fn, {"learning_rate": 0.01}, numWorkers=2, epochs=3,
+                                outputMapping={"dense_1": "scores"})
+        grid = ParamGridBuilder().addGrid(estimator.getParam("learning_rate"), [0.01, 0.1])
+
+    **Hyper-parameters.** Each key of *args* becomes a param of this estimator (its value the
+    default), so ``ParamGridBuilder``, ``CrossValidator`` and ``fit(df, {param: value})`` can
+    vary it: ``estimator.getParam("learning_rate")``, ``estimator.set(param, value)``.
+
+    **What train_fn gets.** ``train_fn(args, ctx)`` runs on each node as ``main_fun`` does
+    (:class:`~tfrecord_io.cluster.NodeContext`); *args* is a dict of the hyper-parameters'
+    values for this fit plus: ``export_dir`` (where the chief must save the model:
+    a SavedModel directory, e.g. tf-keras ``model.save(dir)``, Keras 3 ``model.export(dir)``
+    or ``tf.saved_model.save``), ``epochs``, ``batch_size``, ``feeds`` (the feed names:
+    ``"train"``, and ``"validation"`` with ``validationIndicatorCol``) and ``columns`` (the
+    fed columns). The rows are Examples with one feature per column (the codec of
+    :func:`tfrecord_io.spark.save_dataframe`): read them with ``ctx.feed("train",
+    features=spec)``. ``epochs`` epochs of ``"train"`` are fed, and ``validationEpochs`` of
+    ``"validation"`` (in turns, so ``model.fit(..., validation_data=...)`` works with
+    ``validationEpochs = epochs``); ``train_fn`` must read every fed epoch, or stop reading
+    with ``ctx.stop_feed``.
+
+    **Each fit** writes under a directory of its own, ``EXPORT_DIR/<uid>-<random>``
+    (``exportDir``, by default the driver's temporary directory, valid only when every
+    executor shares the driver's disk: use ``hdfs://`` on a real cluster), so that the fits
+    of a grid search never overwrite each other's model; with ``logDir``, the cluster's
+    log directory (checkpoints, TensorBoard) is ``LOG_DIR/<same name>``. An uncached
+    DataFrame is cached for the fit (it is read once to count and once per epoch) and
+    released after.
+
+    **Persistence.** None: ``train_fn`` is code, which Spark ML's writers cannot store. The
+    fitted :class:`~tfrecord_io.ml.TFModel` can be saved (params only).
+
+    Params: ``exportDir``, ``logDir``, ``numWorkers`` (2), ``epochs`` (1), ``mode``
+    (``"sync"``/``"ps"``), ``keras`` (``"default"``/``"legacy"``, see ``cluster.run``),
+    ``featureCols`` (default: all but the indicator), ``validationIndicatorCol``,
+    ``validationEpochs`` (1), and the inference params handed to the model: ``inputMapping``,
+    ``outputMapping``, ``batchSize`` (also ``args["batch_size"]``), ``signature``.
+    """
+
+    exportDir: Param[str] = Param(
+        Params._dummy(), "exportDir",
+        "where each fit's model goes, in a subdirectory of its own (local or hdfs://)",
+        typeConverter=TypeConverters.toString,
+    )
+    logDir: Param[str] = Param(
+        Params._dummy(), "logDir",
+        "the cluster's log directories (checkpoints, TensorBoard): one subdirectory per fit",
+        typeConverter=TypeConverters.toString,
+    )
+    numWorkers: Param[int] = Param(
+        Params._dummy(), "numWorkers", "TensorFlow workers", typeConverter=to_positive_int
+    )
+    epochs: Param[int] = Param(
+        Params._dummy(), "epochs", "epochs of the training rows fed", typeConverter=to_positive_int
+    )
+    mode: Param[str] = Param(
+        Params._dummy(), "mode", "'sync' (MultiWorkerMirroredStrategy) or 'ps'",
+        typeConverter=_one_of(_MODES),
+    )
+    keras: Param[str] = Param(
+        Params._dummy(), "keras", "'default' (Keras 3) or 'legacy' (tf-keras, model.fit)",
+        typeConverter=_one_of(_KERAS),
+    )
+    featureCols: Param[list[str]] = Param(
+        Params._dummy(), "featureCols", "the columns fed (default: all but the indicator)",
+        typeConverter=TypeConverters.toListString,
+    )
+    validationIndicatorCol: Param[str] = Param(
+        Params._dummy(), "validationIndicatorCol",
+        "a boolean column: true rows go to the 'validation' feed, the others to 'train'",
+        typeConverter=TypeConverters.toString,
+    )
+    validationEpochs: Param[int] = Param(
+        Params._dummy(), "validationEpochs", "epochs of the validation rows fed",
+        typeConverter=to_positive_int,
+    )
+
+    def __init__(
+        self,
+        train_fn: Callable[[dict[str, Any], Any], Any],
+        args: Mapping[str, Any] | None = None,
+        **params: Any,
+    ) -> None:
+        """
+        Args:
+            train_fn: ``train_fn(args, ctx)``, run on the nodes (see the class docstring). It
+                must be importable on the executors or defined in ``__main__``.
+            args: hyper-parameters, each becoming a param of this estimator.
+            **params: values of params, by name (``numWorkers=2``, ``learning_rate=0.1``).
+
+        Raises:
+            ValueError: *train_fn* is not callable, an *args* key is not a usable param name
+                (not an identifier, starts with ``_``, a reserved key or an existing param),
+                or *params* names an unknown param.
+        """
+        super().__init__()
+        if not callable(train_fn):
+            raise ValueError(f"train_fn must be callable, not {train_fn!r}")
+        self.train_fn = train_fn
+        self._setDefault(numWorkers=2, epochs=1, mode="sync", keras="default",
+                         validationEpochs=1)
+        hyper = dict(args or {})
+        for name, value in hyper.items():
+            if (not isinstance(name, str) or not name.isidentifier() or name.startswith("_")
+                    or name in RESERVED_ARGS or hasattr(self, name)):
+                raise ValueError(
+                    f"args key {name!r} cannot be a hyper-parameter: use an identifier that is "
+                    f"not private, not one of {RESERVED_ARGS} and not a param or attribute of "
+                    "TFEstimator"
+                )
+            setattr(self, name, Param(self, name, f"hyper-parameter args[{name!r}] of train_fn"))
+            self._setDefault(**{name: value})
+        self._params = None  # Params.params lists the new params from now on
+        self.hyperparameters: tuple[str, ...] = tuple(hyper)
+        unknown = [name for name in params if not self.hasParam(name)]
+        if unknown:
+            raise ValueError(f"TFEstimator has no params {unknown}")
+        self._set(**params)
+
+    # -- getters and setters ------------------------------------------------------------------
+
+    def _get(self, name: str) -> Any:
+        param = self.getParam(name)
+        return self.getOrDefault(param) if self.isDefined(param) else None
+
+    def getArgs(self) -> dict[str, Any]:  # noqa: N802 - Spark ML's style
+        """The hyper-parameters' current values."""
+        return {name: self._get(name) for name in self.hyperparameters}
+
+    def setExportDir(self, value: str) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`exportDir`."""
+        return self._set(exportDir=value)
+
+    def setLogDir(self, value: str) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`logDir`."""
+        return self._set(logDir=value)
+
+    def setNumWorkers(self, value: int) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`numWorkers`."""
+        return self._set(numWorkers=value)
+
+    def setEpochs(self, value: int) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`epochs`."""
+        return self._set(epochs=value)
+
+    def setFeatureCols(self, value: list[str]) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`featureCols`."""
+        return self._set(featureCols=value)
+
+    def setValidationIndicatorCol(self, value: str) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`validationIndicatorCol`."""
+        return self._set(validationIndicatorCol=value)
+
+    # -- fitting ------------------------------------------------------------------------------
+
+    def _fit(self, dataset: Any) -> TFModel:
+        from pyspark import StorageLevel  # noqa: PLC0415
+        from pyspark.sql import functions as F  # noqa: PLC0415, N812
+
+        from tfrecord_io import cluster  # noqa: PLC0415
+
+        indicator = self._get("validationIndicatorCol")
+        columns = self._get("featureCols") or [c for c in dataset.columns if c != indicator]
+        missing = [c for c in [*columns, *([indicator] if indicator else [])]
+                   if c not in dataset.columns]
+        if missing:
+            raise ValueError(
+                f"TFEstimator: the DataFrame has no columns {missing} (it has {dataset.columns})"
+            )
+        if indicator:
+            is_validation = F.coalesce(F.col(indicator).cast("boolean"), F.lit(False))
+            feeds = {
+                TRAIN_FEED: (dataset.where(~is_validation).select(*columns), self._get("epochs")),
+                VALIDATION_FEED: (dataset.where(is_validation).select(*columns),
+                                  self._get("validationEpochs")),
+            }
+        else:
+            feeds = {TRAIN_FEED: (dataset.select(*columns), self._get("epochs"))}
+
+        run_name = f"{self.uid}-{uuid.uuid4().hex[:8]}"
+        base = self._get("exportDir") or os.path.join(tempfile.gettempdir(), "tfrecord-io-models")
+        export_dir = fs.join(base, run_name)
+        log_base = self._get("logDir")
+        args = {
+            **self.getArgs(),
+            "export_dir": export_dir,
+            "epochs": self._get("epochs"),
+            "batch_size": self.getBatchSize(),
+            "feeds": list(feeds),
+            "columns": list(columns),
+        }
+        uncached = dataset.storageLevel == StorageLevel.NONE
+        cached = [frame for frame, _ in feeds.values()] if uncached else []
+        for frame in cached:
+            frame.persist()
+        log.info("fitting %s: %s, model to %s", self.uid, args, export_dir)
+        try:
+            c = cluster.run(
+                dataset.sparkSession.sparkContext, self.train_fn, args,
+                num_workers=self._get("numWorkers"), mode=self._get("mode"),
+                keras=self._get("keras"), input_mode="spark",
+                log_dir=fs.join(log_base, run_name) if log_base else None,
+            )
+            with c:
+                feedings = [c.train(frame, num_epochs=epochs, feed=name, block=False)
+                            for name, (frame, epochs) in feeds.items()]
+                for feeding in feedings:
+                    feeding.result()
+                c.wait()
+        finally:
+            for frame in cached:
+                frame.unpersist()
+        if not fs.exists(export_dir):
+            raise ModelError(
+                f"train_fn finished but saved no model at {export_dir}: save it there on the "
+                "chief (args['export_dir'])"
+            )
+        model = TFModel(modelDir=export_dir, batchSize=self.getBatchSize(),
+                        signature=self.getSignature())
+        if self.getInputMapping() is not None:
+            model.setInputMapping(self.getInputMapping())
+        if self.getOutputMapping() is not None:
+            model.setOutputMapping(self.getOutputMapping())
+        return model
+
+    def __repr__(self) -> str:
+        return f"TFEstimator({self.uid}, {getattr(self.train_fn, '__name__', self.train_fn)})"

@@ -1,0 +1,257 @@
+"""Batch inference over a DataFrame: :func:`predict` (``tfrecord_io.ml.predict``).
+
+The model runs in Spark's Python workers as a scalar-iterator Arrow UDF
+(``pyspark.sql.functions.arrow_udf``, ``SCALAR_ITER``): only the mapped columns cross to
+Python, as Arrow batches (of ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, 10,000 by
+default), each cut into batches of ``batch_size`` rows (the last piece of each Arrow batch may
+be shorter); each batch's columns become the model's input tensors
+(:mod:`tfrecord_io.ml.tensors`), the model runs once on the batch, and only its outputs come
+back, as one struct that is then spread into the new columns. The DataFrame's other columns
+never leave the JVM. No TensorFlow cluster, no row-at-a-time Python.
+
+The model is loaded once per Python worker process (:func:`tfrecord_io.ml.models.cached`):
+Spark reuses its Python workers across tasks (``spark.python.worker.reuse``, on by default), so
+a worker loads the model on its first non-empty batch and keeps it. The driver loads it
+too, once, to read its inputs and outputs and so the type of each new column. The cache key
+includes a fingerprint of the model's files taken by the driver when :func:`predict` is called,
+so a model replaced at the same location is loaded again by the next :func:`predict`.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from tfrecord_io.errors import ModelError
+from tfrecord_io.ml import models, tensors
+
+__all__ = ["predict", "chunks", "DEFAULT_BATCH_SIZE"]
+
+#: Rows per model call unless told otherwise.
+DEFAULT_BATCH_SIZE = 256
+
+_VECTOR_COLUMN = "__tfrecord_io_vector_{}"
+_OUTPUTS = "__tfrecord_io_outputs"
+
+
+def chunks(arrays: list[pa.Array], size: int) -> Iterator[list[pa.Array]]:
+    """Equal slices of *arrays* (columns of one batch), *size* rows each (the last may be
+    shorter)."""
+    rows = len(arrays[0]) if arrays else 0
+    for start in range(0, rows, size):
+        yield [array.slice(start, size) for array in arrays]
+
+
+class _BatchPredictor:
+    """The scalar-iterator Arrow UDF the executors run: plain data only, so it pickles small;
+    the model is looked up (or loaded) in the Python worker's own cache. It takes the mapped
+    columns only, and gives back one struct of the new columns: the DataFrame's other columns
+    stay in the JVM."""
+
+    def __init__(
+        self,
+        location: str,
+        signature: str,
+        version: str,
+        feeds: list[tuple[str, str]],
+        results: list[tuple[str, str]],
+        batch_size: int,
+    ) -> None:
+        self.location = location
+        self.signature = signature
+        self.version = version
+        self.feeds = feeds  # (column, model input)
+        self.results = results  # (model output, new column)
+        self.batch_size = batch_size
+
+    def __call__(self, batches: Iterable[Any]) -> Iterator[pa.Array]:
+        model = None
+        names = [column for _, column in self.results]
+        for batch in batches:
+            arrays = list(batch) if isinstance(batch, tuple) else [batch]
+            if model is None:
+                model = models.cached(self.location, self.signature, self.version)
+            pieces: list[list[pa.Array]] = [[] for _ in self.results]
+            for part in chunks(arrays, self.batch_size):
+                for i, piece in enumerate(self._run(model, part)):
+                    pieces[i].append(piece)
+            columns = [pa.concat_arrays(p) for p in pieces]
+            yield pa.StructArray.from_arrays(columns, names=names)
+
+    def _run(self, model: models.ServingModel, part: list[pa.Array]) -> list[pa.Array]:
+        rows = len(part[0])
+        inputs = {
+            name: tensors.to_input(
+                array, model.inputs[name],
+                f"column {column!r} (input {name!r} of the model at {self.location})",
+            )
+            for array, (column, name) in zip(part, self.feeds)
+        }
+        outputs = model.predict(inputs)
+        new = []
+        for name, _column in self.results:
+            values = outputs[name]
+            if len(values) != rows:
+                raise ModelError(
+                    f"output {name!r} of the model at {self.location} has {len(values)} "
+                    f"rows for a batch of {rows}: it must keep the batch dimension"
+                )
+            new.append(tensors.to_column(values, model.outputs[name]))
+        return new
+
+
+def _mapping(value: Mapping[str, str] | None, what: str) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError(f"{what} must map str to str, not {value!r}")
+    if not value:
+        raise ValueError(f"{what} is empty: map at least one name")
+    return dict(value)
+
+
+def _holds_text(data_type: Any) -> bool | None:
+    """Whether a Spark column type holds strings/bytes (True), numbers (False), or neither."""
+    from pyspark.sql import types as T  # noqa: PLC0415, N812
+
+    while isinstance(data_type, T.ArrayType):
+        data_type = data_type.elementType
+    if isinstance(data_type, (T.StringType, T.BinaryType)):
+        return True
+    if isinstance(data_type, (T.NumericType, T.BooleanType)):
+        return False
+    return None
+
+
+def predict(
+    df: Any,
+    model_dir: str | os.PathLike[str],
+    input_mapping: Mapping[str, str] | None = None,
+    output_mapping: Mapping[str, str] | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    *,
+    signature: str = models.DEFAULT_SIGNATURE,
+) -> Any:
+    """*df* with the outputs of the model at *model_dir* appended as new columns.
+
+    ::
+
+        from tfrecord_io import ml
+
+        scored = ml.predict(df, "hdfs://nn:8020/models/mnist",
+                            input_mapping={"image": "image"},       # column -> model input
+                            output_mapping={"dense_1": "scores"})   # model output -> column
+
+    Args:
+        df: a Spark DataFrame.
+        model_dir: a SavedModel directory or a Keras file (``.keras``, ``.h5``), local or
+            ``hdfs://`` (see :mod:`tfrecord_io.ml.models`). Every executor must reach it: a
+            local path works only when the executors share the driver's disk.
+        input_mapping: DataFrame column -> model input name; every input of the model must be
+            fed. Default: each input from the column of the same name.
+        output_mapping: model output name -> new column name; outputs not named are not
+            kept. Default: every output, in a column of its own name.
+        batch_size: rows per model call.
+        signature: the SavedModel signature to call (ignored for Keras files).
+
+    Returns:
+        A DataFrame of *df*'s columns followed by the new ones (types in
+        :mod:`tfrecord_io.ml.tensors`), one row per input row, in the same partitions. It is
+        lazy, like any DataFrame: the model runs when an action runs.
+
+    Raises:
+        ModelError: no model at *model_dir*, mapped names that the model or *df* does not have,
+            a model input left unmapped, a column whose type the input cannot take, or a new
+            column name already in *df*. Errors in the data itself (nulls, ragged arrays) are
+            raised by the Spark job, as a ``ModelError`` naming the column, when it runs.
+        ValueError: a bad *batch_size* or mapping.
+    """
+    from pyspark.ml.functions import vector_to_array  # noqa: PLC0415
+    from pyspark.ml.linalg import VectorUDT  # noqa: PLC0415
+    from pyspark.sql import functions as F  # noqa: PLC0415, N812
+    from pyspark.sql import types as T  # noqa: PLC0415, N812
+    from pyspark.sql.functions import ArrowUDFType, arrow_udf  # noqa: PLC0415
+
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")
+    inputs_of = _mapping(input_mapping, "input_mapping")
+    outputs_of = _mapping(output_mapping, "output_mapping")
+    location = os.fspath(model_dir)
+    version = models.fingerprint(location)
+    model = models.cached(location, signature, version)
+
+    if inputs_of is None:
+        inputs_of = {name: name for name in model.inputs}
+    if outputs_of is None:
+        outputs_of = {name: name for name in model.outputs}
+    fields = {f.name: f for f in df.schema.fields}
+    for column, name in inputs_of.items():
+        if column not in fields:
+            raise ModelError(
+                f"input_mapping names column {column!r}, which the DataFrame does not have "
+                f"(it has {list(fields)})"
+            )
+        if name not in model.inputs:
+            raise ModelError(
+                f"input_mapping maps {column!r} to {name!r}, but the model at {location} has "
+                f"the inputs {list(model.inputs)}"
+            )
+    unfed = [name for name in model.inputs if name not in inputs_of.values()]
+    if unfed:
+        raise ModelError(
+            f"the model at {location} also needs the inputs {unfed}: map a column to each in "
+            "input_mapping"
+        )
+    for name, column in outputs_of.items():
+        if name not in model.outputs:
+            raise ModelError(
+                f"output_mapping names output {name!r}, but the model at {location} has the "
+                f"outputs {list(model.outputs)}"
+            )
+        if column in fields:
+            raise ModelError(
+                f"output_mapping would add column {column!r}, which the DataFrame already has: "
+                "choose another name"
+            )
+    if len(set(outputs_of.values())) != len(outputs_of):
+        raise ModelError(f"output_mapping gives two outputs one column name: {outputs_of}")
+
+    keep = list(fields)
+    feeds: list[tuple[str, str]] = []
+    source = df
+    for i, (column, name) in enumerate(inputs_of.items()):
+        data_type = fields[column].dataType
+        if isinstance(data_type, VectorUDT):
+            hidden = _VECTOR_COLUMN.format(i)
+            source = source.withColumn(hidden, vector_to_array(F.col(column), "float32"))
+            feeds.append((hidden, name))
+            continue
+        text = _holds_text(data_type)
+        wants_text = model.inputs[name].dtype == "string"
+        if text is None or text != wants_text:
+            raise ModelError(
+                f"column {column!r} ({data_type.simpleString()}) cannot feed input {name!r} "
+                f"({model.inputs[name].dtype}) of the model at {location}"
+            )
+        feeds.append((column, name))
+    results = list(outputs_of.items())
+    struct = T.StructType(
+        [T.StructField(column, tensors.spark_type(model.outputs[name])) for name, column in results]
+    )
+    with warnings.catch_warnings():  # Spark prefers type hints; a callable object has none
+        warnings.simplefilter("ignore", UserWarning)
+        run = arrow_udf(
+            _BatchPredictor(location, signature, version, feeds, results, batch_size),
+            returnType=struct, functionType=ArrowUDFType.SCALAR_ITER,
+        )
+    scored = source.withColumn(_OUTPUTS, run(*[source[column] for column, _ in feeds]))
+    return scored.select(
+        *[scored[column] for column in keep],
+        *[scored[_OUTPUTS].getField(column).alias(column) for _, column in results],
+    )
