@@ -372,8 +372,11 @@ class FeedCoordinator:
         with self._lock:
             return list(self._pending)
 
-    def end_all(self) -> None:
-        """No more epochs of any feed (``Cluster.wait``/``shutdown``)."""
+    def end_all(self, after_pending: threading.Event | None = None) -> None:
+        """No more epochs of any feed (``Cluster.wait``): first let the feedings in progress
+        finish (unless *after_pending* is set: the cluster is over), then end every feed."""
+        while after_pending is not None and self.pending() and not after_pending.is_set():
+            after_pending.wait(_POLL)
         self._links.end_all()
 
     def close(self) -> None:
