@@ -111,30 +111,25 @@ class Cluster:
         trigger: dict[str, Any] | None = None,
     ) -> FeedReport | Feeding:
         """Feed *data* to the workers' ``ctx.feed(feed)`` (``input_mode="spark"``), *num_epochs*
-        epochs of it; see :mod:`tfrecord_io.cluster.feed` for the rules.
-
-        Each epoch is fed once every worker still reading the feed has started iterating it;
-        feeds do not end here (call again for more epochs), but at :meth:`wait`/:meth:`shutdown`.
+        epochs of it, each once every worker still reading the feed asked for it. The feed does
+        not end here (call again for more epochs) but at :meth:`wait`/:meth:`shutdown`. The
+        rules: :mod:`tfrecord_io.cluster.feed`.
 
         Args:
-            data: a DataFrame (rows encoded to *record_type* in the JVM, see
-                :func:`tfrecord_io.spark.save_dataframe`), an RDD of ``bytes`` records, or a
-                streaming DataFrame (fed as one epoch of micro-batches until its query stops:
-                use ``block=False`` and :meth:`Feeding.stop`, or a trigger that ends). Cache
-                batch data: it is counted once (sync mode) and read once per epoch.
+            data: a DataFrame (rows encoded to *record_type* in the JVM), an RDD of ``bytes``,
+                or a streaming DataFrame (one epoch of micro-batches until its query stops).
+                Cache batch data: it is counted once (sync mode) and read once per epoch.
             num_epochs: epochs to feed (1 for a stream).
             feed: the feed's name; any number of feeds per cluster.
-            block: True: return the :class:`FeedReport` once every epoch is fed (every record
-                is in the workers' buffers). False: return a :class:`Feeding` (a Future) at once.
+            block: True: return the :class:`FeedReport` once fed (every record in the workers'
+                buffers); False: return a :class:`Feeding` (a Future; ``stop()`` ends it).
             record_type: ``"Example"``, ``"SequenceExample"`` or ``"ByteArray"`` (DataFrames).
-            trigger: a stream's ``writeStream.trigger(**trigger)``, e.g.
-                ``{"availableNow": True}`` or ``{"processingTime": "1 second"}``.
+            trigger: a stream's ``writeStream.trigger(**trigger)``, e.g. ``{"availableNow": True}``.
 
         Raises:
             ClusterError: a node failed while being fed (named, with its traceback), feeding
-                failed (e.g. the data changed between its count and its feed), or the cluster
-                was shut down.
-            ValueError: the cluster was not started with ``input_mode="spark"``; bad arguments.
+                failed (e.g. the data changed since it was counted), or the cluster stopped.
+            ValueError: not ``input_mode="spark"``, or bad arguments.
         """
         if self._options["input_mode"] != "spark":
             raise ValueError("train() feeds clusters started with cluster.run(..., "
@@ -165,15 +160,6 @@ class Cluster:
                 self._feeds = coordinator
             return coordinator
 
-    def _end_feeds(self) -> None:
-        """Let the feedings in progress finish, then end every feed."""
-        coordinator = self._feeds
-        if coordinator is None:
-            return
-        while coordinator.pending() and not self._finished.is_set():
-            self._finished.wait(0.2)
-        coordinator.end_all()
-
     def wait(self, timeout: float | None = None) -> None:
         """Block until ``main_fun`` has finished on every node that runs it, and every node
         has stopped. With ``input_mode="spark"``, first waits for feedings in progress
@@ -186,7 +172,8 @@ class Cluster:
                 and carries its traceback or the signal that ended it.
             TimeoutError: *timeout* seconds passed; the cluster keeps running.
         """
-        self._end_feeds()
+        if self._feeds is not None:
+            self._feeds.end_all(after_pending=self._finished)
         if not self._finished.wait(timeout):
             raise TimeoutError(
                 f"the cluster did not finish within {timeout} s; it is still running"

@@ -184,7 +184,11 @@ class FeedCoordinator:
                 report.stopped = True
                 break
             epoch = self._next_epoch(feed)
-            if not self._await_demand(feed, epoch):
+            if not self._await_demand(feed, epoch, feeding):
+                if feeding.stopping:
+                    report.stopped = True
+                    self._end_epoch(feed, epoch, EpochReport(epoch, complete=False))
+                    break
                 log.info("no node reads feed %r any more: %d epoch(s) not fed", feed,
                          num_epochs - len(report.epochs))
                 break
@@ -214,7 +218,10 @@ class FeedCoordinator:
                 feeding: Feeding) -> FeedReport:
         report = FeedReport(feed)
         epoch = self._next_epoch(feed)
-        if not self._await_demand(feed, epoch):
+        if not self._await_demand(feed, epoch, feeding):
+            if feeding.stopping:  # stopped before it began: an empty epoch
+                report.stopped = True
+                self._end_epoch(feed, epoch, EpochReport(epoch))
             return report
         result = EpochReport(epoch)
 
@@ -266,12 +273,14 @@ class FeedCoordinator:
             self._epochs[feed] = self._epochs.get(feed, 0) + 1
             return self._epochs[feed]
 
-    def _await_demand(self, feed: str, epoch: int) -> bool:
+    def _await_demand(self, feed: str, epoch: int, feeding: Feeding) -> bool:
         """Wait until every node still reading *feed* asked for *epoch*; False if none reads
-        it any more. Raises the cluster's failure."""
+        it any more, or *feeding* was stopped. Raises the cluster's failure."""
         links = self._links
         while True:
             self._check()
+            if feeding.stopping:
+                return False
             with links.cond:
                 readers = [n for n in self._nodes if links.reading(n, feed)]
                 if all(links.asked(n, feed) >= epoch for n in readers):
@@ -363,8 +372,11 @@ class FeedCoordinator:
         with self._lock:
             return list(self._pending)
 
-    def end_all(self) -> None:
-        """No more epochs of any feed (``Cluster.wait``/``shutdown``)."""
+    def end_all(self, after_pending: threading.Event | None = None) -> None:
+        """No more epochs of any feed (``Cluster.wait``): first let the feedings in progress
+        finish (unless *after_pending* is set: the cluster is over), then end every feed."""
+        while after_pending is not None and self.pending() and not after_pending.is_set():
+            after_pending.wait(_POLL)
         self._links.end_all()
 
     def close(self) -> None:
