@@ -22,8 +22,14 @@ public final class RecordScanner {
      */
     public int[] valueStart = new int[8];
     public int[] valueEnd = new int[8];
-    /** The id after the last one found: map entries usually come in the fields' order. */
-    public int guess;
+    /**
+     * What the previous records held at each entry position (its key's bytes and id, -1 for a
+     * key not wanted): records of one dataset list their features in the same order, so a
+     * key is usually matched by one comparison, without hashing. At most
+     * {@link #PREDICTED_POSITIONS} positions are remembered.
+     */
+    private byte[][] predictedKey = new byte[8][];
+    private int[] predictedId = new int[8];
     /** Ids present in the current record, in first-seen order. */
     public int[] touched = new int[8];
     public int count;
@@ -67,25 +73,40 @@ public final class RecordScanner {
       valueEnd[id] = ve;
     }
 
-    /** The id of a key, trying the one after the previous key first. */
-    public int find(byte[] b, int off, int len) {
-      int g = guess;
-      if (g < keys.size()) {
-        byte[] k = keys.key(g);
-        if (k.length == len && sameBytes(k, b, off, len)) {
-          guess = g + 1;
-          return g;
+    /**
+     * The id of the key {@code b[off, off + len)} of the map entry at {@code position} in the
+     * current record; -1 if the key is not wanted. An unknown key is added first when the
+     * scanner was told to add them.
+     */
+    public int lookup(int position, byte[] b, int off, int len) {
+      if (position < predictedId.length) {
+        byte[] k = predictedKey[position];
+        if (k != null && k.length == len && same(k, b, off, len)) {
+          return predictedId[position];
         }
       }
       int id = keys.find(b, off, len);
-      if (id >= 0) {
-        guess = id + 1;
+      if (id < 0 && addUnknown) {
+        id = keys.add(b, off, len);
+      }
+      if (position < PREDICTED_POSITIONS) {
+        if (position >= predictedId.length) {
+          int n = Math.min(PREDICTED_POSITIONS, Math.max(position + 1, predictedId.length * 2));
+          predictedKey = Arrays.copyOf(predictedKey, n);
+          predictedId = Arrays.copyOf(predictedId, n);
+        }
+        predictedKey[position] = Arrays.copyOfRange(b, off, off + len);
+        predictedId[position] = id;
       }
       return id;
     }
   }
 
-  public static boolean sameBytes(byte[] k, byte[] b, int off, int len) {
+  /** Whether {@code k} equals {@code b[off, off + len)} ({@code k.length == len}). */
+  private static boolean same(byte[] k, byte[] b, int off, int len) {
+    if (len > 16) {
+      return Arrays.equals(k, 0, len, b, off, off + len);
+    }
     for (int i = 0; i < len; i++) {
       if (k[i] != b[off + i]) {
         return false;
@@ -93,6 +114,9 @@ public final class RecordScanner {
     }
     return true;
   }
+
+  /** Entry positions per map whose keys are remembered ({@link Entries#lookup}). */
+  static final int PREDICTED_POSITIONS = 1024;
 
   public final boolean sequence;
   public final Entries context;
@@ -122,10 +146,8 @@ public final class RecordScanner {
       }
     }
     context.count = 0;
-    context.guess = 0;
     if (featureLists != null) {
       featureLists.count = 0;
-      featureLists.guess = 0;
     }
     WireReader r = top.reset(b, off, off + len);
     while (r.more()) {
@@ -144,6 +166,7 @@ public final class RecordScanner {
 
   private void scanMap(Entries entries, int start, int end) {
     WireReader r = map.reset(buf, start, end);
+    int position = 0;
     while (r.more()) {
       int tag = r.tag();
       if (tag != ExampleWire.TAG1_LEN) {
@@ -157,6 +180,20 @@ public final class RecordScanner {
       int values = 0;
       int vs = -1;
       int ve = -1;
+      byte[] b = buf;
+      // The usual layout, key then value, both shorter than 128 bytes: no general parse.
+      int k = entryStart + 2;
+      if (k <= entryEnd && b[entryStart] == ExampleWire.TAG1_LEN && b[entryStart + 1] >= 0) {
+        int keyEnd = k + b[entryStart + 1];
+        if (keyEnd + 2 <= entryEnd && b[keyEnd] == ExampleWire.TAG2_LEN && b[keyEnd + 1] >= 0
+            && keyEnd + 2 + b[keyEnd + 1] == entryEnd) {
+          int id = entries.lookup(position++, b, k, keyEnd - k);
+          if (id >= 0) {
+            entries.put(id, record, entryStart, entryEnd, keyEnd + 2, entryEnd);
+          }
+          continue;
+        }
+      }
       WireReader er = entry.reset(buf, entryStart, entryEnd);
       while (er.more()) {
         int t = er.tag();
@@ -172,12 +209,9 @@ public final class RecordScanner {
           er.skip(t);
         }
       }
-      int id = entries.find(buf, keyStart, keyLen);
+      int id = entries.lookup(position++, buf, keyStart, keyLen);
       if (id < 0) {
-        if (!entries.addUnknown) {
-          continue;
-        }
-        id = entries.keys.add(buf, keyStart, keyLen);
+        continue;
       }
       if (values > 1) {
         vs = -1; // merge the value fields when asked for them

@@ -66,6 +66,17 @@ final class LeafValues {
     }
   }
 
+  static SchemaException notOneValue(RowDecoder.Field f, int n) {
+    return new SchemaException("feature " + SchemaException.q(f.name) + " has " + n
+        + " values in a record, but its type " + f.type.simpleString()
+        + " holds exactly one; read it as an array type");
+  }
+
+  static SchemaException missing(RowDecoder.Field f) {
+    return new SchemaException("feature " + SchemaException.q(f.name) + " is missing (or "
+        + "has no kind set) in a record, but its field is not nullable");
+  }
+
   static SchemaException outOfRange(RowDecoder.Field f, long x) {
     return new SchemaException("feature " + SchemaException.q(f.name) + ": value " + x
         + " is out of range for " + f.type.simpleString());
@@ -106,7 +117,7 @@ final class LeafValues {
     }
   }
 
-  private static void checkUtf8(RowDecoder.Field f, byte[] b, int start, int len) {
+  static void checkUtf8(RowDecoder.Field f, byte[] b, int start, int len) {
     if (!ExampleWire.validUtf8(b, start, len)) {
       throw new SchemaException("feature " + SchemaException.q(f.name) + " has values that are "
           + "not valid UTF-8, so it can't be read as " + f.type.simpleString()

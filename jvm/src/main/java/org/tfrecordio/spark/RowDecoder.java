@@ -118,7 +118,7 @@ public final class RowDecoder implements Serializable {
   }
 
   /** Ids of the fields' names, numbered in name order: the order records list features in. */
-  private static int[] ids(Field[] fields, ByteKeyMap keys) {
+  static int[] ids(Field[] fields, ByteKeyMap keys) {
     Field[] sorted = fields.clone();
     java.util.Arrays.sort(sorted, (a, b) -> ExampleWire.compareUtf8(a.key, b.key));
     for (Field f : sorted) {
@@ -131,6 +131,16 @@ public final class RowDecoder implements Serializable {
       ids[i] = keys.find(fields[i].key, 0, fields[i].key.length);
     }
     return ids;
+  }
+
+  /** The fields read from Example features (or the ByteArray field), in schema order. */
+  Field[] contextFields() {
+    return context;
+  }
+
+  /** Whether records are read whole into one binary field (record type ByteArray). */
+  boolean isByteArray() {
+    return byteArray;
   }
 
   /** The number of features (and feature lists) this decoder has decoded. */
@@ -183,8 +193,7 @@ public final class RowDecoder implements Serializable {
         v = f.plan.shape == SparkFeatureTypes.SCALAR ? scalar(f) : list(f);
       }
       if (v == null && !f.nullable) {
-        throw new SchemaException("feature " + SchemaException.q(f.name) + " is missing (or "
-            + "has no kind set) in a record, but its field is not nullable");
+        throw LeafValues.missing(f);
       }
       row[f.out] = v;
     }
@@ -229,9 +238,7 @@ public final class RowDecoder implements Serializable {
     FeatureValues v = values;
     fv.read(v);
     if (v.n != 1) {
-      throw new SchemaException("feature " + SchemaException.q(f.name) + " has " + v.n
-          + " values in a record, but its type " + f.type.simpleString()
-          + " holds exactly one; read it as an array type");
+      throw LeafValues.notOneValue(f, v.n);
     }
     switch (fv.kind) {
       case ExampleWire.INT64:

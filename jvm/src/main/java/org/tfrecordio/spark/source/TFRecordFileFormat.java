@@ -141,32 +141,54 @@ public final class TFRecordFileFormat implements FileFormat, DataSourceRegister 
     return Compression.forInput(conf, path) == null;
   }
 
-  /** Scala 2.13 (Spark 4). */
+  /** Scala 2.13 (Spark 4): rows of the required columns only. */
   @Override
   public Function1<PartitionedFile, Iterator<InternalRow>> buildReader(SparkSession spark,
       StructType dataSchema, StructType partitionSchema, StructType requiredSchema,
       scala.collection.immutable.Seq<Filter> filters, Map<String, String> options,
       Configuration hadoopConf) {
-    return reader(spark, requiredSchema, options, hadoopConf);
+    return reader(spark, requiredSchema, new StructType(), options, hadoopConf);
   }
 
-  /** Scala 2.12 (Spark 3.5). */
+  /** Scala 2.12 (Spark 3.5): rows of the required columns only. */
   public Function1<PartitionedFile, Iterator<InternalRow>> buildReader(SparkSession spark,
       StructType dataSchema, StructType partitionSchema, StructType requiredSchema,
       scala.collection.Seq<Filter> filters, Map<String, String> options,
       Configuration hadoopConf) {
-    return reader(spark, requiredSchema, options, hadoopConf);
+    return reader(spark, requiredSchema, new StructType(), options, hadoopConf);
+  }
+
+  /**
+   * Scala 2.13 (Spark 4): what a scan reads, the required columns then the partition columns,
+   * as UnsafeRows written by the decoder itself (Spark's default joins each row to the
+   * partition values and copies it through a projection).
+   */
+  @Override
+  public Function1<PartitionedFile, Iterator<InternalRow>> buildReaderWithPartitionValues(
+      SparkSession spark, StructType dataSchema, StructType partitionSchema,
+      StructType requiredSchema, scala.collection.immutable.Seq<Filter> filters,
+      Map<String, String> options, Configuration hadoopConf) {
+    return reader(spark, requiredSchema, partitionSchema, options, hadoopConf);
+  }
+
+  /** Scala 2.12 (Spark 3.5): as above. */
+  public Function1<PartitionedFile, Iterator<InternalRow>> buildReaderWithPartitionValues(
+      SparkSession spark, StructType dataSchema, StructType partitionSchema,
+      StructType requiredSchema, scala.collection.Seq<Filter> filters,
+      Map<String, String> options, Configuration hadoopConf) {
+    return reader(spark, requiredSchema, partitionSchema, options, hadoopConf);
   }
 
   private Function1<PartitionedFile, Iterator<InternalRow>> reader(SparkSession spark,
-      StructType required, Map<String, String> options, Configuration hadoopConf) {
+      StructType required, StructType partition, Map<String, String> options,
+      Configuration hadoopConf) {
     TFRecordOptions opts = TFRecordOptions.of(options);
     StructType decoded = withNullability(required, opts.get(TFRecordOptions.READ_SCHEMA));
     Configuration conf = new Configuration(hadoopConf);
     opts.applyTo(conf);
     Broadcast<SerializableConf> bc = JavaSparkContext.fromSparkContext(spark.sparkContext())
         .broadcast(new SerializableConf(conf));
-    return new TFRecordReadFunction(bc, decoded, opts.recordType(),
+    return new TFRecordReadFunction(bc, decoded, partition, opts.recordType(),
         ReadMetrics.register(spark.sparkContext()));
   }
 
