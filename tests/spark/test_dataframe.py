@@ -681,6 +681,24 @@ def test_partitioned_output_round_trip(spark, tmp_path):
     assert len(records_of(tmp_path / "out")) == 60
 
 
+def test_load_dataframe_reads_only_the_partitions_a_filter_selects(spark, tmp_path):
+    rows = [(i, 2020 + i % 4, f"r{i % 3}") for i in range(80)]
+    df = spark.createDataFrame(rows, "id long, year int, region string")
+    save_dataframe(df.repartition(2), tmp_path / "out", partition_by=["year"])
+    back = load_dataframe(spark, tmp_path / "out")
+
+    got = sorted(r.id for r in back.filter("year = 2021").select("id").collect())
+    assert got == [i for i, y, _ in rows if y == 2021]
+    metrics = spark.sparkContext._jvm.org.tfrecordio.spark.source.ReadMetrics.last()  # noqa: SLF001
+    assert metrics.recordsRead() == 20  # the files of year=2021 only
+
+    # Conditions partly on data columns, negated or alternative, still select exactly.
+    query = "not (year = 2021 and id > 40) and (region = 'r1' or year in (2022, 2023))"
+    got = sorted(r.id for r in back.filter(query).collect())
+    assert got == [i for i, y, r in rows
+                   if not (y == 2021 and i > 40) and (r == "r1" or y in (2022, 2023))]
+
+
 def test_partition_value_types_are_inferred(spark, tmp_path):
     df = spark.createDataFrame(
         [(1, 10, 2**40, 1.5, "007", True), (2, -3, 5, 2.0, "8", False)],
