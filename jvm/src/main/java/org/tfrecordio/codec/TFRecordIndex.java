@@ -75,6 +75,76 @@ public final class TFRecordIndex {
     return result;
   }
 
+  /**
+   * Counts the records of a whole data file from its index without parsing every line: the
+   * number of lines, provided the index ends with a well-formed line whose record ends exactly
+   * at {@code dataLength} (an index that is stale after an append, truncated or cut mid-line
+   * fails this). Lines before the last are not checked one by one; {@link #read} does that.
+   *
+   * @return the number of records, or -1 if the index does not match the file
+   */
+  public static long count(InputStream in, long dataLength) throws IOException {
+    byte[] chunk = new byte[64 * 1024];
+    byte[] tail = new byte[64]; // the last bytes seen, enough for one line of two longs
+    int tailLength = 0;
+    long lines = 0;
+    int r;
+    while ((r = in.read(chunk)) >= 0) {
+      for (int i = 0; i < r; i++) {
+        if (chunk[i] == '\n') {
+          lines++;
+        }
+      }
+      if (r >= tail.length) {
+        System.arraycopy(chunk, r - tail.length, tail, 0, tail.length);
+        tailLength = tail.length;
+      } else if (r > 0) {
+        int keep = Math.min(tailLength, tail.length - r);
+        System.arraycopy(tail, tailLength - keep, tail, 0, keep);
+        System.arraycopy(chunk, 0, tail, keep, r);
+        tailLength = keep + r;
+      }
+    }
+    if (lines == 0) {
+      return dataLength == 0 && tailLength == 0 ? 0 : -1;
+    }
+    if (tail[tailLength - 1] != '\n') {
+      return -1;
+    }
+    int start = tailLength - 1;
+    while (start > 0 && tail[start - 1] != '\n') {
+      start--;
+    }
+    if (start == 0 && lines > 1) {
+      return -1; // a last line longer than two longs: malformed
+    }
+    long[] line = parseLine(tail, start, tailLength - 1);
+    if (line == null || (lines == 1 && line[0] != 0)) {
+      return -1;
+    }
+    return line[0] + line[1] == dataLength ? lines : -1;
+  }
+
+  /** {offset, length} of the line {@code b[from, to)} ("offset length"), or null. */
+  private static long[] parseLine(byte[] b, int from, int to) {
+    long[] out = new long[2];
+    int field = 0;
+    int digits = 0;
+    for (int i = from; i < to; i++) {
+      byte c = b[i];
+      if (c >= '0' && c <= '9' && digits < 18) {
+        out[field] = out[field] * 10 + (c - '0');
+        digits++;
+      } else if (c == ' ' && field == 0 && digits > 0) {
+        field = 1;
+        digits = 0;
+      } else {
+        return null;
+      }
+    }
+    return field == 1 && digits > 0 && out[1] >= 16 ? out : null;
+  }
+
   /** Writes index lines as records are written. */
   public static final class Writer implements Closeable {
     private final OutputStream out;

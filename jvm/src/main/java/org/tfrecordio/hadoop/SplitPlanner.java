@@ -118,6 +118,19 @@ public final class SplitPlanner {
     return bounds;
   }
 
+  /**
+   * The number of records of the whole file {@code path} from its index
+   * ({@link TFRecordIndex#count}); -1 if it has no index or the index does not match.
+   */
+  public static long countIndexed(FileSystem fs, Path path, long length) throws IOException {
+    Path index = new Path(path.getParent(), TFRecordIndex.indexName(path.getName()));
+    try (InputStream in = fs.open(index)) {
+      return TFRecordIndex.count(in, length);
+    } catch (FileNotFoundException e) {
+      return -1;
+    }
+  }
+
   private static String[] hosts(BlockLocation[] blocks, long offset) throws IOException {
     if (blocks != null) {
       for (BlockLocation b : blocks) {

@@ -97,4 +97,35 @@ public class TFRecordIndexTest {
     assertNull(read("0 1234567890123456789012\n", 16)); // would overflow a long
     assertNull(read("garbage", 16));
   }
+
+  private static long count(String index, long dataLength) throws IOException {
+    return TFRecordIndex.count(
+        new ByteArrayInputStream(index.getBytes(StandardCharsets.US_ASCII)), dataLength);
+  }
+
+  @Test
+  public void countOfAWrittenIndexIsItsNumberOfRecords() throws IOException {
+    List<byte[]> records = Records.random(3, 20000, 50); // an index over several read chunks
+    long[] bounds = Records.boundaries(records);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (TFRecordIndex.Writer w = new TFRecordIndex.Writer(out)) {
+      for (int i = 0; i < records.size(); i++) {
+        w.add(bounds[i], records.get(i).length);
+      }
+    }
+    assertEquals(records.size(), TFRecordIndex.count(
+        new ByteArrayInputStream(out.toByteArray()), bounds[records.size()]));
+  }
+
+  @Test
+  public void countRejectsAnIndexThatDoesNotEndAtTheFileLength() throws IOException {
+    assertEquals(2, count("0 16\n16 20\n", 36));
+    assertEquals(-1, count("0 16\n16 20\n", 40)); // file longer: appended to
+    assertEquals(-1, count("0 16\n16 20\n", 30)); // file shorter: truncated
+    assertEquals(-1, count("0 16\n16 20", 36)); // index cut mid-line
+    assertEquals(-1, count("0 16\n16 2x\n", 36)); // last line malformed
+    assertEquals(-1, count("4 32\n", 36)); // a single record must start at 0
+    assertEquals(0, count("", 0));
+    assertEquals(-1, count("", 16));
+  }
 }

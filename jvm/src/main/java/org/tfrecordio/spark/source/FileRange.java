@@ -52,11 +52,18 @@ final class FileRange {
     FileSystem fs = path.getFileSystem(conf);
     long fileLength = fs.getFileStatus(path).getLen();
     long end = Math.min(start + length, fileLength);
-    if (!count && start == 0 && end == fileLength) {
+    boolean whole = start == 0 && end == fileLength;
+    if (!count && whole) {
       return new FileRange(0, fileLength, -1);
     }
-    long[] bounds = conf.getBoolean(TFRecordConfig.USE_INDEX, true)
-        ? SplitPlanner.readIndex(fs, path, fileLength) : null;
+    boolean useIndex = conf.getBoolean(TFRecordConfig.USE_INDEX, true);
+    if (whole && useIndex) {
+      long records = SplitPlanner.countIndexed(fs, path, fileLength);
+      if (records >= 0) {
+        return new FileRange(0, fileLength, records);
+      }
+    }
+    long[] bounds = useIndex ? SplitPlanner.readIndex(fs, path, fileLength) : null;
     if (bounds != null) {
       int a = ceiling(bounds, start);
       int b = ceiling(bounds, end);
