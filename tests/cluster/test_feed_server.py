@@ -160,3 +160,21 @@ def test_a_failed_epoch_raises_in_the_reader():
     buf.fail_epoch(1, "the data changed")
     with pytest.raises(ClusterError, match="the data changed"):
         list(buf.epoch())
+
+
+def test_a_batch_whose_lengths_run_past_its_end_raises_naming_the_batch_and_byte_offset():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    payload = struct.pack(">II", 1, 1_000_000) + b"a" + b"bc"  # record 1 claims 1,000,000 bytes
+    buf.put(1, (4, 2, 5), 2, payload)
+    buf.end_epoch(1, 2)
+    with pytest.raises(ClusterError, match=r"feed 'train', epoch 1: a malformed batch \(feeding "
+                                           r"job 4, partition 2, batch 5\) at byte offset 9"):
+        list(buf.epoch())
+
+
+def test_a_batch_too_short_for_its_lengths_table_raises_before_reading_it():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    buf.put(1, (0, 0, 0), 1_000_000, b"\0" * 8)  # a million lengths announced, 8 bytes sent
+    with pytest.raises(ClusterError, match="a table of 1000000 lengths needs 4000000 bytes, "
+                                           "but the batch has 8"):
+        list(buf.epoch())

@@ -21,8 +21,9 @@ from tfrecord_io.errors import ClusterError
 
 __all__ = ["DEFAULT_CAPACITY", "FeedBuffer"]
 
-#: Batches (each about 4 MiB of records) a feed buffers per node before feeders wait.
-DEFAULT_CAPACITY = 8
+#: Batches (each about :data:`~tfrecord_io.cluster.feed.batches.BATCH_BYTES`, 1 MiB, of records)
+#: a feed buffers per node before feeders wait: about 32 MiB.
+DEFAULT_CAPACITY = 32
 _POLL = 0.5
 
 Demand = Callable[[str, int], None]

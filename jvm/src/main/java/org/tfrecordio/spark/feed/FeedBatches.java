@@ -13,7 +13,7 @@ import org.tfrecordio.spark.InternalRowEncoder;
 
 /**
  * Turns what is fed to a TensorFlow cluster (a DataFrame, or an RDD of records) into an RDD of
- * large batches of TFRecord-framed records, each batch meant for one worker: what
+ * large batches of records, each batch meant for one worker: what
  * {@code tfrecord_io.cluster.feed} sends to the workers' feed servers.
  *
  * <p>Each batch is a {@link BatchBuilder#HEADER_BYTES}-byte header (big-endian ints: magic
