@@ -133,6 +133,24 @@ def table(results: dict[str, list[dict]], ns: argparse.Namespace, record_bytes: 
     return head + "\n\n" + "\n".join(lines) + "\n"
 
 
+def write_results(path: Path, text: str) -> None:
+    """Put this run's *text* at the top of *path*; earlier runs stay below it, as they were."""
+    title = "# Feeding vs reading files (bench/feed.py)\n\n"
+    earlier = path.read_text() if path.exists() else ""
+    earlier = earlier[len(title):] if earlier.startswith(title) else earlier
+    import subprocess  # noqa: PLC0415
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=Path(__file__).parent, check=False).stdout.strip()
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    run = f"## Run of {when}" + (f" (commit {commit})" if commit else "") + f"\n\n{text}"
+    if earlier.strip():
+        if not earlier.startswith("## "):
+            earlier = "## An earlier run\n\n" + earlier
+        run += "\n" + earlier
+    path.write_text(title + run)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--master", default="local-cluster[2,2,1024]")
@@ -197,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         text = table(results, ns, record_bytes)
         print(text)
-        Path(ns.out).write_text("# Feeding vs reading files (bench/feed.py)\n\n" + text)
+        write_results(Path(ns.out), text)
         log(f"wrote {ns.out}")
     finally:
         spark.stop()

@@ -31,7 +31,8 @@ def unpack(batches):
     for batch in batches.collect():
         magic, worker, job, partition, seq, count = BATCH_HEADER.unpack_from(batch)
         assert magic == MAGIC
-        out.append((worker, job, partition, seq, locate(batch[BATCH_HEADER.size:], count).records()))
+        records = locate(batch[BATCH_HEADER.size:], count).records()
+        out.append((worker, job, partition, seq, records))
     return out
 
 

@@ -21,7 +21,7 @@ def _fill(buf: FeedBuffer, epoch: int, batches: list[list[bytes]]) -> None:
 
 def test_the_dataset_yields_every_record_of_each_batch_in_order_including_empty_ones():
     buf = FeedBuffer("train", 8, lambda name, epoch: None)
-    batches = [[b"first", b"", b"\x00\xff" * 700], [], [bytes([i % 256]) * i for i in range(1, 300)]]
+    batches = [[b"first", b"", b"\x00\xff" * 700], [], [bytes([i % 7]) * i for i in range(1, 300)]]
     _fill(buf, 1, batches)
     got = [r.numpy() for r in feed_dataset(buf)]
     assert got == [r for batch in batches for r in batch]
