@@ -16,7 +16,7 @@ import collections
 import threading
 from typing import Any, Callable, Iterator
 
-from tfrecord_io.cluster.feed.layout import Batch, MalformedBatch, locate
+from tfrecord_io.cluster.feed.layout import Batch, locate
 from tfrecord_io.errors import ClusterError
 
 __all__ = ["DEFAULT_CAPACITY", "FeedBuffer"]
@@ -157,7 +157,7 @@ class FeedBuffer:
             # still checked against the payload before a record is cut.
             try:
                 return locate(payload, records)
-            except MalformedBatch as e:
+            except ValueError as e:
                 job, partition, seq = key
                 raise ClusterError(
                     f"feed {self.name!r}, epoch {epoch}: a malformed batch (feeding job {job}, "

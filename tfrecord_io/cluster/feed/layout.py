@@ -20,19 +20,10 @@ from typing import Iterable
 
 import numpy as np
 
-__all__ = ["LENGTH", "Batch", "MalformedBatch", "locate", "pack"]
+__all__ = ["LENGTH", "Batch", "locate", "pack"]
 
 #: One entry of the lengths table.
 LENGTH = np.dtype(">u4")
-
-
-class MalformedBatch(ValueError):
-    """A payload whose lengths table does not describe it; ``offset`` is the byte at fault."""
-
-    def __init__(self, offset: int, reason: str) -> None:
-        self.offset = offset
-        self.reason = reason
-        super().__init__(f"at byte offset {offset}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -59,6 +50,10 @@ class Batch:
         return [data[s: s + n] for s, n in zip(self.starts.tolist(), self.lengths.tolist())]
 
 
+def _malformed(offset: int, reason: str) -> ValueError:
+    return ValueError(f"at byte offset {offset}: {reason}")
+
+
 def pack(records: Iterable[bytes]) -> bytes:
     """The payload of a batch of *records* (what the JVM makes; for tests and tools)."""
     records = list(records)
@@ -71,26 +66,27 @@ def locate(payload: bytes | bytearray | memoryview, records: int) -> Batch:
     each.
 
     Raises:
-        MalformedBatch: the payload is too short for its table, or the lengths do not add up
-            to the bytes after it (checked before any record is cut).
+        ValueError: ``"at byte offset N: ..."``: the payload is too short for its table, or
+            the lengths do not add up to the bytes after it (checked before any record is
+            cut). The feed turns it into a ``ClusterError`` naming the batch.
     """
     data = bytes(payload)
     size = len(data)
     table = records * LENGTH.itemsize
     if records < 0 or table > size:
-        raise MalformedBatch(0, f"a table of {records} lengths needs {table} bytes, but the "
-                                f"batch has {size}")
+        raise _malformed(0, f"a table of {records} lengths needs {table} bytes, but the "
+                            f"batch has {size}")
     lengths = np.frombuffer(data, dtype=LENGTH, count=records).astype(np.int64)
     ends = np.cumsum(lengths) + table if records else np.zeros(0, np.int64)
     if records and ends[-1] != size:
         # Name the first record that runs past the end, or the end if they fall short.
         over = np.flatnonzero(ends > size)
         at = int(over[0]) if len(over) else records - 1
-        raise MalformedBatch(
+        raise _malformed(
             int(ends[at] - lengths[at]),
             f"record {at} of {records} ends at byte {int(ends[at])}; the records should "
             f"fill the batch's {size} bytes exactly",
         )
     if not records and size != 0:
-        raise MalformedBatch(0, f"{size} bytes in a batch of no records")
+        raise _malformed(0, f"{size} bytes in a batch of no records")
     return Batch(data, ends - lengths, lengths)
