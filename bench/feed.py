@@ -81,17 +81,22 @@ def run(sc, source: str, df, path: str, epochs: int, workdir: Path) -> list[dict
     out.mkdir()
     args = {"source": source, "path": path, "epochs": epochs, "out": str(out)}
     mode = "spark" if source == "feed" else "tensorflow"
+    report = None
     with cluster.run(sc, worker_main, args, num_workers=2, input_mode=mode) as c:
         if source == "feed":
             report = c.train(df, num_epochs=epochs)
-            for epoch in report.epochs:
-                t0 = min(t["started"] for t in epoch.tasks)
-                log(f"  feeding epoch {epoch.epoch}: tasks (start, sent, acked) from the "
-                    "first start: " + ", ".join(
-                        f"({t['started'] - t0:.2f}, {t['sent'] - t0:.2f}, {t['ended'] - t0:.2f})"
-                        for t in sorted(epoch.tasks, key=lambda t: t["started"])))
         c.wait(timeout=3600)
     per_worker = [json.loads((out / f"worker-{w}.json").read_text()) for w in range(2)]
+    if report is not None:  # where each epoch's seconds went, from the workers' first next()
+        for epoch in report.epochs:
+            t0 = min(w[epoch.epoch - 1]["began"] for w in per_worker)
+            end = max(w[epoch.epoch - 1]["began"] + w[epoch.epoch - 1]["seconds"]
+                      for w in per_worker)
+            log(f"  feeding epoch {epoch.epoch}, seconds from the workers' first next(): "
+                "tasks (start, last batch sent, acknowledged) " + ", ".join(
+                    f"({t['started'] - t0:.2f}, {t['sent'] - t0:.2f}, {t['ended'] - t0:.2f})"
+                    for t in sorted(epoch.tasks, key=lambda t: t["started"]))
+                + f"; the slower worker's epoch ended at {end - t0:.2f}")
     figures = []
     for e in range(epochs):
         records = sum(w[e]["records"] for w in per_worker)
@@ -126,6 +131,24 @@ def table(results: dict[str, list[dict]], ns: argparse.Namespace, record_bytes: 
         f"{ns.partitions} partitions/shards, 2 workers, master `{ns.master}`, {ns.epochs} epochs."
     )
     return head + "\n\n" + "\n".join(lines) + "\n"
+
+
+def write_results(path: Path, text: str) -> None:
+    """Put this run's *text* at the top of *path*; earlier runs stay below it, as they were."""
+    title = "# Feeding vs reading files (bench/feed.py)\n\n"
+    earlier = path.read_text() if path.exists() else ""
+    earlier = earlier[len(title):] if earlier.startswith(title) else earlier
+    import subprocess  # noqa: PLC0415
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=Path(__file__).parent, check=False).stdout.strip()
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    run = f"## Run of {when}" + (f" (commit {commit})" if commit else "") + f"\n\n{text}"
+    if earlier.strip():
+        if not earlier.startswith("## "):
+            earlier = "## An earlier run\n\n" + earlier
+        run += "\n" + earlier
+    path.write_text(title + run)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         text = table(results, ns, record_bytes)
         print(text)
-        Path(ns.out).write_text("# Feeding vs reading files (bench/feed.py)\n\n" + text)
+        write_results(Path(ns.out), text)
         log(f"wrote {ns.out}")
     finally:
         spark.stop()

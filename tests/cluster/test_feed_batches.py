@@ -8,9 +8,10 @@ import collections
 import pyarrow as pa
 import pytest
 
-from tfrecord_io import example, framing
+from tfrecord_io import example
 from tfrecord_io.cluster.feed.batches import plan_batches
 from tfrecord_io.cluster.feed.feeder import BATCH_HEADER, MAGIC
+from tfrecord_io.cluster.feed.layout import LENGTH, locate
 
 SIZES = [5, 0, 17, 1, 9]  # uneven partitions, one empty: 32 records b"r0".."r31"
 
@@ -30,9 +31,8 @@ def unpack(batches):
     for batch in batches.collect():
         magic, worker, job, partition, seq, count = BATCH_HEADER.unpack_from(batch)
         assert magic == MAGIC
-        frames = framing.scan(batch[BATCH_HEADER.size:], cut=True, final=True)
-        assert frames.status is framing.Stop.END and len(frames.records) == count
-        out.append((worker, job, partition, seq, frames.records))
+        records = locate(batch[BATCH_HEADER.size:], count).records()
+        out.append((worker, job, partition, seq, records))
     return out
 
 
@@ -82,7 +82,7 @@ def test_batches_are_cut_near_the_target_size_and_numbered_per_partition(sc):
     assert len(batches) > 4
     for worker, job, partition, seq, recs in batches:
         assert job == 3
-        assert sum(len(r) + framing.FRAMING_BYTES for r in recs) < 10_000 + 1016
+        assert sum(len(r) + LENGTH.itemsize for r in recs) < 10_000 + 1004
     keys = [(partition, seq) for _, _, partition, seq, _ in batches]
     assert len(keys) == len(set(keys))
     assert sum(len(recs) for *_, recs in batches) == 200

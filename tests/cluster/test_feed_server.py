@@ -9,18 +9,16 @@ import threading
 
 import pytest
 
-from tfrecord_io import framing
 from tfrecord_io.cluster.channel import ChannelError, new_secret
 from tfrecord_io.cluster.feed.buffer import FeedBuffer
+from tfrecord_io.cluster.feed.layout import pack
 from tfrecord_io.cluster.feed.server import FeedServer
 from tfrecord_io.cluster.feed.wire import MAX_PAYLOAD, connect
 from tfrecord_io.errors import ClusterError
 
 
 def framed(*records: bytes) -> bytes:
-    return b"".join(
-        framing.header(len(r)) + r + struct.pack("<I", framing.masked_crc32c(r)) for r in records
-    )
+    return pack(records)
 
 
 @pytest.fixture
@@ -56,7 +54,7 @@ def _epoch_in_thread(buf):
 
     def read():
         try:
-            out["records"] = [r for batch in buf.epoch() for r in batch]
+            out["records"] = [r for batch in buf.epoch() for r in batch.records()]
         except ClusterError as e:
             out["error"] = e
 
@@ -102,7 +100,7 @@ def test_a_batch_sent_twice_by_a_retried_task_is_kept_once():
     for _ in range(2):
         assert buf.put(1, (0, 3, 0), 1, framed(b"once"))
     buf.end_epoch(1, 1)
-    assert [r for batch in buf.epoch() for r in batch] == [b"once"]
+    assert [r for batch in buf.epoch() for r in batch.records()] == [b"once"]
 
 
 def test_each_iteration_is_the_next_epoch_and_an_early_exit_skips_the_rest_of_it():
@@ -114,8 +112,8 @@ def test_each_iteration_is_the_next_epoch_and_an_early_exit_skips_the_rest_of_it
     buf.put(2, (1, 0, 0), 1, framed(b"e2"))
     buf.end_epoch(2, 1)
     first = buf.epoch()
-    assert next(first) == [b"e1-a"]  # and leave epoch 1 there
-    assert [r for batch in buf.epoch() for r in batch] == [b"e2"]
+    assert next(first).records() == [b"e1-a"]  # and leave epoch 1 there
+    assert [r for batch in buf.epoch() for r in batch.records()] == [b"e2"]
     assert asked == [1, 2]
 
 
@@ -142,11 +140,11 @@ def test_a_full_buffer_holds_the_sender_until_the_reader_takes_a_batch():
     second.join(1.0)
     assert second.is_alive()  # waiting: the buffer holds one batch
     epoch = buf.epoch()
-    assert next(epoch) == [b"first"]
+    assert next(epoch).records() == [b"first"]
     second.join(10)
     assert not second.is_alive()
     buf.end_epoch(1, 2)
-    assert list(epoch) == [[b"second"]]
+    assert [batch.records() for batch in epoch] == [[b"second"]]
 
 
 def test_records_missing_at_the_end_of_an_epoch_raise():
@@ -161,4 +159,22 @@ def test_a_failed_epoch_raises_in_the_reader():
     buf = FeedBuffer("train", 8, lambda name, epoch: None)
     buf.fail_epoch(1, "the data changed")
     with pytest.raises(ClusterError, match="the data changed"):
+        list(buf.epoch())
+
+
+def test_a_batch_whose_lengths_run_past_its_end_raises_naming_the_batch_and_byte_offset():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    payload = struct.pack(">II", 1, 1_000_000) + b"a" + b"bc"  # record 1 claims 1,000,000 bytes
+    buf.put(1, (4, 2, 5), 2, payload)
+    buf.end_epoch(1, 2)
+    with pytest.raises(ClusterError, match=r"feed 'train', epoch 1: a malformed batch \(feeding "
+                                           r"job 4, partition 2, batch 5\) at byte offset 9"):
+        list(buf.epoch())
+
+
+def test_a_batch_too_short_for_its_lengths_table_raises_before_reading_it():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    buf.put(1, (0, 0, 0), 1_000_000, b"\0" * 8)  # a million lengths announced, 8 bytes sent
+    with pytest.raises(ClusterError, match="a table of 1000000 lengths needs 4000000 bytes, "
+                                           "but the batch has 8"):
         list(buf.epoch())

@@ -16,13 +16,16 @@
 **The path.** A DataFrame's rows are encoded to ``tf.train.Example`` in the executors' JVMs by
 the DataFrame codec (``record_type`` as in :func:`tfrecord_io.spark.save_dataframe`); an RDD's
 ``bytes`` records pass as they are. Either way the JVM cuts them into batches of about
-:data:`~tfrecord_io.cluster.feed.batches.BATCH_BYTES` of TFRecord-framed records, each for one
-worker (:mod:`~tfrecord_io.cluster.feed.batches`). A feeding task (any executor, any free task
-slot) streams whole batches to the workers' feed servers over authenticated TCP
+:data:`~tfrecord_io.cluster.feed.batches.BATCH_BYTES` (1 MiB) of records, each for one
+worker (:mod:`~tfrecord_io.cluster.feed.batches`), laid out as a table of the records' lengths
+and then the records (:mod:`~tfrecord_io.cluster.feed.layout`). A feeding task (any executor,
+any free task slot) streams whole batches to the workers' feed servers over authenticated TCP
 (:mod:`~tfrecord_io.cluster.feed.feeder`, :mod:`~tfrecord_io.cluster.feed.wire`); the node
 process buffers at most :data:`~tfrecord_io.cluster.feed.buffer.DEFAULT_CAPACITY` batches per
 feed (:mod:`~tfrecord_io.cluster.feed.buffer`, :mod:`~tfrecord_io.cluster.feed.server`), and a
-full buffer holds the sender back through TCP. No row is pickled, nothing is queued per record.
+full buffer holds the sender back through TCP. TensorFlow receives each batch as one string and
+its records' offsets, and cuts the records itself. No row is pickled, nothing is queued or
+copied in Python per record.
 
 **Who is fed.** The nodes that run ``main_fun`` in the training cluster: every worker in
 ``mode="sync"``, the chief (the coordinator) in ``mode="ps"``. The evaluator is not fed.

@@ -16,13 +16,14 @@ import collections
 import threading
 from typing import Any, Callable, Iterator
 
-from tfrecord_io import framing
+from tfrecord_io.cluster.feed.layout import Batch, locate
 from tfrecord_io.errors import ClusterError
 
 __all__ = ["DEFAULT_CAPACITY", "FeedBuffer"]
 
-#: Batches (each about 4 MiB of records) a feed buffers per node before feeders wait.
-DEFAULT_CAPACITY = 8
+#: Batches (each about :data:`~tfrecord_io.cluster.feed.batches.BATCH_BYTES`, 1 MiB, of records)
+#: a feed buffers per node before feeders wait: about 32 MiB.
+DEFAULT_CAPACITY = 32
 _POLL = 0.5
 
 Demand = Callable[[str, int], None]
@@ -59,8 +60,9 @@ class FeedBuffer:
         return self._stopped
 
     def put(self, epoch: int, key: tuple[int, int, int], records: int, payload: Any) -> bool:
-        """Queue one batch of *epoch* (waits while the buffer is full). Returns False when the
-        feed is stopped (the batch is dropped)."""
+        """Queue one batch of *epoch* (*records* records laid out as in
+        :mod:`~tfrecord_io.cluster.feed.layout`; waits while the buffer is full). Returns False
+        when the feed is stopped (the batch is dropped)."""
         with self._cond:
             while not self._stopped and self._batches >= self._capacity:
                 self._cond.wait(_POLL)
@@ -71,7 +73,7 @@ class FeedBuffer:
                 return True  # a retried task's batch, already here
             seen.add(key)
             self._received[epoch] = self._received.get(epoch, 0) + records
-            self._items.append(("data", epoch, payload))
+            self._items.append(("data", epoch, payload, records, key))
             self._batches += 1
             self._cond.notify_all()
         return True
@@ -104,8 +106,9 @@ class FeedBuffer:
 
     # -- the reader ----------------------------------------------------------------------------
 
-    def epoch(self) -> Iterator[list[bytes]]:
-        """The next epoch, as lists of serialized records (one list per batch). Empty when the
+    def epoch(self) -> Iterator[Batch]:
+        """The next epoch, batch by batch (:class:`~tfrecord_io.cluster.feed.layout.Batch`:
+        the batch's bytes and where each serialized record is). Empty when the
         feed has ended or was stopped. An epoch left unfinished is skipped by the next call
         (and an iteration still open then ends).
 
@@ -126,8 +129,8 @@ class FeedBuffer:
                 return
             yield item
 
-    def _next(self, epoch: int) -> list[bytes] | None:
-        """The next batch of *epoch*, as records; None at its end."""
+    def _next(self, epoch: int) -> Batch | None:
+        """The next batch of *epoch*; None at its end."""
         while True:
             with self._cond:
                 while not self._items and not self._stopped:
@@ -149,13 +152,18 @@ class FeedBuffer:
                 if kind == "fail":
                     raise ClusterError(f"feeding epoch {epoch} of feed {self.name!r} failed on "
                                        f"the driver: {item[2]}")
-            payload = item[2]
-            # The batch's MAC (checked on arrival) covers every byte: the records' own CRCs
-            # would add nothing but time. The framing's lengths are still checked.
-            frames = framing.scan(bytes(payload), cut=True, final=True, verify=False)
-            if frames.status is framing.Stop.DAMAGED:
-                raise frames.error(f"<feed {self.name!r}, epoch {epoch}>")
-            return frames.records or []
+            _, _, payload, records, key = item
+            # The batch's MAC (checked on arrival) covers every byte; the lengths table is
+            # still checked against the payload before a record is cut.
+            try:
+                return locate(payload, records)
+            except ValueError as e:
+                job, partition, seq = key
+                raise ClusterError(
+                    f"feed {self.name!r}, epoch {epoch}: a malformed batch (feeding job {job}, "
+                    f"partition {partition}, batch {seq}) {e}; the feeding tasks' jar and this "
+                    "node's tfrecord_io must be the same version"
+                ) from e
 
     def _ended(self, epoch: int, sent: int | None) -> None:
         received = self._received.pop(epoch, 0)

@@ -32,7 +32,7 @@ __all__ = ["MAX_HEADER", "MAX_PAYLOAD", "FeedWire", "connect", "accept"]
 
 #: Longest JSON header accepted, in bytes.
 MAX_HEADER = 64 * 1024
-#: Largest payload accepted, in bytes: a batch is about 4 MiB, but one record makes a batch of
+#: Largest payload accepted, in bytes: a batch is about 1 MiB, but one record makes a batch of
 #: its own, and records may have up to 256 MiB (the framing's default limit).
 MAX_PAYLOAD = (1 << 28) + (1 << 20)
 _PREFIX = struct.Struct("!IQ")

@@ -8,16 +8,20 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.tfrecordio.spark.RowEncoder;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.tfrecordio.spark.InternalRowEncoder;
 
 /**
  * Turns what is fed to a TensorFlow cluster (a DataFrame, or an RDD of records) into an RDD of
- * large batches of TFRecord-framed records, each batch meant for one worker: what
+ * large batches of records, each batch meant for one worker: what
  * {@code tfrecord_io.cluster.feed} sends to the workers' feed servers.
  *
  * <p>Each batch is a {@link BatchBuilder#HEADER_BYTES}-byte header (big-endian ints: magic
- * {@code "TFFB"}, worker, job, partition, sequence number within the partition, records) and
- * then the records, framed as in a TFRecord file. The record with index {@code i} in partition
+ * {@code "TFFB"}, worker, job, partition, sequence number within the partition, records
+ * {@code n}), then a table of the {@code n} records' lengths (big-endian ints), then the
+ * {@code n} records back to back. No per-record framing or CRC: the feed channel signs every
+ * batch whole, and the receiver locates the records from the lengths table in one step
+ * ({@code tfrecord_io.cluster.feed.layout}). The record with index {@code i} in partition
  * {@code p} has the global index {@code g = offsets[p] + i}; it goes to worker
  * {@code g % workers} when {@code g < limit} and is dropped otherwise. With the global start
  * of each partition as {@code offsets} and {@code limit = workers * (N / workers)} every worker
@@ -25,7 +29,8 @@ import org.tfrecordio.spark.RowEncoder;
  * and no limit, records are dealt round robin and none is dropped. Every partition deals to
  * every worker, so no worker waits for partitions that feed only another.
  *
- * <p>Rows are encoded in the executor's JVM with {@link RowEncoder}; no row crosses to Python.
+ * <p>Rows are encoded in the executor's JVM from Spark's internal rows with
+ * {@link InternalRowEncoder} (no conversion to external {@code Row}s); no row crosses to Python.
  */
 public final class FeedBatches {
   private FeedBatches() {}
@@ -42,12 +47,17 @@ public final class FeedBatches {
 
   /** Rows of each partition of {@code df} (as {@link #fromRows} will see them). */
   public static long[] countRows(Dataset<Row> df) {
-    return countRecords(df.javaRDD());
+    return countRecords(internalRows(df));
+  }
+
+  /** The DataFrame's rows in Spark's internal form, as its physical plan makes them. */
+  static JavaRDD<InternalRow> internalRows(Dataset<Row> df) {
+    return df.queryExecution().toRdd().toJavaRDD();
   }
 
   /**
    * The batches of {@code df}'s rows, encoded as {@code recordType} ("Example",
-   * "SequenceExample" or "ByteArray") by {@link RowEncoder}.
+   * "SequenceExample" or "ByteArray") by {@link InternalRowEncoder}.
    *
    * @param offsets comma-separated, one per partition: the global index of its first row
    * @param counts comma-separated rows per partition as counted, checked while batching (a
@@ -58,9 +68,9 @@ public final class FeedBatches {
    */
   public static JavaRDD<byte[]> fromRows(Dataset<Row> df, String recordType, String offsets,
       String counts, long limit, int workers, int job, int batchBytes) {
-    RowEncoder encoder = RowEncoder.plan(df.schema(), recordType, Collections.emptyList());
+    InternalRowEncoder encoder = InternalRowEncoder.plan(df.schema(), recordType);
     Deal deal = new Deal(parse(offsets), parse(counts), limit, workers, job, batchBytes);
-    return df.javaRDD().mapPartitionsWithIndex(new EncodeRows(encoder, deal), false);
+    return internalRows(df).mapPartitionsWithIndex(new EncodeRows(encoder, deal), false);
   }
 
   /** The batches of an RDD of records (see {@link #fromRows} for the arguments). */
@@ -123,22 +133,22 @@ public final class FeedBatches {
 
   /** Encodes rows, then deals them. */
   static final class EncodeRows
-      implements org.apache.spark.api.java.function.Function2<Integer, Iterator<Row>,
+      implements org.apache.spark.api.java.function.Function2<Integer, Iterator<InternalRow>,
           Iterator<byte[]>> {
     private static final long serialVersionUID = 1L;
-    private final RowEncoder encoder;
+    private final InternalRowEncoder encoder;
     private final Deal deal;
 
-    EncodeRows(RowEncoder encoder, Deal deal) {
+    EncodeRows(InternalRowEncoder encoder, Deal deal) {
       this.encoder = encoder;
       this.deal = deal;
     }
 
     @Override
-    public Iterator<byte[]> call(Integer partition, Iterator<Row> rows) {
-      return new Dealer<Row>(deal, partition, rows) {
+    public Iterator<byte[]> call(Integer partition, Iterator<InternalRow> rows) {
+      return new Dealer<InternalRow>(deal, partition, rows) {
         @Override
-        void add(BatchBuilder batch, Row row) {
+        void add(BatchBuilder batch, InternalRow row) {
           int n = encoder.encode(row);
           batch.add(encoder.buffer(), n);
         }
