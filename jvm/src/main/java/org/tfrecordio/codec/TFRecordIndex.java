@@ -4,6 +4,9 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -90,11 +93,7 @@ public final class TFRecordIndex {
     long lines = 0;
     int r;
     while ((r = in.read(chunk)) >= 0) {
-      for (int i = 0; i < r; i++) {
-        if (chunk[i] == '\n') {
-          lines++;
-        }
-      }
+      lines += newlines(chunk, r);
       if (r >= tail.length) {
         System.arraycopy(chunk, r - tail.length, tail, 0, tail.length);
         tailLength = tail.length;
@@ -123,6 +122,28 @@ public final class TFRecordIndex {
       return -1;
     }
     return line[0] + line[1] == dataLength ? lines : -1;
+  }
+
+  private static final VarHandle LONG_LE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final long LOW7 = 0x7F7F7F7F7F7F7F7FL;
+  private static final long NEWLINES = 0x0A0A0A0A0A0A0A0AL;
+
+  /** The number of '\n' bytes in {@code b[0, n)}, eight bytes at a time. */
+  private static long newlines(byte[] b, int n) {
+    long count = 0;
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+      long y = (long) LONG_LE.get(b, i) ^ NEWLINES; // a zero byte where there was a '\n'
+      long t = ~(((y & LOW7) + LOW7) | y | LOW7); // the high bit of each zero byte, exactly
+      count += Long.bitCount(t);
+    }
+    for (; i < n; i++) {
+      if (b[i] == '\n') {
+        count++;
+      }
+    }
+    return count;
   }
 
   /** {offset, length} of the line {@code b[from, to)} ("offset length"), or null. */

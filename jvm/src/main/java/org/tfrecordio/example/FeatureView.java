@@ -47,6 +47,58 @@ public final class FeatureView {
     }
   }
 
+  /** The values' bytes found by {@link #onePacked}: {@code buf[packedStart, packedEnd)}. */
+  public int packedStart;
+  public int packedEnd;
+  /** The value found by {@link #oneVarint} or {@link #oneFloat} (a float's bits). */
+  public long single;
+
+  /**
+   * Whether the values are one length-delimited field shorter than 128 bytes in one segment:
+   * one packed list of numbers, or one bytes value (the usual encoding of a small feature),
+   * whose bytes {@link #packedStart} and {@link #packedEnd} then bound. A fast path: when it
+   * is false, {@link #read} decodes whatever the encoding.
+   */
+  public boolean onePacked() {
+    if (segments != 1) {
+      return false;
+    }
+    int s = segStart[0];
+    int e = segEnd[0];
+    if (e - s < 2 || buf[s] != TAG1_LEN || buf[s + 1] < 0 || s + 2 + buf[s + 1] != e) {
+      return false;
+    }
+    packedStart = s + 2;
+    packedEnd = e;
+    return true;
+  }
+
+  /** Whether an INT64 feature holds exactly one value, packed; it is then {@link #single}. */
+  public boolean oneVarint() {
+    if (kind != INT64 || !onePacked()) {
+      return false;
+    }
+    long value = 0;
+    for (int p = packedStart, shift = 0; p < packedEnd && shift < 64; p++, shift += 7) {
+      int x = buf[p];
+      value |= (long) (x & 0x7F) << shift;
+      if (x >= 0) {
+        single = value;
+        return p == packedEnd - 1;
+      }
+    }
+    return false;
+  }
+
+  /** Whether a FLOAT feature holds exactly one value, packed; its bits are then {@link #single}. */
+  public boolean oneFloat() {
+    if (kind != FLOAT || !onePacked() || packedEnd - packedStart != 4) {
+      return false;
+    }
+    single = (int) INT_LE.get(buf, packedStart);
+    return true;
+  }
+
   /** The number of values, without decoding them. */
   public int count() {
     int n = 0;

@@ -2,15 +2,14 @@ package org.tfrecordio.spark;
 
 import java.io.Serializable;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeArrayWriter;
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
 import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Decimal;
-import org.apache.spark.sql.types.DecimalType;
-import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.Platform;
 import org.tfrecordio.example.ByteKeyMap;
 import org.tfrecordio.example.ExampleWire;
 import org.tfrecordio.example.FeatureValues;
@@ -30,6 +29,9 @@ import org.tfrecordio.example.SchemaException;
  */
 public final class UnsafeRowDecoder implements Serializable {
   private static final long serialVersionUID = 1L;
+
+  private static final boolean LITTLE_ENDIAN =
+      java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
 
   private final RowDecoder.Field[] fields;
   private final boolean byteArray;
@@ -69,20 +71,11 @@ public final class UnsafeRowDecoder implements Serializable {
       }
     }
     for (int j = 0; j < partition.fields().length; j++) {
-      if (!atomic(partition.fields()[j].dataType())) {
+      if (!UnsafeValues.atomic(partition.fields()[j].dataType())) {
         return false;
       }
     }
     return true;
-  }
-
-  private static boolean atomic(DataType t) {
-    return t instanceof StringType || t instanceof DecimalType || t == DataTypes.BooleanType
-        || t == DataTypes.ByteType || t == DataTypes.ShortType || t == DataTypes.IntegerType
-        || t == DataTypes.LongType || t == DataTypes.FloatType || t == DataTypes.DoubleType
-        || t == DataTypes.DateType || t == DataTypes.TimestampType
-        || t == DataTypes.TimestampNTZType || t == DataTypes.BinaryType
-        || t == DataTypes.NullType;
   }
 
   /**
@@ -155,7 +148,7 @@ public final class UnsafeRowDecoder implements Serializable {
           if (!f.nullable) {
             throw LeafValues.missing(f);
           }
-          setNull(f.out, f.type);
+          UnsafeValues.setNull(writer, f.out, f.type);
         }
       }
     }
@@ -174,43 +167,9 @@ public final class UnsafeRowDecoder implements Serializable {
     return writer.getRow();
   }
 
-  private void setNull(int ordinal, DataType type) {
-    if (type instanceof DecimalType) {
-      DecimalType d = (DecimalType) type;
-      writer.write(ordinal, (Decimal) null, d.precision(), d.scale());
-    } else {
-      writer.setNullAt(ordinal);
-    }
-  }
-
   private void writePartition(InternalRow row) {
     for (int j = 0; j < partition.length; j++) {
-      int o = dataWidth + j;
-      DataType t = partition[j];
-      if (row.isNullAt(j) || t == DataTypes.NullType) {
-        setNull(o, t);
-      } else if (t instanceof StringType) {
-        writer.write(o, row.getUTF8String(j));
-      } else if (t instanceof DecimalType) {
-        DecimalType d = (DecimalType) t;
-        writer.write(o, row.getDecimal(j, d.precision(), d.scale()), d.precision(), d.scale());
-      } else if (t == DataTypes.BooleanType) {
-        writer.write(o, row.getBoolean(j));
-      } else if (t == DataTypes.ByteType) {
-        writer.write(o, row.getByte(j));
-      } else if (t == DataTypes.ShortType) {
-        writer.write(o, row.getShort(j));
-      } else if (t == DataTypes.IntegerType || t == DataTypes.DateType) {
-        writer.write(o, row.getInt(j));
-      } else if (t == DataTypes.FloatType) {
-        writer.write(o, row.getFloat(j));
-      } else if (t == DataTypes.DoubleType) {
-        writer.write(o, row.getDouble(j));
-      } else if (t == DataTypes.BinaryType) {
-        writer.write(o, row.getBinary(j));
-      } else { // long, timestamp, timestamp_ntz
-        writer.write(o, row.getLong(j));
-      }
+      UnsafeValues.write(writer, dataWidth + j, partition[j], row, j);
     }
   }
 
@@ -223,13 +182,30 @@ public final class UnsafeRowDecoder implements Serializable {
     if (f.plan.leaf == SparkFeatureTypes.NULL) {
       throw LeafValues.mismatch(f, kind);
     }
+    int o = f.out;
+    int leaf = f.plan.leaf;
+    if ((leaf == SparkFeatureTypes.LONG || leaf == SparkFeatureTypes.TIMESTAMP
+        || leaf == SparkFeatureTypes.TIMESTAMP_NTZ) && view.oneVarint()) {
+      writer.write(o, view.single);
+      return true;
+    } else if (leaf == SparkFeatureTypes.DOUBLE && view.oneFloat()) {
+      writer.write(o, (double) Float.intBitsToFloat((int) view.single));
+      return true;
+    } else if (leaf == SparkFeatureTypes.FLOAT && view.oneFloat()) {
+      writer.write(o, Float.intBitsToFloat((int) view.single));
+      return true;
+    } else if (leaf == SparkFeatureTypes.STRING && kind == ExampleWire.BYTES
+        && view.onePacked()) {
+      int n = view.packedEnd - view.packedStart;
+      LeafValues.checkUtf8(f, view.buf, view.packedStart, n);
+      writer.write(o, view.buf, view.packedStart, n);
+      return true;
+    }
     FeatureValues v = values;
     view.read(v);
     if (v.n != 1) {
       throw LeafValues.notOneValue(f, v.n);
     }
-    int o = f.out;
-    int leaf = f.plan.leaf;
     if (kind == ExampleWire.INT64 && (leaf == SparkFeatureTypes.LONG
         || leaf == SparkFeatureTypes.TIMESTAMP || leaf == SparkFeatureTypes.TIMESTAMP_NTZ)) {
       writer.write(o, v.longs[0]);
@@ -279,15 +255,25 @@ public final class UnsafeRowDecoder implements Serializable {
   private boolean list(RowDecoder.Field f) {
     FeatureValues v = values;
     int kind = view.kind;
+    int leaf = f.plan.leaf;
+    int o = f.out;
+    int before = writer.cursor();
+    if (kind == ExampleWire.FLOAT && leaf == SparkFeatureTypes.FLOAT && LITTLE_ENDIAN
+        && view.onePacked() && ((view.packedEnd - view.packedStart) & 3) == 0) {
+      // Packed floats are little-endian, as an UnsafeArrayData's elements are here: copied.
+      int n = (view.packedEnd - view.packedStart) >>> 2;
+      array(4, n);
+      Platform.copyMemory(view.buf, Platform.BYTE_ARRAY_OFFSET + view.packedStart,
+          writer.getBuffer(), before + UnsafeArrayData.calculateHeaderPortionInBytes(n), 4L * n);
+      writer.setOffsetAndSizeFromPreviousCursor(o, before);
+      return true;
+    }
     if (kind == ExampleWire.NO_KIND) {
       v.n = 0;
     } else {
       view.read(v);
     }
     int n = v.n;
-    int leaf = f.plan.leaf;
-    int o = f.out;
-    int before = writer.cursor();
     if (kind == ExampleWire.BYTES || (kind == ExampleWire.NO_KIND
         && (leaf == SparkFeatureTypes.STRING || leaf == SparkFeatureTypes.BINARY))) {
       if (leaf != SparkFeatureTypes.STRING && leaf != SparkFeatureTypes.BINARY) {
