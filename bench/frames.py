@@ -1,6 +1,6 @@
 """The data source ``format("tfrecord")`` against Spark's own Parquet on the same DataFrame.
 
-    PYTHONPATH=. .venv/bin/python bench/frames.py [--rows 2000000] [--repeat 3] [--master local[2]]
+    PYTHONPATH=. .venv/bin/python bench/frames.py [--rows 2000000] [--repeat 7] [--master local[2]]
 
 The DataFrame (id long, x double, s string of ~20 chars, v array<float> of 10) is generated
 and cached first, so the writes time encoding and I/O only. Each figure is the best of
@@ -49,7 +49,7 @@ def best_pair(ours, theirs, repeat: int) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=2_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--dir", default=None, help="scratch directory (default: a temp dir)")
     args = ap.parse_args()
