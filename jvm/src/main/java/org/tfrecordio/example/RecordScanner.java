@@ -95,7 +95,11 @@ public final class RecordScanner {
           predictedKey = Arrays.copyOf(predictedKey, n);
           predictedId = Arrays.copyOf(predictedId, n);
         }
-        predictedKey[position] = Arrays.copyOfRange(b, off, off + len);
+        byte[] k = predictedKey[position];
+        if (k == null || k.length != len) {
+          k = predictedKey[position] = new byte[len];
+        }
+        System.arraycopy(b, off, k, 0, len);
         predictedId[position] = id;
       }
       return id;

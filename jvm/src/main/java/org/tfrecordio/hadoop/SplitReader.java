@@ -31,9 +31,18 @@ public final class SplitReader implements Closeable {
   private long reportedBytes;
 
   public SplitReader(Configuration conf, Path path, long start, long length) throws IOException {
+    this(conf, path, start, length, -1);
+  }
+
+  /**
+   * @param fileLength the file's length when the caller knows it (Spark's pieces carry it), else
+   *     -1 to ask the file system
+   */
+  public SplitReader(Configuration conf, Path path, long start, long length, long fileLength)
+      throws IOException {
     FileSystem fs = path.getFileSystem(conf);
     CompressionCodec codec = Compression.forInput(conf, path);
-    this.fileLength = fs.getFileStatus(path).getLen();
+    this.fileLength = fileLength >= 0 ? fileLength : fs.getFileStatus(path).getLen();
     ReaderOptions options = TFRecordConfig.readerOptions(conf);
     try {
       if (codec != null) {
@@ -58,7 +67,7 @@ public final class SplitReader implements Closeable {
         // its start, so that damage there is reported (or counted) under the corrupt policy like
         // anywhere else; scan only where the split is not one of the index's boundaries.
         if (start > 0 && conf.getBoolean(TFRecordConfig.SPLIT_RESYNC, false)
-            && !reader.atValidRecord() && !isIndexedBoundary(conf, fs, path, start)) {
+            && !reader.atValidRecord() && !isIndexedBoundary(conf, fs, path, start, this.fileLength)) {
           reader.sync();
         }
       }
@@ -70,11 +79,11 @@ public final class SplitReader implements Closeable {
 
   /** Whether the file has a valid index that lists a record starting at {@code offset}. */
   private static boolean isIndexedBoundary(Configuration conf, FileSystem fs, Path path,
-      long offset) throws IOException {
+      long offset, long fileLength) throws IOException {
     if (!conf.getBoolean(TFRecordConfig.USE_INDEX, true)) {
       return false;
     }
-    long[] bounds = SplitPlanner.readIndex(fs, path, fs.getFileStatus(path).getLen());
+    long[] bounds = SplitPlanner.readIndex(fs, path, fileLength);
     return bounds != null && java.util.Arrays.binarySearch(bounds, offset) >= 0;
   }
 

@@ -58,10 +58,12 @@ public final class UnsafeRowDecoder implements Serializable {
 
   /** Whether rows of {@code data ++ partition} can be decoded by this class. */
   public static boolean supports(StructType data, StructType partition, String recordType) {
-    if (RowEncoder.SEQUENCE_EXAMPLE.equals(recordType)) {
-      return false;
-    }
-    for (RowDecoder.Field f : RowDecoder.plan(data, recordType).contextFields()) {
+    return !RowEncoder.SEQUENCE_EXAMPLE.equals(recordType)
+        && supports(RowDecoder.plan(data, recordType), partition);
+  }
+
+  private static boolean supports(RowDecoder plan, StructType partition) {
+    for (RowDecoder.Field f : plan.contextFields()) {
       int shape = f.plan.shape;
       int leaf = f.plan.leaf;
       boolean ok = shape == SparkFeatureTypes.SCALAR || (shape == SparkFeatureTypes.LIST
@@ -85,11 +87,12 @@ public final class UnsafeRowDecoder implements Serializable {
    * @throws IllegalArgumentException a schema that {@link #supports} rejects
    */
   public static UnsafeRowDecoder plan(StructType data, StructType partition, String recordType) {
-    if (!supports(data, partition, recordType)) {
+    RowDecoder plan = RowDecoder.plan(data, recordType);
+    if (RowEncoder.SEQUENCE_EXAMPLE.equals(recordType) || !supports(plan, partition)) {
       throw new IllegalArgumentException("not decodable straight into UnsafeRows: "
           + data.simpleString() + " + " + partition.simpleString() + " as " + recordType);
     }
-    return new UnsafeRowDecoder(RowDecoder.plan(data, recordType), data, partition);
+    return new UnsafeRowDecoder(plan, data, partition);
   }
 
   /** The number of features this decoder has decoded. */

@@ -39,18 +39,18 @@ final class FileRange {
   }
 
   /**
-   * The range of the piece {@code [start, start + length)} of {@code path}.
+   * The range of the piece {@code [start, start + length)} of {@code path}, a file of
+   * {@code fileLength} bytes.
    *
    * @param count whether the record count is wanted: else a piece that covers the whole file
    *     is read without looking at its index
    */
-  static FileRange of(Configuration conf, Path path, long start, long length, boolean count)
-      throws IOException {
+  static FileRange of(Configuration conf, Path path, long start, long length, long fileLength,
+      boolean count) throws IOException {
     if (Compression.forInput(conf, path) != null) {
       return start == 0 ? new FileRange(0, Long.MAX_VALUE, -1) : EMPTY;
     }
     FileSystem fs = path.getFileSystem(conf);
-    long fileLength = fs.getFileStatus(path).getLen();
     long end = Math.min(start + length, fileLength);
     boolean whole = start == 0 && end == fileLength;
     if (!count && whole) {

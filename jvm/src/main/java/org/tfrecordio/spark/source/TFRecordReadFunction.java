@@ -86,10 +86,13 @@ final class TFRecordReadFunction extends AbstractFunction1<PartitionedFile, Iter
     InternalRow values = file.partitionValues();
     try {
       boolean count = required.fields().length == 0;
-      FileRange range = FileRange.of(c, path, file.start(), file.length(), count);
-      InternalRow empty = direct
-          ? UnsafeRowDecoder.plan(required, partition, recordType).partitionOnly(values)
-          : EMPTY_ROW;
+      // Spark's pieces carry the file's length; a piece made elsewhere may leave it 0.
+      long fileLength = file.fileSize() > 0 ? file.fileSize()
+          : path.getFileSystem(c).getFileStatus(path).getLen();
+      FileRange range = FileRange.of(c, path, file.start(), file.length(), fileLength, count);
+      UnsafeRowDecoder unsafe = direct ? UnsafeRowDecoder.plan(required, partition, recordType)
+          : null;
+      InternalRow empty = direct ? unsafe.partitionOnly(values) : EMPTY_ROW;
       if (range.isEmpty()) {
         return new Counted(0, empty);
       }
@@ -97,12 +100,12 @@ final class TFRecordReadFunction extends AbstractFunction1<PartitionedFile, Iter
         metrics.recordsCounted.add(range.records);
         return new Counted(range.records, empty);
       }
-      SplitReader reader = new SplitReader(c, path, range.start, range.length);
+      SplitReader reader = new SplitReader(c, path, range.start, range.length, fileLength);
       TaskContext task = TaskContext.get();
       if (task != null) {
         task.addTaskCompletionListener((TaskCompletionListener) ctx -> closeQuietly(reader));
       }
-      return new Decoded(reader, path, values);
+      return new Decoded(reader, path, values, unsafe);
     } catch (IOException e) {
       throw new UncheckedIOException(e.getMessage(), e);
     }
@@ -151,10 +154,11 @@ final class TFRecordReadFunction extends AbstractFunction1<PartitionedFile, Iter
     private boolean ready;
     private boolean done;
 
-    Decoded(SplitReader reader, Path path, InternalRow partitionValues) {
+    /** @param unsafe the decoder when the schema is {@code direct}, else null */
+    Decoded(SplitReader reader, Path path, InternalRow partitionValues, UnsafeRowDecoder unsafe) {
       this.reader = reader;
-      this.generic = direct ? null : RowDecoder.plan(required, recordType);
-      this.unsafe = direct ? UnsafeRowDecoder.plan(required, partition, recordType) : null;
+      this.generic = unsafe == null ? RowDecoder.plan(required, recordType) : null;
+      this.unsafe = unsafe;
       this.path = path;
       this.partitionValues = partitionValues;
     }

@@ -60,7 +60,7 @@ public class FileRangeTest {
       long counted = 0;
       long read = 0;
       for (long start = 0; start < length; start += piece) {
-        FileRange r = FileRange.of(conf, file, start, Math.min(piece, length - start), true);
+        FileRange r = FileRange.of(conf, file, start, Math.min(piece, length - start), length, true);
         counted += r.records;
         read += read(file, r);
         assertEquals(r.records, read(file, r));
@@ -75,8 +75,8 @@ public class FileRangeTest {
     Path file = write("b.tfrecord", 300, false);
     assertTrue(new File(tmp.getRoot(), TFRecordIndex.indexName("b.tfrecord")).delete());
     long length = new File(file.toUri().getPath()).length();
-    FileRange first = FileRange.of(conf, file, 0, 100, true);
-    FileRange second = FileRange.of(conf, file, 100, length - 100, true);
+    FileRange first = FileRange.of(conf, file, 0, 100, length, true);
+    FileRange second = FileRange.of(conf, file, 100, length - 100, length, true);
     assertEquals(-1, first.records);
     assertEquals(300, read(file, first));
     assertTrue(second.isEmpty());
@@ -89,7 +89,7 @@ public class FileRangeTest {
     File f = new File(file.toUri().getPath());
     Files.write(f.toPath(), Files.readAllBytes(new File(other.toUri().getPath()).toPath()),
         java.nio.file.StandardOpenOption.APPEND);
-    FileRange r = FileRange.of(conf, file, 0, f.length(), true);
+    FileRange r = FileRange.of(conf, file, 0, f.length(), f.length(), true);
     assertEquals(-1, r.records);
     assertEquals(15, read(file, r));
   }
@@ -98,15 +98,16 @@ public class FileRangeTest {
   public void aWholeFilePieceIsReadWithoutItsIndexUnlessCounting() throws IOException {
     Path file = write("f.tfrecord", 20, false);
     long length = new File(file.toUri().getPath()).length();
-    assertEquals(-1, FileRange.of(conf, file, 0, length, false).records);
-    assertEquals(20, FileRange.of(conf, file, 0, length, true).records);
-    assertEquals(20, read(file, FileRange.of(conf, file, 0, length, false)));
+    assertEquals(-1, FileRange.of(conf, file, 0, length, length, false).records);
+    assertEquals(20, FileRange.of(conf, file, 0, length, length, true).records);
+    assertEquals(20, read(file, FileRange.of(conf, file, 0, length, length, false)));
   }
 
   @Test
   public void compressedFilesAreReadWholeByThePieceAtZero() throws IOException {
     Path file = write("e.tfrecord.gz", 200, true);
-    assertEquals(200, read(file, FileRange.of(conf, file, 0, 10, true)));
-    assertTrue(FileRange.of(conf, file, 10, 10, true).isEmpty());
+    long length = file.getFileSystem(conf).getFileStatus(file).getLen();
+    assertEquals(200, read(file, FileRange.of(conf, file, 0, 10, length, true)));
+    assertTrue(FileRange.of(conf, file, 10, 10, length, true).isEmpty());
   }
 }
