@@ -29,9 +29,10 @@ def node_processes(cluster_name: str) -> list[psutil.Process]:
 
 
 def executor_of(pid: int) -> int:
-    """The pid of the Spark executor JVM that *pid* (a Python worker, or a process it started)
-    descends from."""
-    for p in psutil.Process(pid).parents():
+    """The pid of the Spark executor JVM that *pid* is (a feeding task reports its JVM's pid),
+    or that it descends from (a Python worker, or a process it started)."""
+    process = psutil.Process(pid)
+    for p in [process, *process.parents()]:
         if "CoarseGrainedExecutorBackend" in " ".join(p.cmdline()):
             return p.pid
     raise AssertionError(f"process {pid} does not run under a Spark executor")

@@ -10,8 +10,7 @@ import pytest
 
 from tfrecord_io import example
 from tfrecord_io.cluster.feed.batches import plan_batches
-from tfrecord_io.cluster.feed.feeder import BATCH_HEADER, MAGIC
-from tfrecord_io.cluster.feed.layout import LENGTH, locate
+from tfrecord_io.cluster.feed.layout import BATCH_HEADER, LENGTH, MAGIC, locate
 
 SIZES = [5, 0, 17, 1, 9]  # uneven partitions, one empty: 32 records b"r0".."r31"
 

@@ -43,3 +43,11 @@ def test_a_malformed_batch_fails_the_iteration_with_the_cluster_error():
     buf.end_epoch(1, 2)
     with pytest.raises(tf.errors.OpError, match=r"ClusterError.*malformed batch"):
         list(feed_dataset(buf))
+
+
+def test_the_dataset_turns_off_autotuning_whose_teardown_stalls_every_epoch_end():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    dataset = feed_dataset(buf).map(lambda r: r, num_parallel_calls=tf.data.AUTOTUNE).batch(4)
+    assert dataset.options().autotune.enabled is False
+    assert feed_dataset(buf).options().experimental_distribute.auto_shard_policy == (
+        tf.data.experimental.AutoShardPolicy.OFF)

@@ -130,6 +130,12 @@ def test_feeding_tasks_run_on_other_executors_than_the_workers_they_feed(fed):
     assert crossing, "every batch was fed by a task on its worker's own executor"
 
 
+def test_feeding_tasks_send_from_the_executor_jvms_without_a_python_worker(fed):
+    pids = {task["pid"] for report in fed.reports.values() for epoch in report.epochs
+            for task in epoch.tasks}
+    assert pids and all(executor_of(pid) == pid for pid in pids)
+
+
 def test_nothing_is_left_running(fed):
     assert node_processes(fed.name) == []
 

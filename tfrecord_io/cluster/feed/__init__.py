@@ -19,8 +19,9 @@ the DataFrame codec (``record_type`` as in :func:`tfrecord_io.spark.save_datafra
 :data:`~tfrecord_io.cluster.feed.batches.BATCH_BYTES` (1 MiB) of records, each for one
 worker (:mod:`~tfrecord_io.cluster.feed.batches`), laid out as a table of the records' lengths
 and then the records (:mod:`~tfrecord_io.cluster.feed.layout`). A feeding task (any executor,
-any free task slot) streams whole batches to the workers' feed servers over authenticated TCP
-(:mod:`~tfrecord_io.cluster.feed.feeder`, :mod:`~tfrecord_io.cluster.feed.wire`); the node
+any free task slot) streams whole batches from its JVM to the workers' feed servers over
+authenticated TCP (the jar's ``org.tfrecordio.spark.feed.FeedSender``; the protocol is
+:mod:`~tfrecord_io.cluster.feed.wire`'s): no batch crosses to a Python worker. The node
 process buffers at most :data:`~tfrecord_io.cluster.feed.buffer.DEFAULT_CAPACITY` batches per
 feed (:mod:`~tfrecord_io.cluster.feed.buffer`, :mod:`~tfrecord_io.cluster.feed.server`), and a
 full buffer holds the sender back through TCP. TensorFlow receives each batch as one string and

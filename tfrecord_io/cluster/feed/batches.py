@@ -40,13 +40,16 @@ class Plan:
     """A feeding job's batches and what each worker gets.
 
     Attributes:
-        batches: a Python RDD of ``bytes`` batches (see ``FeedBatches``).
+        batches: a Python RDD of ``bytes`` batches (see ``FeedBatches``), to look at them.
+        jrdd: the same batches as the JVM's ``JavaRDD<byte[]>``, which the feeding job sends
+            without their crossing to Python.
         per_worker: records each worker gets (``equal=True``), else None.
         dropped: records left out by the equal-share rule (0 without it).
         partitions: partitions of the data.
     """
 
     batches: Any
+    jrdd: Any
     per_worker: int | None
     dropped: int
     partitions: int
@@ -145,4 +148,4 @@ def plan_batches(
                         batch_bytes)
     if tasks is not None and 0 < tasks < partitions:
         jbatches = jbatches.coalesce(tasks)
-    return Plan(RDD(jbatches, sc, NoOpSerializer()), per_worker, dropped, partitions)
+    return Plan(RDD(jbatches, sc, NoOpSerializer()), jbatches, per_worker, dropped, partitions)

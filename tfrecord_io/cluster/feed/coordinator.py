@@ -2,10 +2,10 @@
 
 Per epoch of a feed it waits until every node still reading the feed asked for that epoch
 (the readers pull epochs, so a worker busy with another feed never has a feeding job hold
-Spark's task slots against it), runs one feeding job (``mapPartitions`` of
-:mod:`~tfrecord_io.cluster.feed.feeder` over the batches of
-:mod:`~tfrecord_io.cluster.feed.batches`) under a job group of its own, and then tells every
-node that the epoch is over and how many records were sent to it. While the job runs it
+Spark's task slots against it), runs one feeding job (the jar's
+``org.tfrecordio.spark.feed.FeedSender`` over the batches of
+:mod:`~tfrecord_io.cluster.feed.batches`, in the executors' JVMs) under a job group of its own,
+and then tells every node that the epoch is over and how many records were sent to it. While the job runs it
 watches the cluster: a failed node cancels the job group and raises the node's
 :class:`ClusterError` (the first failure reaches the driver within a second or two).
 
@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tfrecord_io.cluster import slots
-from tfrecord_io.cluster.feed.batches import is_dataframe, plan_batches
-from tfrecord_io.cluster.feed.feeder import Feeder
+from tfrecord_io.cluster.feed.batches import Plan, is_dataframe, plan_batches
 from tfrecord_io.cluster.feed.links import FeedLinks
 from tfrecord_io.errors import ClusterError
 
@@ -38,6 +37,8 @@ log = logging.getLogger("tfrecord_io.cluster")
 #: After a node's link broke or its ``main_fun`` failed, how long to wait for the cluster to
 #: report the failure before naming it without details.
 _FAILURE_GRACE = 8.0
+#: The jar's feeding task (it sends the batches from the executors' JVMs).
+FEED_SENDER_CLASS = "org.tfrecordio.spark.feed.FeedSender"
 _POLL = 0.2
 
 
@@ -201,7 +202,7 @@ class FeedCoordinator:
             log.debug("feeding epoch %d of %r: every reader asked at %.3f", epoch, feed,
                       time.time())
             try:
-                self._feed_job(plan.batches, feed, epoch, result, feeding)
+                self._feed_job(plan, feed, epoch, result, feeding)
             except BaseException as e:
                 self._fail_epoch(feed, epoch, str(e))
                 raise
@@ -233,7 +234,7 @@ class FeedCoordinator:
                                     equal=self._equal, record_type=record_type,
                                     tasks=self._tasks())
                 result.dropped += plan.dropped
-                self._feed_job(plan.batches, feed, epoch, result, feeding)
+                self._feed_job(plan, feed, epoch, result, feeding)
             finally:
                 if self._equal:
                     batch_df.unpersist()
@@ -308,17 +309,20 @@ class FeedCoordinator:
             raise ClusterError(f"{broken[0]} stopped while being fed ({links.gone(broken[0])})",
                                node=broken[0])
 
-    def _feed_job(self, batches: Any, feed: str, epoch: int, result: EpochReport,
+    def _feed_job(self, plan: Plan, feed: str, epoch: int, result: EpochReport,
                   feeding: Feeding) -> None:
         """Run one feeding job, watching the cluster; add its task reports to *result*."""
         group = f"{self._group}-feed-{feed}-{epoch}-{result.jobs}"
-        feeder = Feeder(self._secret, self._addresses, feed, epoch)
         outcome: dict[str, Any] = {}
 
         def job() -> None:
+            from tfrecord_io.spark.jvm import java_class  # noqa: PLC0415 - Spark on the driver
+
             try:
                 self._sc.setJobGroup(group, f"tfrecord-io feed {feed!r}, epoch {epoch}", True)
-                outcome["lines"] = batches.mapPartitions(feeder).collect()
+                sender = java_class(self._sc, FEED_SENDER_CLASS)
+                tasks = sender.sendTo(plan.jrdd, self._secret, self._addresses, feed, epoch)
+                outcome["lines"] = [str(line) for line in tasks.collect()]
             except BaseException as e:  # noqa: BLE001 - judged below
                 outcome["error"] = e
 

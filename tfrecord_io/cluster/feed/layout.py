@@ -6,6 +6,10 @@ The payload of a ``batch`` message holds *n* records (*n* is in the message's he
     n x uint32 big-endian    the records' lengths
     the n records            back to back, nothing between them
 
+In the JVM each batch starts with :data:`BATCH_HEADER` (magic, worker, feeding job, partition,
+sequence number, records); the feeding task sends those fields in the message's header and the
+payload after them.
+
 There is no per-record framing or CRC: the feed channel's MAC covers every byte of the
 batch. :func:`locate` finds every record in one vectorized step (no Python loop per record)
 and checks the table against the payload before anything is cut from it, so TensorFlow
@@ -15,13 +19,19 @@ receives a batch as one string plus the records' offsets (:mod:`~tfrecord_io.clu
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
 
-__all__ = ["LENGTH", "Batch", "locate", "pack"]
+__all__ = ["BATCH_HEADER", "LENGTH", "MAGIC", "Batch", "locate", "pack"]
 
+#: The header of a batch in the JVM: magic, worker, job, partition, sequence number, records
+#: (big-endian ints).
+BATCH_HEADER = struct.Struct("!6i")
+#: ``"TFFB"``: the first int of every batch.
+MAGIC = 0x54464642
 #: One entry of the lengths table.
 LENGTH = np.dtype(">u4")
 

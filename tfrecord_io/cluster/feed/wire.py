@@ -1,7 +1,8 @@
 """The feed's authenticated binary stream: JSON headers with large byte payloads, each signed.
 
-One :class:`FeedWire` is one TCP connection to a node's feed server, from the driver or from a
-feeding task. The server opens with a random nonce (a hex line, as the control channel does);
+One :class:`FeedWire` is one TCP connection to a node's feed server, from the driver (or a
+test). Feeding tasks speak the same protocol from the executors' JVMs (the jar's
+``org.tfrecordio.spark.feed.FeedWire``). The server opens with a random nonce (a hex line, as the control channel does);
 after that every message in either direction is::
 
     uint32 header_length, uint64 payload_length   (big-endian)

@@ -6,9 +6,8 @@ import org.tfrecordio.example.WireSink;
 
 /**
  * Writes the body of one {@code Feature} message (its kind's list) in protobuf's deterministic
- * serialization: scalars, packed int64 and float lists, bytes lists. Shared by the encoders of
- * external Rows ({@link RowEncoder}) and of Spark's internal rows ({@link InternalRowEncoder}),
- * which only differ in how they read a value.
+ * serialization: scalars, packed int64 and float lists, bytes lists, for
+ * {@link InternalRowEncoder}; and the errors for nulls where a record cannot have one.
  */
 final class FeatureWriter {
   private FeatureWriter() {}

@@ -1,30 +1,28 @@
 package org.tfrecordio.spark;
 
 import java.io.Serializable;
-import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.tfrecordio.example.ExampleWire;
 import org.tfrecordio.example.SchemaException;
-import org.tfrecordio.example.WireSink;
 
 /**
- * Encodes Spark Rows as serialized Examples or SequenceExamples (or passes ByteArray records
- * through), driven by the DataFrame's schema, which {@link #plan} checks up front.
+ * How a DataFrame's rows become serialized Examples or SequenceExamples (or ByteArray records):
+ * the schema checked up front by {@link #plan}, and each column's feature, in the order written.
+ * {@link InternalRowEncoder} encodes Spark's internal rows by this plan, for the data source's
+ * writes and for feeding.
  *
  * <p>Features are written sorted by name (UTF-8 byte order), each map entry as protobuf's
- * deterministic serialization writes it, so a Row gives the same bytes as the Python codec's
+ * deterministic serialization writes it, so a row gives the same bytes as the Python codec's
  * {@code tfrecord_io.example.from_arrow} for the same values. A null cell omits the feature.
- * Not thread-safe: one instance per task (it is Serializable and copied into each task).
- * {@link InternalRowEncoder} does the same for Spark's internal rows (the data source's writes).
+ * The decoders use its record type names.
  */
 public final class RowEncoder implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -63,7 +61,6 @@ public final class RowEncoder implements Serializable {
   final int bytesIndex;
   final String bytesName;
 
-  private transient WireSink sink;
 
   private RowEncoder(String recordType, Column[] context, Column[] featureLists, int bytesIndex,
       String bytesName) {
@@ -161,195 +158,5 @@ public final class RowEncoder implements Serializable {
       }
     }
     return -1;
-  }
-
-  /**
-   * Encodes a row. The record is {@code buffer()[0, length)}, valid until the next call.
-   *
-   * @return the record's length
-   */
-  public int encode(Row row) {
-    if (sink == null) {
-      sink = new WireSink(4096);
-    }
-    WireSink s = sink;
-    s.reset();
-    if (bytesIndex >= 0) {
-      Object v = row.get(bytesIndex);
-      if (v == null) {
-        throw FeatureWriter.nullRecord(bytesName);
-      }
-      byte[] b = (byte[]) v;
-      s.bytes(b, 0, b.length);
-      return s.pos;
-    }
-    int features = s.begin(ExampleWire.TAG1_LEN);
-    for (Column c : context) {
-      int i = c.index;
-      if (row.isNullAt(i)) {
-        continue;
-      }
-      int entry = s.begin(ExampleWire.TAG1_LEN);
-      s.bytes(c.keyField, 0, c.keyField.length);
-      int feature = s.begin(ExampleWire.TAG2_LEN);
-      if (c.plan.shape == SparkFeatureTypes.SCALAR) {
-        writeScalarFeature(s, c, row.get(i));
-      } else if (c.plan.shape == SparkFeatureTypes.VECTOR) {
-        FeatureWriter.floats(s, vectorValues(row.get(i)));
-      } else {
-        writeListFeature(s, c, row.getList(i), "inside a list");
-      }
-      s.end(feature);
-      s.end(entry);
-    }
-    s.end(features);
-    if (SEQUENCE_EXAMPLE.equals(recordType)) {
-      int lists = s.begin(ExampleWire.TAG2_LEN);
-      for (Column c : featureLists) {
-        int i = c.index;
-        if (row.isNullAt(i)) {
-          continue;
-        }
-        int entry = s.begin(ExampleWire.TAG1_LEN);
-        s.bytes(c.keyField, 0, c.keyField.length);
-        int featureList = s.begin(ExampleWire.TAG2_LEN);
-        for (Object step : row.getList(i)) {
-          if (step == null) {
-            throw FeatureWriter.nullStep(c.name);
-          }
-          int feature = s.begin(ExampleWire.TAG1_LEN);
-          if (c.plan.shape == SparkFeatureTypes.VECTOR_STEPS) {
-            FeatureWriter.floats(s, vectorValues(step));
-          } else {
-            writeListFeature(s, c, asList(step), "inside a step");
-          }
-          s.end(feature);
-        }
-        s.end(featureList);
-        s.end(entry);
-      }
-      s.end(lists);
-    }
-    return s.pos;
-  }
-
-  /** The buffer holding the last encoded record. */
-  public byte[] buffer() {
-    return sink.buf;
-  }
-
-  @SuppressWarnings("unchecked")
-  private static List<Object> asList(Object v) {
-    if (v instanceof List) {
-      return (List<Object>) v;
-    }
-    if (v instanceof Object[]) {
-      return Arrays.asList((Object[]) v);
-    }
-    // A Scala Seq, as Rows hold arrays: let a one-field Row convert it the supported way.
-    return (List<Object>) (List<?>) org.apache.spark.sql.RowFactory.create(v).getList(0);
-  }
-
-  private static double[] vectorValues(Object v) {
-    if (v instanceof org.apache.spark.ml.linalg.Vector) {
-      return ((org.apache.spark.ml.linalg.Vector) v).toArray();
-    }
-    return ((org.apache.spark.mllib.linalg.Vector) v).toArray();
-  }
-
-  private void writeScalarFeature(WireSink s, Column c, Object v) {
-    int leaf = c.plan.leaf;
-    switch (SparkFeatureTypes.kind(leaf)) {
-      case ExampleWire.INT64:
-        FeatureWriter.int64(s, c.kindTag, toLong(c, v));
-        return;
-      case ExampleWire.FLOAT:
-        FeatureWriter.float32(s, c.kindTag, toFloat(v));
-        return;
-      default: {
-        byte[] b = toBytes(leaf, v);
-        FeatureWriter.bytes(s, c.kindTag, b, 0, b.length);
-      }
-    }
-  }
-
-  private void writeListFeature(WireSink s, Column c, List<?> values, String where) {
-    int leaf = c.plan.leaf;
-    int kind = SparkFeatureTypes.kind(leaf);
-    int list = s.begin(c.kindTag);
-    if (!values.isEmpty()) {
-      if (kind == ExampleWire.BYTES) {
-        for (Object v : values) {
-          if (v == null) {
-            throw nullInside(c, where);
-          }
-          byte[] b = toBytes(leaf, v);
-          s.header(ExampleWire.TAG1_LEN, b.length);
-          s.bytes(b, 0, b.length);
-        }
-      } else if (kind == ExampleWire.FLOAT) {
-        s.header(ExampleWire.TAG1_LEN, 4 * values.size());
-        for (Object v : values) {
-          if (v == null) {
-            throw nullInside(c, where);
-          }
-          s.float32(toFloat(v));
-        }
-      } else {
-        int packed = s.begin(ExampleWire.TAG1_LEN);
-        for (Object v : values) {
-          if (v == null) {
-            throw nullInside(c, where);
-          }
-          s.varint(toLong(c, v));
-        }
-        s.end(packed);
-      }
-    }
-    s.end(list);
-  }
-
-  private static SchemaException nullInside(Column c, String where) {
-    return FeatureWriter.nullInside(c.name, where);
-  }
-
-  private static long toLong(Column c, Object v) {
-    switch (c.plan.leaf) {
-      case SparkFeatureTypes.BOOLEAN:
-        return ((Boolean) v) ? 1L : 0L;
-      case SparkFeatureTypes.DATE:
-        return SparkFeatureTypes.days(v);
-      case SparkFeatureTypes.TIMESTAMP:
-        try {
-          return SparkFeatureTypes.micros(v);
-        } catch (ArithmeticException e) {
-          throw new SchemaException("column " + SchemaException.q(c.name) + ": timestamp " + v
-              + " is out of range for microseconds in int64");
-        }
-      case SparkFeatureTypes.TIMESTAMP_NTZ:
-        try {
-          return SparkFeatureTypes.microsNtz(v);
-        } catch (ArithmeticException e) {
-          throw new SchemaException("column " + SchemaException.q(c.name) + ": timestamp " + v
-              + " is out of range for microseconds in int64");
-        }
-      default:
-        return ((Number) v).longValue();
-    }
-  }
-
-  private static float toFloat(Object v) {
-    return ((Number) v).floatValue();
-  }
-
-  private static byte[] toBytes(int leaf, Object v) {
-    switch (leaf) {
-      case SparkFeatureTypes.BINARY:
-        return (byte[]) v;
-      case SparkFeatureTypes.DECIMAL:
-        return ((BigDecimal) v).toPlainString().getBytes(StandardCharsets.UTF_8);
-      default:
-        return v.toString().getBytes(StandardCharsets.UTF_8);
-    }
   }
 }
