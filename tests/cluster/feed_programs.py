@@ -124,3 +124,14 @@ def read_stream(args, ctx):
             ids.extend(_ids(batch, "example"))
         epochs.append(ids)
     _write(args, ctx, "stream", {"epochs": epochs})
+
+
+def read_with_pause(args, ctx):
+    """Read epoch 1 of feed "train", pause args["pause"] seconds, then read epoch 2; writes the
+    ids of each epoch and when (time.time()) the reader asked for epoch 2."""
+    dataset = ctx.feed("train").batch(100)
+    first = [i for batch in dataset for i in _ids(batch, "bytes")]
+    time.sleep(args["pause"])
+    asked = time.time()
+    second = [i for batch in dataset for i in _ids(batch, "bytes")]
+    _write(args, ctx, "read", {"epochs": [first, second], "asked": asked})

@@ -178,3 +178,13 @@ def test_a_batch_too_short_for_its_lengths_table_raises_before_reading_it():
     with pytest.raises(ClusterError, match="a table of 1000000 lengths needs 4000000 bytes, "
                                            "but the batch has 8"):
         list(buf.epoch())
+
+
+def test_a_batch_of_the_next_epoch_waits_for_it_even_before_this_epochs_end_marker():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    buf.put(1, (0, 0, 0), 1, pack([b"one"]))
+    buf.put(2, (1, 0, 0), 1, pack([b"two"]))  # fed ahead, before epoch 1's end marker came
+    buf.end_epoch(1, 1)
+    buf.end_epoch(2, 1)
+    assert [r for batch in buf.epoch() for r in batch.records()] == [b"one"]
+    assert [r for batch in buf.epoch() for r in batch.records()] == [b"two"]

@@ -131,39 +131,59 @@ class FeedBuffer:
 
     def _next(self, epoch: int) -> Batch | None:
         """The next batch of *epoch*; None at its end."""
-        while True:
-            with self._cond:
-                while not self._items and not self._stopped:
-                    self._cond.wait(_POLL)
-                if self._stopped or self._started != epoch:
-                    return None
-                item = self._items.popleft()
-                kind = item[0]
-                if kind == "data":
-                    self._batches -= 1
-                    self._cond.notify_all()
-                elif kind == "close":
-                    self._closed = True
-                    return None
-                if item[1] < epoch:
-                    continue  # the rest of an epoch the reader left early
-                if kind == "end":
-                    return self._ended(epoch, item[2])
-                if kind == "fail":
-                    raise ClusterError(f"feeding epoch {epoch} of feed {self.name!r} failed on "
-                                       f"the driver: {item[2]}")
-            _, _, payload, records, key = item
-            # The batch's MAC (checked on arrival) covers every byte; the lengths table is
-            # still checked against the payload before a record is cut.
-            try:
-                return locate(payload, records)
-            except ValueError as e:
-                job, partition, seq = key
-                raise ClusterError(
-                    f"feed {self.name!r}, epoch {epoch}: a malformed batch (feeding job {job}, "
-                    f"partition {partition}, batch {seq}) {e}; the feeding tasks' jar and this "
-                    "node's tfrecord_io must be the same version"
-                ) from e
+        with self._cond:
+            item = None
+            while not self._stopped and self._started == epoch:
+                item = self._take(epoch)
+                if item is not None:
+                    break
+                self._cond.wait(_POLL)
+            if item is None:  # stopped, or the reader went on to a new epoch
+                return None
+            kind = item[0]
+            if kind == "close":
+                self._closed = True
+                return None
+            if kind == "end":
+                return self._ended(epoch, item[2])
+            if kind == "fail":
+                raise ClusterError(f"feeding epoch {epoch} of feed {self.name!r} failed on "
+                                   f"the driver: {item[2]}")
+        _, _, payload, records, key = item
+        # The batch's MAC (checked on arrival) covers every byte; the lengths table is
+        # still checked against the payload before a record is cut.
+        try:
+            return locate(payload, records)
+        except ValueError as e:
+            job, partition, seq = key
+            raise ClusterError(
+                f"feed {self.name!r}, epoch {epoch}: a malformed batch (feeding job {job}, "
+                f"partition {partition}, batch {seq}) {e}; the feeding tasks' jar and this "
+                "node's tfrecord_io must be the same version"
+            ) from e
+
+    def _take(self, epoch: int) -> tuple[Any, ...] | None:
+        """Remove and return the first item for a reader of *epoch*: its batch or marker, or the
+        feed's end. Items of earlier epochs (one the reader left early) are dropped; those of
+        later ones stay, in order: the driver may feed the next epoch before its end marker for
+        this one arrives, and before the reader asks for it. Call with the lock held."""
+        kept: list[tuple[Any, ...]] = []
+        found = None
+        while self._items:
+            item = self._items.popleft()
+            if item[0] == "data" and item[1] <= epoch:
+                self._batches -= 1
+                self._cond.notify_all()
+            if item[0] == "close" or item[1] == epoch:
+                found = item
+                break
+            if item[1] > epoch:
+                kept.append(item)
+            elif item[0] == "end":  # the end of an epoch left early: forget its bookkeeping
+                self._received.pop(item[1], None)
+                self._seen.pop(item[1], None)
+        self._items.extendleft(reversed(kept))
+        return found
 
     def _ended(self, epoch: int, sent: int | None) -> None:
         received = self._received.pop(epoch, 0)

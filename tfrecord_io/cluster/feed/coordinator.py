@@ -141,6 +141,8 @@ class FeedCoordinator:
         self._feed_locks: dict[str, threading.Lock] = {}
         self._epochs: dict[str, int] = {}
         self._jobs = itertools.count()
+        self._groups = itertools.count()
+        self._done: dict[str, int] = {}  # per feed, the last epoch whose end was sent
         self._pending: set[Feeding] = set()
         self._closed = threading.Event()
         self.attempt: int | None = None  #: the attempt whose nodes it feeds
@@ -180,18 +182,15 @@ class FeedCoordinator:
                  feeding: Feeding) -> FeedReport:
         report = FeedReport(feed)
         plan = None
+        ahead = False
         for _ in range(num_epochs):
             if feeding.stopping:
                 report.stopped = True
                 break
             epoch = self._next_epoch(feed)
-            if not self._await_demand(feed, epoch, feeding):
-                if feeding.stopping:
-                    report.stopped = True
-                    self._end_epoch(feed, epoch, EpochReport(epoch, complete=False))
-                    break
-                log.info("no node reads feed %r any more: %d epoch(s) not fed", feed,
-                         num_epochs - len(report.epochs))
+            if ahead and not self._readers(feed):
+                ahead = False  # nobody reads: _await_demand says so below
+            if not ahead and not self._demanded(feed, epoch, feeding, report, num_epochs):
                 break
             if plan is None:
                 plan = plan_batches(self._sc, data, len(self._nodes), next(self._jobs),
@@ -199,10 +198,21 @@ class FeedCoordinator:
                                     tasks=self._tasks())
             result = EpochReport(epoch, dropped=plan.dropped)
             start = time.monotonic()
-            log.debug("feeding epoch %d of %r: every reader asked at %.3f", epoch, feed,
-                      time.time())
+            log.debug("feeding epoch %d of %r (%s) at %.3f", epoch, feed,
+                      "ahead" if ahead else "every reader asked", time.time())
             try:
-                self._feed_job(plan, feed, epoch, result, feeding)
+                if ahead and not self._feed_job(plan, feed, epoch, result, feeding,
+                                                preempt=lambda: self._awaited_elsewhere(feed)):
+                    # Another feed's readers wait for a job that needs the slots this one
+                    # holds: feed this epoch when it is asked for (a node keeps the batches it
+                    # already has, and drops them when they come again).
+                    log.debug("epoch %d of %r gives way to another feed", epoch, feed)
+                    if not self._demanded(feed, epoch, feeding, report, num_epochs):
+                        break
+                    result = EpochReport(epoch, dropped=plan.dropped)
+                    self._feed_job(plan, feed, epoch, result, feeding)
+                elif not ahead:
+                    self._feed_job(plan, feed, epoch, result, feeding)
             except BaseException as e:
                 self._fail_epoch(feed, epoch, str(e))
                 raise
@@ -213,7 +223,22 @@ class FeedCoordinator:
             log.info("fed epoch %d of %r: %s records in %.2f s (%d dropped)", epoch, feed,
                      sum(result.records.values()), time.monotonic() - start, result.dropped)
             report.epochs.append(result)
+            ahead = True  # the next epoch goes at once: its readers find it buffered
         return report
+
+    def _demanded(self, feed: str, epoch: int, feeding: Feeding, report: FeedReport,
+                  num_epochs: int) -> bool:
+        """Wait for every reader's demand of *epoch*; False (with *report* and the nodes told)
+        if feeding was stopped or nobody reads *feed* any more."""
+        if self._await_demand(feed, epoch, feeding):
+            return True
+        if feeding.stopping:
+            report.stopped = True
+            self._end_epoch(feed, epoch, EpochReport(epoch, complete=False))
+        else:
+            log.info("no node reads feed %r any more: %d epoch(s) not fed", feed,
+                     num_epochs - len(report.epochs))
+        return False
 
     def _stream(self, df: Any, feed: str, record_type: str, trigger: dict[str, Any] | None,
                 feeding: Feeding) -> FeedReport:
@@ -274,6 +299,21 @@ class FeedCoordinator:
             self._epochs[feed] = self._epochs.get(feed, 0) + 1
             return self._epochs[feed]
 
+    def _readers(self, feed: str) -> list[str]:
+        with self._links.cond:
+            return [n for n in self._nodes if self._links.reading(n, feed)]
+
+    def _awaited_elsewhere(self, feed: str) -> bool:
+        """Whether a node waits for an epoch of another feed that is not fed yet: a job fed
+        ahead must then give its task slots up, or the two could wait on each other."""
+        links = self._links
+        with self._lock:
+            done = dict(self._done)
+        with links.cond:
+            return any(asked > done.get(other, 0)
+                       for n in self._nodes if links.gone(n) is None
+                       for other, asked in links.demands(n).items() if other != feed)
+
     def _await_demand(self, feed: str, epoch: int, feeding: Feeding) -> bool:
         """Wait until every node still reading *feed* asked for *epoch*; False if none reads
         it any more, or *feeding* was stopped. Raises the cluster's failure."""
@@ -310,9 +350,11 @@ class FeedCoordinator:
                                node=broken[0])
 
     def _feed_job(self, plan: Plan, feed: str, epoch: int, result: EpochReport,
-                  feeding: Feeding) -> None:
-        """Run one feeding job, watching the cluster; add its task reports to *result*."""
-        group = f"{self._group}-feed-{feed}-{epoch}-{result.jobs}"
+                  feeding: Feeding, preempt: Callable[[], bool] | None = None) -> bool:
+        """Run one feeding job, watching the cluster; add its task reports to *result*.
+        Returns False if *preempt* said so while it ran (the job is cancelled, *result* left as
+        it was)."""
+        group = f"{self._group}-feed-{feed}-{epoch}-{next(self._groups)}"
         outcome: dict[str, Any] = {}
 
         def job() -> None:
@@ -334,6 +376,10 @@ class FeedCoordinator:
                 thread.join(_POLL)
                 if thread.is_alive():
                     self._check()
+                    if preempt is not None and preempt():
+                        self._sc.cancelJobGroup(group)
+                        thread.join(30.0)
+                        return False
         except BaseException:
             self._sc.cancelJobGroup(group)
             thread.join(30.0)
@@ -344,7 +390,7 @@ class FeedCoordinator:
         if "error" in outcome:
             if feeding.stopping:
                 result.complete = False
-                return
+                return True
             self._check()
             raise ClusterError(f"feeding epoch {epoch} of feed {feed!r} failed: "
                                f"{outcome['error']}")
@@ -355,6 +401,7 @@ class FeedCoordinator:
                 w = int(worker)
                 result.records[w] = result.records.get(w, 0) + sent["records"]
                 result.dropped += sent["dropped"]
+        return True
 
     def _end_epoch(self, feed: str, epoch: int, result: EpochReport) -> None:
         unsure = {int(w) for task in result.tasks for w, s in task["workers"].items()
@@ -363,6 +410,8 @@ class FeedCoordinator:
             sent = None if w in unsure or not result.complete else result.records.get(w, 0)
             self._links.send(node, {"type": "end_epoch", "feed": feed, "epoch": epoch,
                                     "sent": sent})
+        with self._lock:
+            self._done[feed] = max(epoch, self._done.get(feed, 0))
 
     def _fail_epoch(self, feed: str, epoch: int, reason: str) -> None:
         for node in self._nodes:

@@ -83,6 +83,10 @@ class FeedLinks:
         """The last epoch of *feed* that *node*'s reader asked for (0: none)."""
         return self._demands[node].get(feed, 0)
 
+    def demands(self, node: str) -> dict[str, int]:
+        """The last epoch of each feed that *node*'s reader asked for."""
+        return dict(self._demands[node])
+
     # -- markers -------------------------------------------------------------------------------
 
     def send(self, node: str, message: dict[str, Any]) -> None:
