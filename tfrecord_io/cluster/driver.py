@@ -24,7 +24,8 @@ from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.attempt import Attempt
 from tfrecord_io.cluster.channel import ControlServer, new_secret
 from tfrecord_io.cluster.context import NodeContext, default_checkpoint_dir
-from tfrecord_io.cluster.feed.coordinator import FeedCoordinator, FeedReport, Feeding
+from tfrecord_io.cluster.feed.coordinator import FeedCoordinator
+from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
 from tfrecord_io.cluster.spec import Role, roles as make_roles
 from tfrecord_io.errors import ClusterError
 
