@@ -135,3 +135,10 @@ def read_with_pause(args, ctx):
     asked = time.time()
     second = [i for batch in dataset for i in _ids(batch, "bytes")]
     _write(args, ctx, "read", {"epochs": [first, second], "asked": asked})
+
+
+def read_late(args, ctx):
+    """Sleep args["pause"] seconds before reading one epoch of feed "train"; writes its ids."""
+    time.sleep(args["pause"])
+    ids = [i for batch in ctx.feed("train").batch(100) for i in _ids(batch, "bytes")]
+    _write(args, ctx, "read", {"ids": ids})

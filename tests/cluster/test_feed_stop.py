@@ -1,5 +1,5 @@
-"""Feeding ends promptly when the workers stop reading, and raises ClusterError naming the
-node when a worker fails while being fed."""
+"""Feeding ends promptly when the workers stop reading, raises ClusterError naming the node when
+a worker fails while being fed, and stops with TimeoutError when train()'s timeout passes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import feed_programs
 from tfrecord_io import cluster
 
 # 120,000 records of ~1 KB in 4 partitions: ~60 MB per worker, far more than its buffer
-# (8 batches of ~4 MB), so feeding tasks would wait on a worker that stopped reading.
+# (32 batches of ~1 MB), so feeding tasks would wait on a worker that stopped reading.
 N_BIG = 120_000
 
 
@@ -79,3 +79,16 @@ def test_worker_killed_while_fed_makes_train_raise_naming_it(sc, big, tmp_path):
     assert info.value.node == "worker:0"
     assert raised_at - failed_at < 10.0
     assert node_processes(c.name) == []
+
+
+def test_train_stops_the_feeding_and_raises_timeout_error_when_its_timeout_passes(sc, tmp_path):
+    data = sc.parallelize([b"r%d" % i for i in range(100)], 2).cache()
+    args = {"out": str(tmp_path), "pause": 8.0}
+    with cluster.run(sc, feed_programs.read_late, args, num_workers=2, input_mode="spark") as c:
+        began = time.monotonic()
+        with pytest.raises(TimeoutError, match="'train' was not done after 1.0 s"):
+            c.train(data, timeout=1.0)
+        assert time.monotonic() - began < 5
+        c.wait(timeout=120)
+    for w in range(2):  # the stopped epoch ends short: the late readers get nothing
+        assert json.loads((tmp_path / f"worker-{w}-read.json").read_text())["ids"] == []

@@ -110,11 +110,12 @@ class Cluster:
         block: bool = True,
         record_type: str = "Example",
         trigger: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> FeedReport | Feeding:
         """Feed *data* to the workers' ``ctx.feed(feed)`` (``input_mode="spark"``), *num_epochs*
-        epochs of it, each once every worker still reading the feed asked for it. The feed does
-        not end here (call again for more epochs) but at :meth:`wait`/:meth:`shutdown`. The
-        rules: :mod:`tfrecord_io.cluster.feed`.
+        epochs of it: the first once every worker still reading the feed asked for it, the
+        next ones ahead of the workers. The feed does not end here (call again for more epochs)
+        but at :meth:`wait`/:meth:`shutdown`. The rules: :mod:`tfrecord_io.cluster.feed`.
 
         Args:
             data: a DataFrame (rows encoded to *record_type* in the JVM), an RDD of ``bytes``,
@@ -126,11 +127,15 @@ class Cluster:
                 buffers); False: return a :class:`Feeding` (a Future; ``stop()`` ends it).
             record_type: ``"Example"``, ``"SequenceExample"`` or ``"ByteArray"`` (DataFrames).
             trigger: a stream's ``writeStream.trigger(**trigger)``, e.g. ``{"availableNow": True}``.
+            timeout: with *block*, seconds to wait at most (None: no limit); then the feeding
+                is stopped (the epoch in progress ends short on the workers) and
+                ``TimeoutError`` raised.
 
         Raises:
             ClusterError: a node failed while being fed (named, with its traceback), feeding
                 failed (e.g. the data changed since it was counted), or the cluster stopped.
             ValueError: not ``input_mode="spark"``, or bad arguments.
+            TimeoutError: *timeout* passed first.
         """
         if self._options["input_mode"] != "spark":
             raise ValueError("train() feeds clusters started with cluster.run(..., "
@@ -140,7 +145,16 @@ class Cluster:
         if not isinstance(feed, str) or not feed:
             raise ValueError(f"feed must be a non-empty name, not {feed!r}")
         feeding = self._coordinator().train(data, num_epochs, feed, record_type, trigger)
-        return feeding.result() if block else feeding
+        if not block:
+            return feeding
+        try:
+            return feeding.result(timeout=timeout)
+        except TimeoutError:
+            if feeding.done():  # the feeding itself raised TimeoutError
+                raise
+            feeding.stop()
+            raise TimeoutError(f"feeding {feed!r} was not done after {timeout} s: it was "
+                               "stopped (do the workers read it?)") from None
 
     def _coordinator(self) -> FeedCoordinator:
         attempt = self._attempt
