@@ -7,6 +7,8 @@ import collections
 
 import pyarrow as pa
 import pytest
+from pyspark import RDD, SparkContext
+from pyspark.serializers import NoOpSerializer
 
 from tfrecord_io import example
 from tfrecord_io.cluster.feed.batches import plan_batches
@@ -24,10 +26,15 @@ def uneven_rdd(sc, sizes):
     return sc.parallelize(range(len(sizes)), len(sizes)).mapPartitionsWithIndex(partition)
 
 
-def unpack(batches):
-    """[(worker, job, partition, seq, records as bytes)] of the batch RDD."""
+def collect(plan):
+    """The plan's batches, collected to Python as ``bytes``."""
+    return RDD(plan.jrdd, SparkContext.getOrCreate(), NoOpSerializer()).collect()
+
+
+def unpack(plan):
+    """[(worker, job, partition, seq, records as bytes)] of the plan's batches."""
     out = []
-    for batch in batches.collect():
+    for batch in collect(plan):
         magic, worker, job, partition, seq, count = BATCH_HEADER.unpack_from(batch)
         assert magic == MAGIC
         records = locate(batch[BATCH_HEADER.size:], count).records()
@@ -44,7 +51,7 @@ def by_worker(batches):
 
 def test_sync_rule_gives_each_worker_every_wth_record_and_drops_the_remainder(sc):
     plan = plan_batches(sc, uneven_rdd(sc, SIZES), 3, job=7, equal=True)
-    got = by_worker(unpack(plan.batches))
+    got = by_worker(unpack(plan))
     assert (plan.per_worker, plan.dropped) == (10, 2)
     # Global index g (in partition order) goes to worker g % 3 while g < 3 * (32 // 3) = 30.
     for w in range(3):
@@ -53,7 +60,7 @@ def test_sync_rule_gives_each_worker_every_wth_record_and_drops_the_remainder(sc
 
 def test_without_the_equal_rule_nothing_is_counted_or_dropped(sc):
     plan = plan_batches(sc, uneven_rdd(sc, SIZES), 2, job=0, equal=False)
-    got = by_worker(unpack(plan.batches))
+    got = by_worker(unpack(plan))
     assert (plan.per_worker, plan.dropped) == (None, 0)
     assert sorted(got[0] + got[1]) == sorted(b"r%d" % i for i in range(32))
     assert abs(len(got[0]) - len(got[1])) <= len([s for s in SIZES if s])
@@ -65,7 +72,7 @@ def test_dataframe_rows_cross_as_the_examples_the_python_codec_writes(spark):
     schema = "id long, name string, x array<float>, raw binary"
     df = spark.createDataFrame(rows, schema).repartition(3)
     plan = plan_batches(spark.sparkContext, df, 1, job=0, equal=True)
-    fed = sorted(r for *_, recs in unpack(plan.batches) for r in recs)
+    fed = sorted(r for *_, recs in unpack(plan) for r in recs)
     table = pa.table({
         "id": pa.array([r[0] for r in rows], pa.int64()),
         "name": [r[1] for r in rows],
@@ -77,7 +84,7 @@ def test_dataframe_rows_cross_as_the_examples_the_python_codec_writes(spark):
 
 def test_batches_are_cut_near_the_target_size_and_numbered_per_partition(sc):
     records = sc.parallelize([bytes([i % 256]) * 1000 for i in range(200)], 2)
-    batches = unpack(plan_batches(sc, records, 2, job=3, equal=True, batch_bytes=10_000).batches)
+    batches = unpack(plan_batches(sc, records, 2, job=3, equal=True, batch_bytes=10_000))
     assert len(batches) > 4
     for worker, job, partition, seq, recs in batches:
         assert job == 3
@@ -101,4 +108,4 @@ def test_a_partition_that_changed_since_it_was_counted_fails_the_feed(sc, tmp_pa
     # (Spark retries the task: each attempt computes the partition again, one record more.)
     with pytest.raises(Exception, match=r"partition 0 holds \d+ records now but held 1 when it "
                                          r"was counted.*cache it"):
-        plan.batches.collect()
+        collect(plan)

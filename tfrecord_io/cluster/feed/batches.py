@@ -40,15 +40,13 @@ class Plan:
     """A feeding job's batches and what each worker gets.
 
     Attributes:
-        batches: a Python RDD of ``bytes`` batches (see ``FeedBatches``), to look at them.
-        jrdd: the same batches as the JVM's ``JavaRDD<byte[]>``, which the feeding job sends
-            without their crossing to Python.
+        jrdd: the batches, a ``JavaRDD<byte[]>`` (see ``FeedBatches``): the feeding job sends
+            them from the JVM, without their crossing to Python.
         per_worker: records each worker gets (``equal=True``), else None.
         dropped: records left out by the equal-share rule (0 without it).
         partitions: partitions of the data.
     """
 
-    batches: Any
     jrdd: Any
     per_worker: int | None
     dropped: int
@@ -104,7 +102,6 @@ def plan_batches(
             Spark task's start-up (None: one task per partition).
     """
     from pyspark import RDD  # noqa: PLC0415
-    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415
 
     from tfrecord_io.spark.jvm import call, ensure_jar, java_class  # noqa: PLC0415
 
@@ -148,4 +145,4 @@ def plan_batches(
                         batch_bytes)
     if tasks is not None and 0 < tasks < partitions:
         jbatches = jbatches.coalesce(tasks)
-    return Plan(RDD(jbatches, sc, NoOpSerializer()), jbatches, per_worker, dropped, partitions)
+    return Plan(jbatches, per_worker, dropped, partitions)

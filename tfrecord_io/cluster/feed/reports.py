@@ -23,7 +23,7 @@ class EpochReport:
             what the feeding tasks saw before they stopped pulling their input).
         jobs: feeding jobs (1; a stream: one per micro-batch).
         complete: False when :meth:`Feeding.stop` cut the epoch short.
-        tasks: each feeding task's report: ``pid`` and ``host`` of the Python worker that ran
+        tasks: each feeding task's report: ``pid`` and ``host`` of the executor JVM that ran
             it, when it ``started``, had ``sent`` its last batch and ``ended`` (acknowledged;
             ``time.time()``), and per worker ``records``, ``batches``, ``dropped``, ``state``.
     """

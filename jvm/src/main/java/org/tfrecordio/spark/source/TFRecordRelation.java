@@ -1,5 +1,6 @@
 package org.tfrecordio.spark.source;
 
+import java.util.function.BiFunction;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
@@ -98,22 +99,22 @@ public final class TFRecordRelation extends BaseRelation implements PrunedFilter
   static Column column(Filter f) {
     if (f instanceof EqualTo) {
       EqualTo e = (EqualTo) f;
-      return col(e.attribute()).equalTo(functions.lit(e.value()));
+      return compare(e.attribute(), Column::equalTo, e.value());
     } else if (f instanceof EqualNullSafe) {
       EqualNullSafe e = (EqualNullSafe) f;
-      return col(e.attribute()).eqNullSafe(functions.lit(e.value()));
+      return compare(e.attribute(), Column::eqNullSafe, e.value());
     } else if (f instanceof GreaterThan) {
       GreaterThan e = (GreaterThan) f;
-      return col(e.attribute()).gt(functions.lit(e.value()));
+      return compare(e.attribute(), Column::gt, e.value());
     } else if (f instanceof GreaterThanOrEqual) {
       GreaterThanOrEqual e = (GreaterThanOrEqual) f;
-      return col(e.attribute()).geq(functions.lit(e.value()));
+      return compare(e.attribute(), Column::geq, e.value());
     } else if (f instanceof LessThan) {
       LessThan e = (LessThan) f;
-      return col(e.attribute()).lt(functions.lit(e.value()));
+      return compare(e.attribute(), Column::lt, e.value());
     } else if (f instanceof LessThanOrEqual) {
       LessThanOrEqual e = (LessThanOrEqual) f;
-      return col(e.attribute()).leq(functions.lit(e.value()));
+      return compare(e.attribute(), Column::leq, e.value());
     } else if (f instanceof In) {
       In e = (In) f;
       Column[] values = new Column[e.values().length];
@@ -147,5 +148,11 @@ public final class TFRecordRelation extends BaseRelation implements PrunedFilter
       return c == null ? null : functions.not(c);
     }
     return null;
+  }
+
+  /** {@code attribute op value}, the value as a literal. */
+  private static Column compare(String attribute, BiFunction<Column, Object, Column> op,
+      Object value) {
+    return op.apply(col(attribute), functions.lit(value));
   }
 }
