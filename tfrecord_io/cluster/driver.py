@@ -111,6 +111,7 @@ class Cluster:
         record_type: str = "Example",
         trigger: dict[str, Any] | None = None,
         timeout: float | None = None,
+        cache: bool = True,
     ) -> FeedReport | Feeding:
         """Feed *data* to the workers' ``ctx.feed(feed)`` (``input_mode="spark"``), *num_epochs*
         epochs of it: the first once every worker still reading the feed asked for it, the
@@ -120,7 +121,7 @@ class Cluster:
         Args:
             data: a DataFrame (rows encoded to *record_type* in the JVM), an RDD of ``bytes``,
                 or a streaming DataFrame (one epoch of micro-batches until its query stops).
-                Cache batch data: it is counted once (sync mode) and read once per epoch.
+                Cache batch data: it is counted (sync mode) and then read (see *cache*).
             num_epochs: epochs to feed (1 for a stream).
             feed: the feed's name; any number of feeds per cluster.
             block: True: return the :class:`FeedReport` once fed (every record in the workers'
@@ -130,6 +131,10 @@ class Cluster:
             timeout: with *block*, seconds to wait at most (None: no limit); then the feeding
                 is stopped (the epoch in progress ends short on the workers) and
                 ``TimeoutError`` raised.
+            cache: with *num_epochs* > 1, keep the batches made for the first epoch in Spark's
+                storage (memory, spilling to disk) and send the later epochs from there, so
+                *data* is read and encoded once per call; they are freed when the call ends.
+                False: every epoch computes and encodes *data* again (e.g. to reshuffle it).
 
         Raises:
             ClusterError: a node failed while being fed (named, with its traceback), feeding
@@ -144,7 +149,7 @@ class Cluster:
             raise ValueError(f"num_epochs must be an int >= 1, not {num_epochs!r}")
         if not isinstance(feed, str) or not feed:
             raise ValueError(f"feed must be a non-empty name, not {feed!r}")
-        feeding = self._coordinator().train(data, num_epochs, feed, record_type, trigger)
+        feeding = self._coordinator().train(data, num_epochs, feed, record_type, trigger, cache)
         if not block:
             return feeding
         try:

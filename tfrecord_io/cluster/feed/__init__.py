@@ -36,19 +36,22 @@ copied in Python per record.
 first and the last ``N % W`` records are dropped (fewer than the number of workers), so uneven
 partitions never leave MultiWorkerMirroredStrategy waiting for a worker that ran dry. In
 ``mode="ps"`` nothing is dropped. Records are dealt round robin from every partition, so all
-workers are fed at the same pace. Cache the data: it is read once to count and once per epoch.
+workers are fed at the same pace. Cache the data: it is read once to count and once to make
+the batches, which are kept (Spark storage, memory then disk) for the call's later epochs
+(``Cluster.train(..., cache=False)``: made again every epoch).
 A worker's buffer drops a batch that arrives twice (a retried Spark task), and at the end of
 each epoch checks that it received exactly what the driver sent it.
 
 **Epochs.** Each iteration over ``ctx.feed(name)`` is the next epoch: it asks the driver for
-that epoch and ends at the epoch's end marker. The driver feeds an epoch only when every node
-still reading the feed has asked for it, so feeds do not wait on each other: training one
-feed, then reading another (validation) never deadlocks, and with ``train(..., block=False)``
-two feeds can be fed in turns (``model.fit(train, validation_data=val, epochs=k)`` with
-``k`` epochs of each). An iteration left early skips the rest of its epoch. ``train`` does not
-end its feed (call it again to feed more epochs); ``Cluster.wait`` and ``shutdown`` end every
-feed, after which an iteration is empty. A streaming DataFrame is one open epoch made of its
-micro-batches, ended when the query stops.
+that epoch and ends at the epoch's end marker. The driver feeds the first epoch of a
+``train`` call when every node still reading the feed has asked for it, and each next one
+ahead, unless a node waits for another feed's epoch; so feeds do not wait on each other:
+training one feed, then reading another (validation) never deadlocks, and with
+``train(..., block=False)`` two feeds can be fed in turns (``model.fit(train,
+validation_data=val, epochs=k)`` with ``k`` epochs of each). An iteration left early skips
+the rest of its epoch. ``train`` does not end its feed (call it again to feed more epochs);
+``Cluster.wait`` and ``shutdown`` end every feed, after which an iteration is empty. A
+streaming DataFrame is one open epoch made of its micro-batches, ended when the query stops.
 
 **Stopping early.** ``ctx.stop_feed(name)`` (or ``main_fun`` returning) makes the node drop
 whatever is still fed to it and tells the feeding tasks, which drop the rest of their data for

@@ -52,6 +52,19 @@ class Plan:
     dropped: int
     partitions: int
 
+    def persist(self, sc: Any, name: str) -> None:
+        """Keep the batches in Spark's storage once they are made (``MEMORY_AND_DISK``: in the
+        executors' storage memory, spilled to their disks when it is short), so that later
+        epochs send them without computing and encoding the data again. Named *name* in the
+        Spark UI's Storage tab. Free them with :meth:`unpersist`."""
+        self.jrdd.setName(name)
+        level = sc._jvm.org.apache.spark.storage.StorageLevel  # noqa: SLF001 - py4j's view
+        self.jrdd.persist(level.MEMORY_AND_DISK())
+
+    def unpersist(self) -> None:
+        """Drop the batches kept by :meth:`persist` (without waiting for the executors)."""
+        self.jrdd.unpersist(False)
+
 
 def is_dataframe(data: Any) -> bool:
     """Whether *data* is a Spark DataFrame (else it should be an RDD of records)."""

@@ -88,7 +88,7 @@ class FeedCoordinator:
     # -- train ---------------------------------------------------------------------------------
 
     def train(self, data: Any, num_epochs: int, feed: str, record_type: str,
-              trigger: dict[str, Any] | None) -> Feeding:
+              trigger: dict[str, Any] | None, cache: bool = True) -> Feeding:
         """Start feeding *data* (in a thread of its own); see ``Cluster.train``."""
         feeding = Feeding()
         feeding._sc = self._sc  # noqa: SLF001 - our own class
@@ -105,7 +105,8 @@ class FeedCoordinator:
                     if streaming:
                         report = self._stream(data, feed, record_type, trigger, feeding)
                     else:
-                        report = self._batches(data, num_epochs, feed, record_type, feeding)
+                        report = self._batches(data, num_epochs, feed, record_type, cache,
+                                               feeding)
                 feeding.set_result(report)
             except BaseException as e:  # noqa: BLE001 - handed to the caller
                 feeding.set_exception(e)
@@ -116,53 +117,69 @@ class FeedCoordinator:
         threading.Thread(target=run, name=f"feed-{feed}", daemon=True).start()
         return feeding
 
-    def _batches(self, data: Any, num_epochs: int, feed: str, record_type: str,
+    def _batches(self, data: Any, num_epochs: int, feed: str, record_type: str, cache: bool,
                  feeding: Feeding) -> FeedReport:
         report = FeedReport(feed)
         plan = None
         ahead = False
-        for _ in range(num_epochs):
-            if feeding.stopping:
-                report.stopped = True
-                break
-            epoch = self._next_epoch(feed)
-            if ahead and not self._readers(feed):
-                ahead = False  # nobody reads: _await_demand says so below
-            if not ahead and not self._demanded(feed, epoch, feeding, report, num_epochs):
-                break
-            if plan is None:
-                plan = plan_batches(self._sc, data, len(self._nodes), next(self._jobs),
-                                    equal=self._equal, record_type=record_type,
-                                    tasks=self._tasks())
-            result = EpochReport(epoch, dropped=plan.dropped)
-            start = time.monotonic()
-            log.debug("feeding epoch %d of %r (%s) at %.3f", epoch, feed,
-                      "ahead" if ahead else "every reader asked", time.time())
-            try:
-                if ahead and not self._feed_job(plan, feed, epoch, result, feeding,
-                                                preempt=lambda: self._awaited_elsewhere(feed)):
-                    # Another feed's readers wait for a job that needs the slots this one
-                    # holds: feed this epoch when it is asked for (a node keeps the batches it
-                    # already has, and drops them when they come again).
-                    log.debug("epoch %d of %r gives way to another feed", epoch, feed)
-                    if not self._demanded(feed, epoch, feeding, report, num_epochs):
-                        break
-                    result = EpochReport(epoch, dropped=plan.dropped)
-                    self._feed_job(plan, feed, epoch, result, feeding)
-                elif not ahead:
-                    self._feed_job(plan, feed, epoch, result, feeding)
-            except BaseException as e:
-                self._fail_epoch(feed, epoch, str(e))
-                raise
-            if plan.per_worker is not None:  # counted: what was not delivered was dropped
-                total = plan.per_worker * len(self._nodes) + plan.dropped
-                result.dropped = total - sum(result.records.values())
-            self._end_epoch(feed, epoch, result)
-            log.info("fed epoch %d of %r: %s records in %.2f s (%d dropped)", epoch, feed,
-                     sum(result.records.values()), time.monotonic() - start, result.dropped)
-            report.epochs.append(result)
-            ahead = True  # the next epoch goes at once: its readers find it buffered
+        keep = cache and num_epochs > 1  # the batches, for the epochs after the first
+        try:
+            for _ in range(num_epochs):
+                if feeding.stopping:
+                    report.stopped = True
+                    break
+                epoch = self._next_epoch(feed)
+                if ahead and not self._readers(feed):
+                    ahead = False  # nobody reads: _await_demand says so below
+                if not ahead and not self._demanded(feed, epoch, feeding, report, num_epochs):
+                    break
+                if plan is None:
+                    plan = plan_batches(self._sc, data, len(self._nodes), next(self._jobs),
+                                        equal=self._equal, record_type=record_type,
+                                        tasks=self._tasks())
+                    if keep:
+                        plan.persist(self._sc, f"tfrecord-io feed {feed!r}: batches")
+                result = self._feed_epoch(plan, feed, epoch, ahead, feeding, report, num_epochs)
+                if result is None:
+                    break
+                report.epochs.append(result)
+                ahead = True  # the next epoch goes at once: its readers find it buffered
+        finally:
+            if plan is not None and keep:
+                plan.unpersist()
         return report
+
+    def _feed_epoch(self, plan: Plan, feed: str, epoch: int, ahead: bool, feeding: Feeding,
+                    report: FeedReport, num_epochs: int) -> EpochReport | None:
+        """Feed *epoch* of *plan* (*ahead*: before its readers asked) and end it on the nodes;
+        its report, or None if its readers are gone or feeding stopped before it was fed."""
+        result = EpochReport(epoch, dropped=plan.dropped)
+        start = time.monotonic()
+        log.debug("feeding epoch %d of %r (%s) at %.3f", epoch, feed,
+                  "ahead" if ahead else "every reader asked", time.time())
+        try:
+            if ahead and not self._feed_job(plan, feed, epoch, result, feeding,
+                                            preempt=lambda: self._awaited_elsewhere(feed)):
+                # Another feed's readers wait for a job that needs the slots this one holds:
+                # feed this epoch when it is asked for (a node keeps the batches it already
+                # has, and drops them when they come again).
+                log.debug("epoch %d of %r gives way to another feed", epoch, feed)
+                if not self._demanded(feed, epoch, feeding, report, num_epochs):
+                    return None
+                result = EpochReport(epoch, dropped=plan.dropped)
+                self._feed_job(plan, feed, epoch, result, feeding)
+            elif not ahead:
+                self._feed_job(plan, feed, epoch, result, feeding)
+        except BaseException as e:
+            self._fail_epoch(feed, epoch, str(e))
+            raise
+        if plan.per_worker is not None:  # counted: what was not delivered was dropped
+            total = plan.per_worker * len(self._nodes) + plan.dropped
+            result.dropped = total - sum(result.records.values())
+        self._end_epoch(feed, epoch, result)
+        log.info("fed epoch %d of %r: %s records in %.2f s (%d dropped)", epoch, feed,
+                 sum(result.records.values()), time.monotonic() - start, result.dropped)
+        return result
 
     def _demanded(self, feed: str, epoch: int, feeding: Feeding, report: FeedReport,
                   num_epochs: int) -> bool:
