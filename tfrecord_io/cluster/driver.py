@@ -13,19 +13,18 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import tempfile
 import threading
 import time
-import uuid
 from types import TracebackType
 from typing import Any, Callable
 
 from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.attempt import Attempt
 from tfrecord_io.cluster.channel import ControlServer, new_secret
-from tfrecord_io.cluster.context import NodeContext, default_checkpoint_dir
+from tfrecord_io.cluster.context import NodeContext
 from tfrecord_io.cluster.feed.coordinator import FeedCoordinator
 from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
+from tfrecord_io.cluster.options import RunOptions, run_options
 from tfrecord_io.cluster.spec import Role, roles as make_roles
 from tfrecord_io.errors import ClusterError
 
@@ -33,8 +32,6 @@ __all__ = ["run", "Cluster"]
 
 log = logging.getLogger("tfrecord_io.cluster")
 
-_KERAS = ("default", "legacy")
-_INPUT_MODES = ("tensorflow", "spark")
 _TENSORBOARD_TIMEOUT = 120.0
 _ids = itertools.count()
 
@@ -54,13 +51,13 @@ class Cluster:
         main_fun: Callable[[Any, NodeContext], Any],
         args: Any,
         roles: list[Role],
-        options: dict[str, Any],
+        options: RunOptions,
     ) -> None:
         self._sc = sc
         self._roles = roles
         self._options = options
-        self._max_attempts = options["max_attempts"]
-        self._reservation_timeout = options["reservation_timeout"]
+        self._max_attempts = options.max_attempts
+        self._reservation_timeout = options.reservation_timeout
         from pyspark import cloudpickle  # noqa: PLC0415
 
         self._payload = cloudpickle.dumps((main_fun, args))
@@ -142,7 +139,7 @@ class Cluster:
             ValueError: not ``input_mode="spark"``, or bad arguments.
             TimeoutError: *timeout* passed first.
         """
-        if self._options["input_mode"] != "spark":
+        if self._options.input_mode != "spark":
             raise ValueError("train() feeds clusters started with cluster.run(..., "
                              "input_mode='spark')")
         if isinstance(num_epochs, bool) or not isinstance(num_epochs, int) or num_epochs < 1:
@@ -173,7 +170,7 @@ class Cluster:
                 fed = [r.name for r in self._roles if r.fed]
                 coordinator = FeedCoordinator(
                     self._sc, self._secret, fed, attempt.feed_addresses(),
-                    equal=self._options["mode"] == "sync", group=f"{self._id}-{attempt.number}",
+                    equal=self._options.mode == "sync", group=f"{self._id}-{attempt.number}",
                     failure=attempt.failure, reserved=len(self._roles),
                 )
                 coordinator.attempt = attempt.number
@@ -237,15 +234,15 @@ class Cluster:
             "driver": self._server.address,
             "secret": self._secret,
             "attempt": number,
-            "mode": self._options["mode"],
-            "num_workers": self._options["num_workers"],
-            "log_dir": self._options["log_dir"],
-            "checkpoint_dir": self._options["checkpoint_dir"],
-            "keras": self._options["keras"],
-            "tensorboard": self._options["tensorboard"],
-            "env": self._options["env"],
+            "mode": self._options.mode,
+            "num_workers": self._options.num_workers,
+            "log_dir": self._options.log_dir,
+            "checkpoint_dir": self._options.checkpoint_dir,
+            "keras": self._options.keras,
+            "tensorboard": self._options.tensorboard,
+            "env": self._options.env,
             "cluster": self._id,
-            "input_mode": self._options["input_mode"],
+            "input_mode": self._options.input_mode,
         }
         attempt = Attempt(
             self._sc, self._roles, conf, self._payload, f"{self._id}-{number}", self._server
@@ -261,7 +258,7 @@ class Cluster:
             attempt = self._new_attempt(0)
             attempt.start()
             attempt.wait_registered(self._reservation_timeout)
-            if self._options["tensorboard"]:
+            if self._options.tensorboard:
                 attempt.wait_tensorboard(_TENSORBOARD_TIMEOUT)
         except BaseException:
             if self._attempt is not None:
@@ -389,37 +386,11 @@ def run(
     if not callable(main_fun):
         raise ValueError(f"main_fun must be callable, not {main_fun!r}")
     node_roles = make_roles(mode, num_workers, num_ps, evaluator)
-    if input_mode not in _INPUT_MODES:
-        raise ValueError(f"input_mode must be one of {_INPUT_MODES}, not {input_mode!r}")
-    if keras not in _KERAS:
-        raise ValueError(f"keras must be one of {_KERAS}, not {keras!r}")
-    if tensorboard and not log_dir:
-        raise ValueError("tensorboard=True needs a log_dir to serve")
-    if not reservation_timeout > 0:
-        raise ValueError(f"reservation_timeout must be > 0, not {reservation_timeout!r}")
-    if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
-        raise ValueError(f"max_attempts must be an int >= 1, not {max_attempts!r}")
-    env = dict(env or {})
-    for key, value in env.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise ValueError(f"env must map str to str, not {key!r}: {value!r}")
-    if log_dir is not None:
-        log_dir = os.fspath(log_dir)
-    # Without a log_dir: a fresh path in the temporary directory, made only by a node that
-    # saves there (usable when every node runs on one host).
-    fallback = os.path.join(tempfile.gettempdir(), f"tfrecord-io-run-{uuid.uuid4().hex[:12]}")
-    options = {
-        "mode": mode,
-        "num_workers": num_workers,
-        "log_dir": log_dir,
-        "checkpoint_dir": default_checkpoint_dir(log_dir, fallback),
-        "keras": keras,
-        "tensorboard": tensorboard,
-        "reservation_timeout": float(reservation_timeout),
-        "max_attempts": max_attempts,
-        "env": env,
-        "input_mode": input_mode,
-    }
+    options = run_options(
+        mode=mode, num_workers=num_workers, log_dir=log_dir, keras=keras,
+        tensorboard=tensorboard, reservation_timeout=reservation_timeout,
+        max_attempts=max_attempts, env=env, input_mode=input_mode,
+    )
     cluster = Cluster(sc, main_fun, args, node_roles, options)
     cluster._start()  # noqa: SLF001 - our own class
     return cluster

@@ -14,6 +14,8 @@ from pyspark.ml import Estimator
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from tfrecord_io import fs
+from tfrecord_io.cluster.options import KERAS
+from tfrecord_io.cluster.spec import MODES
 from tfrecord_io.errors import ModelError
 from tfrecord_io.ml.model import TFModel
 from tfrecord_io.ml.params import InferenceParams, to_positive_int
@@ -28,8 +30,6 @@ VALIDATION_FEED = "validation"
 #: Keys that :meth:`TFEstimator.fit` adds to ``train_fn``'s args (so not hyper-parameters).
 RESERVED_ARGS = ("export_dir", "epochs", "batch_size", "feeds", "columns")
 
-_MODES = ("sync", "ps")
-_KERAS = ("default", "legacy")
 
 
 def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str]:
@@ -115,11 +115,11 @@ class TFEstimator(Estimator, InferenceParams):
     )
     mode: Param[str] = Param(
         Params._dummy(), "mode", "'sync' (MultiWorkerMirroredStrategy) or 'ps'",
-        typeConverter=_one_of(_MODES),
+        typeConverter=_one_of(MODES),
     )
     keras: Param[str] = Param(
         Params._dummy(), "keras", "'default' (Keras 3) or 'legacy' (tf-keras, model.fit)",
-        typeConverter=_one_of(_KERAS),
+        typeConverter=_one_of(KERAS),
     )
     featureCols: Param[list[str]] = Param(
         Params._dummy(), "featureCols", "the columns fed (default: all but the indicator)",

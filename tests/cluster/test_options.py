@@ -1,0 +1,51 @@
+"""cluster.run's options are checked once, before anything starts (RunOptions)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tfrecord_io.cluster.options import RunOptions, run_options
+
+GOOD = {"mode": "sync", "num_workers": 2, "log_dir": None, "keras": "default",
+        "tensorboard": False, "reservation_timeout": 60, "max_attempts": 1, "env": None,
+        "input_mode": "tensorflow"}
+
+
+def _options(**changes) -> RunOptions:
+    return run_options(**{**GOOD, **changes})
+
+
+def test_good_options_come_back_typed():
+    options = _options(reservation_timeout=5, env={"A": "1"}, input_mode="spark")
+    assert (options.reservation_timeout, options.env, options.input_mode) == (5.0, {"A": "1"},
+                                                                             "spark")
+    assert isinstance(options.reservation_timeout, float)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"input_mode": "files"}, r"input_mode must be one of \('tensorflow', 'spark'\), not 'files'"),
+    ({"keras": "tf2"}, r"keras must be one of \('default', 'legacy'\), not 'tf2'"),
+    ({"tensorboard": True}, "tensorboard=True needs a log_dir"),
+    ({"reservation_timeout": 0}, "reservation_timeout must be > 0, not 0"),
+    ({"max_attempts": True}, "max_attempts must be an int >= 1, not True"),
+    ({"max_attempts": 0}, "max_attempts must be an int >= 1, not 0"),
+    ({"env": {"A": 1}}, "env must map str to str, not 'A': 1"),
+])
+def test_a_bad_option_is_refused_saying_what_it_accepts(changes, message):
+    with pytest.raises(ValueError, match=message):
+        _options(**changes)
+
+
+def test_checkpoints_go_under_the_log_dir(tmp_path):
+    options = _options(log_dir=tmp_path / "logs")
+    assert options.log_dir == str(tmp_path / "logs")
+    assert options.checkpoint_dir == str(tmp_path / "logs" / "checkpoints")
+
+
+def test_without_a_log_dir_each_cluster_checkpoints_to_a_fresh_local_path():
+    first, second = _options().checkpoint_dir, _options().checkpoint_dir
+    assert first != second
+    assert not os.path.exists(first)
+    assert os.path.basename(first) == "checkpoints"

@@ -1,0 +1,87 @@
+"""What :func:`tfrecord_io.cluster.run` was asked for, checked once: :class:`RunOptions`."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from tfrecord_io.cluster.context import default_checkpoint_dir
+
+__all__ = ["INPUT_MODES", "KERAS", "RunOptions", "run_options"]
+
+#: ``keras=``: Keras 3 (``"default"``) or tf-keras (``"legacy"``).
+KERAS = ("default", "legacy")
+#: ``input_mode=``: the nodes read their data themselves, or the driver feeds them.
+INPUT_MODES = ("tensorflow", "spark")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The options of one cluster, as :func:`run_options` checked them (the arguments of
+    :func:`tfrecord_io.cluster.run`; *checkpoint_dir* is ``LOG_DIR/checkpoints`` or, without a
+    log directory, a fresh local path)."""
+
+    mode: str
+    num_workers: int
+    log_dir: str | None
+    checkpoint_dir: str
+    keras: str
+    tensorboard: bool
+    reservation_timeout: float
+    max_attempts: int
+    env: dict[str, str]
+    input_mode: str
+
+
+def run_options(
+    *,
+    mode: str,
+    num_workers: int,
+    log_dir: Any,
+    keras: str,
+    tensorboard: bool,
+    reservation_timeout: float,
+    max_attempts: int,
+    env: dict[str, str] | None,
+    input_mode: str,
+) -> RunOptions:
+    """Check :func:`tfrecord_io.cluster.run`'s options (*mode* and *num_workers* are checked
+    with the roles, by :func:`tfrecord_io.cluster.spec.roles`).
+
+    Raises:
+        ValueError: an option out of its range, named with what it accepts.
+    """
+    if input_mode not in INPUT_MODES:
+        raise ValueError(f"input_mode must be one of {INPUT_MODES}, not {input_mode!r}")
+    if keras not in KERAS:
+        raise ValueError(f"keras must be one of {KERAS}, not {keras!r}")
+    if tensorboard and not log_dir:
+        raise ValueError("tensorboard=True needs a log_dir to serve")
+    if not reservation_timeout > 0:
+        raise ValueError(f"reservation_timeout must be > 0, not {reservation_timeout!r}")
+    if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+        raise ValueError(f"max_attempts must be an int >= 1, not {max_attempts!r}")
+    env = dict(env or {})
+    for key, value in env.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ValueError(f"env must map str to str, not {key!r}: {value!r}")
+    if log_dir is not None:
+        log_dir = os.fspath(log_dir)
+    # Without a log_dir: a fresh path in the temporary directory, made only by a node that
+    # saves there (usable when every node runs on one host).
+    fallback = os.path.join(tempfile.gettempdir(), f"tfrecord-io-run-{uuid.uuid4().hex[:12]}")
+    return RunOptions(
+        mode=mode,
+        num_workers=num_workers,
+        log_dir=log_dir,
+        checkpoint_dir=default_checkpoint_dir(log_dir, fallback),
+        keras=keras,
+        tensorboard=bool(tensorboard),
+        reservation_timeout=float(reservation_timeout),
+        max_attempts=max_attempts,
+        env=env,
+        input_mode=input_mode,
+    )
