@@ -188,3 +188,26 @@ def test_a_batch_of_the_next_epoch_waits_for_it_even_before_this_epochs_end_mark
     buf.end_epoch(2, 1)
     assert [r for batch in buf.epoch() for r in batch.records()] == [b"one"]
     assert [r for batch in buf.epoch() for r in batch.records()] == [b"two"]
+
+
+def test_batches_fed_ahead_never_keep_out_a_batch_of_the_epoch_being_read():
+    asked = threading.Event()
+    buf = FeedBuffer("train", 1, lambda name, epoch: asked.set())
+    reader, out = _epoch_in_thread(buf)
+    assert asked.wait(10)  # the reader is in epoch 1
+    buf.put(2, (1, 0, 0), 1, framed(b"ahead"))  # the next epoch's job already runs
+    more_ahead = threading.Thread(target=buf.put, args=(2, (1, 0, 1), 1, framed(b"more")))
+    more_ahead.start()
+    more_ahead.join(1.0)
+    assert more_ahead.is_alive()  # batches fed ahead are bounded: one here
+    assert buf.put(1, (0, 0, 0), 1, framed(b"now"))  # taken at once, although the buffer is full
+    buf.end_epoch(1, 1)
+    reader.join(10)
+    assert out == {"records": [b"now"]}
+    assert more_ahead.is_alive()
+    second = buf.epoch()
+    assert next(second).records() == [b"ahead"]
+    more_ahead.join(10)
+    assert not more_ahead.is_alive()
+    buf.end_epoch(2, 2)
+    assert [batch.records() for batch in second] == [[b"more"]]

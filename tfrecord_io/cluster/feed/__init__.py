@@ -23,8 +23,9 @@ any free task slot) streams whole batches from its JVM to the workers' feed serv
 authenticated TCP (the jar's ``org.tfrecordio.spark.feed.FeedSender``; the protocol is
 :mod:`~tfrecord_io.cluster.feed.wire`'s): no batch crosses to a Python worker. The node
 process buffers at most :data:`~tfrecord_io.cluster.feed.buffer.DEFAULT_CAPACITY` batches per
-feed (:mod:`~tfrecord_io.cluster.feed.buffer`, :mod:`~tfrecord_io.cluster.feed.server`), and a
-full buffer holds the sender back through TCP. TensorFlow receives each batch as one string and
+feed of the epoch being read and as many of later ones
+(:mod:`~tfrecord_io.cluster.feed.buffer`, :mod:`~tfrecord_io.cluster.feed.server`), and a full
+buffer holds the sender back through TCP. TensorFlow receives each batch as one string and
 its records' offsets, and cuts the records itself. No row is pickled, nothing is queued or
 copied in Python per record.
 

@@ -1,9 +1,13 @@
 """One feed's bounded buffer in a node process: batches in, epochs of records out.
 
-The feed server's connection threads :meth:`~FeedBuffer.put` batches (blocking while the buffer
-holds :data:`DEFAULT_CAPACITY` batches: the feeding task's socket then fills and TCP holds the
-sender back) and the driver's markers (end of an epoch, end of the feed). ``main_fun`` reads
-with :meth:`~FeedBuffer.epoch`, one call per epoch, through ``ctx.feed(name)``.
+The feed server's connection threads :meth:`~FeedBuffer.put` batches and the driver's markers
+(end of an epoch, end of the feed). A batch waits while the buffer holds
+:data:`DEFAULT_CAPACITY` batches of its kind (the feeding task's socket then fills and TCP
+holds the sender back). There are two kinds, each bounded on its own: batches of the epoch
+being read (or an earlier one), and batches of later epochs, fed ahead. So batches fed ahead
+never keep out those the reader waits for, and a node holds at most twice the capacity.
+``main_fun`` reads with :meth:`~FeedBuffer.epoch`, one call per epoch, through
+``ctx.feed(name)``.
 
 Bookkeeping per epoch: a batch already received (same feeding job, partition and sequence
 number: a Spark task that was retried sends its batches again) is dropped, and at the epoch's
@@ -22,7 +26,8 @@ from tfrecord_io.errors import ClusterError
 __all__ = ["DEFAULT_CAPACITY", "FeedBuffer"]
 
 #: Batches (each about :data:`~tfrecord_io.cluster.feed.batches.BATCH_BYTES`, 1 MiB, of records)
-#: a feed buffers per node before feeders wait: about 32 MiB.
+#: a feed buffers per node before feeders wait: about 32 MiB of the epoch being read, and as much
+#: of later epochs.
 DEFAULT_CAPACITY = 32
 _POLL = 0.5
 
@@ -45,7 +50,7 @@ class FeedBuffer:
         self._on_demand = on_demand
         self._cond = threading.Condition()
         self._items: collections.deque[tuple[Any, ...]] = collections.deque()
-        self._batches = 0
+        self._batches: collections.Counter[int] = collections.Counter()  # epoch -> batches
         self._started = 0
         self._closed = False  # no more epochs: the driver ended the feed
         self._stopped = False  # the reader is done: drop whatever comes
@@ -64,7 +69,7 @@ class FeedBuffer:
         :mod:`~tfrecord_io.cluster.feed.layout`; waits while the buffer is full). Returns False
         when the feed is stopped (the batch is dropped)."""
         with self._cond:
-            while not self._stopped and self._batches >= self._capacity:
+            while not self._stopped and self._held(epoch > self._started) >= self._capacity:
                 self._cond.wait(_POLL)
             if self._stopped:
                 return False
@@ -74,9 +79,13 @@ class FeedBuffer:
             seen.add(key)
             self._received[epoch] = self._received.get(epoch, 0) + records
             self._items.append(("data", epoch, payload, records, key))
-            self._batches += 1
+            self._batches[epoch] += 1
             self._cond.notify_all()
         return True
+
+    def _held(self, ahead: bool) -> int:
+        """Batches held of later epochs than the reader's (*ahead*), or of the others."""
+        return sum(n for e, n in self._batches.items() if (e > self._started) == ahead)
 
     def end_epoch(self, epoch: int, sent: int | None) -> None:
         """The driver's marker: every batch of *epoch* is in; *sent* records were sent here
@@ -101,7 +110,7 @@ class FeedBuffer:
         with self._cond:
             self._stopped = True
             self._items.clear()
-            self._batches = 0
+            self._batches.clear()
             self._cond.notify_all()
 
     # -- the reader ----------------------------------------------------------------------------
@@ -122,6 +131,7 @@ class FeedBuffer:
             # A new epoch while an earlier iteration is unfinished: that one ends now.
             self._started += 1
             epoch = self._started
+            self._cond.notify_all()  # this epoch's batches fed ahead count as the current now
         self._on_demand(self.name, epoch)
         while True:
             item = self._next(epoch)
@@ -172,7 +182,9 @@ class FeedBuffer:
         while self._items:
             item = self._items.popleft()
             if item[0] == "data" and item[1] <= epoch:
-                self._batches -= 1
+                self._batches[item[1]] -= 1
+                if not self._batches[item[1]]:
+                    del self._batches[item[1]]
                 self._cond.notify_all()
             if item[0] == "close" or item[1] == epoch:
                 found = item

@@ -1,13 +1,13 @@
 """The driver's side of feeding: :class:`FeedCoordinator` runs ``Cluster.train``.
 
-Per epoch of a feed it waits until every node still reading the feed asked for that epoch
-(the readers pull epochs, so a worker busy with another feed never has a feeding job hold
-Spark's task slots against it), runs one feeding job (the jar's
-``org.tfrecordio.spark.feed.FeedSender`` over the batches of
-:mod:`~tfrecord_io.cluster.feed.batches`, in the executors' JVMs) under a job group of its own,
-and then tells every node that the epoch is over and how many records were sent to it. While the job runs it
-watches the cluster: a failed node cancels the job group and raises the node's
-:class:`ClusterError` (the first failure reaches the driver within a second or two).
+The first epoch of a call is fed once every node still reading the feed asked for it (readers
+pull epochs, so a worker busy with another feed never has a feeding job hold Spark's task
+slots against it); each later one ahead, as soon as the last one is fed, and with the batches
+kept (``cache``) its job is queued in Spark while the last one's runs. An epoch is one feeding
+job (:mod:`~tfrecord_io.cluster.feed.jobs`); then every node is told that the epoch is over and
+how many records were sent to it. A job fed ahead is cancelled when a node waits for another
+feed's epoch, and fed again once asked. While a job runs the coordinator watches the cluster:
+a failed node cancels it and raises the node's :class:`ClusterError` within a second or two.
 
 A streaming DataFrame is one open epoch: every micro-batch (``foreachBatch``) is a feeding
 job of the same epoch, which ends when the query stops (:meth:`Feeding.stop`, or a trigger
@@ -17,7 +17,6 @@ such as ``availableNow`` that ends by itself).
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import threading
 import time
@@ -25,6 +24,7 @@ from typing import Any, Callable
 
 from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.feed.batches import Plan, is_dataframe, plan_batches
+from tfrecord_io.cluster.feed.jobs import FeedJob
 from tfrecord_io.cluster.feed.links import FeedLinks
 from tfrecord_io.cluster.feed.reports import EpochReport, FeedReport, Feeding
 from tfrecord_io.errors import ClusterError
@@ -36,8 +36,6 @@ log = logging.getLogger("tfrecord_io.cluster")
 #: After a node's link broke or its ``main_fun`` failed, how long to wait for the cluster to
 #: report the failure before naming it without details.
 _FAILURE_GRACE = 8.0
-#: The jar's feeding task (it sends the batches from the executors' JVMs).
-FEED_SENDER_CLASS = "org.tfrecordio.spark.feed.FeedSender"
 _POLL = 0.2
 
 
@@ -91,7 +89,6 @@ class FeedCoordinator:
               trigger: dict[str, Any] | None, cache: bool = True) -> Feeding:
         """Start feeding *data* (in a thread of its own); see ``Cluster.train``."""
         feeding = Feeding()
-        feeding._sc = self._sc  # noqa: SLF001 - our own class
         streaming = is_dataframe(data) and data.isStreaming
         if streaming and num_epochs != 1:
             raise ValueError("a streaming DataFrame is fed as one open epoch: num_epochs must be 1")
@@ -123,13 +120,14 @@ class FeedCoordinator:
         plan = None
         ahead = False
         keep = cache and num_epochs > 1  # the batches, for the epochs after the first
+        queued: list[FeedJob] = []  # the next epoch's job, submitted while this one's ran
         try:
-            for _ in range(num_epochs):
+            for i in range(num_epochs):
                 if feeding.stopping:
                     report.stopped = True
                     break
                 epoch = self._next_epoch(feed)
-                if ahead and not self._readers(feed):
+                if ahead and not self._links.readers(feed):
                     ahead = False  # nobody reads: _await_demand says so below
                 if not ahead and not self._demanded(feed, epoch, feeding, report, num_epochs):
                     break
@@ -139,37 +137,54 @@ class FeedCoordinator:
                                         tasks=self._tasks())
                     if keep:
                         plan.persist(self._sc, f"tfrecord-io feed {feed!r}: batches")
-                result = self._feed_epoch(plan, feed, epoch, ahead, feeding, report, num_epochs)
+                job = queued.pop() if queued else None
+                assert job is None or job.epoch == epoch
+                # Kept batches are all made once the first epoch is fed: from then on the
+                # next epoch's job waits in Spark's queue, and starts as this one's tasks end.
+                queue = queued if keep and ahead and i + 1 < num_epochs else None
+                result = self._feed_epoch(plan, feed, epoch, ahead, feeding, report, num_epochs,
+                                          job, queue)
                 if result is None:
                     break
                 report.epochs.append(result)
                 ahead = True  # the next epoch goes at once: its readers find it buffered
         finally:
+            self._cancel(queued, feeding)
             if plan is not None and keep:
                 plan.unpersist()
         return report
 
     def _feed_epoch(self, plan: Plan, feed: str, epoch: int, ahead: bool, feeding: Feeding,
-                    report: FeedReport, num_epochs: int) -> EpochReport | None:
-        """Feed *epoch* of *plan* (*ahead*: before its readers asked) and end it on the nodes;
-        its report, or None if its readers are gone or feeding stopped before it was fed."""
+                    report: FeedReport, num_epochs: int, job: FeedJob | None,
+                    queue: list[FeedJob] | None) -> EpochReport | None:
+        """Feed *epoch* of *plan* (*ahead*: before its readers asked; *job*: its job if it was
+        queued already) and end it on the nodes; its report, or None if its readers are gone
+        or feeding stopped before it was fed. With *queue*, the next epoch's job is submitted
+        (into *queue*) as soon as Spark has this one."""
         result = EpochReport(epoch, dropped=plan.dropped)
         start = time.monotonic()
         log.debug("feeding epoch %d of %r (%s) at %.3f", epoch, feed,
                   "ahead" if ahead else "every reader asked", time.time())
+
+        def queue_next() -> None:
+            if queue is not None:
+                queue.append(self._job(plan, feed, epoch + 1, feeding))
+
         try:
-            if ahead and not self._feed_job(plan, feed, epoch, result, feeding,
+            job = job or self._job(plan, feed, epoch, feeding)
+            if ahead and not self._feed_job(job, result, feeding, then=queue_next,
                                             preempt=lambda: self._awaited_elsewhere(feed)):
                 # Another feed's readers wait for a job that needs the slots this one holds:
                 # feed this epoch when it is asked for (a node keeps the batches it already
                 # has, and drops them when they come again).
                 log.debug("epoch %d of %r gives way to another feed", epoch, feed)
+                self._cancel(queue or [], feeding)
                 if not self._demanded(feed, epoch, feeding, report, num_epochs):
                     return None
                 result = EpochReport(epoch, dropped=plan.dropped)
-                self._feed_job(plan, feed, epoch, result, feeding)
+                self._feed_job(self._job(plan, feed, epoch, feeding), result, feeding)
             elif not ahead:
-                self._feed_job(plan, feed, epoch, result, feeding)
+                self._feed_job(job, result, feeding)
         except BaseException as e:
             self._fail_epoch(feed, epoch, str(e))
             raise
@@ -180,6 +195,14 @@ class FeedCoordinator:
         log.info("fed epoch %d of %r: %s records in %.2f s (%d dropped)", epoch, feed,
                  sum(result.records.values()), time.monotonic() - start, result.dropped)
         return result
+
+    @staticmethod
+    def _cancel(jobs: list[FeedJob], feeding: Feeding) -> None:
+        """Cancel *jobs* (queued, not watched) and forget them."""
+        while jobs:
+            job = jobs.pop()
+            job.cancel()
+            feeding._jobs.discard(job)  # noqa: SLF001 - our own class
 
     def _demanded(self, feed: str, epoch: int, feeding: Feeding, report: FeedReport,
                   num_epochs: int) -> bool:
@@ -214,7 +237,7 @@ class FeedCoordinator:
                                     equal=self._equal, record_type=record_type,
                                     tasks=self._tasks())
                 result.dropped += plan.dropped
-                self._feed_job(plan, feed, epoch, result, feeding)
+                self._feed_job(self._job(plan, feed, epoch, feeding), result, feeding)
             finally:
                 if self._equal:
                     batch_df.unpersist()
@@ -254,20 +277,12 @@ class FeedCoordinator:
             self._epochs[feed] = self._epochs.get(feed, 0) + 1
             return self._epochs[feed]
 
-    def _readers(self, feed: str) -> list[str]:
-        with self._links.cond:
-            return [n for n in self._nodes if self._links.reading(n, feed)]
-
     def _awaited_elsewhere(self, feed: str) -> bool:
         """Whether a node waits for an epoch of another feed that is not fed yet: a job fed
         ahead must then give its task slots up, or the two could wait on each other."""
-        links = self._links
         with self._lock:
             done = dict(self._done)
-        with links.cond:
-            return any(asked > done.get(other, 0)
-                       for n in self._nodes if links.gone(n) is None
-                       for other, asked in links.demands(n).items() if other != feed)
+        return self._links.awaited_elsewhere(feed, done)
 
     def _await_demand(self, feed: str, epoch: int, feeding: Feeding) -> bool:
         """Wait until every node still reading *feed* asked for *epoch*; False if none reads
@@ -304,53 +319,43 @@ class FeedCoordinator:
             raise ClusterError(f"{broken[0]} stopped while being fed ({links.gone(broken[0])})",
                                node=broken[0])
 
-    def _feed_job(self, plan: Plan, feed: str, epoch: int, result: EpochReport,
-                  feeding: Feeding, preempt: Callable[[], bool] | None = None) -> bool:
-        """Run one feeding job, watching the cluster; add its task reports to *result*.
-        Returns False if *preempt* said so while it ran (the job is cancelled, *result* left as
-        it was)."""
+    def _job(self, plan: Plan, feed: str, epoch: int, feeding: Feeding) -> FeedJob:
+        """The feeding job of *epoch*, submitted (``feeding.stop()`` cancels it)."""
         group = f"{self._group}-feed-{feed}-{epoch}-{next(self._groups)}"
-        outcome: dict[str, Any] = {}
+        job = FeedJob(self._sc, plan, self._secret, self._addresses, feed, epoch, group)
+        feeding._jobs.add(job)  # noqa: SLF001 - our own class
+        return job.start()
 
-        def job() -> None:
-            from tfrecord_io.spark.jvm import java_class  # noqa: PLC0415 - Spark on the driver
-
-            try:
-                self._sc.setJobGroup(group, f"tfrecord-io feed {feed!r}, epoch {epoch}", True)
-                sender = java_class(self._sc, FEED_SENDER_CLASS)
-                tasks = sender.sendTo(plan.jrdd, self._secret, self._addresses, feed, epoch)
-                outcome["lines"] = [str(line) for line in tasks.collect()]
-            except BaseException as e:  # noqa: BLE001 - judged below
-                outcome["error"] = e
-
-        thread = threading.Thread(target=job, name=group, daemon=True)
-        feeding._group = group  # noqa: SLF001 - our own class
-        thread.start()
+    def _feed_job(self, job: FeedJob, result: EpochReport, feeding: Feeding,
+                  preempt: Callable[[], bool] | None = None,
+                  then: Callable[[], None] | None = None) -> bool:
+        """Wait for *job*, watching the cluster; add its task reports to *result*. Returns
+        False if *preempt* said so while it ran (the job is cancelled, *result* left as it
+        was). *then* is called once Spark has the job, while it runs: to queue the next job
+        behind it."""
         try:
-            while thread.is_alive():
-                thread.join(_POLL)
-                if thread.is_alive():
-                    self._check()
-                    if preempt is not None and preempt():
-                        self._sc.cancelJobGroup(group)
-                        thread.join(30.0)
-                        return False
+            while not job.wait(_POLL):
+                self._check()
+                if then is not None and job.submitted():
+                    then()
+                    then = None
+                if preempt is not None and preempt():
+                    job.cancel()
+                    return False
         except BaseException:
-            self._sc.cancelJobGroup(group)
-            thread.join(30.0)
+            job.cancel()
             raise
         finally:
-            feeding._group = None  # noqa: SLF001
+            feeding._jobs.discard(job)  # noqa: SLF001
         result.jobs += 1
-        if "error" in outcome:
+        if job.error is not None:
             if feeding.stopping:
                 result.complete = False
                 return True
             self._check()
-            raise ClusterError(f"feeding epoch {epoch} of feed {feed!r} failed: "
-                               f"{outcome['error']}")
-        for line in outcome["lines"]:
-            task = json.loads(line)
+            raise ClusterError(f"feeding epoch {job.epoch} of feed {job.feed!r} failed: "
+                               f"{job.error}")
+        for task in job.tasks():
             result.tasks.append(task)
             for worker, sent in task["workers"].items():
                 w = int(worker)

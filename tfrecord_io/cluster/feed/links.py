@@ -83,9 +83,20 @@ class FeedLinks:
         """The last epoch of *feed* that *node*'s reader asked for (0: none)."""
         return self._demands[node].get(feed, 0)
 
-    def demands(self, node: str) -> dict[str, int]:
-        """The last epoch of each feed that *node*'s reader asked for."""
-        return dict(self._demands[node])
+    # -- questions (they take the lock) -------------------------------------------------------
+
+    def readers(self, feed: str) -> list[str]:
+        """The nodes that may still read *feed*."""
+        with self.cond:
+            return [n for n in self.nodes if self.reading(n, feed)]
+
+    def awaited_elsewhere(self, feed: str, done: dict[str, int]) -> bool:
+        """Whether a node still up waits for an epoch of a feed other than *feed* that has not
+        ended (*done*: per feed, the last epoch whose end was sent)."""
+        with self.cond:
+            return any(asked > done.get(other, 0)
+                       for n in self.nodes if self.gone(n) is None
+                       for other, asked in self._demands[n].items() if other != feed)
 
     # -- markers -------------------------------------------------------------------------------
 

@@ -55,8 +55,7 @@ class Feeding(Future):  # type: ignore[type-arg]
         super().__init__()
         self.query: Any = None  #: the StreamingQuery, for a streaming DataFrame
         self._stop = threading.Event()
-        self._group: str | None = None
-        self._sc: Any = None
+        self._jobs: set[Any] = set()  # the FeedJobs in flight
 
     def stop(self) -> None:
         """Stop feeding (see the class docs); returns at once."""
@@ -64,8 +63,9 @@ class Feeding(Future):  # type: ignore[type-arg]
         query = self.query
         if query is not None:
             query.stop()
-        elif self._group is not None and self._sc is not None:
-            self._sc.cancelJobGroup(self._group)
+        else:
+            for job in list(self._jobs):
+                job.cancel(wait=False)
 
     @property
     def stopping(self) -> bool:
