@@ -202,7 +202,7 @@ class FeedCoordinator:
         while jobs:
             job = jobs.pop()
             job.cancel()
-            feeding._jobs.discard(job)  # noqa: SLF001 - our own class
+            feeding.forget(job)
 
     def _demanded(self, feed: str, epoch: int, feeding: Feeding, report: FeedReport,
                   num_epochs: int) -> bool:
@@ -293,7 +293,7 @@ class FeedCoordinator:
             if feeding.stopping:
                 return False
             with links.cond:
-                readers = [n for n in self._nodes if links.reading(n, feed)]
+                readers = links.readers(feed)  # the condition's lock is reentrant
                 if all(links.asked(n, feed) >= epoch for n in readers):
                     return bool(readers)
                 links.cond.wait(_POLL)
@@ -323,7 +323,7 @@ class FeedCoordinator:
         """The feeding job of *epoch*, submitted (``feeding.stop()`` cancels it)."""
         group = f"{self._group}-feed-{feed}-{epoch}-{next(self._groups)}"
         job = FeedJob(self._sc, plan, self._secret, self._addresses, feed, epoch, group)
-        feeding._jobs.add(job)  # noqa: SLF001 - our own class
+        feeding.track(job)
         return job.start()
 
     def _feed_job(self, job: FeedJob, result: EpochReport, feeding: Feeding,
@@ -346,7 +346,7 @@ class FeedCoordinator:
             job.cancel()
             raise
         finally:
-            feeding._jobs.discard(job)  # noqa: SLF001
+            feeding.forget(job)
         result.jobs += 1
         if job.error is not None:
             if feeding.stopping:

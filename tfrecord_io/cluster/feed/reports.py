@@ -55,7 +55,16 @@ class Feeding(Future):  # type: ignore[type-arg]
         super().__init__()
         self.query: Any = None  #: the StreamingQuery, for a streaming DataFrame
         self._stop = threading.Event()
-        self._jobs: set[Any] = set()  # the FeedJobs in flight
+        self._jobs: set[Any] = set()  # the feeding jobs in flight, cancelled by stop()
+
+    def track(self, job: Any) -> None:
+        """*job* (a :class:`~tfrecord_io.cluster.feed.jobs.FeedJob`) runs for this feeding:
+        :meth:`stop` cancels it until it is :meth:`forget`-ten."""
+        self._jobs.add(job)
+
+    def forget(self, job: Any) -> None:
+        """*job* has ended or was cancelled."""
+        self._jobs.discard(job)
 
     def stop(self) -> None:
         """Stop feeding (see the class docs); returns at once."""
