@@ -171,9 +171,8 @@ class Cluster:
                 coordinator = FeedCoordinator(
                     self._sc, self._secret, fed, attempt.feed_addresses(),
                     equal=self._options.mode == "sync", group=f"{self._id}-{attempt.number}",
-                    failure=attempt.failure, reserved=len(self._roles),
+                    failure=attempt.failure, reserved=len(self._roles), attempt=attempt.number,
                 )
-                coordinator.attempt = attempt.number
                 self._feeds = coordinator
             return coordinator
 

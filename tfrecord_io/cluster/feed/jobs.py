@@ -1,94 +1,243 @@
-"""One feeding job: the jar's ``org.tfrecordio.spark.feed.FeedSender`` sending one epoch of a
-plan's batches (:mod:`~tfrecord_io.cluster.feed.batches`) from the executors' JVMs, run as a
-Spark job from a driver thread under a job group of its own, so that it can be cancelled.
+"""Spark, as the feeding schedule uses it (:class:`~tfrecord_io.cluster.feed.schedule.Runner`):
+:class:`SparkRunner` plans a call's batches, submits an epoch's feeding job, runs a stream.
 
-The coordinator (:mod:`~tfrecord_io.cluster.feed.coordinator`) decides when a job starts and
-watches the cluster while it runs; a :class:`FeedJob` only runs, reports and cancels.
+A feeding job is the jar's ``org.tfrecordio.spark.feed.FeedSender`` sending one epoch of a
+plan's batches (:mod:`~tfrecord_io.cluster.feed.batches`) from the executors' JVMs. It is
+submitted with Spark's asynchronous ``collectAsync`` from the schedule's own thread, so it is
+in Spark's queue (FIFO within a pool) when :meth:`SparkRunner.feed` returns, and cancelled
+through its own future (``FutureAction.cancel``: that job, by its id, whatever its state),
+never by a job group that a job submitted a moment later could escape. Its tasks are
+interrupted on cancel, which closes their sockets and frees their slots.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
-from typing import Any
+from typing import Any, Callable
 
-from tfrecord_io.cluster.feed.batches import Plan
+from tfrecord_io.cluster import slots
+from tfrecord_io.cluster.feed.batches import Plan, is_dataframe, plan_batches
+from tfrecord_io.cluster.feed.reports import EpochReport
+from tfrecord_io.cluster.feed.schedule import Call
+from tfrecord_io.errors import ClusterError
 
-__all__ = ["FEED_SENDER_CLASS", "FeedJob"]
+__all__ = ["FEED_SENDER_CLASS", "FeedJob", "SparkRunner"]
+
+log = logging.getLogger("tfrecord_io.cluster")
 
 #: The jar's feeding task (it sends the batches from the executors' JVMs).
 FEED_SENDER_CLASS = "org.tfrecordio.spark.feed.FeedSender"
-#: How long a cancelled job's thread may take to end.
-_CANCEL_JOIN = 30.0
 
 
-class FeedJob:
-    """Epoch *epoch* of feed *feed*: *plan*'s batches sent to the feed servers at *addresses*
-    (in worker order), as Spark job group *group*. Call :meth:`start` once.
+class _Outcome:
+    """The end of a job run by a thread or a future: value or error, and a wake-up call."""
 
-    Attributes:
-        group: the Spark job group.
-        epoch: the epoch it feeds.
-    """
-
-    def __init__(self, sc: Any, plan: Plan, secret: str, addresses: list[str], feed: str,
-                 epoch: int, group: str) -> None:
-        self._sc = sc
-        self._plan = plan
-        self._secret = secret
-        self._addresses = addresses
-        self.feed = feed
-        self.epoch = epoch
-        self.group = group
-        self._lines: list[str] | None = None
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self._wake = wake
+        self._ended = threading.Event()
+        self._value: Any = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name=group, daemon=True)
 
-    def start(self) -> FeedJob:
-        """Submit the job (from a thread of its own); returns at once."""
-        self._thread.start()
-        return self
+    def end(self, value: Any = None, error: BaseException | None = None) -> None:
+        self._value, self._error = value, error
+        self._ended.set()
+        self._wake()
 
-    def _run(self) -> None:
-        from tfrecord_io.spark.jvm import java_class  # noqa: PLC0415 - Spark on the driver
-
-        try:
-            self._sc.setJobGroup(self.group, f"tfrecord-io feed {self.feed!r}, epoch "
-                                             f"{self.epoch}", True)
-            sender = java_class(self._sc, FEED_SENDER_CLASS)
-            tasks = sender.sendTo(self._plan.jrdd, self._secret, self._addresses, self.feed,
-                                  self.epoch)
-            self._lines = [str(line) for line in tasks.collect()]
-        except BaseException as e:  # noqa: BLE001 - reported by tasks()
-            self._error = e
+    def done(self) -> bool:
+        return self._ended.is_set()
 
     def wait(self, timeout: float) -> bool:
-        """Wait up to *timeout* seconds for the job to end; whether it has."""
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def submitted(self) -> bool:
-        """Whether Spark has the job (it is queued, running or done): a job submitted after
-        this one is scheduled after it (Spark's FIFO order within a pool)."""
-        if not self._thread.is_alive():
-            return True
-        return bool(self._sc.statusTracker().getJobIdsForGroup(self.group))
-
-    def cancel(self, wait: bool = True) -> None:
-        """Cancel the job (its tasks are interrupted, which closes their sockets); with *wait*,
-        wait for its thread to end."""
-        self._sc.cancelJobGroup(self.group)
-        if wait:
-            self._thread.join(_CANCEL_JOIN)
+        return self._ended.wait(timeout)
 
     @property
     def error(self) -> BaseException | None:
-        """Why the ended job failed (or was cancelled), None if it succeeded."""
         return self._error
 
-    def tasks(self) -> list[dict[str, Any]]:
-        """The ended job's task reports (the JSON lines ``FeedSender`` returns: each task's
-        executor and, per worker, what it sent). Call after :meth:`wait` said it ended and
-        :attr:`error` is None."""
-        assert self._lines is not None, "the job has not succeeded"
-        return [json.loads(line) for line in self._lines]
+    @property
+    def value(self) -> Any:
+        return self._value
+
+
+class FeedJob(_Outcome):
+    """Epoch *epoch* of feed *feed*: *plan*'s batches sent to the feed servers at *addresses*
+    (in worker order), submitted at construction (see the module docs)."""
+
+    def __init__(self, sc: Any, plan: Plan, secret: str, addresses: list[str], feed: str,
+                 epoch: int, group: str, wake: Callable[[], None]) -> None:
+        super().__init__(wake)
+        from tfrecord_io.spark.jvm import java_class  # noqa: PLC0415 - Spark on the driver
+
+        self.feed = feed
+        self.epoch = epoch
+        self._cancelled = False
+        self._future: Any = None
+        try:
+            sc.setJobGroup(group, f"tfrecord-io feed {feed!r}, epoch {epoch}", True)
+            sender = java_class(sc, FEED_SENDER_CLASS)
+            tasks = sender.sendTo(plan.jrdd, secret, addresses, feed, epoch)
+            self._future = tasks.collectAsync()  # in Spark's queue from here on
+        except Exception as e:  # noqa: BLE001 - the job's outcome, read by the schedule
+            self.end(error=e)
+            return
+        threading.Thread(target=self._wait, name=f"{group}-wait", daemon=True).start()
+
+    def _wait(self) -> None:
+        try:
+            lines = self._future.get()
+        except BaseException as e:  # noqa: BLE001 - the job's outcome, read by the schedule
+            self.end(error=e if not self._cancelled else ClusterError("cancelled"))
+            return
+        self.end([json.loads(str(line)) for line in lines])
+
+    def cancel(self) -> None:
+        """Cancel the job (queued or running: its tasks are interrupted); returns at once."""
+        if not self.done():
+            self._cancelled = True
+            self._future.cancel(True)
+
+
+class _ThreadJob(_Outcome):
+    """*work* run in a thread of its own (a call's planning)."""
+
+    def __init__(self, name: str, work: Callable[[], Any], wake: Callable[[], None]) -> None:
+        super().__init__(wake)
+        threading.Thread(target=self._run, args=(work,), name=name, daemon=True).start()
+
+    def _run(self, work: Callable[[], Any]) -> None:
+        try:
+            value = work()
+        except BaseException as e:  # noqa: BLE001 - the job's outcome, read by the schedule
+            self.end(error=e)
+            return
+        self.end(value)
+
+    def cancel(self) -> None:
+        """Planning is not cancelled (it counts and builds; nothing waits on the nodes): its
+        result is dropped."""
+
+
+class _StreamJob(_Outcome):
+    """A streaming DataFrame fed as one epoch: a feeding job per micro-batch."""
+
+    def __init__(self, runner: SparkRunner, call: Call, epoch: int, result: EpochReport,
+                 wake: Callable[[], None]) -> None:
+        super().__init__(wake)
+        self._runner = runner
+        self._stop = threading.Event()
+        writer = call.data.writeStream.foreachBatch(
+            lambda df, batch_id: self._micro_batch(call, epoch, result, df))
+        if call.trigger:
+            writer = writer.trigger(**call.trigger)
+        self._query = call.feeding.query = writer.start()
+        threading.Thread(target=self._watch, name=f"feed-{call.feed}-stream", daemon=True
+                         ).start()
+
+    def _micro_batch(self, call: Call, epoch: int, result: EpochReport, df: Any) -> None:
+        runner = self._runner
+        if runner.equal:  # counted, then fed: computed once
+            df.persist()
+        try:
+            plan = runner.make_plan(df, call.record_type)
+            result.dropped += plan.dropped
+            job = runner.submit(plan, call.feed, epoch)
+            while not job.wait(0.2):
+                if self._stop.is_set():
+                    job.cancel()
+            if job.error is not None:
+                raise ClusterError(f"feeding a micro-batch of {call.feed!r} failed: {job.error}")
+            result.jobs += 1
+            result.add_tasks(job.value)
+        finally:
+            if runner.equal:
+                df.unpersist()
+
+    def _watch(self) -> None:
+        query = self._query
+        try:
+            query.awaitTermination()
+            error = query.exception()
+        except BaseException as e:  # noqa: BLE001 - the stream's outcome
+            error = e
+        self.end(error=ClusterError(f"the stream failed: {error}") if error else None)
+
+    def cancel(self) -> None:
+        """Stop the query (in a thread: stopping waits for its micro-batch)."""
+        if not self._stop.is_set():
+            self._stop.set()
+            threading.Thread(target=self._query.stop, daemon=True).start()
+
+
+class SparkRunner:
+    """The :class:`~tfrecord_io.cluster.feed.schedule.Runner` of one attempt.
+
+    Args:
+        sc: the SparkContext.
+        secret: the cluster's secret.
+        addresses: the fed nodes' feed servers, ``host:port``, in worker order.
+        equal: the equal-share rule (``mode="sync"``).
+        group: prefix of the feeding jobs' Spark job groups (names in Spark's UI).
+        reserved: task slots the cluster's nodes hold (the rest may run feeding tasks).
+        wake: called when a job ends (the schedule has something to do).
+    """
+
+    def __init__(self, sc: Any, secret: str, addresses: list[str], equal: bool, group: str,
+                 reserved: int, wake: Callable[[], None]) -> None:
+        self._sc = sc
+        self._secret = secret
+        self._addresses = addresses
+        self.equal = equal
+        self._group = group
+        self._reserved = reserved
+        self._wake = wake
+        self._jobs = 0
+
+    def _tasks(self) -> int:
+        """Feeding tasks per job: the task slots the cluster's nodes leave free (at least 1)."""
+        return max(1, slots.free_slots(self._sc) - self._reserved)
+
+    def make_plan(self, data: Any, record_type: str) -> Plan:
+        """The batches of *data* for the fed nodes (a new job number: its batches are told
+        apart from any other plan's)."""
+        self._jobs += 1
+        return plan_batches(self._sc, data, len(self._addresses), self._jobs, equal=self.equal,
+                            record_type=record_type, tasks=self._tasks())
+
+    def submit(self, plan: Plan, feed: str, epoch: int) -> FeedJob:
+        """Submit the feeding job of *epoch* of *plan*."""
+        self._jobs += 1
+        return FeedJob(self._sc, plan, self._secret, self._addresses, feed, epoch,
+                       f"{self._group}-feed-{feed}-{epoch}-{self._jobs}", self._wake)
+
+    # -- Runner --------------------------------------------------------------------------------
+
+    def plan(self, call: Call) -> _ThreadJob:
+        def work() -> Plan:
+            plan = self.make_plan(call.data, call.record_type)
+            if call.keep:
+                plan.persist(self._sc, f"tfrecord-io feed {call.feed!r}: batches")
+            return plan
+
+        return _ThreadJob(f"feed-{call.feed}-plan", work, self._wake)
+
+    def feed(self, call: Call, epoch: int) -> FeedJob:
+        return self.submit(call.plan, call.feed, epoch)
+
+    def stream(self, call: Call, epoch: int, result: EpochReport) -> _StreamJob:
+        return _StreamJob(self, call, epoch, result, self._wake)
+
+    def release(self, call: Call) -> None:
+        if call.keep and call.plan is not None:
+            call.plan.unpersist()
+
+
+def check_data(data: Any) -> None:
+    """Raise TypeError unless *data* is a DataFrame or an RDD (what ``train`` feeds)."""
+    if is_dataframe(data):
+        return
+    from pyspark import RDD  # noqa: PLC0415 - Spark on the driver
+
+    if not isinstance(data, RDD):
+        raise TypeError(
+            f"train() feeds a DataFrame or an RDD of bytes records, not {type(data).__name__}")

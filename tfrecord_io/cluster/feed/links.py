@@ -13,8 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-import time
-from typing import Any
+from typing import Any, Callable
 
 from tfrecord_io.cluster.channel import ChannelError
 from tfrecord_io.cluster.feed.wire import FeedWire, connect
@@ -25,10 +24,13 @@ log = logging.getLogger("tfrecord_io.cluster")
 
 
 class FeedLinks:
-    """Links to the feed servers of *nodes* (names in worker order) at *addresses*."""
+    """Links to the feed servers of *nodes* (names in worker order) at *addresses*;
+    *on_change* is called after each report of a node."""
 
-    def __init__(self, nodes: list[str], addresses: dict[str, str], secret: str) -> None:
+    def __init__(self, nodes: list[str], addresses: dict[str, str], secret: str,
+                 on_change: Callable[[], None] = lambda: None) -> None:
         self.nodes = list(nodes)
+        self._on_change = on_change
         self.cond = threading.Condition()
         self._demands: dict[str, dict[str, int]] = {n: {} for n in nodes}
         self._stopped: dict[str, set[str]] = {n: set() for n in nodes}
@@ -63,40 +65,40 @@ class FeedLinks:
                         reason = str(message.get("outcome"))
                         self._closing[node] = reason
                     self.cond.notify_all()
+                self._on_change()
         except (ChannelError, KeyError, TypeError, ValueError):
             pass
         with self.cond:
             self._closing.setdefault(node, reason)
             self.cond.notify_all()
+        self._on_change()
 
-    # -- state (call with self.cond held) ------------------------------------------------------
+    # -- what the nodes reported ---------------------------------------------------------------
 
     def gone(self, node: str) -> str | None:
         """Why *node* reads no more (``finished``, ``failed``, ``lost``...), or None."""
-        return self._closing.get(node)
-
-    def reading(self, node: str, feed: str) -> bool:
-        """Whether *node* may still read *feed*."""
-        return node not in self._closing and feed not in self._stopped[node]
+        with self.cond:
+            return self._closing.get(node)
 
     def asked(self, node: str, feed: str) -> int:
         """The last epoch of *feed* that *node*'s reader asked for (0: none)."""
-        return self._demands[node].get(feed, 0)
-
-    # -- questions (they take the lock) -------------------------------------------------------
+        with self.cond:
+            return self._demands[node].get(feed, 0)
 
     def readers(self, feed: str) -> list[str]:
         """The nodes that may still read *feed*."""
         with self.cond:
-            return [n for n in self.nodes if self.reading(n, feed)]
+            return [n for n in self.nodes
+                    if n not in self._closing and feed not in self._stopped[n]]
 
     def awaited_elsewhere(self, feed: str, done: dict[str, int]) -> bool:
         """Whether a node still up waits for an epoch of a feed other than *feed* that has not
         ended (*done*: per feed, the last epoch whose end was sent)."""
         with self.cond:
             return any(asked > done.get(other, 0)
-                       for n in self.nodes if self.gone(n) is None
-                       for other, asked in self._demands[n].items() if other != feed)
+                       for n in self.nodes if n not in self._closing
+                       for other, asked in self._demands[n].items()
+                       if other != feed and other not in self._stopped[n])
 
     # -- markers -------------------------------------------------------------------------------
 
@@ -111,22 +113,6 @@ class FeedLinks:
         """Every feed of every node has ended: readers' further epochs are empty."""
         for node in self.nodes:
             self.send(node, {"type": "end_all"})
-
-    def wait(self, timeout: float) -> None:
-        """Wait for news from any node (at most *timeout* s)."""
-        with self.cond:
-            self.cond.wait(timeout)
-
-    def wait_for(self, predicate: Any, timeout: float) -> bool:
-        """Wait until ``predicate()`` (called under the lock) holds or *timeout* passes."""
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while not predicate():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self.cond.wait(min(left, 0.2))
-        return True
 
     def close(self) -> None:
         """Close every link. Idempotent."""

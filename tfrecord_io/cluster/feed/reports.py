@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["EpochReport", "FeedReport", "Feeding"]
 
@@ -35,6 +35,15 @@ class EpochReport:
     complete: bool = True
     tasks: list[dict[str, Any]] = field(default_factory=list)
 
+    def add_tasks(self, tasks: list[dict[str, Any]]) -> None:
+        """Count a feeding job's task reports (the JSON the jar's ``FeedSender`` returns)."""
+        for task in tasks:
+            self.tasks.append(task)
+            for worker, sent in task["workers"].items():
+                w = int(worker)
+                self.records[w] = self.records.get(w, 0) + sent["records"]
+                self.dropped += sent["dropped"]
+
 
 @dataclass
 class FeedReport:
@@ -51,31 +60,18 @@ class Feeding(Future):  # type: ignore[type-arg]
     stopped (its epoch then ends normally), batch feeding stops after cancelling the running
     job (the epoch it was feeding ends short)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_stop: Callable[[], None] = lambda: None) -> None:
         super().__init__()
         self.query: Any = None  #: the StreamingQuery, for a streaming DataFrame
         self._stop = threading.Event()
-        self._jobs: set[Any] = set()  # the feeding jobs in flight, cancelled by stop()
-
-    def track(self, job: Any) -> None:
-        """*job* (a :class:`~tfrecord_io.cluster.feed.jobs.FeedJob`) runs for this feeding:
-        :meth:`stop` cancels it until it is :meth:`forget`-ten."""
-        self._jobs.add(job)
-
-    def forget(self, job: Any) -> None:
-        """*job* has ended or was cancelled."""
-        self._jobs.discard(job)
+        self._on_stop = on_stop
 
     def stop(self) -> None:
         """Stop feeding (see the class docs); returns at once."""
         self._stop.set()
-        query = self.query
-        if query is not None:
-            query.stop()
-        else:
-            for job in list(self._jobs):
-                job.cancel(wait=False)
+        self._on_stop()
 
     @property
     def stopping(self) -> bool:
+        """Whether :meth:`stop` was called."""
         return self._stop.is_set()

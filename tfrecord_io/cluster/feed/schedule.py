@@ -1,0 +1,522 @@
+"""The driver's feeding state machine: which epoch of which feed is fed when, in one place.
+
+:class:`FeedSchedule` holds every ``Cluster.train`` call of one attempt (:class:`Call`) and the
+state of each of their epochs (:class:`EpochState`). It has no thread, no lock and no Spark:
+it sees the world through two small interfaces, the links to the nodes (:class:`Links`: who
+reads which feed, which epoch each node asked for, which node is gone; markers sent to the
+nodes) and the job runner (:class:`Runner`: plan a call's batches, submit an epoch's feeding
+job, cancel it, tell whether it is done), and every change happens in :meth:`FeedSchedule.step`.
+The coordinator (:mod:`~tfrecord_io.cluster.feed.coordinator`) calls ``step`` from one thread
+whenever something may have changed; the tests call it with fakes through thousands of
+interleavings (``tests/cluster/test_feed_schedule.py``).
+
+The states of one epoch, and the only transitions between them::
+
+    WAITING  --every reader asked-->            PLANNING (the call's first epoch: batches
+                                                          are made, counted in sync mode)
+    WAITING  --every reader asked-->            FEEDING  (its job submitted)
+    WAITING  --the call's previous epoch fed,
+               no node waits for another feed-> AHEAD    (its job submitted before it is asked)
+    PLANNING --planned-->                       FEEDING
+    AHEAD    --every reader asked-->            FEEDING  (from then on it is never given up)
+    AHEAD    --a node waits for another feed's
+               epoch not fed yet-->             WAITING  (given way: its job cancelled; fed
+                                                          again once asked, nodes keep the
+                                                          batches they have and drop repeats)
+    AHEAD, FEEDING --job done-->                FED      (end markers sent, in epoch order)
+    any live state --Feeding.stop()-->          STOPPED  (job cancelled, end markers "unsure")
+    any live state --failure-->                 FAILED   (job cancelled, fail markers sent)
+    WAITING  --no node reads the feed-->        UNREAD   (the call ends: nobody would read it)
+
+Why it cannot stall:
+
+* a cancel always takes effect: a job is submitted synchronously by :meth:`Runner.feed`
+  (it is in Spark's queue when the call returns), so there is no window in which a cancel
+  could come before the job exists; a job the schedule decided not to run is never submitted;
+* only AHEAD jobs may wait on nodes that read something else, and an AHEAD job gives way as
+  soon as any node waits for an epoch of another feed that is not fed: so the task slots are
+  free for the job (or the planning) that the nodes wait for;
+* a FEEDING job's readers have all asked for its epoch, so its batches are taken and it ends.
+
+Failure has one path: :meth:`FeedSchedule.fail` (the attempt failed, the cluster was shut
+down, a node's link broke and the cluster did not say why within the grace, or a feeding job
+failed) cancels every job, sends the fail markers and ends every call with the error. A call
+whose own data fails (a partition changed since it was counted) fails alone.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from tfrecord_io.cluster.feed.reports import EpochReport, FeedReport, Feeding
+from tfrecord_io.errors import ClusterError
+
+__all__ = ["Call", "Epoch", "EpochState", "FeedSchedule", "Job", "Links", "Runner"]
+
+log = logging.getLogger("tfrecord_io.cluster")
+
+#: After a node's link broke, how long to wait for the cluster to report the failure before
+#: naming it without details.
+FAILURE_GRACE = 8.0
+
+
+class EpochState(enum.Enum):
+    """The state of one epoch of one ``train`` call (see the module docs)."""
+
+    WAITING = "waiting"
+    PLANNING = "planning"
+    AHEAD = "ahead"
+    FEEDING = "feeding"
+    FED = "fed"
+    STOPPED = "stopped"
+    FAILED = "failed"
+    UNREAD = "unread"
+
+    @property
+    def live(self) -> bool:
+        """Whether the epoch may still change."""
+        return self in _LIVE
+
+
+_LIVE = {EpochState.WAITING, EpochState.PLANNING, EpochState.AHEAD, EpochState.FEEDING}
+
+
+class Job(Protocol):
+    """A unit of Spark work the runner started: a call's planning, an epoch's feeding job, or
+    a stream's query."""
+
+    def done(self) -> bool:
+        """Whether it has ended (succeeded, failed or was cancelled)."""
+
+    def cancel(self) -> None:
+        """Cancel it, whatever its state; returns at once."""
+
+    @property
+    def error(self) -> BaseException | None:
+        """Why the ended job failed (or was cancelled); None if it succeeded."""
+
+    @property
+    def value(self) -> Any:
+        """The ended job's result: a planning's plan, a feeding job's task reports."""
+
+
+class Runner(Protocol):
+    """Spark, as the schedule uses it."""
+
+    def plan(self, call: Call) -> Job:
+        """Start making *call*'s batches; the job's value is the plan (``dropped``,
+        ``per_worker``: the records each worker gets per epoch in sync mode, else None)."""
+
+    def feed(self, call: Call, epoch: int) -> Job:
+        """Submit the feeding job of *epoch* of *call* (``call.plan``'s batches): it is in
+        Spark's queue when this returns. Its value: the task reports."""
+
+    def stream(self, call: Call, epoch: int, result: EpochReport) -> Job:
+        """Start feeding *call*'s streaming DataFrame as *epoch* (adding to *result*)."""
+
+    def release(self, call: Call) -> None:
+        """*call* is over: free its kept batches."""
+
+
+class Links(Protocol):
+    """The nodes, as the schedule uses them (:class:`~tfrecord_io.cluster.feed.links
+    .FeedLinks`)."""
+
+    nodes: list[str]
+
+    def readers(self, feed: str) -> list[str]:
+        """The nodes that may still read *feed*."""
+
+    def asked(self, node: str, feed: str) -> int:
+        """The last epoch of *feed* that *node* asked for (0: none)."""
+
+    def gone(self, node: str) -> str | None:
+        """Why *node* reads no more (``finished``, ``failed``, ``lost``...), or None."""
+
+    def awaited_elsewhere(self, feed: str, done: dict[str, int]) -> bool:
+        """Whether a node still up waits for an epoch of a feed other than *feed* that has
+        not ended (*done*: per feed, the last epoch ended)."""
+
+    def send(self, node: str, message: dict[str, Any]) -> None:
+        """Send a marker to *node* (nothing if its link is down)."""
+
+
+@dataclass
+class Epoch:
+    """One epoch of a call: its number (per feed), state, job and report."""
+
+    number: int
+    state: EpochState = EpochState.WAITING
+    job: Job | None = None
+    gave_way: int = 0  #: times its job gave its slots up
+    result: EpochReport = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.result = EpochReport(self.number)
+
+
+@dataclass(eq=False)
+class Call:
+    """One ``Cluster.train`` call: *epochs* epochs of *data* fed as *feed*."""
+
+    feed: str
+    data: Any
+    epochs: int
+    feeding: Feeding
+    record_type: str = "Example"
+    cache: bool = True
+    streaming: bool = False
+    trigger: dict[str, Any] | None = None
+    report: FeedReport = field(init=False)
+    plan: Any = None  #: the batches (set once planned)
+    planning: Job | None = None
+    inflight: list[Epoch] = field(default_factory=list)  #: the current epoch, then ones queued
+    started: int = 0  #: epochs given a number so far
+    over: bool = False
+
+    def __post_init__(self) -> None:
+        self.report = FeedReport(self.feed)
+
+    @property
+    def keep(self) -> bool:
+        """Whether the batches are kept for the later epochs (made once)."""
+        return self.cache and self.epochs > 1 and not self.streaming
+
+
+class FeedSchedule:
+    """Every feeding of one attempt (see the module docs).
+
+    Args:
+        links: the nodes.
+        runner: Spark.
+        equal: the equal-share rule (``mode="sync"``): what a worker did not get was dropped.
+        failure: the attempt's failure so far, or None.
+        clock: seconds, monotonic (the tests pass their own).
+    """
+
+    def __init__(self, links: Links, runner: Runner, equal: bool,
+                 failure: Callable[[], ClusterError | None],
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._links = links
+        self._runner = runner
+        self._equal = equal
+        self._failure = failure
+        self._clock = clock
+        self._calls: dict[str, deque[Call]] = {}
+        self._numbers: dict[str, int] = {}  # per feed, the last epoch number given
+        self._done: dict[str, int] = {}  # per feed, the last epoch whose end was sent
+        self._lost_since: float | None = None
+        self.error: ClusterError | None = None  #: set once the schedule failed
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def add(self, call: Call) -> None:
+        """A new ``train`` call; fed after the earlier calls of its feed."""
+        if self.error is not None:
+            self._end(call, self.error)
+            return
+        self._calls.setdefault(call.feed, deque()).append(call)
+
+    def calls(self) -> list[Call]:
+        """The calls not over yet."""
+        return [c for q in self._calls.values() for c in q]
+
+    def fail(self, error: ClusterError) -> None:
+        """End everything with *error*: every job cancelled, every live epoch failed on the
+        nodes, every call raising *error*."""
+        if self.error is None:
+            self.error = error
+        for queue in self._calls.values():
+            while queue:
+                call = queue.popleft()
+                for epoch in call.inflight:
+                    self._cancel(epoch)
+                    if epoch.state is not EpochState.WAITING or epoch is call.inflight[0]:
+                        self._markers({"type": "fail_epoch", "feed": call.feed,
+                                       "epoch": epoch.number, "reason": str(error)})
+                    epoch.state = EpochState.FAILED
+                if call.planning is not None:
+                    call.planning.cancel()
+                self._end(call, error)
+
+    # -- the one place where things change ----------------------------------------------------
+
+    def step(self) -> None:
+        """Look at the nodes, the jobs and the calls, and make every transition now due."""
+        if self.error is not None:
+            return
+        error = self._cluster_failure()
+        if error is not None:
+            self.fail(error)
+            return
+        for queue in self._calls.values():
+            while queue:
+                call = queue[0]
+                try:
+                    self._advance(call)
+                except ClusterError as e:
+                    if self.error is not None:  # the whole schedule failed meanwhile
+                        return
+                    self._fail_call(call, e)
+                if not call.over:
+                    break
+                queue.popleft()
+            if self.error is not None:
+                return
+
+    def _advance(self, call: Call) -> None:
+        if call.feeding.stopping:
+            self._stop(call)
+            return
+        while not call.over:
+            if not call.inflight:
+                if call.started == call.epochs:
+                    self._finish(call)
+                    return
+                self._new_epoch(call)
+            if not self._advance_epoch(call, call.inflight[0]):
+                break
+        for epoch in call.inflight[1:]:  # jobs queued behind the current one
+            self._give_way_if_awaited(call, epoch)
+
+    def _advance_epoch(self, call: Call, epoch: Epoch) -> bool:
+        """Move the call's current *epoch* on; whether it ended (the next may go on)."""
+        feed = call.feed
+        if epoch.state is EpochState.WAITING:
+            readers = self._links.readers(feed)
+            if not readers:
+                epoch.state = EpochState.UNREAD
+                log.info("no node reads feed %r any more: %d epoch(s) not fed", feed,
+                         call.epochs - len(call.report.epochs))
+                call.inflight.clear()
+                self._finish(call)
+                return False
+            if not all(self._links.asked(n, feed) >= epoch.number for n in readers):
+                return False
+            log.debug("every reader asked for epoch %d of %r", epoch.number, feed)
+            if call.streaming:
+                epoch.job = self._runner.stream(call, epoch.number, epoch.result)
+                epoch.state = EpochState.FEEDING
+            elif call.plan is None:
+                call.planning = self._runner.plan(call)
+                epoch.state = EpochState.PLANNING
+            else:
+                self._submit(call, epoch, EpochState.FEEDING)
+        if epoch.state is EpochState.PLANNING:
+            job = call.planning
+            assert job is not None
+            if not job.done():
+                return False
+            call.planning = None
+            if job.error is not None:
+                raise self._job_error(call, epoch, job.error, "making the batches of")
+            call.plan = job.value
+            self._submit(call, epoch, EpochState.FEEDING)
+        if epoch.state not in (EpochState.AHEAD, EpochState.FEEDING):
+            return False
+        job = epoch.job
+        assert job is not None
+        if not job.done():
+            self._give_way_if_awaited(call, epoch)
+            return False
+        if job.error is not None:
+            if self._broken():  # the node's failure is the cause: step() names it
+                return False
+            raise self._job_error(call, epoch, job.error, "feeding")
+        self._fed(call, epoch, job)
+        return True
+
+    def _new_epoch(self, call: Call) -> Epoch:
+        """The call's next epoch, numbered and in flight; fed ahead when the call already fed
+        one and no node waits for another feed."""
+        feed = call.feed
+        self._numbers[feed] = self._numbers.get(feed, 0) + 1
+        epoch = Epoch(self._numbers[feed])
+        call.started += 1
+        call.inflight.append(epoch)
+        if call.started > 1 and not call.streaming and self._links.readers(feed) and \
+                not self._awaited_elsewhere(feed):
+            self._submit(call, epoch, EpochState.AHEAD)
+        return epoch
+
+    def _submit(self, call: Call, epoch: Epoch, state: EpochState) -> None:
+        """Submit *epoch*'s job, as *state*. With kept batches, once the call's first epoch is
+        fed, the next epoch's job is queued in Spark behind this one: it starts as this
+        one's tasks end."""
+        assert call.plan is not None
+        epoch.job = self._runner.feed(call, epoch.number)
+        epoch.state = state
+        log.debug("submitted epoch %d of %r (%s)", epoch.number, call.feed, state.value)
+        if (call.keep and call.started > 1 and call.started < call.epochs
+                and len(call.inflight) == 1 and epoch is call.inflight[0]
+                and not self._awaited_elsewhere(call.feed)):
+            self._numbers[call.feed] += 1
+            queued = Epoch(self._numbers[call.feed])
+            call.started += 1
+            queued.job = self._runner.feed(call, queued.number)
+            queued.state = EpochState.AHEAD
+            call.inflight.append(queued)
+
+    def _give_way_if_awaited(self, call: Call, epoch: Epoch) -> bool:
+        """AHEAD -> FEEDING once every reader asked; AHEAD -> WAITING (job cancelled) when a
+        node waits for another feed's epoch. Whether it gave way."""
+        if epoch.state is not EpochState.AHEAD:
+            return False
+        readers = self._links.readers(call.feed)
+        if readers and all(self._links.asked(n, call.feed) >= epoch.number for n in readers):
+            epoch.state = EpochState.FEEDING
+            return False
+        if not self._awaited_elsewhere(call.feed):
+            return False
+        log.debug("epoch %d of %r gives way to another feed", epoch.number, call.feed)
+        self._cancel(epoch)
+        epoch.state = EpochState.WAITING
+        epoch.gave_way += 1
+        epoch.result = EpochReport(epoch.number)
+        return True
+
+    def _fed(self, call: Call, epoch: Epoch, job: Job) -> None:
+        """AHEAD/FEEDING -> FED: the job's reports counted, the end markers sent."""
+        result = epoch.result
+        if not call.streaming:  # a stream's micro-batches counted themselves
+            result.jobs += 1
+            result.add_tasks(job.value)
+            plan = call.plan
+            result.dropped += plan.dropped
+            if plan.per_worker is not None:  # counted: what was not delivered was dropped
+                total = plan.per_worker * len(self._links.nodes) + plan.dropped
+                result.dropped = total - sum(result.records.values())
+        epoch.state = EpochState.FED
+        self._end_markers(call.feed, result)
+        call.report.epochs.append(result)
+        call.inflight.pop(0)
+        log.info("fed epoch %d of %r: %s records (%d dropped)", epoch.number, call.feed,
+                 sum(result.records.values()), result.dropped)
+        if call.streaming:
+            call.report.stopped = call.feeding.stopping
+            self._finish(call)
+
+    # -- the ends ------------------------------------------------------------------------------
+
+    def _stop(self, call: Call) -> None:
+        """``Feeding.stop()``: jobs cancelled, the live epochs ended short; a stream's query
+        is stopped and its epoch ends as fed (an empty one if it had not begun)."""
+        if call.streaming:
+            if not call.inflight and call.started == 0:
+                self._new_epoch(call)
+            epoch = call.inflight[0] if call.inflight else None
+            if epoch is not None and epoch.job is not None:
+                epoch.job.cancel()
+                if epoch.job.done():
+                    self._fed(call, epoch, epoch.job)
+                return
+        while call.inflight:  # an epoch whose job ended before the stop counts as fed
+            first = call.inflight[0]
+            if first.job is None or not first.job.done() or first.job.error is not None:
+                break
+            self._fed(call, first, first.job)
+        for i, epoch in enumerate(call.inflight):
+            had_job = epoch.job is not None
+            self._cancel(epoch)
+            epoch.state = EpochState.STOPPED
+            epoch.result.complete = call.streaming
+            self._end_markers(call.feed, epoch.result)
+            if had_job and i == 0:
+                call.report.epochs.append(epoch.result)
+        call.inflight.clear()
+        if call.planning is not None:
+            call.planning.cancel()
+            call.planning = None
+        call.report.stopped = True
+        self._finish(call)
+
+    def _finish(self, call: Call) -> None:
+        if call.over:
+            return
+        for epoch in call.inflight:
+            self._cancel(epoch)
+        call.inflight.clear()
+        self._end(call, None)
+
+    def _end(self, call: Call, error: BaseException | None) -> None:
+        call.over = True
+        if call.plan is not None:
+            self._runner.release(call)
+        if not call.feeding.done():
+            if error is None:
+                call.feeding.set_result(call.report)
+            else:
+                call.feeding.set_exception(error)
+
+    def _fail_call(self, call: Call, error: ClusterError) -> None:
+        """A call's own failure: its jobs cancelled, its live epochs failed on the nodes."""
+        for epoch in call.inflight:
+            self._cancel(epoch)
+            epoch.state = EpochState.FAILED
+            self._markers({"type": "fail_epoch", "feed": call.feed, "epoch": epoch.number,
+                           "reason": str(error)})
+        call.inflight.clear()
+        self._end(call, error)
+
+    @staticmethod
+    def _job_error(call: Call, epoch: Epoch, error: BaseException, doing: str) -> ClusterError:
+        """The error a call whose job failed ends with."""
+        if isinstance(error, ClusterError):
+            return error
+        return ClusterError(f"{doing} epoch {epoch.number} of feed {call.feed!r} failed: "
+                            f"{error}")
+
+    def _broken(self) -> list[str]:
+        """The nodes whose link broke (not those whose ``main_fun`` finished)."""
+        links = self._links
+        return [n for n in links.nodes if links.gone(n) not in (None, "finished")]
+
+    def _cluster_failure(self) -> ClusterError | None:
+        """The attempt's failure; or, once a node's link broke and the attempt said nothing
+        for :data:`FAILURE_GRACE` seconds, a failure naming that node."""
+        error = self._failure()
+        if error is not None:
+            return error
+        broken = self._broken()
+        if not broken:
+            self._lost_since = None
+            return None
+        if not self.calls():
+            return None
+        now = self._clock()
+        if self._lost_since is None:
+            self._lost_since = now
+        if now - self._lost_since < FAILURE_GRACE:
+            return None
+        return ClusterError(f"{broken[0]} stopped while being fed "
+                            f"({self._links.gone(broken[0])})",
+                            node=broken[0])
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _awaited_elsewhere(self, feed: str) -> bool:
+        return self._links.awaited_elsewhere(feed, self._done)
+
+    @staticmethod
+    def _cancel(epoch: Epoch) -> None:
+        if epoch.job is not None and epoch.state.live:
+            epoch.job.cancel()
+        epoch.job = None
+
+    def _end_markers(self, feed: str, result: EpochReport) -> None:
+        unsure = {int(w) for task in result.tasks for w, s in task["workers"].items()
+                  if s["state"] != "ready"}
+        for w, node in enumerate(self._links.nodes):
+            sent = None if w in unsure or not result.complete else result.records.get(w, 0)
+            self._links.send(node, {"type": "end_epoch", "feed": feed, "epoch": result.epoch,
+                                    "sent": sent})
+        self._done[feed] = max(result.epoch, self._done.get(feed, 0))
+
+    def _markers(self, message: dict[str, Any]) -> None:
+        for node in self._links.nodes:
+            self._links.send(node, message)
