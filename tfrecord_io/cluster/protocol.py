@@ -135,9 +135,11 @@ class Stream:
     def __init__(self, sock: socket.socket, send_key: bytes, receive_key: bytes) -> None:
         self.sock = sock
         try:
-            self.peer = "%s:%s" % sock.getpeername()[:2]
+            name = sock.getpeername()
         except OSError:
-            self.peer = "?"
+            name = "?"
+        #: Who is at the other end (``host:port``), for messages.
+        self.peer = "%s:%s" % name[:2] if isinstance(name, tuple) else str(name or "a peer")
         self._send_key = send_key
         self._opener = AESGCM(receive_key)
         self._sent = 0
