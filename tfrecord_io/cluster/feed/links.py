@@ -3,9 +3,9 @@
 :class:`FeedLinks` connects to every fed node's feed server (encrypted and authenticated: the
 cluster's protocol, :mod:`tfrecord_io.cluster.protocol`, ``docs/protocol.md``) and keeps, per
 node, the epochs its reader asked for (``demand``), the feeds it stopped reading, and whether
-``main_fun`` ended there (``closing``: ``finished`` or ``failed``) or the link broke. It sends the driver's markers: the end of an
-epoch (with the records sent, for the node's exactly-once check), a failed epoch, the end of
-every feed.
+``main_fun`` ended there (``closing``: ``finished`` or ``failed``) or the link broke. It sends
+the driver's markers: the end of an epoch (with the records sent, for the node's exactly-once
+check), a failed epoch, the end of every feed.
 """
 
 from __future__ import annotations
