@@ -38,7 +38,7 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
   private final String feed;
   private final int epoch;
 
-  private FeedSender(String secret, String[] addresses, String feed, int epoch) {
+  FeedSender(String secret, String[] addresses, String feed, int epoch) {
     this.secret = secret;
     this.addresses = addresses;
     this.feed = feed;
