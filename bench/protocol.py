@@ -80,7 +80,7 @@ void signed() throws Exception {
   mac.update(payload);
   mac.doFinal();
 }
-for (int i = 0; i < 400; i++) { one(); signed(); }
+for (int i = 0; i < 2000; i++) { one(); signed(); }
 for (int r = 0; r < %(runs)d; r++) {
   long t = System.nanoTime();
   for (int i = 0; i < %(messages)d; i++) signed();
