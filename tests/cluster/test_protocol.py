@@ -14,6 +14,7 @@ import threading
 
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from protocol_vectors import make_vectors
 
 from tfrecord_io.cluster import protocol
 from tfrecord_io.cluster.protocol import (
@@ -74,6 +75,10 @@ def _hkdf_sha256(ikm: bytes, salt: bytes, info: bytes) -> bytes:
     """RFC 5869 by hand with the standard library: extract, then one block of expand."""
     prk = hmac.new(salt, ikm, hashlib.sha256).digest()
     return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
+
+
+def test_the_vectors_file_is_what_its_script_makes():
+    assert make_vectors() == VECTORS
 
 
 def test_the_vectors_keys_are_hkdf_sha256_of_the_secret_salted_with_both_nonces():

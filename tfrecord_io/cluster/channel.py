@@ -19,7 +19,6 @@ the Spark task closure, so it is as private as Spark's own driver <-> executor t
 
 from __future__ import annotations
 
-import logging
 import secrets
 import socket
 import threading
@@ -29,9 +28,6 @@ from tfrecord_io.cluster.protocol import Stream, StreamServer, connect
 from tfrecord_io.errors import ChannelError
 
 __all__ = ["ControlServer", "NodeConnection", "new_secret"]
-
-log = logging.getLogger(__name__)
-
 
 def new_secret() -> str:
     """A fresh random secret for one cluster (256 bits, hex)."""
