@@ -11,6 +11,7 @@ import pathlib
 import socket
 import struct
 import threading
+import time
 
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -285,7 +286,9 @@ def _closed_by_peer(sock: socket.socket) -> bool:
 
 # -- the server ----------------------------------------------------------------------------------
 
-def test_the_server_refuses_a_wrong_secret_or_another_protocol_and_serves_the_next_client():
+def test_the_server_refuses_a_wrong_secret_or_another_protocol_and_serves_the_next_client(
+        caplog):
+    caplog.set_level(logging.WARNING)
     got = []
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -305,6 +308,15 @@ def test_the_server_refuses_a_wrong_secret_or_another_protocol_and_serves_the_ne
         with pytest.raises(ChannelError, match="closed the connection"):
             stream.receive()  # served, then closed by the server
         assert got == [{"type": "hello", "n": 1}]
+
+        def refusals() -> list[str]:
+            return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+        deadline = time.monotonic() + 10  # a refused peer may see the close before the log
+        while len(refusals()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert server.refused == 3
+        assert len(refusals()) == 3  # one warning each
+        assert all(m.startswith("test server: refused a connection") for m in refusals())
     finally:
         server.close()

@@ -145,6 +145,7 @@ class Stream:
         self._sent = 0
         self._received = 0
         self._send_lock = threading.Lock()
+        self._warn = True  # log refusals (the handshake leaves that to its server)
         self.closed = False
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -179,7 +180,8 @@ class Stream:
             got += n
 
     def _refuse(self, reason: str) -> ChannelError:
-        log.warning("cluster protocol: closing the connection with %s: %s", self.peer, reason)
+        if self._warn:
+            log.warning("cluster protocol: closing the connection with %s: %s", self.peer, reason)
         self.close()
         return ChannelError(f"{self.peer} sent {reason}; the connection is closed")
 
@@ -287,7 +289,8 @@ def accept(
 ) -> tuple[Stream, dict[str, Any]]:
     """The server's end of a new connection: make the handshake, read and check the hello.
     Raises ChannelError (or OSError) if the peer does not authenticate within
-    :data:`HANDSHAKE_TIMEOUT`. *server_nonce*: fixed only by tests (random otherwise)."""
+    :data:`HANDSHAKE_TIMEOUT`, without logging it (the caller does, as :class:`StreamServer`
+    does). *server_nonce*: fixed only by tests (random otherwise)."""
     nonce = server_nonce if server_nonce is not None else secrets.token_bytes(NONCE_BYTES)
     sock.settimeout(HANDSHAKE_TIMEOUT)
     sock.sendall(MAGIC + nonce)
@@ -297,7 +300,9 @@ def accept(
         derive_key(secret, nonce, client_nonce, TO_CLIENT),
         derive_key(secret, nonce, client_nonce, TO_SERVER),
     )
+    stream._warn = False  # the caller reports a refused handshake
     hello, _ = stream.receive(max_payload=0)  # nothing large before the peer authenticated
+    stream._warn = True
     sock.settimeout(None)
     return stream, hello
 
