@@ -30,6 +30,7 @@ __all__ = [
     "ModelError",
     "TensorBoardError",
     "ClusterError",
+    "ChannelError",
 ]
 
 
@@ -165,3 +166,14 @@ class ClusterError(TFRecordError):
     def __init__(self, message: str, node: str | None = None) -> None:
         self.node = node
         super().__init__(message)
+
+
+class ChannelError(TFRecordError, ConnectionError):
+    """A connection of the cluster's protocol (:mod:`tfrecord_io.cluster.protocol`: the control
+    channel or the feed) ended: the peer closed it, or sent something that does not decrypt
+    (a wrong secret, a message replayed, reordered, reflected, altered or cut short), that is
+    over the protocol's limits, or that does not parse.
+
+    The cluster handles it (the connection is closed, the rest goes on). If it names a peer
+    that does not speak the protocol, install the same tfrecord-io on the driver and executors.
+    """

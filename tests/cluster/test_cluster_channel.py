@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import socket
 
 from conftest import node_processes
 
 import cluster_programs
 from tfrecord_io import cluster
+from tfrecord_io.cluster.protocol import MAGIC, NONCE_BYTES, TO_SERVER, derive_key, seal
 
 
 def _connect(address: str) -> socket.socket:
     host, _, port = address.rpartition(":")
     return socket.create_connection((host, int(port)), timeout=30)
+
+
+def _greeting(sock: socket.socket) -> bytes:
+    """The server's opening: the protocol's magic and its nonce (returned)."""
+    data = b""
+    while len(data) < len(MAGIC) + NONCE_BYTES:
+        data += sock.recv(64)
+    return data[len(MAGIC):]
 
 
 def _closed_by_peer(sock: socket.socket) -> bool:
@@ -31,15 +38,16 @@ def test_connections_without_the_secret_are_refused_and_the_cluster_finishes(sc,
     with c:
         # a client that knows the protocol but not the secret
         forged = _connect(c.control_address)
-        nonce = forged.makefile("rb").readline().strip()
-        payload = b'{"type":"hello","node":"worker:0","attempt":0}'
-        mac = hmac.new(b"guessed secret", nonce + b":n:0:" + payload, hashlib.sha256).hexdigest()
-        forged.sendall(mac.encode() + b" " + payload + b"\n")
+        server_nonce = _greeting(forged)
+        client_nonce = bytes(NONCE_BYTES)
+        forged.sendall(MAGIC + client_nonce)
+        key = derive_key("guessed secret", server_nonce, client_nonce, TO_SERVER)
+        forged.sendall(seal(key, 0, b'{"type":"hello","node":"worker:0","attempt":0}'))
         assert _closed_by_peer(forged)
         # a client that sends garbage (e.g. a pickle)
         garbage = _connect(c.control_address)
-        garbage.makefile("rb").readline()
-        garbage.sendall(b"\x80\x04\x95 not json, not signed\n")
+        _greeting(garbage)
+        garbage.sendall(b"\x80\x04\x95 not the protocol, not encrypted\n" * 2)
         assert _closed_by_peer(garbage)
         forged.close()
         garbage.close()

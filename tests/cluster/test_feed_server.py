@@ -9,12 +9,12 @@ import threading
 
 import pytest
 
-from tfrecord_io.cluster.channel import ChannelError, new_secret
+from tfrecord_io.cluster.channel import new_secret
 from tfrecord_io.cluster.feed.buffer import FeedBuffer
 from tfrecord_io.cluster.feed.layout import pack
 from tfrecord_io.cluster.feed.server import FeedServer
-from tfrecord_io.cluster.feed.wire import MAX_PAYLOAD, connect
-from tfrecord_io.errors import ClusterError
+from tfrecord_io.cluster.protocol import MAX_PAYLOAD, TAG_BYTES, connect
+from tfrecord_io.errors import ChannelError, ClusterError
 
 
 def framed(*records: bytes) -> bytes:
@@ -81,11 +81,13 @@ def test_a_connection_with_a_wrong_secret_is_refused(server):
         _feeder(server, secret=new_secret())
 
 
-def test_a_message_whose_mac_does_not_verify_closes_the_connection(server):
+def test_a_message_that_does_not_authenticate_closes_the_connection(server):
     wire, _ = _feeder(server)
     head = b'{"type":"batch","job":0,"partition":0,"seq":0,"records":1}'
     payload = framed(b"forged")
-    wire.sock.sendall(struct.pack("!IQ", len(head), len(payload)) + head + payload + b"\0" * 32)
+    wire.sock.sendall(
+        struct.pack("!IQ", len(head), len(payload)) + head + payload + b"\0" * TAG_BYTES
+    )
     assert _closed_by_peer(wire.sock)
 
 

@@ -18,11 +18,12 @@ Or fed from Spark (``input_mode="spark"``: ``c.train(df, num_epochs=3)`` on the 
 Modules: :mod:`~tfrecord_io.cluster.driver` (:func:`run`, :class:`Cluster`),
 :mod:`~tfrecord_io.cluster.attempt` (one gang start, watched), :mod:`~tfrecord_io.cluster.task`
 (the Spark barrier task of a node), :mod:`~tfrecord_io.cluster.node` (the node process),
-:mod:`~tfrecord_io.cluster.channel` (the authenticated control channel),
-:mod:`~tfrecord_io.cluster.context` (:class:`NodeContext`), :mod:`~tfrecord_io.cluster.feed`
-(feeding Spark data: ``Cluster.train``, ``ctx.feed``), :mod:`~tfrecord_io.cluster.spec`
-(roles, ``TF_CONFIG``), :mod:`~tfrecord_io.cluster.slots` (Spark task slots),
-:mod:`~tfrecord_io.cluster.tensorboard`.
+:mod:`~tfrecord_io.cluster.channel` (the control channel),
+:mod:`~tfrecord_io.cluster.protocol` (the encrypted protocol of the control channel and the
+feed), :mod:`~tfrecord_io.cluster.context` (:class:`NodeContext`),
+:mod:`~tfrecord_io.cluster.feed` (feeding Spark data: ``Cluster.train``, ``ctx.feed``),
+:mod:`~tfrecord_io.cluster.spec` (roles, ``TF_CONFIG``), :mod:`~tfrecord_io.cluster.slots`
+(Spark task slots), :mod:`~tfrecord_io.cluster.tensorboard`.
 """
 
 from __future__ import annotations

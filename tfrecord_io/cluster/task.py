@@ -38,9 +38,10 @@ import time
 from typing import Any, Callable, Iterator
 
 from tfrecord_io.cluster import node as node_process
-from tfrecord_io.cluster.channel import ChannelError, NodeConnection
+from tfrecord_io.cluster.channel import NodeConnection
 from tfrecord_io.cluster.context import NODE_ENV
 from tfrecord_io.cluster.spec import Role, cluster_spec, tf_config
+from tfrecord_io.errors import ChannelError
 
 __all__ = ["make_task", "HEARTBEAT_TIMEOUT", "DRIVER_HEARTBEAT"]
 

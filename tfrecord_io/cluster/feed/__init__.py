@@ -20,8 +20,8 @@ the DataFrame codec (``record_type`` as in :func:`tfrecord_io.spark.save_datafra
 worker (:mod:`~tfrecord_io.cluster.feed.batches`), laid out as a table of the records' lengths
 and then the records (:mod:`~tfrecord_io.cluster.feed.layout`). A feeding task (any executor,
 any free task slot) streams whole batches from its JVM to the workers' feed servers over
-authenticated TCP (the jar's ``org.tfrecordio.spark.feed.FeedSender``; the protocol is
-:mod:`~tfrecord_io.cluster.feed.wire`'s): no batch crosses to a Python worker. The node
+encrypted TCP (the jar's ``org.tfrecordio.spark.feed.FeedSender``; the protocol is
+:mod:`~tfrecord_io.cluster.protocol`'s): no batch crosses to a Python worker. The node
 process buffers at most :data:`~tfrecord_io.cluster.feed.buffer.DEFAULT_CAPACITY` batches per
 feed of the epoch being read and as many of later ones
 (:mod:`~tfrecord_io.cluster.feed.buffer`, :mod:`~tfrecord_io.cluster.feed.server`), and a full
@@ -60,7 +60,10 @@ whatever is still fed to it and tells the feeding tasks, which drop the rest of 
 that node: feeding ends promptly and ``train`` returns. A node that fails makes ``train``
 cancel its feeding job and raise the node's :class:`~tfrecord_io.errors.ClusterError`.
 
-**Security.** Every feed connection authenticates with the cluster's secret and every message
-carries an HMAC-SHA256 (:func:`tfrecord_io.cluster.channel.signer`); servers listen on the
-node's own address. Data is not encrypted.
+**Security.** Every feed connection speaks the cluster's protocol
+(:mod:`tfrecord_io.cluster.protocol`, specified in ``docs/protocol.md``): keys derived from the
+cluster's secret for that connection and direction, every message -- headers and training
+data alike -- encrypted and authenticated with AES-256-GCM, so a peer without the secret is
+refused and a replayed, reordered, reflected or altered message ends its connection. Servers
+listen on the node's own address.
 """

@@ -1,11 +1,11 @@
 """The driver's links to the feed servers of one attempt's nodes, and what they report.
 
-:class:`FeedLinks` connects to every fed node's feed server (authenticated, see
-:mod:`tfrecord_io.cluster.feed.wire`) and keeps, per node, the epochs its reader asked for
-(``demand``), the feeds it stopped reading, and whether ``main_fun`` ended there (``closing``:
-``finished`` or ``failed``) or the link broke. It sends the driver's markers: the end of an
-epoch (with the records sent, for the node's exactly-once check), a failed epoch, the end of
-every feed.
+:class:`FeedLinks` connects to every fed node's feed server (encrypted and authenticated: the
+cluster's protocol, :mod:`tfrecord_io.cluster.protocol`, ``docs/protocol.md``) and keeps, per
+node, the epochs its reader asked for (``demand``), the feeds it stopped reading, and whether
+``main_fun`` ended there (``closing``: ``finished`` or ``failed``) or the link broke. It sends
+the driver's markers: the end of an epoch (with the records sent, for the node's exactly-once
+check), a failed epoch, the end of every feed.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import logging
 import threading
 from typing import Any, Callable
 
-from tfrecord_io.cluster.channel import ChannelError
-from tfrecord_io.cluster.feed.wire import FeedWire, connect
+from tfrecord_io.cluster.protocol import Stream, connect
+from tfrecord_io.errors import ChannelError
 
 __all__ = ["FeedLinks"]
 
@@ -35,7 +35,7 @@ class FeedLinks:
         self._demands: dict[str, dict[str, int]] = {n: {} for n in nodes}
         self._stopped: dict[str, set[str]] = {n: set() for n in nodes}
         self._closing: dict[str, str] = {}
-        self._wires: dict[str, FeedWire] = {}
+        self._wires: dict[str, Stream] = {}
         self._closed = False
         for node in nodes:
             try:
@@ -47,7 +47,7 @@ class FeedLinks:
             threading.Thread(target=self._read, args=(node, wire), name=f"feed-link-{node}",
                              daemon=True).start()
 
-    def _read(self, node: str, wire: FeedWire) -> None:
+    def _read(self, node: str, wire: Stream) -> None:
         reason = "lost"
         try:
             while True:

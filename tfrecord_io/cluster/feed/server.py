@@ -3,8 +3,10 @@ epoch markers.
 
 It listens on the node's host (a socket the Spark task bound and reported to the driver in its
 registration, handed to the node process as a file descriptor), accepts connections that
-authenticate with the cluster's secret (:mod:`tfrecord_io.cluster.feed.wire`) and serves two
-kinds:
+decrypt with keys derived from the cluster's secret (the cluster's protocol,
+:mod:`tfrecord_io.cluster.protocol`, specified in ``docs/protocol.md``; the handshake and the
+refusal of connections that do not authenticate are its :class:`~tfrecord_io.cluster.protocol
+.StreamServer`'s) and serves two kinds:
 
 * the driver's link (one per node): the server sends ``demand`` (the reader started epoch *e*
   of a feed), ``stopped`` (the reader is done with a feed) and ``closing`` (``main_fun`` ended:
@@ -23,9 +25,9 @@ import socket
 import threading
 from typing import Any
 
-from tfrecord_io.cluster.channel import ChannelError
 from tfrecord_io.cluster.feed.buffer import DEFAULT_CAPACITY, FeedBuffer
-from tfrecord_io.cluster.feed.wire import FeedWire, accept
+from tfrecord_io.cluster.protocol import Stream, StreamServer
+from tfrecord_io.errors import ChannelError
 
 __all__ = ["FeedServer"]
 
@@ -45,21 +47,16 @@ class FeedServer:
     def __init__(
         self, listener: socket.socket, secret: str, capacity: int = DEFAULT_CAPACITY
     ) -> None:
-        self._listener = listener
-        self._secret = secret
         self._capacity = capacity
         self._lock = threading.Lock()
         self._buffers: dict[str, FeedBuffer] = {}
         self._demands: dict[str, int] = {}
         self._stopped: set[str] = set()
         self._all_closed = False
-        self._driver: FeedWire | None = None
+        self._driver: Stream | None = None
         self._closing: str | None = None
-        self._wires: set[FeedWire] = set()
-        listener.listen(64)
-        self.address = "%s:%d" % listener.getsockname()[:2]
-        self._accepter = threading.Thread(target=self._accept, name="feed-accept", daemon=True)
-        self._accepter.start()
+        self._server = StreamServer(listener, secret, self._serve, _is_hello, name="feed server")
+        self.address = self._server.address
 
     # -- the node's side -----------------------------------------------------------------------
 
@@ -95,12 +92,7 @@ class FeedServer:
         for buf in buffers:
             buf.stop()
         self._to_driver({"type": "closing", "outcome": outcome})
-        with contextlib.suppress(OSError):
-            self._listener.close()
-        with self._lock:
-            wires = list(self._wires)
-        for wire in wires:
-            wire.close()
+        self._server.close(wait=0)
 
     def _demand(self, name: str, epoch: int) -> None:
         with self._lock:
@@ -115,44 +107,24 @@ class FeedServer:
 
     # -- connections ---------------------------------------------------------------------------
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                sock, peer = self._listener.accept()
-            except OSError:
-                return  # closed
-            threading.Thread(
-                target=self._serve, args=(sock, peer), name=f"feed-{peer}", daemon=True
-            ).start()
-
-    def _serve(self, sock: socket.socket, peer: Any) -> None:
-        try:
-            wire, hello = accept(sock, self._secret)
-        except (ChannelError, OSError, ValueError) as e:
-            log.warning("feed server: refused a connection from %s: %s", peer, e)
-            with contextlib.suppress(OSError):
-                sock.close()
-            return
+    def _serve(self, stream: Stream, hello: dict[str, Any]) -> None:
         with self._lock:
             if self._closing:
-                wire.close()
                 return
-            self._wires.add(wire)
         try:
-            if hello.get("type") == "driver":
-                self._serve_driver(wire)
-            elif hello.get("type") == "feeder" and isinstance(hello.get("feed"), str):
-                self._serve_feeder(wire, hello["feed"], int(hello["epoch"]))
-        except (ChannelError, OSError, ValueError, KeyError, TypeError) as e:
-            log.debug("feed connection from %s ended: %s", peer, e)
+            if hello["type"] == "driver":
+                self._serve_driver(stream)
+            else:
+                self._serve_feeder(stream, hello["feed"], int(hello["epoch"]))
+        except (ValueError, KeyError, TypeError) as e:
+            log.warning("feed server: closing the connection with %s: a malformed message (%r)",
+                        stream.peer, e)
         finally:
             with self._lock:
-                self._wires.discard(wire)
-                if self._driver is wire:
+                if self._driver is stream:
                     self._driver = None
-            wire.close()
 
-    def _serve_driver(self, wire: FeedWire) -> None:
+    def _serve_driver(self, wire: Stream) -> None:
         with self._lock:
             self._driver = wire
             demands = dict(self._demands)
@@ -178,7 +150,7 @@ class FeedServer:
                 for buf in buffers:
                     buf.close()
 
-    def _serve_feeder(self, wire: FeedWire, name: str, epoch: int) -> None:
+    def _serve_feeder(self, wire: Stream, name: str, epoch: int) -> None:
         buf = self.buffer(name)
         told = buf.stopped
         wire.send({"type": "stopped" if told else "ready"})
@@ -194,3 +166,9 @@ class FeedServer:
             elif kind == "end":
                 wire.send({"type": "ack", "stopped": told or buf.stopped})
                 return
+
+
+def _is_hello(message: dict[str, Any]) -> bool:
+    """Whether *message* opens a connection: the driver's link, or a feeding task's."""
+    kind = message["type"]
+    return kind == "driver" or (kind == "feeder" and isinstance(message.get("feed"), str))

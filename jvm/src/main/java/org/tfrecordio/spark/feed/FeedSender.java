@@ -19,7 +19,7 @@ import org.apache.spark.api.java.function.FlatMapFunction;
  * The feeding task: streams one partition of feed batches (made by {@link FeedBatches}) to the
  * workers' feed servers, straight from the executor's JVM.
  *
- * <p>It opens one authenticated connection per worker ({@link FeedWire}) at its first batch,
+ * <p>It opens one encrypted connection per worker ({@link FeedWire}) at its first batch,
  * sends each batch whole (TCP backpressure holds it back while the worker's buffer is full), then
  * asks each worker to acknowledge that everything it sent is buffered there. A worker that
  * answers {@code stopped} (its reader is done, or {@code main_fun} ended), or that cannot be
@@ -38,7 +38,7 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
   private final String feed;
   private final int epoch;
 
-  private FeedSender(String secret, String[] addresses, String feed, int epoch) {
+  FeedSender(String secret, String[] addresses, String feed, int epoch) {
     this.secret = secret;
     this.addresses = addresses;
     this.feed = feed;
@@ -76,7 +76,8 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
     /** Takes in a {@code stopped} the server may have sent meanwhile, without blocking. */
     void poll() {
       try {
-        if (ready() && wire.readable() && "stopped".equals(wire.receive().path("type").asText())) {
+        if (ready() && wire.readable()
+            && FeedWire.STOPPED.equals(wire.receive().path("type").asText())) {
           state = "stopped";
         }
       } catch (IOException e) {
@@ -87,7 +88,7 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
 
   private Link open(int worker) {
     Map<String, Object> hello = new LinkedHashMap<>();
-    hello.put("type", "feeder");
+    hello.put("type", FeedWire.HELLO);
     hello.put("feed", feed);
     hello.put("epoch", epoch);
     FeedWire wire;
@@ -97,7 +98,7 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
       return new Link(null, "unreachable");
     }
     try {
-      if ("ready".equals(wire.receive().path("type").asText())) {
+      if (FeedWire.READY.equals(wire.receive().path("type").asText())) {
         return new Link(wire, "ready");
       }
       wire.close();
@@ -140,7 +141,7 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
           continue;
         }
         Map<String, Object> message = new LinkedHashMap<>();
-        message.put("type", "batch");
+        message.put("type", FeedWire.BATCH);
         message.put("job", header.getInt(8));
         message.put("partition", header.getInt(12));
         message.put("seq", header.getInt(16));
@@ -194,13 +195,13 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
   /** Sends {@code end} and waits for the {@code ack} (every batch buffered on the worker). */
   private static void finish(Link link) {
     try {
-      link.wire.send(Collections.singletonMap("type", "end"), null, 0, 0);
+      link.wire.send(Collections.singletonMap("type", FeedWire.END), null, 0, 0);
       while (true) {
         JsonNode message = link.wire.receive();
         String type = message.path("type").asText();
-        if ("stopped".equals(type)) {
+        if (FeedWire.STOPPED.equals(type)) {
           link.state = "stopped";
-        } else if ("ack".equals(type)) {
+        } else if (FeedWire.ACK.equals(type)) {
           if (message.path("stopped").asBoolean(false)) {
             link.state = "stopped";
           }

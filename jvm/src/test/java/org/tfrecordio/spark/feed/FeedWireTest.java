@@ -1,0 +1,279 @@
+package org.tfrecordio.spark.feed;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
+import java.nio.channels.ClosedChannelException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.Test;
+
+/**
+ * The Java client of the cluster protocol against its golden vectors
+ * ({@code docs/protocol-vectors.json}, which the Python tests check too), and the messages it
+ * must refuse.
+ */
+public class FeedWireTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final JsonNode VECTORS = readVectors();
+  private static final String SECRET = VECTORS.get("secret").asText();
+
+  private static JsonNode readVectors() {
+    Path dir = Paths.get(System.getProperty("user.dir")).toAbsolutePath();
+    for (; dir != null; dir = dir.getParent()) {
+      Path file = dir.resolve("docs").resolve("protocol-vectors.json");
+      if (Files.isRegularFile(file)) {
+        try {
+          return JSON.readTree(file.toFile());
+        } catch (IOException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    }
+    throw new IllegalStateException("no docs/protocol-vectors.json above "
+        + System.getProperty("user.dir"));
+  }
+
+  /** A connection in memory: reads what the test queued, keeps what the wire writes. */
+  private static final class Memory implements ByteChannel {
+    final ByteBuffer in;
+    final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    boolean open = true;
+
+    Memory(byte[]... incoming) {
+      ByteArrayOutputStream all = new ByteArrayOutputStream();
+      for (byte[] part : incoming) {
+        all.writeBytes(part);
+      }
+      in = ByteBuffer.wrap(all.toByteArray());
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+      if (!open) {
+        throw new ClosedChannelException();
+      }
+      if (!in.hasRemaining()) {
+        return -1;
+      }
+      int n = Math.min(dst.remaining(), in.remaining());
+      ByteBuffer slice = in.slice();
+      slice.limit(n);
+      dst.put(slice);
+      in.position(in.position() + n);
+      return n;
+    }
+
+    @Override
+    public int write(ByteBuffer src) throws IOException {
+      if (!open) {
+        throw new ClosedChannelException();
+      }
+      int n = src.remaining();
+      byte[] bytes = new byte[n];
+      src.get(bytes);
+      out.writeBytes(bytes);
+      return n;
+    }
+
+    @Override
+    public boolean isOpen() {
+      return open;
+    }
+
+    @Override
+    public void close() {
+      open = false;
+    }
+  }
+
+  private static byte[] parseHex(String hex) {
+    byte[] bytes = new byte[hex.length() / 2];
+    for (int i = 0; i < bytes.length; i++) {
+      bytes[i] = (byte) Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+    }
+    return bytes;
+  }
+
+  private static String formatHex(byte[] bytes) {
+    StringBuilder hex = new StringBuilder();
+    for (byte b : bytes) {
+      hex.append(String.format("%02x", b & 0xff));
+    }
+    return hex.toString();
+  }
+
+  private static byte[] hex(String field) {
+    return parseHex(VECTORS.get(field).asText());
+  }
+
+  private static List<JsonNode> messages(String direction) {
+    List<JsonNode> found = new ArrayList<>();
+    for (JsonNode m : VECTORS.get("messages")) {
+      if (m.get("direction").asText().equals(direction)) {
+        found.add(m);
+      }
+    }
+    return found;
+  }
+
+  private static byte[] frame(JsonNode message) {
+    return parseHex(message.get("frame").asText());
+  }
+
+  private static Map<String, Object> header(JsonNode message) throws IOException {
+    return JSON.readValue(message.get("header").asText(),
+        new TypeReference<LinkedHashMap<String, Object>>() {});
+  }
+
+  private static FeedWire connected(Memory memory) throws IOException {
+    return FeedWire.handshake(memory, "test:1", SECRET, hex("client_nonce"),
+        header(messages("client_to_server").get(0)));
+  }
+
+  @Test
+  public void derivesTheVectorsKeysFromTheSecretAndBothNonces() {
+    byte[] server = hex("server_nonce");
+    byte[] client = hex("client_nonce");
+    JsonNode keys = VECTORS.get("keys");
+    assertArrayEquals(parseHex(keys.get("client_to_server").asText()),
+        FeedWire.deriveKey(SECRET, server, client, FeedWire.TO_SERVER));
+    assertArrayEquals(parseHex(keys.get("server_to_client").asText()),
+        FeedWire.deriveKey(SECRET, server, client, FeedWire.TO_CLIENT));
+  }
+
+  @Test
+  public void sendsExactlyTheVectorsBytesOfEveryNodeBoundMessage() throws IOException {
+    Memory memory = new Memory(hex("server_greeting"));
+    FeedWire wire = connected(memory);
+    List<JsonNode> sent = messages("client_to_server");
+    for (JsonNode m : sent.subList(1, sent.size())) {
+      byte[] payload = parseHex(m.get("payload").asText());
+      byte[] padded = new byte[payload.length + 5]; // the payload sits inside a larger array
+      System.arraycopy(payload, 0, padded, 3, payload.length);
+      wire.send(header(m), padded, 3, payload.length);
+    }
+    ByteArrayOutputStream expected = new ByteArrayOutputStream();
+    expected.writeBytes(hex("client_greeting"));
+    for (JsonNode m : sent) {
+      expected.writeBytes(frame(m));
+    }
+    assertEquals(formatHex(expected.toByteArray()), formatHex(memory.out.toByteArray()));
+  }
+
+  @Test
+  public void acceptsTheVectorsMessagesFromTheServer() throws IOException {
+    List<JsonNode> received = messages("server_to_client");
+    Memory memory = new Memory(hex("server_greeting"), frame(received.get(0)),
+        frame(received.get(1)));
+    FeedWire wire = connected(memory);
+    assertEquals(JSON.readTree(received.get(0).get("header").asText()), wire.receive());
+    assertEquals(JSON.readTree(received.get(1).get("header").asText()), wire.receive());
+  }
+
+  private static void assertRefused(Memory memory, String why) throws IOException {
+    FeedWire wire = connected(memory);
+    IOException e = assertThrows(IOException.class, wire::receive);
+    assertTrue(e.getMessage(), e.getMessage().contains(why));
+    assertFalse("the connection is closed", memory.isOpen());
+  }
+
+  @Test
+  public void refusesAReplayedMessage() throws IOException {
+    byte[] ready = frame(messages("server_to_client").get(0));
+    Memory memory = new Memory(hex("server_greeting"), ready, ready);
+    FeedWire wire = connected(memory);
+    wire.receive();
+    IOException e = assertThrows(IOException.class, wire::receive);
+    assertTrue(e.getMessage(), e.getMessage().contains("does not authenticate"));
+  }
+
+  @Test
+  public void refusesReorderedMessages() throws IOException {
+    List<JsonNode> received = messages("server_to_client");
+    assertRefused(new Memory(hex("server_greeting"), frame(received.get(1)),
+        frame(received.get(0))), "does not authenticate");
+  }
+
+  @Test
+  public void refusesItsOwnMessageSentBack() throws IOException {
+    assertRefused(new Memory(hex("server_greeting"), frame(messages("client_to_server").get(0))),
+        "does not authenticate");
+  }
+
+  @Test
+  public void refusesAnAlteredHeaderOrTag() throws IOException {
+    byte[] ack = frame(messages("server_to_client").get(1));
+    for (int at : new int[] {FeedWire.PREFIX_BYTES + 1, ack.length - 1}) {
+      byte[] altered = ack.clone();
+      altered[at] ^= 1;
+      byte[] ready = frame(messages("server_to_client").get(0));
+      Memory memory = new Memory(hex("server_greeting"), ready, altered);
+      FeedWire wire = connected(memory);
+      wire.receive();
+      IOException e = assertThrows(IOException.class, wire::receive);
+      assertTrue(e.getMessage(), e.getMessage().contains("does not authenticate"));
+    }
+  }
+
+  @Test
+  public void refusesAnAlteredLength() throws IOException {
+    byte[] ready = frame(messages("server_to_client").get(0));
+    byte[] longer = new byte[ready.length + 1];
+    System.arraycopy(ready, 0, longer, 0, ready.length);
+    longer[3]++; // one header byte more announced (and sent)
+    assertRefused(new Memory(hex("server_greeting"), longer), "does not authenticate");
+  }
+
+  @Test
+  public void refusesAServerWithAnotherSecret() throws IOException {
+    Memory memory = new Memory(hex("server_greeting"), frame(messages("server_to_client").get(0)));
+    FeedWire wire = FeedWire.handshake(memory, "test:1", "another secret",
+        hex("client_nonce"), header(messages("client_to_server").get(0)));
+    IOException e = assertThrows(IOException.class, wire::receive);
+    assertTrue(e.getMessage(), e.getMessage().contains("does not authenticate"));
+  }
+
+  @Test
+  public void refusesLengthsOverTheLimitsBeforeReadingTheMessage() throws IOException {
+    ByteBuffer huge = ByteBuffer.allocate(FeedWire.PREFIX_BYTES).putInt(-1).putLong(0);
+    assertRefused(new Memory(hex("server_greeting"), huge.array()), "over the limits");
+    ByteBuffer payload = ByteBuffer.allocate(FeedWire.PREFIX_BYTES).putInt(2).putLong(1L << 40);
+    assertRefused(new Memory(hex("server_greeting"), payload.array()), "over the limits");
+    // the server's message with a payload: nothing a feeding task is ever sent
+    assertRefused(new Memory(hex("server_greeting"), frame(messages("server_to_client").get(2))),
+        "over the limits");
+  }
+
+  @Test
+  public void refusesAPeerThatDoesNotSpeakTheProtocol() {
+    Memory memory = new Memory("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes());
+    IOException e = assertThrows(IOException.class, () -> connected(memory));
+    assertTrue(e.getMessage(), e.getMessage().contains("does not speak"));
+  }
+
+  @Test
+  public void aConnectionEndingMidMessageIsAnError() throws IOException {
+    byte[] ready = frame(messages("server_to_client").get(0));
+    byte[] cut = java.util.Arrays.copyOf(ready, ready.length - 3);
+    Memory memory = new Memory(hex("server_greeting"), cut);
+    FeedWire wire = connected(memory);
+    IOException e = assertThrows(IOException.class, wire::receive);
+    assertTrue(e.getMessage(), e.getMessage().contains("closed the connection"));
+  }
+}
