@@ -133,14 +133,14 @@ def one_run(sc: object, scenario: str, workdir: Path) -> dict[str, float]:
                     raise RuntimeError("shutdown: the nodes never took their first step")
                 time.sleep(0.05)
             begun = time.monotonic()
-            c.shutdown()
+            c.shutdown(wait=False)
             figures["shutdown"] = time.monotonic() - begun
         firsts = _marks(marks, "first-step")
         if len(firsts) == NUM_WORKERS:
             figures["start"] = max(firsts) - started
         return figures
     finally:
-        c.shutdown()
+        c.shutdown(wait=False)
 
 
 ROWS = [

@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
 
     kinds = args.kind or list(KINDS)
     spark = session(master=args.master, app_name="tfrecord-io feed soak",
-                    **{"spark.ui.enabled": "false"})
+                    **{"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
     results = []
     try:
         with tempfile.TemporaryDirectory(prefix="feed-soak-") as tmp:

@@ -192,3 +192,39 @@ def resume(args, ctx):
             os.kill(os.getpid(), signal.SIGKILL)
     with open(os.path.join(args["out"], f"final-{name}.json"), "w") as f:
         json.dump({"attempt": ctx.attempt, "step": int(step.numpy())}, f)
+
+
+def report_and_return(args, ctx):
+    """Report args["steps"] steps of metrics (loss = step / 10, plus the node's index), then
+    return a value naming the node; on attempt 0, the node args.get("fail_on") raises after its
+    reports. With args["big"], return that many bytes."""
+    for step in range(1, args.get("steps", 3) + 1):
+        ctx.report(step=step, loss=step / 10, index=ctx.task_index)
+    if ctx.attempt == 0 and f"{ctx.job_name}:{ctx.task_index}" == args.get("fail_on"):
+        time.sleep(0.5)  # its reports reach the driver before the failure
+        raise RuntimeError("planned failure after reporting")
+    if args.get("big"):
+        return b"x" * args["big"]
+    return {"node": f"{ctx.job_name}:{ctx.task_index}", "attempt": ctx.attempt}
+
+
+def sleep_then_write(args, ctx):
+    """Sleep args["seconds"], then write OUT/job-index.done: a node still training when the
+    driver's `with` block ends."""
+    time.sleep(args["seconds"])
+    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.done"), "w") as f:
+        f.write("done")
+    return ctx.task_index
+
+
+def keras_report(args, ctx):
+    """model.fit of a tiny model for 3 epochs of 4 batches with ctx.keras_callback(2)."""
+    import numpy as np
+    import tensorflow as tf
+
+    x = np.arange(32, dtype="float32").reshape(16, 2)
+    y = x.sum(axis=1)
+    model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, batch_size=4, epochs=3, verbose=0,
+              callbacks=[ctx.keras_callback(every_n_batches=2)])

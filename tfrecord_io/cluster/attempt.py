@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.channel import ControlServer
@@ -52,6 +52,7 @@ class Attempt:
         payload: bytes,
         group: str,
         server: ControlServer,
+        on_report: Callable[[str, dict[str, Any]], None] = lambda node, message: None,
     ) -> None:
         self.number: int = conf["attempt"]
         self._sc = sc
@@ -60,6 +61,7 @@ class Attempt:
         self._payload = payload
         self._group = group
         self._server = server
+        self._on_report = on_report
         self._names = {r.name for r in roles}
         self._main = {r.name for r in roles if r.runs_main}
         self._cond = threading.Condition()
@@ -101,6 +103,9 @@ class Attempt:
         kind = message["type"]
         if kind == "log":
             log.info("[%s] %s", node, message.get("line", ""))
+            return
+        if kind == "report":
+            self._on_report(node, message)
             return
         with self._cond:
             self._last_seen[node] = time.monotonic()
@@ -161,6 +166,17 @@ class Attempt:
         """The attempt's failure so far (the likeliest cause among those reported), or None."""
         with self._cond:
             return self._error()
+
+    def values(self) -> dict[str, bytes]:
+        """The pickled return values of the nodes that finished (``main_fun``'s, by node)."""
+        with self._cond:
+            return {n: bytes(m.get("payload") or b"") for n, m in self._done.items()
+                    if n in self._main and m.get("ok")}
+
+    def registered(self) -> int:
+        """How many nodes registered so far."""
+        with self._cond:
+            return len(self._registered)
 
     def feed_addresses(self) -> dict[str, str]:
         """Each registered node's feed server (``input_mode="spark"``), by node name."""

@@ -2,10 +2,12 @@
 
 The driver runs a :class:`ControlServer`; each node's Spark task connects with a
 :class:`NodeConnection` and uses it to register, send its output lines, heartbeats and result,
-and to hear "stop". Nothing on it is ever unpickled.
+and to hear "stop". The only payload on it is the "done" message's: ``main_fun``'s return
+value, pickled (:mod:`tfrecord_io.cluster.results`), at most
+:data:`~tfrecord_io.cluster.results.MAX_VALUE_BYTES`.
 
 It speaks the cluster's protocol (:mod:`tfrecord_io.cluster.protocol`, specified in
-``docs/protocol.md``): every message is a JSON header without payload, encrypted and
+``docs/protocol.md``): every message is a JSON header (and at most that one payload), encrypted and
 authenticated with keys derived from the cluster's secret for this connection and direction.
 A message that does not decrypt -- wrong secret, replayed from another connection, reordered,
 reflected, altered -- is never parsed: the connection is closed, a warning is logged, and the
@@ -25,6 +27,7 @@ import threading
 from typing import Any, Callable
 
 from tfrecord_io.cluster.protocol import Stream, StreamServer, connect
+from tfrecord_io.cluster.results import MAX_VALUE_BYTES
 from tfrecord_io.errors import ChannelError
 
 __all__ = ["ControlServer", "NodeConnection", "new_secret"]
@@ -86,7 +89,12 @@ class ControlServer:
         try:
             self._on_message(node, hello)
             while True:
-                self._on_message(node, stream.receive(max_payload=0)[0])
+                message, payload = stream.receive(max_payload=MAX_VALUE_BYTES)
+                if len(payload):
+                    if message["type"] != "done":
+                        raise ChannelError(f"a {message['type']!r} message with a payload")
+                    message["payload"] = bytes(payload)
+                self._on_message(node, message)
         except ChannelError as e:
             reason = str(e)
         except Exception as e:  # noqa: BLE001 - a bad message ends that node's connection only
@@ -137,9 +145,10 @@ class NodeConnection:
         self._stream = connect(address, secret, hello, timeout)
         self.fileno = self._stream.sock.fileno
 
-    def send(self, message: dict[str, Any]) -> None:
-        """Send one message (thread-safe). Raises ChannelError if the driver is gone."""
-        self._stream.send(message)
+    def send(self, message: dict[str, Any], payload: bytes = b"") -> None:
+        """Send one message (thread-safe), with *payload* only for "done" (the pickled return
+        value). Raises ChannelError if the driver is gone."""
+        self._stream.send(message, payload)
 
     def receive(self) -> dict[str, Any]:
         """The next message from the driver (blocks). Raises ChannelError if it is gone."""

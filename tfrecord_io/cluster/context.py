@@ -6,6 +6,7 @@ import os
 import threading
 from typing import Any, Callable
 
+from tfrecord_io.cluster.reporter import Reporter, keras_callback
 from tfrecord_io.cluster.spec import Role
 
 __all__ = [
@@ -57,6 +58,7 @@ class NodeContext:
         checkpoint_dir: str,
         attempt: int,
         feeds: Any = None,
+        reporter: Reporter | None = None,
     ) -> None:
         self.job_name = role.job_name
         self.task_index = role.task_index
@@ -71,6 +73,8 @@ class NodeContext:
         self._strategy: Any = None
         self._lock = threading.Lock()
         self._feeds = feeds
+        self._reporter = reporter or Reporter(None, f"{role.job_name}:{role.task_index}",
+                                              attempt)
 
     @property
     def name(self) -> str:
@@ -163,6 +167,23 @@ class NodeContext:
         for data not yet sent). ``main_fun`` returning does the same for every feed."""
         if self._feeds is not None:
             self._feeds.stop(name)
+
+    def report(self, step: int | None = None, **metrics: Any) -> None:
+        """Send *metrics* (numbers: Python, numpy or TensorFlow scalars) to the driver, where
+        they are kept in order (``Cluster.metrics``, ``Result.metrics``), shown on the progress
+        line and passed to ``cluster.run(..., on_report=...)``. Returns at once: when the
+        driver does not keep up, reports are dropped rather than slowing training down.
+
+        Args:
+            step: the step or epoch they belong to (any int), or None.
+        """
+        self._reporter.report(step, metrics)
+
+    def keras_callback(self, every_n_batches: int | None = None) -> Any:
+        """A Keras callback (for ``model.fit(..., callbacks=[...])``, tf-keras or Keras 3,
+        whichever the node uses) that reports the logs of every epoch, and of every
+        *every_n_batches*-th batch when given, like :meth:`report`."""
+        return keras_callback(self._reporter, every_n_batches)
 
 
 def per_worker_dataset_fn(

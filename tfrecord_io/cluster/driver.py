@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import queue
 import threading
 import time
 from types import TracebackType
@@ -25,6 +26,8 @@ from tfrecord_io.cluster.context import NodeContext
 from tfrecord_io.cluster.feed.coordinator import FeedCoordinator
 from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
 from tfrecord_io.cluster.options import RunOptions, run_options
+from tfrecord_io.cluster.progress import Progress
+from tfrecord_io.cluster.results import MetricRecord, Metrics, Result, decode_value
 from tfrecord_io.cluster.spec import Role, roles as make_roles
 from tfrecord_io.errors import ClusterError
 
@@ -39,10 +42,11 @@ _ids = itertools.count()
 class Cluster:
     """A running TensorFlow cluster on Spark executors, made by :func:`run`.
 
-    Use it as a context manager, or call :meth:`shutdown` when done::
+    Use it as a context manager (a normal exit waits for ``main_fun`` to finish everywhere;
+    an exception stops every node at once), or call :meth:`wait` and :meth:`shutdown`::
 
         with cluster.run(sc, main_fun, args, num_workers=2) as c:
-            c.wait()
+            result = c.wait()                # result.chief: the chief's return value
     """
 
     def __init__(
@@ -52,7 +56,10 @@ class Cluster:
         args: Any,
         roles: list[Role],
         options: RunOptions,
+        progress: bool = True,
+        on_report: Callable[[MetricRecord], Any] | None = None,
     ) -> None:
+        self._started = time.monotonic()
         self._sc = sc
         self._roles = roles
         self._options = options
@@ -73,6 +80,14 @@ class Cluster:
         self._supervisor: threading.Thread | None = None
         self._closed = False
         self._feeds: FeedCoordinator | None = None
+        self._metrics = Metrics()
+        self._on_report = on_report
+        self._progress = Progress(self._id, len(roles), enabled=progress)
+        self._events: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+        self._dispatcher = threading.Thread(target=self._dispatch, name=f"{self._id}-reports",
+                                            daemon=True)
+        self._dispatcher.start()
+        self._result: Result | None = None
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -92,6 +107,12 @@ class Cluster:
     def control_address(self) -> str:
         """``host:port`` of the driver's control channel (authenticated; see the README)."""
         return self._server.address
+
+    @property
+    def metrics(self) -> Metrics:
+        """What the nodes reported with ``ctx.report`` so far, in the order received (every
+        attempt's): a list of :class:`~tfrecord_io.cluster.results.MetricRecord`."""
+        return Metrics(self._metrics)
 
     @property
     def refused_connections(self) -> int:
@@ -176,11 +197,15 @@ class Cluster:
                 self._feeds = coordinator
             return coordinator
 
-    def wait(self, timeout: float | None = None) -> None:
+    def wait(self, timeout: float | None = None) -> Result:
         """Block until ``main_fun`` has finished on every node that runs it, and every node
         has stopped. With ``input_mode="spark"``, first waits for feedings in progress
         (``train(..., block=False)``) and then ends every feed, so that readers waiting for
         another epoch see the feed's end.
+
+        Returns:
+            The :class:`~tfrecord_io.cluster.results.Result`: the chief's and every node's
+            return value, the reported metrics, the attempts it took, the time.
 
         Raises:
             ClusterError: a node failed (and no attempts were left), or the cluster was shut
@@ -197,10 +222,33 @@ class Cluster:
         self._close()
         if self._error is not None:
             raise self._error
+        assert self._result is not None
+        return self._result
 
-    def shutdown(self) -> None:
-        """Stop every node, end the Spark job, close the control channel. Idempotent; returns
-        once nothing of the cluster is left running."""
+    def shutdown(self, wait: bool = True, timeout: float | None = None) -> None:
+        """End the cluster: with *wait* (the default), first wait for ``main_fun`` to finish
+        on every node (as :meth:`wait`, at most *timeout* seconds), then stop; without, stop
+        every node at once. Either way the Spark job ends and the control channel closes.
+        Idempotent; returns once nothing of the cluster is left running.
+
+        Raises:
+            ClusterError: with *wait*, a node failed (see :meth:`wait`).
+            TimeoutError: with *wait*, *timeout* passed: the cluster was stopped.
+        """
+        if wait and not self._shutdown.is_set():
+            try:
+                self.wait(timeout)
+            except TimeoutError:
+                self._stop()
+                raise TimeoutError(f"main_fun did not finish within {timeout} s: the cluster "
+                                   "was stopped") from None
+            except BaseException:
+                self._stop()
+                raise
+        self._stop()
+
+    def _stop(self) -> None:
+        """Stop every node, end the Spark job, close the control channel."""
         self._shutdown.set()
         if self._feeds is not None:
             self._feeds.close()
@@ -220,7 +268,7 @@ class Cluster:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.shutdown()
+        self.shutdown(wait=exc_type is None)
 
     def __repr__(self) -> str:
         state = "finished" if self._finished.is_set() else "running"
@@ -244,7 +292,8 @@ class Cluster:
             "input_mode": self._options.input_mode,
         }
         attempt = Attempt(
-            self._sc, self._roles, conf, self._payload, f"{self._id}-{number}", self._server
+            self._sc, self._roles, conf, self._payload, f"{self._id}-{number}", self._server,
+            on_report=self._report,
         )
         with self._lock:
             self._attempt = attempt
@@ -279,7 +328,10 @@ class Cluster:
                     if error is None and attempt.stopped_early:
                         error = ClusterError("the cluster was shut down before main_fun finished")
                     self._error = error
+                    if error is None:
+                        self._result = self._make_result(attempt)
                     return
+                self._events.put(("failure", f"attempt {attempt.number + 1} failed: {error}"))
                 log.warning(
                     "attempt %d of %d failed; restarting every node: %s",
                     attempt.number + 1, self._max_attempts, error,
@@ -297,6 +349,8 @@ class Cluster:
                 if self._shutdown.is_set():
                     attempt.request_stop()
         finally:
+            if self._error is not None and not self._shutdown.is_set():
+                self._events.put(("failure", str(self._error)))
             self._finished.set()
 
     def _close(self) -> None:
@@ -308,6 +362,47 @@ class Cluster:
         if feeds is not None:
             feeds.close()
         self._server.close()
+        self._events.put(None)
+        self._dispatcher.join(10.0)
+        self._progress.close()
+
+    def _make_result(self, attempt: Attempt) -> Result:
+        values = {node: decode_value(data) if data else None
+                  for node, data in attempt.values().items()}
+        chief = next((r.name for r in self._roles if r.is_chief), None)
+        return Result(chief=values.get(chief) if chief else None, values=values,
+                      metrics=Metrics(self._metrics), attempts=attempt.number + 1,
+                      elapsed=time.monotonic() - self._started)
+
+    # -- reports and progress (one thread: the control channel's readers never wait on them) --
+
+    def _report(self, node: str, message: dict[str, Any]) -> None:
+        try:
+            record = MetricRecord(node, int(message.get("attempt", 0)), message.get("step"),
+                                  float(message.get("time", 0.0)), dict(message["values"]))
+        except (KeyError, TypeError, ValueError):
+            log.warning("a malformed report from %s: %r", node, message)
+            return
+        self._events.put(("record", record))
+
+    def _dispatch(self) -> None:
+        while True:
+            event = self._events.get()
+            if event is None:
+                return
+            kind, item = event
+            try:
+                if kind == "record":
+                    self._metrics.append(item)
+                    self._progress.record(item)
+                    if self._on_report is not None:
+                        self._on_report(item)
+                elif kind == "attempt":
+                    self._progress.attempt(*item)
+                elif kind == "failure":
+                    self._progress.failure(item)
+            except Exception:  # noqa: BLE001 - a user's callback must not stop the reports
+                log.exception("on_report raised")
 
     # -- control channel callbacks -------------------------------------------------------------
 
@@ -321,6 +416,8 @@ class Cluster:
             self._server.send(node, {"type": "stop"})
             return
         attempt.on_message(node, message)
+        if message["type"] == "hello":
+            self._events.put(("attempt", (attempt.number, attempt.registered())))
 
     def _on_lost(self, node: str, reason: str) -> None:
         attempt = self._attempt
@@ -344,6 +441,8 @@ def run(
     max_attempts: int = 1,
     env: dict[str, str] | None = None,
     input_mode: str = "tensorflow",
+    progress: bool = True,
+    on_report: Callable[[MetricRecord], Any] | None = None,
 ) -> Cluster:
     """Start a TensorFlow cluster on the executors of *sc* running ``main_fun(args, ctx)``.
 
@@ -376,6 +475,13 @@ def run(
         input_mode: ``"tensorflow"`` (the nodes read their data themselves, e.g. with
             ``ctx.dataset``) or ``"spark"``: the driver feeds Spark data with
             :meth:`Cluster.train`, read with ``ctx.feed`` (see :mod:`tfrecord_io.cluster.feed`).
+        progress: show a progress line on the driver (tqdm; in a notebook its widget) with
+            the attempt, the nodes and the last ``ctx.report``; False shows none. A failure's
+            traceback is printed either way; node output goes to the ``tfrecord_io.cluster``
+            logger.
+        on_report: called on the driver with each
+            :class:`~tfrecord_io.cluster.results.MetricRecord` a node reports, in order, from
+            one thread (not the one that called ``run``).
 
     Raises:
         ClusterError: too few task slots, or the nodes did not all register within
@@ -390,6 +496,9 @@ def run(
         tensorboard=tensorboard, reservation_timeout=reservation_timeout,
         max_attempts=max_attempts, env=env, input_mode=input_mode,
     )
-    cluster = Cluster(sc, main_fun, args, node_roles, options)
+    if on_report is not None and not callable(on_report):
+        raise ValueError(f"on_report must be callable, not {on_report!r}")
+    cluster = Cluster(sc, main_fun, args, node_roles, options, progress=bool(progress),
+                      on_report=on_report)
     cluster._start()  # noqa: SLF001 - our own class
     return cluster

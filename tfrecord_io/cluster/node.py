@@ -41,6 +41,7 @@ HEARTBEAT_INTERVAL = 1.0
 SPEC_FILE = "node.json"
 MAIN_FILE = "main.pkl"
 RESULT_FILE = "result.json"
+VALUE_FILE = "value.pkl"
 _PR_SET_PDEATHSIG = 1
 _MAX_TRACEBACK = 64 * 1024
 
@@ -103,11 +104,15 @@ def _run_main(workdir: str, spec: dict[str, Any], feeds: Any) -> None:
     from pyspark import cloudpickle  # noqa: PLC0415
 
     from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415
+    from tfrecord_io.cluster.reporter import REPORT_FD_ENV, Reporter  # noqa: PLC0415
+    from tfrecord_io.cluster.results import encode_value  # noqa: PLC0415
     from tfrecord_io.cluster.spec import Role  # noqa: PLC0415
 
     with open(os.path.join(workdir, MAIN_FILE), "rb") as f:
         main_fun, args = cloudpickle.load(f)
     role = Role(spec["job_name"], spec["task_index"], True, spec["is_chief"])
+    fd = os.environ.get(REPORT_FD_ENV)
+    reporter = Reporter(int(fd) if fd else None, role.name, spec["attempt"])
     ctx = NodeContext(
         role,
         mode=spec["mode"],
@@ -118,16 +123,23 @@ def _run_main(workdir: str, spec: dict[str, Any], feeds: Any) -> None:
         checkpoint_dir=spec["checkpoint_dir"],
         attempt=spec["attempt"],
         feeds=feeds,
+        reporter=reporter,
     )
-    if feeds is None:
-        main_fun(args, ctx)
-        return
     try:
-        main_fun(args, ctx)
+        value = main_fun(args, ctx)
     except BaseException:
-        feeds.close("failed")
+        if feeds is not None:
+            feeds.close("failed")
         raise
-    feeds.close("finished")
+    finally:
+        reporter.close()
+    if feeds is not None:
+        feeds.close("finished")
+    data = encode_value(value, role.name)
+    tmp = os.path.join(workdir, VALUE_FILE + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, os.path.join(workdir, VALUE_FILE))
 
 
 def main(argv: list[str] | None = None) -> int:

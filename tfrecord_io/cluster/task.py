@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterator
 from tfrecord_io.cluster import node as node_process
 from tfrecord_io.cluster.channel import NodeConnection
 from tfrecord_io.cluster.context import NODE_ENV
+from tfrecord_io.cluster.reporter import REPORT_FD_ENV
 from tfrecord_io.cluster.spec import Role, cluster_spec, tf_config
 from tfrecord_io.errors import ChannelError
 
@@ -67,6 +68,20 @@ def _forward(stream: Any, name: str, conn: NodeConnection) -> None:
         with contextlib.suppress(ChannelError):
             conn.send({"type": "log", "stream": name, "line": line})
     stream.close()
+
+
+def _forward_reports(pipe: Any, conn: NodeConnection) -> None:
+    """Forward the node's ``ctx.report`` records (JSON lines) to the driver."""
+    with pipe:
+        for line in pipe:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            try:
+                conn.send({"type": "report", **record})
+            except ChannelError:
+                return
 
 
 def _kill_group(process: subprocess.Popen[bytes], grace: float) -> None:
@@ -104,6 +119,7 @@ class _Node:
         self.role = role
         self.conn = conn
         self.stop_requested = threading.Event()
+        self.value: bytes = b""  #: main_fun's return value, pickled (encode_value)
 
     def listen(self) -> None:
         """Reader of driver messages; any "stop", or the driver going away, stops the node."""
@@ -134,13 +150,20 @@ class _Node:
         env[node_process.HEARTBEAT_FD_ENV] = str(write_fd)
         return env, read_fd, write_fd
 
+    def _report_pipe(self, env: dict[str, str]) -> tuple[int, int]:
+        """The pipe of ``ctx.report``'s records (the node writes, the task forwards)."""
+        read_fd, write_fd = os.pipe()
+        env[REPORT_FD_ENV] = str(write_fd)
+        return read_fd, write_fd
+
     def run(
         self, spec: dict[str, Any], gpus: list[str], port: socket.socket,
         feed: socket.socket | None,
     ) -> dict[str, Any]:
         env, beat_r, beat_w = self.environment(spec, gpus)
+        report_r, report_w = self._report_pipe(env)
         port.close()  # the node binds it now
-        fds = (beat_w,) if feed is None else (beat_w, feed.fileno())
+        fds = (beat_w, report_w) if feed is None else (beat_w, report_w, feed.fileno())
         process = subprocess.Popen(  # noqa: S603 - our own entry point, no shell
             [sys.executable, "-u", "-m", node_process.__name__, self.workdir],
             cwd=self.workdir,
@@ -152,6 +175,7 @@ class _Node:
             start_new_session=True,
         )
         os.close(beat_w)
+        os.close(report_w)
         if feed is not None:
             feed.close()  # the node serves it now
         self.conn.send({"type": "started", "pid": process.pid})
@@ -159,6 +183,8 @@ class _Node:
             threading.Thread(target=_forward, args=(stream, name, self.conn), daemon=True)
             for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
         ]
+        readers.append(threading.Thread(
+            target=_forward_reports, args=(os.fdopen(report_r, "rb"), self.conn), daemon=True))
         for t in readers:
             t.start()
         board = None
@@ -213,6 +239,9 @@ class _Node:
             with open(path, encoding="utf-8") as f:
                 result = json.load(f)
         if code == 0 and result.get("ok"):
+            with contextlib.suppress(OSError):
+                with open(os.path.join(self.workdir, node_process.VALUE_FILE), "rb") as f:
+                    self.value = f.read()
             return {"ok": True}
         if not self.role.runs_main and code == 0:
             return {"ok": False, "error": "the server stopped serving on its own"}
@@ -311,7 +340,7 @@ def make_task(
             shutil.rmtree(workdir, ignore_errors=True)
             beating.set()
         with contextlib.suppress(ChannelError):
-            conn.send(dict(outcome, type="done"))
+            conn.send(dict(outcome, type="done"), payload=state.value)
         conn.close()
         listener.join(5.0)
         yield json.dumps({"node": role.name, **outcome})

@@ -1,0 +1,126 @@
+"""``ctx.report`` in the node process: metrics on their way to the driver, never in the way of
+training.
+
+:class:`Reporter` puts each record (a JSON line) on a bounded queue and returns; a thread of
+its own writes the lines to a pipe that the node's Spark task reads and forwards over the
+control channel. When the driver (or the network) is slow, the pipe fills, the writer waits,
+the queue fills, and further records are dropped and counted: a training step never waits for
+the driver. :func:`keras_callback` reports a Keras model's logs every epoch (and every *N*
+batches).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import threading
+import time
+from typing import Any
+
+from tfrecord_io.cluster.results import metric_values
+
+__all__ = ["REPORT_FD_ENV", "Reporter", "keras_callback"]
+
+#: Environment variable naming the node process's end of its report pipe.
+REPORT_FD_ENV = "TFRECORD_IO_REPORT_FD"
+#: Records waiting to be written before new ones are dropped.
+QUEUE_CAPACITY = 10_000
+
+log = logging.getLogger("tfrecord_io.cluster.node")
+
+
+class Reporter:
+    """The node's sender of reports to pipe *fd* (None: reports are only logged)."""
+
+    def __init__(self, fd: int | None, node: str, attempt: int,
+                 capacity: int = QUEUE_CAPACITY) -> None:
+        self._fd = fd
+        self._node = node
+        self._attempt = attempt
+        self._queue: queue.Queue[bytes | None] = queue.Queue(capacity)
+        self.dropped = 0  #: records dropped because the driver could not keep up
+        self._thread: threading.Thread | None = None
+        if fd is not None:
+            self._thread = threading.Thread(target=self._write, name="reporter", daemon=True)
+            self._thread.start()
+
+    def report(self, step: int | None, metrics: dict[str, Any]) -> None:
+        """Send *metrics* (numbers) of *step*; returns at once."""
+        values = metric_values(metrics)
+        if step is not None:
+            step = int(step)
+        record = {"step": step, "time": time.time(), "attempt": self._attempt,
+                  "values": values}
+        if self._thread is None:
+            log.info("report %s: %s", self._node, record)
+            return
+        try:
+            self._queue.put_nowait(json.dumps(record).encode() + b"\n")
+        except queue.Full:
+            if not self.dropped:
+                log.warning("the driver does not keep up with ctx.report: dropping reports")
+            self.dropped += 1
+
+    def _write(self) -> None:
+        assert self._fd is not None
+        while True:
+            line = self._queue.get()
+            if line is None:
+                return
+            view = memoryview(line)
+            try:
+                while view:
+                    view = view[os.write(self._fd, view):]
+            except OSError:  # the task is gone: so is the node, soon
+                return
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Write what is queued (waiting at most *timeout* seconds) and stop."""
+        if self._thread is None:
+            return
+        try:
+            self._queue.put(None, timeout=timeout)
+        except queue.Full:
+            return
+        self._thread.join(timeout)
+
+
+def keras_callback(reporter: Reporter, every_n_batches: int | None = None) -> Any:
+    """A Keras callback (of the Keras in use: tf-keras with ``keras="legacy"``, else Keras 3)
+    that reports the logs of every epoch (step: the epoch, from 1) and, with
+    *every_n_batches*, of every *N*-th batch (step: batches since training began)."""
+    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+
+    tf = import_tensorflow()
+    base = tf.keras.callbacks.Callback
+    if every_n_batches is not None and every_n_batches < 1:
+        raise ValueError(f"every_n_batches must be at least 1, not {every_n_batches}")
+
+    class _Report(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            super().__init__()
+            self._batches = 0
+
+        def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+            self._batches += 1
+            if every_n_batches and self._batches % every_n_batches == 0 and logs:
+                reporter.report(self._batches, _numbers(logs))
+
+        def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+            reporter.report(epoch + 1, _numbers(logs or {}))
+
+    return _Report()
+
+
+def _numbers(logs: dict[str, Any]) -> dict[str, Any]:
+    """The scalar entries of Keras *logs*."""
+    out = {}
+    for name, value in logs.items():
+        try:
+            metric_values({name: value})
+        except TypeError:
+            continue
+        out[name] = value
+    return out

@@ -1,0 +1,135 @@
+"""What a cluster reports back to the driver: :class:`Result` (what ``Cluster.wait`` returns),
+the metrics the nodes reported (:class:`Metrics`, a list of :class:`MetricRecord`), and the
+encoding of ``main_fun``'s return value on its way from the node (:func:`encode_value`,
+:func:`decode_value`).
+
+A return value travels pickled (cloudpickle, as the function itself travelled), inside the
+authenticated, encrypted control channel, from nodes the driver started; it is bounded by
+:data:`MAX_VALUE_BYTES`. A metric is a number; its record says which node sent it, in which
+attempt, at which step, and when.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["MAX_VALUE_BYTES", "MetricRecord", "Metrics", "Result", "decode_value",
+           "encode_value", "metric_values"]
+
+#: Largest pickled return value of ``main_fun``.
+MAX_VALUE_BYTES = 64 * 1024 * 1024
+
+
+def encode_value(value: Any, node: str) -> bytes:
+    """*value* (``main_fun``'s return value on *node*) pickled for the driver. Raises
+    ValueError past :data:`MAX_VALUE_BYTES`, or if it cannot be pickled."""
+    from pyspark import cloudpickle  # noqa: PLC0415 - pickles what the function's closure can
+
+    try:
+        data = cloudpickle.dumps(value)
+    except Exception as e:  # noqa: BLE001 - named with what to do
+        raise ValueError(f"main_fun on {node} returned a {type(value).__name__} that cannot be "
+                         f"pickled ({e}): return plain data (numbers, strings, lists, dicts, "
+                         "numpy arrays)") from e
+    if len(data) > MAX_VALUE_BYTES:
+        raise ValueError(
+            f"main_fun on {node} returned {len(data):,} bytes pickled, more than the "
+            f"{MAX_VALUE_BYTES:,} a result may have: save large outputs to files (e.g. under "
+            "ctx.checkpoint_dir or log_dir) and return their paths")
+    return data
+
+
+def decode_value(data: bytes) -> Any:
+    """A return value made by :func:`encode_value`."""
+    import pickle  # noqa: PLC0415, S403 - from our own authenticated nodes
+
+    return pickle.loads(data)  # noqa: S301 - from our own authenticated nodes
+
+
+def metric_values(metrics: dict[str, Any]) -> dict[str, float]:
+    """*metrics* as plain floats (Python, numpy and TensorFlow scalars). Raises TypeError for
+    anything that is not one number."""
+    out = {}
+    for name, value in metrics.items():
+        if hasattr(value, "numpy"):  # a TensorFlow tensor or variable
+            value = value.numpy()
+        if hasattr(value, "item") and getattr(value, "size", 1) == 1:  # numpy scalar/array
+            value = value.item()
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"metric {name!r} must be a number, not {type(value).__name__}")
+        out[str(name)] = float(value)
+    return out
+
+
+@dataclass(frozen=True)
+class MetricRecord:
+    """One ``ctx.report(...)`` of one node.
+
+    Attributes:
+        node: ``"worker:0"``, ``"chief:0"``, ...
+        attempt: the attempt it came from (0 first).
+        step: the step (or epoch) the node gave, or None.
+        time: when the node reported it (``time.time()`` on the node).
+        values: the metrics, by name.
+    """
+
+    node: str
+    attempt: int
+    step: int | None
+    time: float
+    values: dict[str, float]
+
+    def __str__(self) -> str:
+        shown = " ".join(f"{k}={_short(v)}" for k, v in self.values.items())
+        at = f" step {self.step}" if self.step is not None else ""
+        return f"[{self.node}]{at} {shown}"
+
+
+def _short(value: float) -> str:
+    return f"{value:.4g}" if math.isfinite(value) else str(value)
+
+
+class Metrics(list):  # type: ignore[type-arg]
+    """The metrics the nodes reported, in the order the driver received them: a list of
+    :class:`MetricRecord`."""
+
+    def to_pandas(self) -> Any:
+        """A ``pandas.DataFrame``: columns ``node``, ``attempt``, ``step``, ``time`` and one per
+        metric name (NaN where a record lacks it). Needs pandas."""
+        try:
+            import pandas as pd  # noqa: PLC0415
+        except ImportError as e:
+            raise ImportError("Metrics.to_pandas() needs pandas: pip install pandas") from e
+        rows = [{"node": r.node, "attempt": r.attempt, "step": r.step, "time": r.time,
+                 **r.values} for r in self]
+        return pd.DataFrame(rows, columns=None if rows else ["node", "attempt", "step", "time"])
+
+    def last(self, node: str | None = None) -> MetricRecord | None:
+        """The latest record (of *node*), or None."""
+        for record in reversed(self):
+            if node is None or record.node == node:
+                return record
+        return None
+
+
+@dataclass
+class Result:
+    """What a finished cluster returns (``Cluster.wait()``).
+
+    Attributes:
+        chief: the chief's return value (``chief:0`` in ps mode, ``worker:0`` in sync mode).
+        values: every node's return value by name (``"worker:1"``), nodes that run
+            ``main_fun`` only.
+        metrics: everything the nodes reported with ``ctx.report``, of every attempt.
+        attempts: how many attempts it took (1: no failure).
+        elapsed: seconds from ``cluster.run`` to the end.
+    """
+
+    chief: Any = None
+    values: dict[str, Any] = field(default_factory=dict)
+    metrics: Metrics = field(default_factory=Metrics)
+    attempts: int = 1
+    elapsed: float = 0.0
