@@ -73,17 +73,23 @@ class MissingDependencyError(TFRecordError, ImportError):
     Attributes:
         module: the module that could not be imported (``"pyspark"``).
         extra: the tfrecord-io extra that installs it (``"spark"``).
+        feature: what needed it, if said (``"tfrecord_io.spark"``).
     """
 
     def __init__(self, module: str, extra: str, feature: str | None = None) -> None:
         self.module = module
         self.extra = extra
+        self.feature = feature
         needs = f"{feature} needs" if feature else "this needs"
         super().__init__(
             f"{needs} the Python module {module!r}, which is not installed: "
             f"pip install 'tfrecord-io[{extra}]'",
             name=module,
         )
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str | None]]:
+        # Pickles whole (e.g. from a Spark executor to the driver).
+        return type(self), (self.module, self.extra, self.feature)
 
 
 # -- where bytes live: paths and URLs (tfrecord_io.fs, tfrecord_io.hdfs) -----------------------

@@ -39,6 +39,16 @@ def test_a_missing_dependency_is_an_import_error_and_a_tfrecord_error(monkeypatc
     assert isinstance(caught.value, TFRecordError) and caught.value.name == "pyspark"
 
 
+def test_a_missing_dependency_error_pickles_whole(monkeypatch):
+    import pickle
+
+    block(monkeypatch, "tensorflow")
+    with pytest.raises(MissingDependencyError) as caught:
+        extras.require("tensorflow", "tfrecord_io.tf")
+    back = pickle.loads(pickle.dumps(caught.value))
+    assert (back.module, back.extra, str(back)) == ("tensorflow", "tensorflow", str(caught.value))
+
+
 def test_require_returns_the_module_when_it_is_installed():
     assert extras.require("pyspark.sql").__name__ == "pyspark.sql"
 
