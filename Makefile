@@ -7,7 +7,8 @@
 #                 the package with the very same jar, not rebuilt)
 #   make test     run every test: JUnit (bin/sbt core/test), pytest (which also builds the
 #                 sdist and wheel and tests the wheel in a fresh venv without javac or g++,
-#                 tests/packaging), then the Spark tests on pyspark 3.5 (test-spark35)
+#                 tests/packaging), then on pyspark 3.5 (test-spark35) the Spark tests, the
+#                 ml tests and the launcher's and feed's main paths
 #
 # Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
 #   .venv/bin/python -m pytest -m "not spark and not hdfs and not packaging"
@@ -137,9 +138,13 @@ test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP)
 
 # The Spark tests (RDD helpers, DataFrame functions, data source, SQL) on pyspark 3.5 with the
 # jar built against pyspark 4.3. Spark's Python workers run the 3.5 environment too.
+# On pyspark 3.5: the Spark I/O tests, the ml tests (ml.predict without arrow_udf, TFEstimator
+# and TFModel), and the main paths of the launcher (a sync cluster) and of the feed (epochs).
+SPARK35_TESTS := tests/spark tests/ml tests/cluster/test_cluster_sync.py tests/cluster/test_feed_epochs.py
+
 test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) | $(PY35)
 	@rc=0; PYSPARK_PYTHON=$(abspath $(PY35)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY35)) \
-	  $(PY35) -m pytest tests/spark -ra $(PYTEST_ARGS) || rc=$$?; \
+	  $(PY35) -m pytest $(SPARK35_TESTS) -ra $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-spark35: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
 

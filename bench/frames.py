@@ -1,6 +1,7 @@
 """The data source ``format("tfrecord")`` against Spark's own Parquet on the same DataFrame.
 
     PYTHONPATH=. .venv/bin/python bench/frames.py [--rows 2000000] [--repeat 7] [--master local[2]]
+        [--only 'count()'] [--median]
 
 The DataFrame (id long, x double, s string of ~20 chars, v array<float> of 10) is generated
 and cached first, so the writes time encoding and I/O only. Each figure is the best of
@@ -14,8 +15,9 @@ load affects both alike. Timed, for ``format("tfrecord")`` and ``format("parquet
 * ``count()``: Parquet answers from its footers, TFRecord from the sidecar indexes.
 
 Then the same reads through ``load_dataframe`` (which wraps the data source) and the inferring
-read (one more full scan). Targets (issue 13): write <= 0.6x Parquet's time, full read <= 1.0x,
-projection <= 1.5x, count <= 1.0x. Prints a Markdown table.
+read (one more full scan). Targets: write <= 0.6x Parquet's time, full read <= 1.0x,
+projection <= 1.5x, count <= 0.5x. ``--only`` runs the one operation named, ``--median`` reports
+medians instead of best times. Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -33,8 +36,9 @@ from tfrecord_io import spark as tfs  # noqa: E402
 from tfrecord_io.spark import load_dataframe  # noqa: E402
 
 
-def best_pair(ours, theirs, repeat: int) -> tuple[float, float]:
-    """Best times of two functions, run alternately (so background load hits both alike)."""
+def best_pair(ours, theirs, repeat: int, pick=min) -> tuple[float, float]:
+    """Best (or *pick*) times of two functions, run alternately (so background load hits both
+    alike)."""
     ours()
     theirs()  # warm-up
     times: tuple[list[float], list[float]] = ([], [])
@@ -43,7 +47,7 @@ def best_pair(ours, theirs, repeat: int) -> tuple[float, float]:
             t0 = time.perf_counter()
             fn()
             out.append(time.perf_counter() - t0)
-    return min(times[0]), min(times[1])
+    return pick(times[0]), pick(times[1])
 
 
 def main() -> None:
@@ -52,6 +56,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--dir", default=None, help="scratch directory (default: a temp dir)")
+    ap.add_argument("--only", default=None, help="run this operation only, e.g. 'count()'")
+    ap.add_argument("--median", action="store_true", help="medians instead of best times")
     args = ap.parse_args()
 
     from pyspark.sql import functions as F
@@ -103,24 +109,32 @@ def main() -> None:
             return d.agg(F.sum("x")).collect()
 
         n = args.repeat
-        results = {
-            "write": best_pair(
+        cases = {
+            "write": (
                 lambda: df.write.format("tfrecord").save(fresh("tf")),
-                lambda: df.write.parquet(fresh("pq")), n),
-            "full read with a schema": best_pair(
-                lambda: aggregate(tf_read()), lambda: aggregate(pq_read()), n),
-            "one-column projection": best_pair(
-                lambda: one_column(tf_read()), lambda: one_column(pq_read()), n),
-            "count()": best_pair(lambda: tf_read().count(), lambda: pq_read().count(), n),
-            "load_dataframe: full read": best_pair(
+                lambda: df.write.parquet(fresh("pq"))),
+            "full read with a schema": (
+                lambda: aggregate(tf_read()), lambda: aggregate(pq_read())),
+            "one-column projection": (
+                lambda: one_column(tf_read()), lambda: one_column(pq_read())),
+            "count()": (lambda: tf_read().count(), lambda: pq_read().count()),
+            "load_dataframe: full read": (
                 lambda: aggregate(load_dataframe(spark, tf_path, schema=schema)),
-                lambda: aggregate(pq_read()), n),
-            "load_dataframe: count()": best_pair(
+                lambda: aggregate(pq_read())),
+            "load_dataframe: count()": (
                 lambda: load_dataframe(spark, tf_path, schema=schema).count(),
-                lambda: pq_read().count(), n),
-            "read with inferred schema": best_pair(
+                lambda: pq_read().count()),
+            "read with inferred schema": (
                 lambda: aggregate(spark.read.format("tfrecord").load(tf_path)),
-                lambda: aggregate(pq_read()), n),
+                lambda: aggregate(pq_read())),
+        }
+        if args.only is not None and args.only not in cases:
+            raise SystemExit(f"--only: no operation {args.only!r}; one of {list(cases)}")
+        pick = statistics.median if args.median else min
+        results = {
+            name: best_pair(ours, theirs, n, pick)
+            for name, (ours, theirs) in cases.items()
+            if args.only is None or name == args.only
         }
         tf_read().count()
         metrics = spark.sparkContext._jvm.org.tfrecordio.spark.source.ReadMetrics.last()  # noqa: SLF001
@@ -129,7 +143,7 @@ def main() -> None:
             if not f.startswith(".") and not f.startswith("_")
         )
         print(f"\n{args.rows} rows (id long, x double, s string ~20 chars, v array<float>[10]), "
-              f"master {args.master}, best of {args.repeat}, Spark {spark.version}")
+              f"master {args.master}, {'median' if args.median else 'best'} of {args.repeat}, Spark {spark.version}")
         print(f"on disk: TFRecord {size(tf_path) / 1e6:.1f} MB (+ indexes), "
               f"Parquet {size(pq_path) / 1e6:.1f} MB")
         print(f"count(): {metrics.recordsRead()} records read, "

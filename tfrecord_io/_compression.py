@@ -59,6 +59,9 @@ _WBITS_WRITE = {GZIP: 16 + zlib.MAX_WBITS, ZLIB: zlib.MAX_WBITS}
 _WBITS_READ_AUTO = 32 + zlib.MAX_WBITS  # zlib or gzip header, detected per stream
 _RAW_CHUNK = 256 * 1024
 
+#: Why a gzip member whose header sets a reserved flag bit is refused, before any of its data.
+_RESERVED_FLAGS = "the gzip header sets reserved flag bits (RFC 1952): the member cannot be read"
+
 
 def normalize(compression: str | None) -> str | None:
     """Return the canonical compression name, or None for "detect from the file name".
@@ -127,6 +130,8 @@ class DecompressingReader(io.RawIOBase):
     has been returned; it is then raised again by every later call. What can be decompressed is
     found by re-running the failing step from a saved state in ever smaller pieces, so nothing
     decodable is lost. Bytes after a complete stream are read as another (concatenated) stream.
+    A gzip header that sets a reserved flag bit is refused where it is, before any byte of its
+    member (as RFC 1952 asks, and zlib and TensorFlow do).
     An entirely empty input reads as empty. The underlying stream is not closed by
     :meth:`close`.
     """
@@ -141,7 +146,6 @@ class DecompressingReader(io.RawIOBase):
         self._started = False
         self._finished = False
         self._member_start = True  # the next bytes fed begin a (gzip or zlib) stream
-        self._member_damage: BaseException | None = None  # raised once the stream ends
 
     def readable(self) -> bool:
         return True
@@ -189,7 +193,10 @@ class DecompressingReader(io.RawIOBase):
                 self._started = True
             if self._member_start:
                 self._member_start = False
-                self._pending = self._accept_reserved_flags(self._pending)
+                if _sets_reserved_gzip_flags(self._pending):
+                    self._error = zlib.error(_RESERVED_FLAGS)
+                    self._pending = b""
+                    break
             saved = decomp.copy()
             try:
                 out = decomp.decompress(self._pending, size - have)
@@ -203,28 +210,23 @@ class DecompressingReader(io.RawIOBase):
             if out:
                 parts.append(out)
                 have += len(out)
-            if decomp.eof and self._member_damage is not None and self._error is None:
-                self._error = self._member_damage  # after every byte of the stream
         if not parts and self._error is not None and not self._ready:
             raise self._error
         if len(parts) == 1:
             return parts[0]
         return b"".join(parts)
 
-    def _accept_reserved_flags(self, head: bytes) -> bytes:
-        """A gzip header with reserved flag bits set (which zlib refuses outright) is read as if
-        they were clear, and the damage raised once the stream's data has been returned:
-        nothing decodable is lost to one flipped bit."""
-        if len(head) >= 4 and head[:2] == b"\x1f\x8b" and head[3] & 0xE0:
-            self._member_damage = zlib.error("unknown gzip header flags set (reserved bits)")
-            return head[:3] + bytes([head[3] & 0x1F]) + head[4:]
-        return head
-
     def readinto(self, buffer) -> int:  # type: ignore[override]
         data = self.read(len(memoryview(buffer).cast("B")))
         n = len(data)
         memoryview(buffer).cast("B")[:n] = data
         return n
+
+
+def _sets_reserved_gzip_flags(head: bytes) -> bool:
+    """Whether *head*, the start of a stream, is a gzip header with a reserved FLG bit set
+    (RFC 1952: a decompressor must refuse the member)."""
+    return len(head) >= 4 and head[:2] == b"\x1f\x8b" and bool(head[3] & 0xE0)
 
 
 def _salvage(decomp, data: bytes) -> bytes:

@@ -12,6 +12,7 @@ __all__ = [
     "TFRecordError",
     "CorruptRecordError",
     "SchemaError",
+    "MissingDependencyError",
     "HdfsError",
     "HdfsFileNotFoundError",
     "HdfsPermissionError",
@@ -60,6 +61,36 @@ class CorruptRecordError(TFRecordError):
 
 class SchemaError(TFRecordError):
     """Data does not fit a schema: unsupported column type, or a feature of the wrong kind."""
+
+
+# -- what is installed: the optional dependencies (tfrecord_io.extras) -------------------------
+
+
+class MissingDependencyError(TFRecordError, ImportError):
+    """An optional dependency (pyspark, TensorFlow, tf-keras, TensorBoard) that a feature needs is
+    not installed. The message names the extra that installs it, e.g.
+    ``pip install 'tfrecord-io[spark]'``.
+
+    Attributes:
+        module: the module that could not be imported (``"pyspark"``).
+        extra: the tfrecord-io extra that installs it (``"spark"``).
+        feature: what needed it, if said (``"tfrecord_io.spark"``).
+    """
+
+    def __init__(self, module: str, extra: str, feature: str | None = None) -> None:
+        self.module = module
+        self.extra = extra
+        self.feature = feature
+        needs = f"{feature} needs" if feature else "this needs"
+        super().__init__(
+            f"{needs} the Python module {module!r}, which is not installed: "
+            f"pip install 'tfrecord-io[{extra}]'",
+            name=module,
+        )
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str | None]]:
+        # Pickles whole (e.g. from a Spark executor to the driver).
+        return type(self), (self.module, self.extra, self.feature)
 
 
 # -- where bytes live: paths and URLs (tfrecord_io.fs, tfrecord_io.hdfs) -----------------------

@@ -3,8 +3,10 @@
 
 The index of ``DIR/NAME`` is ``DIR/_NAME.tfindex``: UTF-8 text, one line ``"<offset> <length>\\n"``
 per record in file order, where *offset* is where the record's framing starts in the
-(uncompressed) data file and *length* its whole framed size (data length + 16). It is the layout
-of NVIDIA DALI's ``tfrecord2idx`` and of the PyPI ``tfrecord`` package's indexes.
+(uncompressed) data file and *length* its whole framed size (data length + 16) -- the layout
+of NVIDIA DALI's ``tfrecord2idx`` and of the PyPI ``tfrecord`` package's indexes -- then a
+trailer line ``"# <count> records\\n"``. Indexes without the trailer (written before it, or by
+those tools) are read alike.
 
 An index is trusted only when it matches its data file (:func:`load_index`): first record at 0,
 each record starting where the previous one ends, the last ending at the file's size.
@@ -24,7 +26,7 @@ from itertools import accumulate
 
 from tfrecord_io import _compression, framing, fs
 from tfrecord_io import records as _records
-from tfrecord_io.records.sidecar import INDEX_SUFFIX, index_path
+from tfrecord_io.records.sidecar import INDEX_SUFFIX, index_path, trailer
 
 __all__ = [
     "INDEX_SUFFIX",
@@ -40,7 +42,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _FRAMING = framing.FRAMING_BYTES
-_WELL_FORMED = re.compile(rb"(?:[0-9]+ [0-9]+\n)*")
+_WELL_FORMED = re.compile(rb"(?:[0-9]+ [0-9]+\n)*(?:# ([0-9]+) records\n)?")
 
 Entry = tuple[int, int]
 
@@ -93,7 +95,7 @@ def write_index(data_path: str | os.PathLike[str], index: Iterable[Entry] | None
                 raise ValueError(
                     f"the given index ends at byte {end} but {data_path} has {size} bytes"
                 )
-    _write_index_text(ipath, "".join(f"{o} {n}\n" for o, n in entries))
+    _write_index_text(ipath, "".join(f"{o} {n}\n" for o, n in entries) + trailer(len(entries)))
     return ipath
 
 
@@ -234,7 +236,8 @@ def _end_of(entries: Sequence[Entry]) -> int:
 
 def _parse(data: bytes, name: str) -> list[Entry]:
     """Parse and check index text; raise ValueError naming *name* and the bad line."""
-    if not _WELL_FORMED.fullmatch(data):
+    whole = _WELL_FORMED.fullmatch(data)
+    if not whole:
         good = _WELL_FORMED.match(data)
         consumed = good.end() if good else 0
         line = data.count(b"\n", 0, consumed) + 1
@@ -243,8 +246,14 @@ def _parse(data: bytes, name: str) -> list[Entry]:
             f"malformed index {name}, line {line}: expected '<offset> <length>\\n', "
             f"found {snippet!r}" + ("" if data.endswith(b"\n") else " (missing final newline?)")
         )
-    numbers = list(map(int, data.split()))
+    body = data if whole.group(1) is None else data[:whole.start(1) - 2]
+    numbers = list(map(int, body.split()))
     entries = list(zip(numbers[0::2], numbers[1::2]))
+    if whole.group(1) is not None and int(whole.group(1)) != len(entries):
+        raise ValueError(
+            f"malformed index {name}: its last line says {int(whole.group(1))} records, but "
+            f"it lists {len(entries)}"
+        )
     _check_entries(entries, name)
     return entries
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import gzip
 import http.server
+import io
 import json
 import os
 import struct
@@ -526,6 +527,20 @@ def test_verify_damaged_compressed_stream(capsys, tmp_path):
     assert len(lines) == 1  # one damage, one line
     assert lines[0].startswith(f"{tmp_path / 'x.tfrecord.gz'}: byte offset ")
     assert "damaged gzip stream" in lines[0]
+
+
+def test_verify_reports_reserved_gzip_flags_at_the_member_they_refuse(capsys, tmp_path):
+    first, second = io.BytesIO(), io.BytesIO()
+    records.write(first, [b"a" * 100] * 10, compression="gzip")
+    records.write(second, [b"b" * 100] * 10, compression="gzip")
+    member = bytearray(second.getvalue())
+    member[3] |= 0x80  # a reserved FLG bit
+    path = tmp_path / "x.tfrecord.gz"
+    path.write_bytes(first.getvalue() + bytes(member))
+    status, out, _ = run(capsys, "verify", path)
+    assert status == 1
+    assert out.startswith(f"{path}: byte offset {10 * 116}: damaged gzip stream")
+    assert "reserved flag bits" in out and len(out.splitlines()) == 1
 
 
 def test_verify_reports_a_stale_or_bad_index(capsys, shards):

@@ -14,7 +14,7 @@ from tfrecord_io.errors import CorruptRecordError
 
 # Records of 3, 0 and 10 bytes: framed sizes 19, 16 and 26.
 SMALL = [b"abc", b"", b"0123456789"]
-SMALL_INDEX = b"0 19\n19 16\n35 26\n"
+SMALL_INDEX = b"0 19\n19 16\n35 26\n# 3 records\n"
 
 
 def make_file(tmp_path, data, name="part-r-00000.tfrecord", **kwargs) -> str:
@@ -66,9 +66,9 @@ def test_index_layout_matches_the_format_document_byte_for_byte(tmp_path):
         assert f.read() == SMALL_INDEX
 
 
-def test_index_of_an_empty_file_is_empty(tmp_path):
+def test_index_of_an_empty_file_is_its_trailer_alone(tmp_path):
     make_file(tmp_path, [])
-    assert (tmp_path / "_part-r-00000.tfrecord.tfindex").read_bytes() == b""
+    assert (tmp_path / "_part-r-00000.tfrecord.tfindex").read_bytes() == b"# 0 records\n"
 
 
 def test_scan_yields_offset_and_framed_length(tmp_path):
@@ -122,6 +122,30 @@ def test_writer_index_equals_the_scanned_index(tmp_path):
 
 
 # -- parsing ---------------------------------------------------------------------------------
+
+
+def test_read_index_parses_an_index_without_a_trailer(tmp_path):
+    path = tmp_path / "_f.tfindex"
+    path.write_bytes(b"0 19\n19 16\n35 26\n")  # as written before trailers, or by DALI
+    assert index.read_index(str(path)) == [(0, 19), (19, 16), (35, 26)]
+
+
+def test_read_index_refuses_a_trailer_that_miscounts_the_entries(tmp_path):
+    path = tmp_path / "_f.tfindex"
+    path.write_bytes(b"0 19\n19 16\n35 26\n# 2 records\n")
+    with pytest.raises(ValueError, match="says 2 records, but it lists 3"):
+        index.read_index(str(path))
+    path.write_bytes(b"0 19\n# 1 records\n19 16\n")  # entries after the trailer
+    with pytest.raises(ValueError, match="line 3"):
+        index.read_index(str(path))
+
+
+def test_the_trailer_is_a_comment_to_numpy_loadtxt(tmp_path):
+    import numpy as np
+
+    path = make_file(tmp_path, SMALL)
+    table = np.loadtxt(index.index_path(path), dtype=np.int64, ndmin=2)  # the tfrecord package
+    assert table.tolist() == [[0, 19], [19, 16], [35, 26]]
 
 
 def test_read_index_parses_entries(tmp_path):

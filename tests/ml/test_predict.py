@@ -5,14 +5,16 @@ against the same model run in this process on the same rows."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 from ml_data import rows
 from pyspark.ml.linalg import Vectors
 from pyspark.sql import types as T
-from pyspark.sql.functions import ArrowUDFType, arrow_udf
+from pyspark.sql.functions import pandas_udf
 
 from tfrecord_io import ml
 from tfrecord_io.errors import ModelError
@@ -79,17 +81,15 @@ def test_predict_loads_the_model_once_per_python_worker(spark, saved_classifier)
     for _ in range(2):
         assert ml.predict(df, saved_classifier, batch_size=10).count() == 400
 
-    def counts(batches):  # an Arrow UDF like predict's, so run by the same Python workers
+    def counts(batches: Iterator[pd.Series]) -> Iterator[pd.DataFrame]:
+        # a scalar-iterator UDF like predict's (on every Spark), run by the same Python workers
         from tfrecord_io.ml import models as worker_models
 
         for batch in batches:
             loads = worker_models.load_counts().get(saved_classifier, 0)
-            yield pa.StructArray.from_arrays(
-                [pa.array([os.getpid()] * len(batch)), pa.array([loads] * len(batch))],
-                names=["pid", "loads"],
-            )
+            yield pd.DataFrame({"pid": [os.getpid()] * len(batch), "loads": [loads] * len(batch)})
 
-    probe = arrow_udf(counts, "struct<pid: long, loads: long>", ArrowUDFType.SCALAR_ITER)
+    probe = pandas_udf(counts, "struct<pid: long, loads: long>")
     seen = {r.p.pid: r.p.loads
             for r in spark.range(32).repartition(32).select(probe("id").alias("p")).collect()}
     assert seen and all(loads <= 1 for loads in seen.values()), seen

@@ -333,11 +333,33 @@ def test_a_length_with_a_valid_crc_past_the_end_is_reported_without_reading(tmp_
     assert error.reason == framing.truncated(62, 100 << 20)
 
 
-def test_a_gzip_header_with_reserved_flags_loses_no_record(tmp_path, tf_files, originals):
+def test_a_gzip_header_with_reserved_flags_fails_at_the_header(tmp_path, tf_files):
     damaged = bytearray(tf_files["gzip"])
-    damaged[3] |= 0x80  # a reserved FLG bit: zlib refuses the header
+    damaged[3] |= 0x80  # a reserved FLG bit: RFC 1952 says refuse the member
     path = put(tmp_path, "f.tfrecord.gz", bytes(damaged))
     got, error = read_failing(path)
-    assert got == originals
-    assert error is not None and error.offset == offset_of(originals, COUNT)
-    assert "reserved" in error.reason
+    assert got == []
+    assert error is not None and error.offset == 0
+    assert "reserved flag bits" in error.reason
+
+
+def test_a_second_gzip_member_with_reserved_flags_fails_before_its_first_record(
+    tmp_path, originals
+):
+    split = 1000
+    second = bytearray(gzip_member(originals[split:]))
+    second[3] |= 0x20
+    path = put(tmp_path, "f.tfrecord.gz", gzip_member(originals[:split]) + bytes(second))
+    got, error = read_failing(path)
+    assert got == originals[:split]
+    assert error is not None and error.offset == offset_of(originals, split)
+    assert "reserved flag bits" in error.reason
+
+
+def gzip_member(chunk: list[bytes]) -> bytes:
+    """One gzip member holding *chunk* framed as TFRecords."""
+    buf = io.BytesIO()
+    with records.RecordWriter(buf, "gzip") as writer:
+        for record in chunk:
+            writer.write(record)
+    return buf.getvalue()

@@ -516,7 +516,7 @@ def test_write_indexes_an_uncompressed_local_file(tmp_path):
     path = str(tmp_path / "part-0.tfrecord")
     records.write(path, ABC)
     with open(tmp_path / "_part-0.tfrecord.tfindex", "rb") as f:
-        assert f.read() == b"0 26\n26 36\n62 46\n"
+        assert f.read() == b"0 26\n26 36\n62 46\n# 3 records\n"
 
 
 def test_writer_exposes_its_index_path(tmp_path):

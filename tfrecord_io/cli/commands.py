@@ -231,9 +231,11 @@ def cmd_mnist(args: argparse.Namespace) -> int:
                 "OUTPUT %s is a local path: executors on other machines would write to their "
                 "own disks; give an hdfs:// OUTPUT", args.output,
             )
-        from pyspark.sql import SparkSession  # noqa: PLC0415
-
         from tfrecord_io import spark as tfs  # noqa: PLC0415
+        from tfrecord_io.extras import require  # noqa: PLC0415
+
+        require("pyspark", "tfrecord-io mnist --spark")
+        from pyspark.sql import SparkSession  # noqa: PLC0415
 
         running = SparkSession.getActiveSession()
         if running is not None:  # main() called inside a Spark application: use its session

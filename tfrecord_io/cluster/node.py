@@ -157,6 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         # Serving at once (TensorFlow takes seconds to import): the driver may connect now.
         feeds = _feed_server(spec)
         from tfrecord_io import tf as tfr  # noqa: PLC0415
+        from tfrecord_io.extras import require  # noqa: PLC0415
+
+        require("tensorflow", "a tfrecord_io.cluster node")
+        if os.environ.get("TF_USE_LEGACY_KERAS") == "1":
+            require("tf_keras", "cluster.run(keras='legacy')")
 
         try:
             tfr.register_filesystems()

@@ -43,7 +43,8 @@ import urllib.error
 import urllib.request
 from types import TracebackType
 
-from tfrecord_io.errors import TensorBoardError
+from tfrecord_io.errors import MissingDependencyError, TensorBoardError
+from tfrecord_io.extras import require
 
 __all__ = ["TensorBoardProcess", "start", "DEFAULT_TIMEOUT"]
 
@@ -264,13 +265,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         log.warning("hdfs:// not available in TensorBoard: %s", e)
     try:
-        from tensorboard import program  # noqa: PLC0415
-    except ImportError:
-        print(
-            "TensorBoard is not installed in this Python environment: "
-            "pip install 'tfrecord-io[tensorboard]' (or tensorboard)",
-            flush=True,
-        )
+        program = require("tensorboard.program", "cluster.run(tensorboard=True)")
+    except MissingDependencyError as e:
+        print(e, flush=True)
         return 2
 
     board = program.TensorBoard()

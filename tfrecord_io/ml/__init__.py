@@ -46,5 +46,8 @@ def __getattr__(name: str) -> Any:
     if name in _HOMES:
         import importlib  # noqa: PLC0415
 
+        from tfrecord_io.extras import require  # noqa: PLC0415
+
+        require("pyspark.ml", f"tfrecord_io.ml.{name}")
         return getattr(importlib.import_module(_HOMES[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

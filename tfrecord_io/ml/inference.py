@@ -1,8 +1,9 @@
 """Batch inference over a DataFrame: :func:`predict` (``tfrecord_io.ml.predict``).
 
 The model runs in Spark's Python workers as a scalar-iterator Arrow UDF
-(``pyspark.sql.functions.arrow_udf``, ``SCALAR_ITER``): only the mapped columns cross to
-Python, as Arrow batches (of ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, 10,000 by
+(``pyspark.sql.functions.arrow_udf``, ``SCALAR_ITER``, pyspark 4.1 and later; before 4.1, which
+has no ``arrow_udf``, a scalar-iterator ``pandas_udf`` whose pandas batches are turned back into
+Arrow arrays of the columns' own types): only the mapped columns cross to Python, as Arrow batches (of ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, 10,000 by
 default), each cut into batches of ``batch_size`` rows (the last piece of each Arrow batch may
 be shorter); each batch's columns become the model's input tensors
 (:mod:`tfrecord_io.ml.tensors`), the model runs once on the batch, and only its outputs come
@@ -104,6 +105,47 @@ class _BatchPredictor:
         return new
 
 
+class _PandasBatches:
+    """The same predictor as a scalar-iterator pandas UDF, for pyspark before 4.1 (no
+    ``arrow_udf``): each batch's pandas Series become Arrow arrays of the columns' Arrow types
+    again, and the struct of new columns a pandas DataFrame."""
+
+    def __init__(self, predictor: _BatchPredictor, types: list[pa.DataType]) -> None:
+        self.predictor = predictor
+        self.types = types  # the Arrow type of each fed column
+
+    def _arrow(self, batch: Any) -> tuple[pa.Array, ...]:
+        series = batch if isinstance(batch, tuple) else (batch,)
+        return tuple(pa.Array.from_pandas(s, type=t) for s, t in zip(series, self.types))
+
+    def __call__(self, batches: Iterable[Any]) -> Iterator[Any]:
+        import pandas as pd  # noqa: PLC0415 - on the executors, with pyspark's pandas UDFs
+
+        for struct in self.predictor(map(self._arrow, batches)):
+            yield pd.DataFrame({
+                field.name: struct.field(i).to_pandas() for i, field in enumerate(struct.type)
+            })
+
+
+def _scalar_iter_udf(predictor: _BatchPredictor, struct: Any, fed: list[Any]) -> Any:
+    """*predictor* as a scalar-iterator UDF returning *struct*: an Arrow UDF where pyspark has
+    them (4.1 and later), else a pandas UDF (*fed*: the Spark types of the fed columns)."""
+    with warnings.catch_warnings():  # Spark prefers type hints; a callable object has none
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            from pyspark.sql.functions import ArrowUDFType, arrow_udf  # noqa: PLC0415
+        except ImportError:
+            from pyspark.sql.functions import PandasUDFType, pandas_udf  # noqa: PLC0415
+            from pyspark.sql.pandas.types import to_arrow_type  # noqa: PLC0415
+
+            return pandas_udf(
+                _PandasBatches(predictor, [to_arrow_type(t) for t in fed]),
+                returnType=struct, functionType=PandasUDFType.SCALAR_ITER,
+            )
+        return arrow_udf(predictor, returnType=struct, functionType=ArrowUDFType.SCALAR_ITER)
+
+
 def _mapping(value: Mapping[str, str] | None, what: str) -> dict[str, str] | None:
     if value is None:
         return None
@@ -176,7 +218,6 @@ def predict(
     from pyspark.ml.linalg import VectorUDT  # noqa: PLC0415
     from pyspark.sql import functions as F  # noqa: PLC0415, N812
     from pyspark.sql import types as T  # noqa: PLC0415, N812
-    from pyspark.sql.functions import ArrowUDFType, arrow_udf  # noqa: PLC0415
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")
@@ -244,12 +285,10 @@ def predict(
     struct = T.StructType(
         [T.StructField(column, tensors.spark_type(model.outputs[name])) for name, column in results]
     )
-    with warnings.catch_warnings():  # Spark prefers type hints; a callable object has none
-        warnings.simplefilter("ignore", UserWarning)
-        run = arrow_udf(
-            _BatchPredictor(location, signature, version, feeds, results, batch_size),
-            returnType=struct, functionType=ArrowUDFType.SCALAR_ITER,
-        )
+    run = _scalar_iter_udf(
+        _BatchPredictor(location, signature, version, feeds, results, batch_size), struct,
+        [source.schema[column].dataType for column, _ in feeds],
+    )
     scored = source.withColumn(_OUTPUTS, run(*[source[column] for column, _ in feeds]))
     return scored.select(
         *[scored[column] for column in keep],

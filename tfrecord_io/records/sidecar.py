@@ -10,7 +10,7 @@ from itertools import accumulate
 
 from tfrecord_io import framing, fs
 
-__all__ = ["INDEX_SUFFIX", "index_path", "index_text"]
+__all__ = ["INDEX_SUFFIX", "index_path", "index_text", "trailer"]
 
 #: Suffix of index file names.
 INDEX_SUFFIX = ".tfindex"
@@ -32,7 +32,15 @@ def index_path(data_path: str | os.PathLike[str]) -> str:
     return fs.join(directory, "_" + base + INDEX_SUFFIX)
 
 
+def trailer(count: int) -> str:
+    """The index's last line, stating how many records (entry lines) it lists, so that the count
+    of a file is read from the index's last bytes alone."""
+    return f"# {count} records\n"
+
+
 def index_text(lengths: Iterable[int]) -> str:
-    """The index text for records of the given data lengths, starting at offset 0."""
+    """The index text for records of the given data lengths, starting at offset 0, with its
+    trailer."""
     framed = [n + framing.FRAMING_BYTES for n in lengths]
-    return "".join(map("{} {}\n".format, accumulate(framed, initial=0), framed))
+    entries = "".join(map("{} {}\n".format, accumulate(framed, initial=0), framed))
+    return entries + trailer(len(framed))

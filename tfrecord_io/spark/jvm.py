@@ -16,6 +16,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from tfrecord_io.errors import JarNotFoundError, SchemaError
+from tfrecord_io.extras import require
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark import SparkContext
@@ -114,7 +115,11 @@ def session(master: Optional[str] = None, app_name: str = "tfrecord-io", **conf:
     masters, this interpreter (``sys.executable``): a script run as ``.venv/bin/python job.py``
     needs no activated environment. Other masters keep Spark's default (``python3`` on the
     executors' ``PATH``).
+
+    Raises:
+        MissingDependencyError: pyspark is not installed (``pip install 'tfrecord-io[spark]'``).
     """
+    require("pyspark", "tfrecord_io.spark")
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 

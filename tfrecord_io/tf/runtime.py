@@ -5,12 +5,17 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tfrecord_io.extras import require
+
 __all__ = ["import_tensorflow"]
 
 
 def import_tensorflow() -> Any:
-    """The ``tensorflow`` module, imported now (with TensorFlow's C++ INFO logs silenced)."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import tensorflow as tf  # noqa: PLC0415 - TensorFlow is imported only when needed
+    """The ``tensorflow`` module, imported now (with TensorFlow's C++ INFO logs silenced).
 
-    return tf
+    Raises:
+        MissingDependencyError: TensorFlow is not installed (``pip install
+            'tfrecord-io[tensorflow]'``).
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    return require("tensorflow", "tfrecord_io.tf")

@@ -7,16 +7,28 @@ import java.io.OutputStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
  * The sidecar split index of a TFRecord file (see docs/index-format.md): text lines
  * {@code "<offset> <length>\n"}, one per record, the layout of DALI's and the PyPI
- * {@code tfrecord} package's indexes. The index of {@code DIR/NAME} is {@code DIR/_NAME.tfindex}.
+ * {@code tfrecord} package's indexes, then a trailer line {@code "# <count> records\n"} (which
+ * indexes written before it lack: they are read too). The index of {@code DIR/NAME} is
+ * {@code DIR/_NAME.tfindex}.
  */
 public final class TFRecordIndex {
   /** Suffix of index file names. */
   public static final String SUFFIX = ".tfindex";
+
+  /** What {@link #countFromTail} returns for an index without a trailer (an older index). */
+  public static final long NO_TRAILER = -2;
+
+  /** Enough bytes at the end of an index to hold its trailer and its last entry line. */
+  public static final int TAIL_BYTES = 128;
+
+  private static final byte[] TRAILER_START = {'#', ' '};
+  private static final byte[] TRAILER_END = " records\n".getBytes(StandardCharsets.US_ASCII);
 
   private TFRecordIndex() {}
 
@@ -40,11 +52,22 @@ public final class TFRecordIndex {
     long first = -1;
     int digits = 0;
     byte[] chunk = new byte[64 * 1024];
+    byte[] trailer = null; // the trailer line, once it has begun
+    int trailerLength = 0;
     int r;
     while ((r = in.read(chunk)) >= 0) {
       for (int i = 0; i < r; i++) {
         byte b = chunk[i];
-        if (b >= '0' && b <= '9') {
+        if (trailer != null) {
+          if (trailerLength == trailer.length
+              || (trailerLength > 0 && trailer[trailerLength - 1] == '\n')) {
+            return null; // too long, or bytes after the trailer
+          }
+          trailer[trailerLength++] = b;
+        } else if (b == '#' && digits == 0 && first < 0) {
+          trailer = new byte[TAIL_BYTES];
+          trailer[trailerLength++] = b;
+        } else if (b >= '0' && b <= '9') {
           if (++digits > 18) {
             return null;
           }
@@ -73,6 +96,9 @@ public final class TFRecordIndex {
     if (digits != 0 || first >= 0 || expected != dataLength) {
       return null;
     }
+    if (trailer != null && trailerCount(trailer, 0, trailerLength) != count) {
+      return null;
+    }
     long[] result = Arrays.copyOf(offsets, count + 1);
     result[count] = dataLength;
     return result;
@@ -80,20 +106,24 @@ public final class TFRecordIndex {
 
   /**
    * Counts the records of a whole data file from its index without parsing every line: the
-   * number of lines, provided the index ends with a well-formed line whose record ends exactly
-   * at {@code dataLength} (an index that is stale after an append, truncated or cut mid-line
-   * fails this). Lines before the last are not checked one by one; {@link #read} does that.
+   * number of entry lines, provided the last entry line is well formed and its record ends
+   * exactly at {@code dataLength} (an index that is stale after an append, truncated or cut
+   * mid-line fails this), and equals the trailer's count if there is one. Lines before the last
+   * are not checked one by one; {@link #read} does that. {@link #countFromTail} does the same
+   * without reading the entries, for an index with a trailer.
    *
    * @return the number of records, or -1 if the index does not match the file
    */
   public static long count(InputStream in, long dataLength) throws IOException {
     byte[] chunk = new byte[64 * 1024];
-    byte[] tail = new byte[64]; // the last bytes seen, enough for one line of two longs
+    byte[] tail = new byte[TAIL_BYTES]; // the last bytes seen: the trailer and the last entry
     int tailLength = 0;
     long lines = 0;
+    long total = 0;
     int r;
     while ((r = in.read(chunk)) >= 0) {
       lines += newlines(chunk, r);
+      total += r;
       if (r >= tail.length) {
         System.arraycopy(chunk, r - tail.length, tail, 0, tail.length);
         tailLength = tail.length;
@@ -103,6 +133,10 @@ public final class TFRecordIndex {
         System.arraycopy(chunk, 0, tail, keep, r);
         tailLength = keep + r;
       }
+    }
+    long stated = countFromTail(Arrays.copyOf(tail, tailLength), total == tailLength, dataLength);
+    if (stated != NO_TRAILER) {
+      return stated >= 0 && stated == lines - 1 ? stated : -1;
     }
     if (lines == 0) {
       return dataLength == 0 && tailLength == 0 ? 0 : -1;
@@ -122,6 +156,70 @@ public final class TFRecordIndex {
       return -1;
     }
     return line[0] + line[1] == dataLength ? lines : -1;
+  }
+
+  /**
+   * Counts the records of a whole data file from the last bytes of its index alone: the count
+   * its trailer states, provided the entry line before the trailer is well formed and its record
+   * ends exactly at {@code dataLength} (an index that is stale after an append to, or a
+   * truncation of, the data file fails this; a truncated index has lost its trailer). The cost
+   * does not grow with the number of records.
+   *
+   * @param tail the last {@code min(TAIL_BYTES, index length)} bytes of the index
+   * @param whole whether {@code tail} is the whole index
+   * @return the number of records; -1 if the index does not match the file; {@link #NO_TRAILER}
+   *     if the index has no trailer (then {@link #count} counts its lines)
+   */
+  public static long countFromTail(byte[] tail, boolean whole, long dataLength) {
+    int n = tail.length;
+    if (n == 0 || tail[n - 1] != '\n') {
+      return NO_TRAILER;
+    }
+    int start = n - 1;
+    while (start > 0 && tail[start - 1] != '\n') {
+      start--;
+    }
+    if (tail[start] != '#') {
+      return NO_TRAILER;
+    }
+    long records = trailerCount(tail, start, n);
+    if (records < 0 || (start == 0 && !whole)) {
+      return -1;
+    }
+    if (records == 0) {
+      return start == 0 && dataLength == 0 ? 0 : -1;
+    }
+    int from = start - 1;
+    while (from > 0 && tail[from - 1] != '\n') {
+      from--;
+    }
+    if (from == 0 && !whole) {
+      return -1; // an entry line longer than two longs: malformed
+    }
+    long[] line = parseLine(tail, from, start - 1);
+    if (line == null || (records == 1) != (from == 0 && whole) || (records == 1 && line[0] != 0)) {
+      return -1;
+    }
+    return line[0] + line[1] == dataLength ? records : -1;
+  }
+
+  /** The count of the trailer line {@code b[from, to)} ("# N records\n"), or -1. */
+  private static long trailerCount(byte[] b, int from, int to) {
+    int digitsFrom = from + TRAILER_START.length;
+    int digitsTo = to - TRAILER_END.length;
+    if (digitsTo <= digitsFrom || digitsTo - digitsFrom > 18
+        || !Arrays.equals(b, from, digitsFrom, TRAILER_START, 0, TRAILER_START.length)
+        || !Arrays.equals(b, digitsTo, to, TRAILER_END, 0, TRAILER_END.length)) {
+      return -1;
+    }
+    long value = 0;
+    for (int i = digitsFrom; i < digitsTo; i++) {
+      if (b[i] < '0' || b[i] > '9') {
+        return -1;
+      }
+      value = value * 10 + (b[i] - '0');
+    }
+    return value;
   }
 
   private static final VarHandle LONG_LE =
@@ -171,6 +269,8 @@ public final class TFRecordIndex {
     private final OutputStream out;
     private final byte[] buf = new byte[64 * 1024];
     private int count;
+    private long records;
+    private boolean closed;
 
     public Writer(OutputStream out) {
       this.out = out;
@@ -186,6 +286,7 @@ public final class TFRecordIndex {
       buf[count++] = ' ';
       count = putDecimal(dataLength + 16, count);
       buf[count++] = '\n';
+      records++;
     }
 
     private int putDecimal(long value, int at) {
@@ -200,9 +301,22 @@ public final class TFRecordIndex {
       return at + digits;
     }
 
+    /** Writes the trailer ("# N records") and closes the stream. */
     @Override
     public void close() throws IOException {
+      if (closed) {
+        return;
+      }
+      closed = true;
       try {
+        if (count + 42 > buf.length) {
+          out.write(buf, 0, count);
+          count = 0;
+        }
+        System.arraycopy(TRAILER_START, 0, buf, count, TRAILER_START.length);
+        count = putDecimal(records, count + TRAILER_START.length);
+        System.arraycopy(TRAILER_END, 0, buf, count, TRAILER_END.length);
+        count += TRAILER_END.length;
         out.write(buf, 0, count);
         count = 0;
       } finally {

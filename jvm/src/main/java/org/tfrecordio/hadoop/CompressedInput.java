@@ -17,8 +17,9 @@ import org.tfrecordio.codec.CorruptStreamException;
 /**
  * The decompressed bytes of a compressed file, read through a Hadoop codec. When the codec
  * cannot decode any further (a truncated stream, a CRC failure, an invalid block, bytes after
- * the last complete stream), it first returns every byte the codec can produce before the
- * damage, then throws a {@link CorruptStreamException} saying what is wrong. I/O errors of the
+ * the last complete stream, a gzip header with reserved flag bits), it first returns every byte
+ * the codec can produce before the damage, then throws a {@link CorruptStreamException} saying
+ * what is wrong. I/O errors of the
  * file itself (not decoding errors) pass through unchanged.
  *
  * <p>A codec loses the output of the call that fails. So, after a decoding error other than a
@@ -67,7 +68,10 @@ final class CompressedInput extends InputStream {
     file = fs.open(path);
     watched = new WatchedInput(file);
     decompressor = CodecPool.getDecompressor(codec);
-    in = codec.createInputStream(watched, decompressor);
+    Decompressor checked =
+        format.equals("gzip") && decompressor != null ? new GzipFlagCheck(decompressor)
+            : decompressor;
+    in = codec.createInputStream(watched, checked);
   }
 
   private void release() throws IOException {

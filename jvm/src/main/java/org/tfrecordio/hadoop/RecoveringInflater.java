@@ -176,6 +176,9 @@ final class RecoveringInflater extends InputStream {
       throw new EOFException("not a gzip header");
     }
     int flags = rawByte();
+    if ((flags & 0xE0) != 0) {
+      throw new EOFException(GzipFlagCheck.RESERVED_FLAGS); // refused before any of its data
+    }
     for (int i = 0; i < 6; i++) {
       rawByte(); // MTIME, XFL, OS
     }

@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
+import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LocatedFileStatus;
@@ -119,12 +120,21 @@ public final class SplitPlanner {
   }
 
   /**
-   * The number of records of the whole file {@code path} from its index
-   * ({@link TFRecordIndex#count}); -1 if it has no index or the index does not match.
+   * The number of records of the whole file {@code path} from its index: from the index's last
+   * bytes ({@link TFRecordIndex#countFromTail}), or, for an index without a trailer, from its
+   * lines ({@link TFRecordIndex#count}); -1 if it has no index or the index does not match.
    */
   public static long countIndexed(FileSystem fs, Path path, long length) throws IOException {
     Path index = new Path(path.getParent(), TFRecordIndex.indexName(path.getName()));
-    try (InputStream in = fs.open(index)) {
+    try (FSDataInputStream in = fs.open(index)) {
+      long indexLength = fs.getFileStatus(index).getLen();
+      byte[] tail = new byte[(int) Math.min(indexLength, TFRecordIndex.TAIL_BYTES)];
+      in.readFully(indexLength - tail.length, tail);
+      long records = TFRecordIndex.countFromTail(tail, tail.length == indexLength, length);
+      if (records != TFRecordIndex.NO_TRAILER) {
+        return records;
+      }
+      in.seek(0); // an index written before trailers: count its lines
       return TFRecordIndex.count(in, length);
     } catch (FileNotFoundException e) {
       return -1;

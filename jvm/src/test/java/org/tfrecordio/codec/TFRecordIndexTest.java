@@ -8,6 +8,7 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.Test;
 import org.tfrecordio.testutil.Records;
@@ -25,7 +26,8 @@ public class TFRecordIndexTest {
   }
 
   @Test
-  public void writerWritesOneOffsetAndFramedLengthLinePerRecord() throws IOException {
+  public void writerWritesOneOffsetAndFramedLengthLinePerRecordThenTheTrailer()
+      throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (TFRecordIndex.Writer w = new TFRecordIndex.Writer(out)) {
       w.add(0, 0);
@@ -33,7 +35,7 @@ public class TFRecordIndexTest {
       w.add(33, 8);
       w.add(5_000_000_000L, 123_456);
     }
-    assertEquals("0 16\n16 17\n33 24\n5000000000 123472\n",
+    assertEquals("0 16\n16 17\n33 24\n5000000000 123472\n# 4 records\n",
         new String(out.toByteArray(), StandardCharsets.US_ASCII));
   }
 
@@ -127,5 +129,71 @@ public class TFRecordIndexTest {
     assertEquals(-1, count("4 32\n", 36)); // a single record must start at 0
     assertEquals(0, count("", 0));
     assertEquals(-1, count("", 16));
+  }
+
+  private static long countFromTail(String index, long dataLength) {
+    byte[] b = index.getBytes(StandardCharsets.US_ASCII);
+    int n = Math.min(b.length, TFRecordIndex.TAIL_BYTES);
+    return TFRecordIndex.countFromTail(
+        Arrays.copyOfRange(b, b.length - n, b.length), n == b.length, dataLength);
+  }
+
+  @Test
+  public void writtenIndexEndsWithATrailerStatingItsCount() throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (TFRecordIndex.Writer w = new TFRecordIndex.Writer(out)) {
+      w.add(0, 3);
+      w.add(19, 0);
+    }
+    assertEquals("0 19\n19 16\n# 2 records\n",
+        new String(out.toByteArray(), StandardCharsets.US_ASCII));
+    assertArrayEquals(new long[] {0, 19, 35}, read("0 19\n19 16\n# 2 records\n", 35));
+  }
+
+  @Test
+  public void countFromTheTailOfALargeIndexReadsOnlyItsLastBytes() throws IOException {
+    List<byte[]> records = Records.random(3, 20000, 50);
+    long[] bounds = Records.boundaries(records);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (TFRecordIndex.Writer w = new TFRecordIndex.Writer(out)) {
+      for (int i = 0; i < records.size(); i++) {
+        w.add(bounds[i], records.get(i).length);
+      }
+    }
+    byte[] index = out.toByteArray();
+    byte[] tail = Arrays.copyOfRange(index, index.length - TFRecordIndex.TAIL_BYTES, index.length);
+    assertEquals(records.size(), TFRecordIndex.countFromTail(tail, false, bounds[records.size()]));
+    assertEquals(records.size(),
+        TFRecordIndex.count(new ByteArrayInputStream(index), bounds[records.size()]));
+  }
+
+  @Test
+  public void countFromTailRejectsAnIndexThatDoesNotEndAtTheFileLength() {
+    assertEquals(2, countFromTail("0 16\n16 20\n# 2 records\n", 36));
+    assertEquals(-1, countFromTail("0 16\n16 20\n# 2 records\n", 40)); // appended to
+    assertEquals(-1, countFromTail("0 16\n16 20\n# 2 records\n", 30)); // truncated
+    assertEquals(-1, countFromTail("0 16\n16 2x\n# 2 records\n", 36)); // last entry malformed
+    assertEquals(-1, countFromTail("0 16\n16 20\n# 2 recs\n", 36)); // trailer malformed
+    assertEquals(-1, countFromTail("4 32\n# 1 records\n", 36)); // one record must start at 0
+    assertEquals(-1, countFromTail("0 16\n16 20\n# 1 records\n", 36)); // count != lines
+    assertEquals(0, countFromTail("# 0 records\n", 0));
+    assertEquals(-1, countFromTail("# 0 records\n", 16));
+  }
+
+  @Test
+  public void anIndexWithoutATrailerIsCountedFromItsLines() throws IOException {
+    assertEquals(TFRecordIndex.NO_TRAILER, countFromTail("0 16\n16 20\n", 36));
+    assertEquals(TFRecordIndex.NO_TRAILER, countFromTail("0 16\n16 20\n# 2 rec", 36)); // cut
+    assertEquals(2, count("0 16\n16 20\n", 36));
+    assertEquals(2, count("0 16\n16 20\n# 2 records\n", 36));
+    assertEquals(-1, count("0 16\n16 20\n# 3 records\n", 36));
+  }
+
+  @Test
+  public void readRefusesAMalformedOrWrongTrailer() throws IOException {
+    assertNull(read("0 16\n16 20\n# 3 records\n", 36));
+    assertNull(read("0 16\n# 1 records\n16 20\n", 36)); // entries after the trailer
+    assertNull(read("0 16\n16 20\n# 2 records\nx", 36));
+    assertNull(read("0 16\n16 20\n# two records\n", 36));
   }
 }

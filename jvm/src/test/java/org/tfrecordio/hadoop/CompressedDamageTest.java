@@ -180,6 +180,24 @@ public class CompressedDamageTest extends BothApisTest {
   }
 
   @Test
+  public void reservedGzipFlagBitsFailAtTheHeaderBeforeAnyRecord() throws IOException {
+    for (byte[] gz : new byte[][] {Format.GZIP.jdk(framed), Format.GZIP.hadoop(framed)}) {
+      gz[3] |= (byte) 0x80; // a reserved FLG bit: RFC 1952 says refuse the member
+      check(Format.GZIP, gz, 0, "reserved flag bits");
+    }
+  }
+
+  @Test
+  public void reservedGzipFlagBitsInTheSecondMemberFailBeforeItsFirstRecord()
+      throws IOException {
+    int split = (int) bounds[30];
+    byte[] second = Format.GZIP.jdk(Arrays.copyOfRange(framed, split, framed.length));
+    second[3] |= (byte) 0x20;
+    check(Format.GZIP, Records.concat(Format.GZIP.jdk(Arrays.copyOf(framed, split)), second),
+        split, "reserved flag bits");
+  }
+
+  @Test
   public void concatenatedGzipMembersAreReadWholeWithoutError() throws IOException {
     int split = (int) bounds[30];
     byte[] gz = Records.concat(Format.GZIP.jdk(Arrays.copyOf(framed, split)),

@@ -37,7 +37,7 @@ public class FileRecordWriterTest {
       w.write(record);
     }
     assertArrayEquals(Records.frame(data), Records.readLocal(file));
-    assertEquals("0 26\n", new String(Records.readLocal(new File(tmp.getRoot(),
+    assertEquals("0 26\n# 1 records\n", new String(Records.readLocal(new File(tmp.getRoot(),
         "_a.tfrecord.tfindex")), StandardCharsets.US_ASCII));
   }
 

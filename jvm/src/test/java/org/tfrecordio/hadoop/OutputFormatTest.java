@@ -106,7 +106,7 @@ public class OutputFormatTest extends BothApisTest {
   }
 
   @Test
-  public void indexListsOffsetAndFramedLengthOfEveryRecord() throws IOException {
+  public void indexListsOffsetAndFramedLengthOfEveryRecordThenTheirCount() throws IOException {
     List<byte[]> records = Records.random(6, 30, 100);
     api.write(conf, out, records);
     long[] bounds = Records.boundaries(records);
@@ -114,6 +114,7 @@ public class OutputFormatTest extends BothApisTest {
     for (int i = 0; i < records.size(); i++) {
       expected.append(bounds[i]).append(' ').append(records.get(i).length + 16).append('\n');
     }
+    expected.append("# 30 records\n");
     assertEquals(expected.toString(), new String(
         Records.readLocal(new File(outDir, index(0))), StandardCharsets.US_ASCII));
   }
@@ -218,10 +219,11 @@ public class OutputFormatTest extends BothApisTest {
   }
 
   @Test
-  public void taskWithoutRecordsWritesAnEmptyFileAndAnEmptyIndex() throws IOException {
+  public void taskWithoutRecordsWritesAnEmptyFileAndAnIndexOfNoRecords() throws IOException {
     api.write(conf, out, Collections.emptyList());
     assertEquals(setOf(part(0), index(0), "_SUCCESS"), listing());
     assertEquals(0, new File(outDir, part(0)).length());
-    assertEquals(0, new File(outDir, index(0)).length());
+    assertEquals("# 0 records\n", new String(
+        Records.readLocal(new File(outDir, index(0))), StandardCharsets.US_ASCII));
   }
 }

@@ -5,6 +5,7 @@ import static org.junit.Assert.assertTrue;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -92,6 +93,28 @@ public class FileRangeTest {
     FileRange r = FileRange.of(conf, file, 0, f.length(), f.length(), true);
     assertEquals(-1, r.records);
     assertEquals(15, read(file, r));
+  }
+
+  @Test
+  public void aTruncatedFileIsNotCountedFromItsIndex() throws IOException {
+    Path file = write("g.tfrecord", 10, false);
+    File f = new File(file.toUri().getPath());
+    byte[] data = Files.readAllBytes(f.toPath());
+    Files.write(f.toPath(), java.util.Arrays.copyOf(data, data.length - 20));
+    FileRange r = FileRange.of(conf, file, 0, f.length(), f.length(), true);
+    assertEquals(-1, r.records);
+  }
+
+  @Test
+  public void anIndexWrittenWithoutATrailerIsStillCounted() throws IOException {
+    Path file = write("h.tfrecord", 500, false);
+    File index = new File(tmp.getRoot(), TFRecordIndex.indexName("h.tfrecord"));
+    String text = new String(Files.readAllBytes(index.toPath()), StandardCharsets.US_ASCII);
+    assertTrue(text.endsWith("\n# 500 records\n"));
+    Files.write(index.toPath(), text.substring(0, text.lastIndexOf('#'))
+        .getBytes(StandardCharsets.US_ASCII));
+    long length = new File(file.toUri().getPath()).length();
+    assertEquals(500, FileRange.of(conf, file, 0, length, length, true).records);
   }
 
   @Test
