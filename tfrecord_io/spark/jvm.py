@@ -37,6 +37,7 @@ __all__ = [
     "ensure_jar",
     "spark_context",
     "java_class",
+    "max_concurrent_tasks",
     "codec_class",
     "qualify",
     "call",
@@ -177,6 +178,14 @@ def spark_context(spark: Any) -> "SparkContext":
 def java_class(sc: Any, name: str) -> Any:
     """The py4j handle of the Java class *name* (fully qualified) in the driver's JVM."""
     return functools.reduce(getattr, name.split("."), sc._jvm)  # noqa: SLF001 - py4j gateway
+
+
+def max_concurrent_tasks(sc: Any) -> int:
+    """Task slots of the executors registered now: what Spark's barrier stage check counts
+    (the JVM ``SparkContext.maxNumConcurrentTasks``, which PySpark does not expose)."""
+    jsc = sc._jsc.sc()  # noqa: SLF001 - the Scala SparkContext
+    profile = jsc.resourceProfileManager().defaultResourceProfile()
+    return int(jsc.maxNumConcurrentTasks(profile))
 
 
 def codec_class(compression: Optional[str]) -> Optional[str]:

@@ -1,11 +1,12 @@
-"""TensorFlow, imported on first use only: the rest of tfrecord-io never imports it."""
+"""TensorFlow and Keras, imported on first use only: the rest of tfrecord-io never imports them
+(the import contracts in pyproject.toml check it)."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-__all__ = ["import_tensorflow"]
+__all__ = ["import_tensorflow", "import_keras"]
 
 
 def import_tensorflow() -> Any:
@@ -14,3 +15,11 @@ def import_tensorflow() -> Any:
     import tensorflow as tf  # noqa: PLC0415 - TensorFlow is imported only when needed
 
     return tf
+
+
+def import_keras() -> Any:
+    """The ``keras`` module, imported now, after TensorFlow (whose logging is then set up)."""
+    import_tensorflow()
+    import keras  # noqa: PLC0415
+
+    return keras
