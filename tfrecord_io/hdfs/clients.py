@@ -40,9 +40,12 @@ def backend_for(loc: Location, op: str) -> Backend:
         return client
     try:
         if kind == "native":
-            from tfrecord_io.hdfs.native import NativeBackend as maker
+            from tfrecord_io.hdfs.native import NativeBackend as maker  # noqa: PLC0415, N813
         else:
-            from tfrecord_io.hdfs.webhdfs import WebHdfsBackend as maker  # type: ignore[assignment]
+            # Each backend (and its client library) loaded only when a client of its kind is made.
+            from tfrecord_io.hdfs.webhdfs import (  # type: ignore[assignment]  # noqa: PLC0415
+                WebHdfsBackend as maker,  # noqa: N813
+            )
         client = maker(address, user)
     except HdfsError:
         raise

@@ -214,7 +214,7 @@ class TFEstimator(Estimator, InferenceParams):
 
     def _fit(self, dataset: Any) -> TFModel:
         from pyspark import StorageLevel  # noqa: PLC0415
-        from pyspark.sql import functions as F  # noqa: PLC0415, N812
+        from pyspark.sql import functions as F  # noqa: PLC0415
 
         from tfrecord_io import cluster  # noqa: PLC0415
 

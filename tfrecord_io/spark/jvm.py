@@ -116,8 +116,8 @@ def session(master: Optional[str] = None, app_name: str = "tfrecord-io", **conf:
     needs no activated environment. Other masters keep Spark's default (``python3`` on the
     executors' ``PATH``).
     """
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext  # noqa: PLC0415 - pyspark, the `spark` extra
+    from pyspark.sql import SparkSession  # noqa: PLC0415 - pyspark, the `spark` extra
 
     builder = SparkSession.builder.appName(app_name)
     if master:
@@ -206,7 +206,7 @@ def _driver_loads(jvm: Any, class_name: str) -> bool:
     try:
         jvm.org.apache.spark.util.Utils.classForName(class_name, True, False)
         return True
-    except Exception:  # py4j wraps ClassNotFoundException
+    except Exception:  # noqa: BLE001 - py4j wraps ClassNotFoundException
         return False
 
 
@@ -237,7 +237,7 @@ def call(method: Any, *args: Any) -> Any:
     """
     try:
         return method(*args)
-    except Exception as e:  # noqa: BLE001 - re-raised unless translated
+    except Exception as e:
         java = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
         translated = _translate(java) if java is not None else None
         if translated is None:
