@@ -56,7 +56,7 @@ MAPRED_OUTPUT_FORMAT = "org.tfrecordio.mapred.TFRecordOutputFormat"
 #: The record RDD I/O of the jar (``save``, ``load`` of JavaRDD<byte[]>).
 RDD_IO_CLASS = "org.tfrecordio.spark.TFRecordRDDs"
 #: The DataFrame codec and I/O of the jar (``save``, ``load``).
-DATAFRAME_IO_CLASS = "org.tfrecordio.spark.TFRecordDataFrames"
+DATAFRAME_IO_CLASS = "org.tfrecordio.spark.source.TFRecordDataFrames"
 #: The exception the jar throws for data that does not fit a schema.
 SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
 
