@@ -108,6 +108,7 @@ def test_the_import_contracts_hold():
     [
         ("fs/upward.py", "from tfrecord_io import records\n", LAYERS),
         ("example/upward.py", "from tfrecord_io.tf import dataset\n", LAYERS),
+        ("unplaced.py", "PLACED = False\n", LAYERS),  # a new module must be given a layer
         ("cluster/tensorflow_direct.py", "import tensorflow as tf\n", TENSORFLOW),
         ("ml/keras_direct.py", "import keras\n", TENSORFLOW),
         ("records/spark_below.py", "import pyspark\n", SPARK),
