@@ -28,8 +28,9 @@ LAYERS = "Data flows one way: bytes -> records -> Examples -> rows/tensors -> ap
 TENSORFLOW = "TensorFlow and Keras are imported only by tfrecord_io.tf.runtime"
 SPARK = "Spark (pyspark, py4j) only in tfrecord_io.spark and the apps above it"
 ML_API = "tfrecord_io.ml uses the cluster's public API (tfrecord_io.cluster), not its modules"
+PRIVATE = "A private module (_name) is imported only inside its own package"
 COMPRESSION = "tfrecord_io._compression is private: no other module imports it"
-CONTRACTS = (LAYERS, TENSORFLOW, SPARK, ML_API, COMPRESSION)
+CONTRACTS = (LAYERS, TENSORFLOW, SPARK, ML_API, PRIVATE, COMPRESSION)
 
 # Attributes through which PySpark reaches the JVM (py4j handles), and the jar's class names:
 # only the Spark layer, tfrecord_io/spark/, uses them.
@@ -104,21 +105,30 @@ def test_the_import_contracts_hold():
 
 
 @pytest.mark.parametrize(
-    ("module", "source", "broken"),
+    ("files", "broken"),
     [
-        ("fs/upward.py", "from tfrecord_io import records\n", LAYERS),
-        ("example/upward.py", "from tfrecord_io.tf import dataset\n", LAYERS),
-        ("unplaced.py", "PLACED = False\n", LAYERS),  # a new module must be given a layer
-        ("cluster/tensorflow_direct.py", "import tensorflow as tf\n", TENSORFLOW),
-        ("ml/keras_direct.py", "import keras\n", TENSORFLOW),
-        ("records/spark_below.py", "import pyspark\n", SPARK),
-        ("ml/cluster_module.py", "from tfrecord_io.cluster import driver\n", ML_API),
-        ("fs/compression_user.py", "from tfrecord_io import _compression\n", COMPRESSION),
+        ({"fs/upward.py": "from tfrecord_io import records\n"}, LAYERS),
+        ({"example/upward.py": "from tfrecord_io.tf import dataset\n"}, LAYERS),
+        ({"unplaced.py": "PLACED = False\n"}, LAYERS),  # a new module must be given a layer
+        ({"cluster/tensorflow_direct.py": "import tensorflow as tf\n"}, TENSORFLOW),
+        ({"ml/keras_direct.py": "import keras\n"}, TENSORFLOW),
+        ({"records/spark_below.py": "import pyspark\n"}, SPARK),
+        ({"ml/cluster_module.py": "from tfrecord_io.cluster import driver\n"}, ML_API),
+        (
+            {
+                "tf/_helper.py": "HELPER = 1\n",
+                "cluster/helped.py": "from tfrecord_io.tf import _helper\n",
+            },
+            PRIVATE,
+        ),
+        ({"fs/compression_user.py": "from tfrecord_io import _compression\n"}, COMPRESSION),
     ],
+    ids=lambda v: "+".join(v) if isinstance(v, dict) else None,
 )
-def test_a_deliberate_violation_breaks_its_contract_only(tmp_path, module, source, broken):
+def test_a_deliberate_violation_breaks_its_contract_only(tmp_path, files, broken):
     root = _package_copy(tmp_path)
-    (root / "tfrecord_io" / module).write_text(source, encoding="utf-8")
+    for module, source in files.items():
+        (root / "tfrecord_io" / module).write_text(source, encoding="utf-8")
     done = _lint_imports(root)
     assert done.returncode == 1, done.stdout + done.stderr
     expected = {name: "BROKEN" if name == broken else "KEPT" for name in CONTRACTS}
