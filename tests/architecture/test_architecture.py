@@ -21,7 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "tfrecord_io"
 PYPROJECT = ROOT / "pyproject.toml"
-BIN = Path(sys.executable).parent
+# The checkers, run by this interpreter (import-linter's command has no `python -m` form).
+LINT_IMPORTS = [sys.executable, "-c", "from importlinter.cli import lint_imports_command as c; c()"]
+RUFF = [sys.executable, "-m", "ruff"]
 
 # The contracts' names in pyproject.toml, by id.
 LAYERS = "Data flows one way: bytes -> records -> Examples -> rows/tensors -> apps"
@@ -69,9 +71,7 @@ def _run(args: list[str], cwd: Path, pythonpath: Path) -> subprocess.CompletedPr
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     """import-linter with pyproject.toml's contracts on the package under *root*."""
-    return _run(
-        [str(BIN / "lint-imports"), "--config", str(PYPROJECT), "--no-cache"], root, root
-    )
+    return _run([*LINT_IMPORTS, "--config", str(PYPROJECT), "--no-cache"], root, root)
 
 
 def _verdicts(output: str) -> dict[str, str]:
@@ -86,12 +86,15 @@ def _verdicts(output: str) -> dict[str, str]:
 
 def _package_copy(tmp_path: Path) -> Path:
     """A copy of the package's Python sources under tmp_path (no jar, no plugin)."""
-    shutil.copytree(
-        PACKAGE,
-        tmp_path / "tfrecord_io",
-        ignore=lambda d, names: [n for n in names if not (n.endswith(".py") or Path(d, n).is_dir())
-                                 or n == "__pycache__"],
-    )
+
+    def not_source(directory: str, names: list[str]) -> list[str]:
+        return [
+            n
+            for n in names
+            if n == "__pycache__" or not (n.endswith(".py") or Path(directory, n).is_dir())
+        ]
+
+    shutil.copytree(PACKAGE, tmp_path / "tfrecord_io", ignore=not_source)
     return tmp_path
 
 
@@ -139,7 +142,7 @@ def test_a_deliberate_violation_breaks_its_contract_only(tmp_path, files, broken
 
 
 def test_ruff_finds_nothing():
-    done = _run([str(BIN / "ruff"), "check", "--no-cache", "."], ROOT, ROOT)
+    done = _run([*RUFF, "check", "--no-cache", "."], ROOT, ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -158,8 +161,8 @@ def test_ruff_reports_a_blind_except_and_a_needless_noqa(tmp_path):
         encoding="utf-8",
     )
     done = _run(
-        [str(BIN / "ruff"), "check", "--no-cache", "--config", str(PYPROJECT),
-         "--output-format", "concise", str(bad)],
+        [*RUFF, "check", "--no-cache", "--config", str(PYPROJECT), "--output-format", "concise",
+         str(bad)],
         tmp_path,
         tmp_path,
     )
