@@ -5,18 +5,19 @@
 #                 TensorFlow), the sbt launcher, the JVM dependencies,
 #                 .tools/minihdfs.classpath for the test HDFS, and .venv-spark35 (pyspark 3.5,
 #                 the package with the very same jar, not rebuilt)
-#   make test     run every test: JUnit (bin/sbt core/test), pytest (which also builds the
-#                 sdist and wheel and tests the wheel in a fresh venv without javac or g++,
-#                 tests/packaging), then on pyspark 3.5 (test-spark35) the Spark tests, the
-#                 ml tests and the launcher's and feed's main paths
+#   make test     run every test: JUnit (bin/sbt core/test, with ArchUnit's package order),
+#                 pytest (which also builds the sdist and wheel and tests the wheel in a fresh
+#                 venv without javac or g++, tests/packaging; and checks the import contracts
+#                 and ruff, tests/architecture), then on pyspark 3.5 (test-spark35) the Spark
+#                 tests, the ml tests and the launcher's and feed's main paths
 #
 # Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
 #   .venv/bin/python -m pytest -m "not spark and not hdfs and not packaging"
 #
 # Other targets: jar (rebuild tfrecord_io/jars/tfrecord-io.jar), tf-plugin (rebuild TensorFlow's
 # hdfs:// plugin), dist (sdist and wheel into dist/), publish-m2 (the Maven artifact into
-# ~/.m2), test-jvm, test-python, test-spark35, bench, hdfs (start the test HDFS by hand),
-# clean, distclean.
+# ~/.m2), test-jvm, test-python, test-spark35, lint (ruff and the import contracts alone), bench,
+# hdfs (start the test HDFS by hand), clean, distclean.
 # Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', PYSPARK35='pyspark==3.5.*',
 # PYTEST_ARGS='-k name -x', PIP_QUIET=.
 
@@ -53,7 +54,7 @@ export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: help setup setup-python setup-jvm setup-spark35 jar tf-plugin dist publish-m2 test test-jvm test-python \
-  test-spark35 bench hdfs clean distclean
+  test-spark35 lint bench hdfs clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -147,6 +148,11 @@ test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) | $(PY35)
 	  $(PY35) -m pytest $(SPARK35_TESTS) -ra $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-spark35: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
+
+# The checks of tests/architecture (ruff, import-linter's contracts in pyproject.toml) alone.
+lint: | $(PY)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 # ---------------------------------------------------------------------------------------------
 # release artifacts

@@ -139,7 +139,9 @@ lazy val core = (project in file("jvm"))
     Compile / unmanagedJars ++= (sparkJarsDir.value * "*.jar").classpath,
     libraryDependencies ++= Seq(
       "junit" % "junit" % "4.13.2" % Test,
-      "com.github.sbt" % "junit-interface" % "0.13.3" % Test
+      "com.github.sbt" % "junit-interface" % "0.13.3" % Test,
+      // ArchitectureTest: the package order of docs/architecture.md, checked on the classes.
+      "com.tngtech.archunit" % "archunit" % "1.5.0" % Test
     ),
     Test / fork := true,
     Test / javaOptions ++= Seq(

@@ -66,7 +66,7 @@ def _make_jar_or_exit(out: Path) -> None:
         make_jar(out)
     except BuildError as exc:
         raise SystemExit(f"\nerror: {exc}\n") from None
-    except Exception as exc:  # noqa: BLE001 - anything else is as fatal
+    except Exception as exc:
         raise SystemExit(f"\nerror: tfrecord-io: building {out} failed: {exc!r}\n") from exc
 
 
@@ -100,7 +100,7 @@ class build_py(_build_py):
                 # install's, for some other TensorFlow) must not ship in this build.
                 plugin.unlink(missing_ok=True)
 
-    def get_outputs(self, include_bytecode=True):
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
         outputs = list(super().get_outputs(include_bytecode))
         if not getattr(self, "editable_mode", False):
             for rel in (JAR_RELPATH, PLUGIN_RELPATH):

@@ -44,8 +44,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-from tfrecord_io import cluster  # noqa: E402
-from tfrecord_io.errors import ClusterError  # noqa: E402
+from tfrecord_io import cluster
+from tfrecord_io.errors import ClusterError
 
 log = logging.getLogger("bench.cluster")
 

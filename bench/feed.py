@@ -146,7 +146,7 @@ def write_results(path: Path, text: str) -> None:
     title = "# Feeding vs reading files (bench/feed.py)\n\n"
     earlier = path.read_text() if path.exists() else ""
     earlier = earlier[len(title):] if earlier.startswith(title) else earlier
-    import subprocess  # noqa: PLC0415
+    import subprocess
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=Path(__file__).parent, check=False).stdout.strip()

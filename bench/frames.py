@@ -32,8 +32,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from tfrecord_io import spark as tfs  # noqa: E402
-from tfrecord_io.spark import load_dataframe  # noqa: E402
+from tfrecord_io import spark as tfs
+from tfrecord_io.spark import load_dataframe
 
 
 def best_pair(ours, theirs, repeat: int, pick=min) -> tuple[float, float]:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tfrecord_io import hdfs  # noqa: E402
+from tfrecord_io import hdfs
 
 MiB = 1 << 20
 

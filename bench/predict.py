@@ -42,7 +42,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
-from tfrecord_io import ml, spark  # noqa: E402
+from tfrecord_io import ml, spark
 
 
 def build_model(path: str) -> None:

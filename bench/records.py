@@ -35,7 +35,7 @@ from itertools import cycle, islice
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from tfrecord_io import records  # noqa: E402
+from tfrecord_io import records
 
 Reader = Callable[[str], "tuple[int, int]"]
 
@@ -66,7 +66,7 @@ def read_batches_arrow(path: str) -> tuple[int, int]:
 
 def tf_reader() -> Reader:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import tensorflow as tf  # noqa: PLC0415
+    import tensorflow as tf
 
     def read(path: str) -> tuple[int, int]:
         ds = tf.data.TFRecordDataset([path], buffer_size=8 << 20).batch(10000)
@@ -84,7 +84,7 @@ def tf_reader() -> Reader:
 def resync_line(tmpdir: str | None) -> str:
     """The skip reader over 4 MiB of headers with valid CRCs each announcing more data than
     the file holds (issue 12, item 5): linear, one pass."""
-    from tfrecord_io import framing  # noqa: PLC0415
+    from tfrecord_io import framing
 
     with tempfile.TemporaryDirectory(dir=tmpdir) as tmp:
         times = {}

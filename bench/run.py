@@ -103,7 +103,8 @@ def machine_info(java: str) -> dict:
     except OSError:
         pass
     try:
-        mem = open("/proc/meminfo").readline().split()
+        with open("/proc/meminfo") as f:
+            mem = f.readline().split()
         info["mem"] = f"{int(mem[1]) / (1 << 20):.0f} GiB"
     except (OSError, IndexError, ValueError):
         info["mem"] = "?"

@@ -16,7 +16,7 @@ import sys
 
 
 def main() -> int:
-    from grpc_tools import protoc  # type: ignore[import-not-found]
+    from grpc_tools import protoc  # type: ignore[import-not-found]  # noqa: PLC0415 - optional
 
     root = pathlib.Path(__file__).resolve().parents[1]
     args = ["protoc", "--version"]

@@ -26,6 +26,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, too
@@ -44,7 +45,7 @@ def write_demo(url: str, count: int, shards: int = 4) -> None:
     if "://" not in url:
         os.makedirs(url, exist_ok=True)  # (HDFS creates parent directories itself)
     for k in range(shards):
-        def examples(k=k):
+        def examples(k: int = k) -> Iterator[dict]:
             for i in range(k * per_shard, min(count, (k + 1) * per_shard)):
                 label = i % 10
                 angle = np.pi * label / 10
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
     widths = {n: int(np.prod(spec[n].shape, dtype=np.int64)) for n in names}
 
-    def to_xy(features):
+    def to_xy(features: dict) -> tuple:
         columns = [tf.reshape(tf.cast(features[n], tf.float32), [-1, widths[n]]) for n in names]
         return tf.concat(columns, axis=1), features[ns.label]
 

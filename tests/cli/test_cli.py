@@ -547,7 +547,7 @@ def test_verify_reports_a_stale_or_bad_index(capsys, shards):
     part = shards / "part-r-00000.tfrecord"
     ipath = Path(index_path(part))
     entries = read_index(ipath)
-    (o1, n1), (o2, n2) = entries[1], entries[2]
+    (o1, n1), (_, n2) = entries[1], entries[2]
     ipath.write_text("".join(f"{o} {n}\n" for o, n in entries[:1] + [(o1, n1 + n2)] + entries[3:]))
     status, out, _ = run(capsys, "verify", part)
     assert status == 1

@@ -22,7 +22,7 @@ def test_each_node_sees_only_the_gpu_spark_gave_its_task(tmp_path):
     env = dict(os.environ, PYTHONPATH=path)
     done = subprocess.run([sys.executable, str(here / "gpu_app.py"), str(tmp_path)], env=env,
                           capture_output=True, text=True, timeout=600)
-    lines = [l for l in done.stdout.splitlines() if l.startswith("GPUS=")]
+    lines = [line for line in done.stdout.splitlines() if line.startswith("GPUS=")]
     assert done.returncode == 0 and lines, done.stderr[-3000:]
     gpus = json.loads(lines[0][len("GPUS="):])
     assert sorted(gpus.values()) == ["0", "1"]  # one each, not both

@@ -8,7 +8,6 @@ import math
 import random
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pytest
 

@@ -7,11 +7,11 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import pyarrow as pa
+import tensorflow as tf
 
-from tfrecord_io.example import (  # noqa: E402
+from tfrecord_io.example import (
     decode_example,
     decode_sequence_example,
     encode_example,
@@ -20,7 +20,7 @@ from tfrecord_io.example import (  # noqa: E402
     infer_schema,
     to_arrow,
 )
-from tfrecord_io.proto import example_pb2  # noqa: E402
+from tfrecord_io.proto import example_pb2
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 

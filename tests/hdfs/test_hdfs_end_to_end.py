@@ -15,23 +15,23 @@ import uuid
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import pytest
+import tensorflow as tf
 
-from tfrecord_io import hdfs as hdfsio  # noqa: E402
-from tfrecord_io import index, records  # noqa: E402
-from tfrecord_io import spark as tfs  # noqa: E402
-from tfrecord_io import tf as tfr  # noqa: E402
-from tfrecord_io.tf import chunks as tf_chunks  # noqa: E402
-from tfrecord_io.tf import datasets as tf_datasets  # noqa: E402
+from tfrecord_io import hdfs as hdfsio
+from tfrecord_io import index, records
+from tfrecord_io import spark as tfs
+from tfrecord_io import tf as tfr
+from tfrecord_io.tf import chunks as tf_chunks
+from tfrecord_io.tf import datasets as tf_datasets
 
 
 @pytest.fixture(scope="module")
 def sc(spark, hdfs):
     """The SparkContext, writing HDFS files with the cluster's replication (2, not 3)."""
     context = spark.sparkContext
-    context._jsc.hadoopConfiguration().set("dfs.replication", "2")  # noqa: SLF001
+    context._jsc.hadoopConfiguration().set("dfs.replication", "2")
     return context
 
 

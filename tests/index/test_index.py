@@ -61,7 +61,7 @@ def test_index_path_of_a_directory_is_an_error():
 
 
 def test_index_layout_matches_the_format_document_byte_for_byte(tmp_path):
-    path = make_file(tmp_path, SMALL)
+    make_file(tmp_path, SMALL)
     with open(tmp_path / "_part-r-00000.tfrecord.tfindex", "rb") as f:
         assert f.read() == SMALL_INDEX
 

@@ -6,10 +6,10 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import pytest  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import pytest
+import tensorflow as tf
 
-from tfrecord_io import index, records  # noqa: E402
+from tfrecord_io import index, records
 
 DATA = [b"", b"x", os.urandom(1000), os.urandom(70_000), b"last record"] + [
     os.urandom(n) for n in range(0, 3000, 37)

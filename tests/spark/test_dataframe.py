@@ -13,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import tensorflow as tf
 from pyspark.ml.linalg import DenseVector, SparseVector, Vectors, VectorUDT
@@ -28,7 +29,6 @@ from pyspark.sql.types import (
     FloatType,
     IntegerType,
     LongType,
-    MapType,
     NullType,
     ShortType,
     StringType,
@@ -51,13 +51,11 @@ def data_files(directory: Path) -> list[str]:
     return sorted(str(p) for p in directory.rglob("part-*") if not p.name.endswith(".crc"))
 
 
-def to_arrow(df) -> "pa.Table":
+def to_arrow(df) -> pa.Table:
     """``df.toArrow()``; pyspark 3.5 (make test-spark35) lacks it, but has the collector behind it."""
     if hasattr(type(df), "toArrow"):
         return df.toArrow()
-    import pyarrow as pa
-
-    return pa.Table.from_batches(df._collect_as_arrow())  # noqa: SLF001 - pyspark 3.5 only
+    return pa.Table.from_batches(df._collect_as_arrow())
 
 
 def records_of(directory: Path, compression: str = "") -> list[bytes]:
@@ -689,7 +687,7 @@ def test_load_dataframe_reads_only_the_partitions_a_filter_selects(spark, tmp_pa
 
     got = sorted(r.id for r in back.filter("year = 2021").select("id").collect())
     assert got == [i for i, y, _ in rows if y == 2021]
-    metrics = spark.sparkContext._jvm.org.tfrecordio.spark.source.ReadMetrics.last()  # noqa: SLF001
+    metrics = spark.sparkContext._jvm.org.tfrecordio.spark.source.ReadMetrics.last()
     assert metrics.recordsRead() == 20  # the files of year=2021 only
 
     # Conditions partly on data columns, negated or alternative, still select exactly.

@@ -33,7 +33,7 @@ def file_records(directory: Path, compression: str | None = None) -> list[bytes]
 
 def metrics(spark):
     """What the most recent tfrecord scan did (records read, counted, features decoded)."""
-    m = spark.sparkContext._jvm.org.tfrecordio.spark.source.ReadMetrics.last()  # noqa: SLF001
+    m = spark.sparkContext._jvm.org.tfrecordio.spark.source.ReadMetrics.last()
     return {"read": m.recordsRead(), "counted": m.recordsCounted(),
             "decoded": m.featuresDecoded()}
 
@@ -154,7 +154,7 @@ def test_a_one_column_query_decodes_only_that_feature(spark, tmp_path):
     assert sorted(r.name for r in df.select("name").collect()) == sorted(
         f"name{i}" for i in range(100))
     assert metrics(spark) == {"read": 100, "counted": 0, "decoded": 100}
-    plan = df.select("name")._jdf.queryExecution().executedPlan().toString()  # noqa: SLF001
+    plan = df.select("name")._jdf.queryExecution().executedPlan().toString()
     assert "ReadSchema: struct<name:string>" in plan
 
     assert len(df.collect()) == 100

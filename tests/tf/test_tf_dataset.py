@@ -16,14 +16,14 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import pytest
+import tensorflow as tf
 
-from tfrecord_io import example, index, records  # noqa: E402
-from tfrecord_io import hdfs as hdfsio  # noqa: E402
-from tfrecord_io import tf as tfr  # noqa: E402
-from tfrecord_io.errors import HdfsError, SchemaError, TFRecordError  # noqa: E402
+from tfrecord_io import example, index, records
+from tfrecord_io import hdfs as hdfsio
+from tfrecord_io import tf as tfr
+from tfrecord_io.errors import HdfsError, SchemaError, TFRecordError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,18 +14,18 @@ import uuid
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import tensorflow as tf  # noqa: E402
+import numpy as np
+import pytest
+import tensorflow as tf
 
-from tfrecord_io import records  # noqa: E402
-from tfrecord_io import hdfs as hdfsio  # noqa: E402
-from tfrecord_io import spark as tfs  # noqa: E402
-from tfrecord_io import tf as tfr  # noqa: E402
-from tfrecord_io.tf import datasets as tf_datasets  # noqa: E402
-from tfrecord_io.tf import filesystem as _tf_filesystem  # noqa: E402
-from tfrecord_io.tf import plugin as tf_plugin  # noqa: E402
-from tfrecord_io.errors import PluginNotBuiltError  # noqa: E402
+from tfrecord_io import records
+from tfrecord_io import hdfs as hdfsio
+from tfrecord_io import spark as tfs
+from tfrecord_io import tf as tfr
+from tfrecord_io.tf import datasets as tf_datasets
+from tfrecord_io.tf import filesystem as _tf_filesystem
+from tfrecord_io.tf import plugin as tf_plugin
+from tfrecord_io.errors import PluginNotBuiltError
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -80,7 +80,7 @@ def test_tfrecord_dataset_reads_hdfs_urls(base):
 
 def test_tensorflow_reads_what_spark_wrote_to_hdfs(spark, hdfs):
     sc = spark.sparkContext
-    sc._jsc.hadoopConfiguration().set("dfs.replication", "2")  # noqa: SLF001
+    sc._jsc.hadoopConfiguration().set("dfs.replication", "2")
     recs = some_records(2000, 2)
     url = f"{hdfs.url}/tf-fs/spark-{uuid.uuid4().hex[:8]}"
     tfs.save_records(sc.parallelize(recs, 3), url, compression="gzip")

@@ -35,8 +35,10 @@ from tfrecord_io.errors import ClusterError
 if TYPE_CHECKING:
     from tfrecord_io.cluster.context import NodeContext
     from tfrecord_io.cluster.driver import Cluster, run
+    from tfrecord_io.cluster.options import KERAS
+    from tfrecord_io.cluster.spec import MODES
 
-__all__ = ["run", "Cluster", "ClusterError", "NodeContext"]
+__all__ = ["run", "Cluster", "ClusterError", "NodeContext", "MODES", "KERAS"]
 
 
 def __getattr__(name: str) -> Any:
@@ -49,4 +51,12 @@ def __getattr__(name: str) -> Any:
         from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415
 
         return NodeContext
+    if name == "MODES":  # run(mode=...): "sync", "ps"
+        from tfrecord_io.cluster.spec import MODES  # noqa: PLC0415
+
+        return MODES
+    if name == "KERAS":  # run(keras=...): "default", "legacy"
+        from tfrecord_io.cluster.options import KERAS  # noqa: PLC0415
+
+        return KERAS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -89,7 +89,9 @@ class NodeContext:
         """
         with self._lock:
             if self._strategy is None:
-                import tensorflow as tf  # noqa: PLC0415 - after TF_CONFIG is set
+                from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+
+                tf = import_tensorflow()  # after TF_CONFIG is set
 
                 if self.job_name == "evaluator":
                     self._strategy = tf.distribute.get_strategy()
@@ -214,7 +216,9 @@ def per_worker_dataset_fn(
             kind[1].append(owner)
 
     def dataset_fn(input_context: Any = None) -> Any:
-        import tensorflow as tf  # noqa: PLC0415
+        from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+
+        tf = import_tensorflow()
 
         environ = tf.strings.join(["\x00", tf.io.read_file("/proc/self/environ")])
         matched = tf.strings.regex_full_match(environ, _WORKER_INDEX)

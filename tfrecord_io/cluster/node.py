@@ -76,8 +76,9 @@ def _write_result(workdir: str, result: dict[str, Any]) -> None:
 
 
 def _serve(spec: dict[str, Any]) -> None:
-    import tensorflow as tf  # noqa: PLC0415
+    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
 
+    tf = import_tensorflow()
     server = tf.distribute.Server(
         tf.train.ClusterSpec(spec["cluster_spec"]),
         job_name=spec["job_name"],

@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from tfrecord_io.errors import ClusterError
+from tfrecord_io.spark.jvm import max_concurrent_tasks
 
 __all__ = ["free_slots", "capacity", "wait_for"]
 
@@ -25,9 +26,7 @@ def _task_cpus(sc: Any) -> int:
 
 def free_slots(sc: Any) -> int:
     """Task slots of the executors registered now (what Spark's barrier check counts)."""
-    jsc = sc._jsc.sc()  # noqa: SLF001 - Spark's own Python API has no such call
-    profile = jsc.resourceProfileManager().defaultResourceProfile()
-    return int(jsc.maxNumConcurrentTasks(profile))
+    return max_concurrent_tasks(sc)
 
 
 def capacity(sc: Any) -> int | None:

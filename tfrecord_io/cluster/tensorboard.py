@@ -225,7 +225,7 @@ def start(
     )
     board = TensorBoardProcess(process, log_dir, host)
     try:
-        board._wait_ready(timeout)
+        board._wait_ready(timeout)  # noqa: SLF001 - this module's own class
     except BaseException:
         board.stop()
         raise

@@ -48,7 +48,14 @@ class Column:
 
     __slots__ = ("rows", "kinds", "lengths", "values", "steps")
 
-    def __init__(self, rows, kinds, lengths, values, steps=None) -> None:
+    def __init__(
+        self,
+        rows: np.ndarray,
+        kinds: np.ndarray,
+        lengths: np.ndarray,
+        values: Any,
+        steps: np.ndarray | None = None,
+    ) -> None:
         self.rows: np.ndarray = rows
         self.kinds: np.ndarray = kinds
         self.lengths: np.ndarray = lengths
@@ -75,7 +82,9 @@ def _binary_array(values: list[bytes]) -> pa.Array:
     return arr
 
 
-def _col_from_containers(rows: list[int], kinds: list, containers: list, steps=None) -> Column:
+def _col_from_containers(
+    rows: list[int], kinds: list, containers: list, steps: np.ndarray | None = None
+) -> Column:
     """A Column from protobuf value containers (``()`` where no kind is set)."""
     lengths = container_lengths(containers)
     present = set(kinds)

@@ -45,7 +45,7 @@ from tfrecord_io.fs.operations import (
     isdir,
     ls,
     makedirs,
-    open,
+    open,  # noqa: A004 - mirrors builtins.open
     rename,
     replace,
     stat,

@@ -43,7 +43,7 @@ def _request(url: str, timeout: float, method: str = "GET", start: int = 0) -> A
     headers = {"User-Agent": _USER_AGENT}
     if start:
         headers["Range"] = f"bytes={start}-"
-    request = urllib.request.Request(url, method=method, headers=headers)
+    request = urllib.request.Request(url, method=method, headers=headers)  # noqa: S310 - http(s)
     try:
         return urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 - http(s) only
     except urllib.error.HTTPError as e:

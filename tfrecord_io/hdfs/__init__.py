@@ -60,7 +60,7 @@ from tfrecord_io.hdfs.operations import (
     glob,
     ls,
     makedirs,
-    open,
+    open,  # noqa: A004 - mirrors builtins.open
     rename,
     stat,
 )

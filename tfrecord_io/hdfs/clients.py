@@ -39,11 +39,15 @@ def backend_for(loc: Location, op: str) -> Backend:
     if client is not None:
         return client
     try:
+        # Each backend (and its client library) is loaded when a client of its kind is made.
         if kind == "native":
-            from tfrecord_io.hdfs.native import NativeBackend as maker
+            from tfrecord_io.hdfs import native  # noqa: PLC0415
+
+            client = native.NativeBackend(address, user)
         else:
-            from tfrecord_io.hdfs.webhdfs import WebHdfsBackend as maker  # type: ignore[assignment]
-        client = maker(address, user)
+            from tfrecord_io.hdfs import webhdfs  # noqa: PLC0415
+
+            client = webhdfs.WebHdfsBackend(address, user)
     except HdfsError:
         raise
     except ImportError as e:

@@ -3,6 +3,7 @@ and the choice of client for ``hdfs://`` URLs."""
 
 from __future__ import annotations
 
+import getpass
 import os
 import pwd
 import threading
@@ -39,8 +40,6 @@ def current_user() -> str:
     try:
         return pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
-        import getpass
-
         return getpass.getuser()
 
 

@@ -42,7 +42,7 @@ class NativeBackend(Backend):
     name = "native"
 
     def __init__(self, authority: str, user: str) -> None:
-        import hdfs_native
+        import hdfs_native  # noqa: PLC0415 - loaded with the first native client
 
         self._hn = hdfs_native
         host, port = host_port(authority)

@@ -46,7 +46,7 @@ def _exception_class(e: BaseException) -> str:
 def is_connect_error(e: BaseException) -> bool:
     """Whether a client exception means the server could not be reached."""
     try:
-        import requests
+        import requests  # noqa: PLC0415 - only WebHDFS errors need it
 
         if isinstance(e, requests.exceptions.ConnectionError):
             return True

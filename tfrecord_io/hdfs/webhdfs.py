@@ -29,7 +29,7 @@ class WebHdfsBackend(Backend):
     name = "webhdfs"
 
     def __init__(self, http_authority: str, user: str) -> None:
-        import hdfs as hdfs_pkg
+        import hdfs as hdfs_pkg  # noqa: PLC0415 - loaded with the first WebHDFS client
 
         self._pkg = hdfs_pkg
         self.client = hdfs_pkg.InsecureClient(

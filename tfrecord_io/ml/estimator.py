@@ -14,8 +14,7 @@ from pyspark.ml import Estimator
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from tfrecord_io import fs
-from tfrecord_io.cluster.options import KERAS
-from tfrecord_io.cluster.spec import MODES
+from tfrecord_io.cluster import KERAS, MODES
 from tfrecord_io.errors import ModelError
 from tfrecord_io.ml.model import TFModel
 from tfrecord_io.ml.params import InferenceParams, to_positive_int
@@ -215,7 +214,7 @@ class TFEstimator(Estimator, InferenceParams):
 
     def _fit(self, dataset: Any) -> TFModel:
         from pyspark import StorageLevel  # noqa: PLC0415
-        from pyspark.sql import functions as F  # noqa: PLC0415, N812
+        from pyspark.sql import functions as F  # noqa: PLC0415
 
         from tfrecord_io import cluster  # noqa: PLC0415
 

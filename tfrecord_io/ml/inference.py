@@ -160,7 +160,7 @@ def _mapping(value: Mapping[str, str] | None, what: str) -> dict[str, str] | Non
 
 def _holds_text(data_type: Any) -> bool | None:
     """Whether a Spark column type holds strings/bytes (True), numbers (False), or neither."""
-    from pyspark.sql import types as T  # noqa: PLC0415, N812
+    from pyspark.sql import types as T  # noqa: PLC0415
 
     while isinstance(data_type, T.ArrayType):
         data_type = data_type.elementType
@@ -216,8 +216,8 @@ def predict(
     """
     from pyspark.ml.functions import vector_to_array  # noqa: PLC0415
     from pyspark.ml.linalg import VectorUDT  # noqa: PLC0415
-    from pyspark.sql import functions as F  # noqa: PLC0415, N812
-    from pyspark.sql import types as T  # noqa: PLC0415, N812
+    from pyspark.sql import functions as F  # noqa: PLC0415
+    from pyspark.sql import types as T  # noqa: PLC0415
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")

@@ -300,10 +300,9 @@ def _keras_info(name: str, tensor: Any) -> TensorInfo:
 
 
 def _load_keras(location: str) -> ServingModel:
-    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+    from tfrecord_io.tf.runtime import import_keras  # noqa: PLC0415
 
-    import_tensorflow()  # TensorFlow's logging set up before Keras imports it
-    import keras  # noqa: PLC0415
+    keras = import_keras()
 
     try:
         if fs.is_local(location):

@@ -130,7 +130,7 @@ def is_scalar(info: TensorInfo) -> bool:
 
 
 def _leaf_types(info: TensorInfo) -> tuple[Any, pa.DataType]:
-    from pyspark.sql import types as T  # noqa: PLC0415, N812
+    from pyspark.sql import types as T  # noqa: PLC0415
 
     if info.dtype in _FLOATS32:
         return T.FloatType(), pa.float32()
@@ -149,7 +149,7 @@ def _leaf_types(info: TensorInfo) -> tuple[Any, pa.DataType]:
 
 def spark_type(info: TensorInfo) -> Any:
     """The Spark SQL type of the column made from the output *info*."""
-    from pyspark.sql import types as T  # noqa: PLC0415, N812
+    from pyspark.sql import types as T  # noqa: PLC0415
 
     leaf, _ = _leaf_types(info)
     return leaf if is_scalar(info) else T.ArrayType(leaf)

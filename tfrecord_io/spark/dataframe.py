@@ -211,8 +211,8 @@ def load_dataframe(
         FileNotFoundError: ``path`` does not exist.
         ValueError: an unknown ``record_type``, a bad ``sample``.
     """
-    from pyspark.sql import DataFrame
-    from pyspark.sql.types import StructType
+    from pyspark.sql import DataFrame  # noqa: PLC0415 - pyspark, the `spark` extra
+    from pyspark.sql.types import StructType  # noqa: PLC0415 - pyspark, the `spark` extra
 
     _check_record_type(record_type)
     if sample is None:

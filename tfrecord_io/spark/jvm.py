@@ -38,6 +38,7 @@ __all__ = [
     "ensure_jar",
     "spark_context",
     "java_class",
+    "max_concurrent_tasks",
     "codec_class",
     "qualify",
     "call",
@@ -56,7 +57,7 @@ MAPRED_OUTPUT_FORMAT = "org.tfrecordio.mapred.TFRecordOutputFormat"
 #: The record RDD I/O of the jar (``save``, ``load`` of JavaRDD<byte[]>).
 RDD_IO_CLASS = "org.tfrecordio.spark.TFRecordRDDs"
 #: The DataFrame codec and I/O of the jar (``save``, ``load``).
-DATAFRAME_IO_CLASS = "org.tfrecordio.spark.TFRecordDataFrames"
+DATAFRAME_IO_CLASS = "org.tfrecordio.spark.source.TFRecordDataFrames"
 #: The exception the jar throws for data that does not fit a schema.
 SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
 
@@ -120,8 +121,8 @@ def session(master: Optional[str] = None, app_name: str = "tfrecord-io", **conf:
         MissingDependencyError: pyspark is not installed (``pip install 'tfrecord-io[spark]'``).
     """
     require("pyspark", "tfrecord_io.spark")
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext  # noqa: PLC0415 - pyspark, the `spark` extra
+    from pyspark.sql import SparkSession  # noqa: PLC0415 - pyspark, the `spark` extra
 
     builder = SparkSession.builder.appName(app_name)
     if master:
@@ -184,6 +185,14 @@ def java_class(sc: Any, name: str) -> Any:
     return functools.reduce(getattr, name.split("."), sc._jvm)  # noqa: SLF001 - py4j gateway
 
 
+def max_concurrent_tasks(sc: Any) -> int:
+    """Task slots of the executors registered now: what Spark's barrier stage check counts
+    (the JVM ``SparkContext.maxNumConcurrentTasks``, which PySpark does not expose)."""
+    jsc = sc._jsc.sc()  # noqa: SLF001 - the Scala SparkContext
+    profile = jsc.resourceProfileManager().defaultResourceProfile()
+    return int(jsc.maxNumConcurrentTasks(profile))
+
+
 def codec_class(compression: Optional[str]) -> Optional[str]:
     """The Hadoop codec class of ``"gzip"`` / ``"zlib"`` (any case), None for None.
 
@@ -202,7 +211,7 @@ def _driver_loads(jvm: Any, class_name: str) -> bool:
     try:
         jvm.org.apache.spark.util.Utils.classForName(class_name, True, False)
         return True
-    except Exception:  # py4j wraps ClassNotFoundException
+    except Exception:  # noqa: BLE001 - py4j wraps ClassNotFoundException
         return False
 
 
@@ -233,7 +242,7 @@ def call(method: Any, *args: Any) -> Any:
     """
     try:
         return method(*args)
-    except Exception as e:  # noqa: BLE001 - re-raised unless translated
+    except Exception as e:
         java = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
         translated = _translate(java) if java is not None else None
         if translated is None:

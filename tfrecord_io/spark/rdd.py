@@ -75,8 +75,8 @@ def load_records(
     """
     sc = spark_context(sc)
     ensure_jar(sc)
-    from pyspark import RDD
-    from pyspark.serializers import NoOpSerializer
+    from pyspark import RDD  # noqa: PLC0415 - pyspark, the `spark` extra
+    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415 - pyspark, the `spark` extra
 
     jrdd = java_class(sc, RDD_IO_CLASS).load(sc._jsc, qualify(sc, path), dict(conf or {}))  # noqa: SLF001
     return RDD(jrdd, sc, NoOpSerializer())
@@ -91,7 +91,7 @@ def _to_jvm_bytes(rdd: "RDD[Any]") -> Any:
     Nothing of ``tfrecord_io`` may be shipped to them: many clusters install it on the driver
     only.
     """
-    from pyspark.serializers import NoOpSerializer
+    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415 - pyspark, the `spark` extra
 
     framed = rdd.map(bytes)
     framed._jrdd_deserializer = NoOpSerializer()  # noqa: SLF001 - how the worker writes them

@@ -79,7 +79,7 @@ class _ReadAhead:
                 if not data:
                     break
                 self._put(data)
-        except BaseException as exc:  # handed to the consumer
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             item = exc
         self._put(item)  # None: done
 

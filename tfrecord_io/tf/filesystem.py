@@ -193,7 +193,7 @@ class _Provider:
         if entry is not None:
             try:
                 entry[0].close()
-            except Exception:  # noqa: BLE001 - nothing to report to
+            except Exception:
                 log.debug("closing an HDFS reader failed", exc_info=True)
 
     def _list(self, uri: bytes, kind: int, names: Any, status: Any) -> int:
@@ -280,7 +280,7 @@ class _Provider:
         for key in list(self._writers):
             try:
                 self._writers.pop(key).close()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.warning("closing an HDFS file at exit failed", exc_info=True)
 
 
@@ -314,7 +314,7 @@ def _withdraw() -> None:
     """At interpreter exit: TensorFlow threads must not call into a finalizing interpreter."""
     provider = _provider
     if provider is not None:
-        provider._lib.tfrecord_io_set_callbacks(None)
+        provider._lib.tfrecord_io_set_callbacks(None)  # noqa: SLF001 - this module's own class
         provider.close_all()
 
 

@@ -155,7 +155,7 @@ class MiniHdfs:
             args += ["--conf-dir", str(self._conf_dir_arg.resolve())]
         env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED_ENV}
         self._stderr_path = self.base_dir / "minihdfs.stderr"
-        stderr = open(self._stderr_path, "wb")
+        stderr = open(self._stderr_path, "wb")  # noqa: SIM115 - the child's, closed below
         t0 = time.monotonic()
         try:
             self._proc = subprocess.Popen(

@@ -20,13 +20,13 @@ import org.tfrecordio.example.SchemaException;
 final class LeafValues {
   private LeafValues() {}
 
-  static SchemaException mismatch(RowDecoder.Field f, int kind) {
+  static SchemaException mismatch(DecodedField f, int kind) {
     return new SchemaException("feature " + SchemaException.q(f.name) + " holds "
         + ExampleWire.kindLabel(kind) + " values, which can't be read as "
         + f.type.simpleString());
   }
 
-  static Object fromLong(RowDecoder.Field f, long x) {
+  static Object fromLong(DecodedField f, long x) {
     switch (f.plan.leaf) {
       case SparkFeatureTypes.LONG:
         return x;
@@ -66,23 +66,23 @@ final class LeafValues {
     }
   }
 
-  static SchemaException notOneValue(RowDecoder.Field f, int n) {
+  static SchemaException notOneValue(DecodedField f, int n) {
     return new SchemaException("feature " + SchemaException.q(f.name) + " has " + n
         + " values in a record, but its type " + f.type.simpleString()
         + " holds exactly one; read it as an array type");
   }
 
-  static SchemaException missing(RowDecoder.Field f) {
+  static SchemaException missing(DecodedField f) {
     return new SchemaException("feature " + SchemaException.q(f.name) + " is missing (or "
         + "has no kind set) in a record, but its field is not nullable");
   }
 
-  static SchemaException outOfRange(RowDecoder.Field f, long x) {
+  static SchemaException outOfRange(DecodedField f, long x) {
     return new SchemaException("feature " + SchemaException.q(f.name) + ": value " + x
         + " is out of range for " + f.type.simpleString());
   }
 
-  static Object fromFloat(RowDecoder.Field f, float x) {
+  static Object fromFloat(DecodedField f, float x) {
     switch (f.plan.leaf) {
       case SparkFeatureTypes.FLOAT:
         return x;
@@ -93,7 +93,7 @@ final class LeafValues {
     }
   }
 
-  static Object fromBytes(RowDecoder.Field f, byte[] b, int start, int len) {
+  static Object fromBytes(DecodedField f, byte[] b, int start, int len) {
     switch (f.plan.leaf) {
       case SparkFeatureTypes.STRING:
         checkUtf8(f, b, start, len);
@@ -117,7 +117,7 @@ final class LeafValues {
     }
   }
 
-  static void checkUtf8(RowDecoder.Field f, byte[] b, int start, int len) {
+  static void checkUtf8(DecodedField f, byte[] b, int start, int len) {
     if (!ExampleWire.validUtf8(b, start, len)) {
       throw new SchemaException("feature " + SchemaException.q(f.name) + " has values that are "
           + "not valid UTF-8, so it can't be read as " + f.type.simpleString()
@@ -131,7 +131,7 @@ final class LeafValues {
         UnsafeArrayData.fromPrimitiveArray(values)});
   }
 
-  private static Decimal decimal(RowDecoder.Field f, BigDecimal d, String text) {
+  private static Decimal decimal(DecodedField f, BigDecimal d, String text) {
     try {
       BigDecimal out = d.setScale(f.plan.scale, RoundingMode.UNNECESSARY);
       if (out.precision() - out.scale() <= f.plan.precision - f.plan.scale) {

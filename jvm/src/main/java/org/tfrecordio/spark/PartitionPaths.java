@@ -15,9 +15,9 @@ import org.tfrecordio.example.SchemaException;
  * Hive-style partition directories as a codec of paths and values, with no file system:
  * {@code col=value/} path segments, values escaped as Spark and Hive escape them, null (and the
  * empty string) as {@value #DEFAULT_PARTITION}; the types of partition columns. Finding the
- * directories is {@link PartitionDiscovery}'s.
+ * directories is {@code spark.source.PartitionDiscovery}'s.
  */
-final class PartitionPaths {
+public final class PartitionPaths {
   static final String DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__";
 
 
@@ -52,7 +52,7 @@ final class PartitionPaths {
   }
 
   /** Undoes {@link #escape}: {@code %XX} (two hex digits) becomes that character. */
-  static String unescape(String s) {
+  public static String unescape(String s) {
     int pct = s.indexOf('%');
     if (pct < 0) {
       return s;
@@ -99,7 +99,7 @@ final class PartitionPaths {
   }
 
   /** The value of a {@code col=value} segment: unescaped, null for the default partition. */
-  static String value(String segment) {
+  public static String value(String segment) {
     String v = unescape(segment.substring(segment.indexOf('=') + 1));
     return DEFAULT_PARTITION.equals(v) ? null : v;
   }
@@ -129,7 +129,7 @@ final class PartitionPaths {
    * value is one, written the way Java writes that number (so "007" or "1.50" stay strings),
    * else string.
    */
-  static DataType inferType(Set<String> values) {
+  public static DataType inferType(Set<String> values) {
     boolean ints = true;
     boolean longs = true;
     boolean doubles = true;
@@ -186,7 +186,7 @@ final class PartitionPaths {
   }
 
   /** Checks a partition column type of a given schema (the types {@link #convert} handles). */
-  static void checkReadType(String name, DataType t) {
+  public static void checkReadType(String name, DataType t) {
     int leaf = SparkFeatureTypes.leaf(t);
     if (leaf != SparkFeatureTypes.STRING && leaf != SparkFeatureTypes.BOOLEAN && leaf != SparkFeatureTypes.BYTE
         && leaf != SparkFeatureTypes.SHORT && leaf != SparkFeatureTypes.INT && leaf != SparkFeatureTypes.LONG

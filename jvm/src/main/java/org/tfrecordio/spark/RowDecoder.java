@@ -1,14 +1,12 @@
 package org.tfrecordio.spark;
 
 import java.io.Serializable;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
-import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.tfrecordio.example.ExampleWire;
@@ -39,31 +37,11 @@ import org.tfrecordio.example.FeatureView;
 public final class RowDecoder implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  /** One field read from the records. */
-  static final class Field implements Serializable {
-    private static final long serialVersionUID = 1L;
-    final String name;
-    final byte[] key;
-    final DataType type;
-    final SparkFeatureTypes.Plan plan;
-    final boolean nullable;
-    /** Position in the output Row. */
-    final int out;
-
-    Field(StructField f, SparkFeatureTypes.Plan plan, int out) {
-      this.name = f.name();
-      this.key = f.name().getBytes(StandardCharsets.UTF_8);
-      this.type = f.dataType();
-      this.plan = plan;
-      this.nullable = f.nullable();
-      this.out = out;
-    }
-  }
 
   private final boolean sequence;
   private final boolean byteArray;
-  private final Field[] context;
-  private final Field[] featureLists;
+  private final DecodedField[] context;
+  private final DecodedField[] featureLists;
   private final int width;
   /** Features (and feature lists) decoded so far: what column pruning saves is not counted. */
   private long decodedFeatures;
@@ -75,7 +53,7 @@ public final class RowDecoder implements Serializable {
   private transient int[] contextIds;
   private transient int[] featureListIds;
 
-  private RowDecoder(boolean sequence, boolean byteArray, Field[] context, Field[] featureLists,
+  private RowDecoder(boolean sequence, boolean byteArray, DecodedField[] context, DecodedField[] featureLists,
       int width) {
     this.sequence = sequence;
     this.byteArray = byteArray;
@@ -96,8 +74,8 @@ public final class RowDecoder implements Serializable {
     int width = data.size();
     boolean sequence = RowEncoder.SEQUENCE_EXAMPLE.equals(recordType);
     boolean byteArray = RowEncoder.BYTE_ARRAY.equals(recordType);
-    List<Field> ctx = new ArrayList<>();
-    List<Field> fls = new ArrayList<>();
+    List<DecodedField> ctx = new ArrayList<>();
+    List<DecodedField> fls = new ArrayList<>();
     for (int i = 0; i < data.size(); i++) {
       StructField f = data.get(i);
       if (byteArray) {
@@ -107,21 +85,21 @@ public final class RowDecoder implements Serializable {
               + "partition columns), not " + new StructType(data.toArray(new StructField[0]))
               .simpleString());
         }
-        ctx.add(new Field(f, p, i));
+        ctx.add(new DecodedField(f, p, i));
         continue;
       }
       SparkFeatureTypes.Plan p = SparkFeatureTypes.plan(f.name(), f.dataType(), sequence, "field", true);
-      (p.featureList() ? fls : ctx).add(new Field(f, p, i));
+      (p.featureList() ? fls : ctx).add(new DecodedField(f, p, i));
     }
-    return new RowDecoder(sequence, byteArray, ctx.toArray(new Field[0]),
-        fls.toArray(new Field[0]), width);
+    return new RowDecoder(sequence, byteArray, ctx.toArray(new DecodedField[0]),
+        fls.toArray(new DecodedField[0]), width);
   }
 
   /** Ids of the fields' names, numbered in name order: the order records list features in. */
-  static int[] ids(Field[] fields, ByteKeyMap keys) {
-    Field[] sorted = fields.clone();
+  static int[] ids(DecodedField[] fields, ByteKeyMap keys) {
+    DecodedField[] sorted = fields.clone();
     java.util.Arrays.sort(sorted, (a, b) -> ExampleWire.compareUtf8(a.key, b.key));
-    for (Field f : sorted) {
+    for (DecodedField f : sorted) {
       if (keys.find(f.key, 0, f.key.length) < 0) {
         keys.add(f.key, 0, f.key.length);
       }
@@ -134,7 +112,7 @@ public final class RowDecoder implements Serializable {
   }
 
   /** The fields read from Example features (or the ByteArray field), in schema order. */
-  Field[] contextFields() {
+  DecodedField[] contextFields() {
     return context;
   }
 
@@ -184,7 +162,7 @@ public final class RowDecoder implements Serializable {
     }
     RecordScanner.Entries ce = scanner.context;
     for (int i = 0; i < context.length; i++) {
-      Field f = context[i];
+      DecodedField f = context[i];
       int id = contextIds[i];
       Object v = null;
       if (ce.has(id, scanner.record)) {
@@ -200,7 +178,7 @@ public final class RowDecoder implements Serializable {
     if (sequence) {
       RecordScanner.Entries fe = scanner.featureLists;
       for (int i = 0; i < featureLists.length; i++) {
-        Field f = featureLists[i];
+        DecodedField f = featureLists[i];
         int id = featureListIds[i];
         Object v = null;
         if (fe.has(id, scanner.record)) {
@@ -227,7 +205,7 @@ public final class RowDecoder implements Serializable {
   // ------------------------------------------------------------------------------------------
 
 
-  private Object scalar(Field f) {
+  private Object scalar(DecodedField f) {
     FeatureView fv = view;
     if (fv.kind == ExampleWire.NO_KIND) {
       return null;
@@ -255,7 +233,7 @@ public final class RowDecoder implements Serializable {
    * The current {@link #view} as an array (or Vector) of the field's leaf type; a feature with
    * no kind is an empty one.
    */
-  private Object list(Field f) {
+  private Object list(DecodedField f) {
     FeatureView fv = view;
     FeatureValues v = values;
     int leaf = f.plan.leaf;

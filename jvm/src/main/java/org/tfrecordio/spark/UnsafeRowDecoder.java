@@ -33,7 +33,7 @@ public final class UnsafeRowDecoder implements Serializable {
   private static final boolean LITTLE_ENDIAN =
       java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
 
-  private final RowDecoder.Field[] fields;
+  private final DecodedField[] fields;
   private final boolean byteArray;
   private final int dataWidth;
   private final DataType[] partition;
@@ -63,7 +63,7 @@ public final class UnsafeRowDecoder implements Serializable {
   }
 
   private static boolean supports(RowDecoder plan, StructType partition) {
-    for (RowDecoder.Field f : plan.contextFields()) {
+    for (DecodedField f : plan.contextFields()) {
       int shape = f.plan.shape;
       int leaf = f.plan.leaf;
       boolean ok = shape == SparkFeatureTypes.SCALAR || (shape == SparkFeatureTypes.LIST
@@ -140,7 +140,7 @@ public final class UnsafeRowDecoder implements Serializable {
       }
       RecordScanner.Entries ce = scanner.context;
       for (int i = 0; i < fields.length; i++) {
-        RowDecoder.Field f = fields[i];
+        DecodedField f = fields[i];
         boolean written = false;
         if (ce.has(ids[i], scanner.record)) {
           scanner.feature(ce, ids[i], view);
@@ -177,7 +177,7 @@ public final class UnsafeRowDecoder implements Serializable {
   }
 
   /** Writes the current {@link #view} as a scalar; false if it has no kind (a null). */
-  private boolean scalar(RowDecoder.Field f) {
+  private boolean scalar(DecodedField f) {
     int kind = view.kind;
     if (kind == ExampleWire.NO_KIND) {
       return false;
@@ -231,7 +231,7 @@ public final class UnsafeRowDecoder implements Serializable {
   }
 
   /** A value from {@link LeafValues} for the leaves without a fast path above. */
-  private void writeBoxed(int o, RowDecoder.Field f, Object x) {
+  private void writeBoxed(int o, DecodedField f, Object x) {
     if (x instanceof Decimal) {
       writer.write(o, (Decimal) x, f.plan.precision, f.plan.scale);
     } else if (x instanceof Long) {
@@ -255,7 +255,7 @@ public final class UnsafeRowDecoder implements Serializable {
    * Writes the current {@link #view} as an array of the field's leaf type (a feature with no
    * kind is an empty one); always true.
    */
-  private boolean list(RowDecoder.Field f) {
+  private boolean list(DecodedField f) {
     FeatureValues v = values;
     int kind = view.kind;
     int leaf = f.plan.leaf;
@@ -311,7 +311,7 @@ public final class UnsafeRowDecoder implements Serializable {
   }
 
   /** An array of {@code n} int64 values converted to the field's numeric leaf type. */
-  private void longs(RowDecoder.Field f, long[] l, int n) {
+  private void longs(DecodedField f, long[] l, int n) {
     int leaf = f.plan.leaf;
     switch (leaf) {
       case SparkFeatureTypes.LONG:

@@ -29,7 +29,6 @@ import org.tfrecordio.mapreduce.TFRecordInputFormat;
 import org.tfrecordio.spark.InternalRowEncoder;
 import org.tfrecordio.spark.RowEncoder;
 import org.tfrecordio.spark.SchemaInferenceJob;
-import org.tfrecordio.spark.TFRecordDataFrames;
 import scala.Function1;
 import scala.Option;
 import scala.collection.Iterator;

@@ -42,7 +42,7 @@ public final class TFRecordOptions implements Serializable {
   public static final String BINARY_FEATURES = "binaryFeatures";
   /**
    * The schema whose nullability reads enforce (JSON): set by
-   * {@link org.tfrecordio.spark.TFRecordDataFrames#load}, because Spark makes every field of a
+   * {@link TFRecordDataFrames#load}, because Spark makes every field of a
    * file source nullable.
    */
   public static final String READ_SCHEMA = "tfrecord.read.schema";

@@ -1,4 +1,4 @@
-package org.tfrecordio.spark;
+package org.tfrecordio.spark.source;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -25,13 +25,15 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.tfrecordio.example.SchemaException;
 import org.tfrecordio.mapreduce.TFRecordInputFormat;
-import org.tfrecordio.spark.source.TFRecordOptions;
-import org.tfrecordio.spark.source.TFRecordRelation;
+import org.tfrecordio.spark.PartitionPaths;
+import org.tfrecordio.spark.RowDecoder;
+import org.tfrecordio.spark.RowEncoder;
+import org.tfrecordio.spark.SchemaInferenceJob;
 
 /**
  * The entry points that {@code tfrecord_io.spark.save_dataframe} and {@code load_dataframe}
  * call through py4j (usable from Java and Scala as they are): thin wrappers over the data source
- * {@code format("tfrecord")} ({@link org.tfrecordio.spark.source.TFRecordFileFormat}) that keep
+ * {@code format("tfrecord")} ({@link TFRecordFileFormat}) that keep
  * those functions' contract: the path must not exist when saving; when loading, errors for
  * missing paths and conflicting partition directories before any job, partition column types
  * by this project's rules, the given or inferred nullability, and the given column order.

@@ -1,4 +1,4 @@
-package org.tfrecordio.spark;
+package org.tfrecordio.spark.source;
 
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -14,6 +14,7 @@ import org.apache.hadoop.fs.PathFilter;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.tfrecordio.example.SchemaException;
+import org.tfrecordio.spark.PartitionPaths;
 
 /**
  * Finds the data files under input paths and their Hive-style partition directories
