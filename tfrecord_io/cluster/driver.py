@@ -88,6 +88,7 @@ class Cluster:
                                             daemon=True)
         self._dispatcher.start()
         self._result: Result | None = None
+        self._told = False  # wait() returned the outcome (or raised it)
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -220,6 +221,7 @@ class Cluster:
                 f"the cluster did not finish within {timeout} s; it is still running"
             )
         self._close()
+        self._told = True
         if self._error is not None:
             raise self._error
         assert self._result is not None
@@ -232,10 +234,11 @@ class Cluster:
         Idempotent; returns once nothing of the cluster is left running.
 
         Raises:
-            ClusterError: with *wait*, a node failed (see :meth:`wait`).
+            ClusterError: with *wait*, a node failed (see :meth:`wait`), unless :meth:`wait`
+                already said so.
             TimeoutError: with *wait*, *timeout* passed: the cluster was stopped.
         """
-        if wait and not self._shutdown.is_set():
+        if wait and not self._shutdown.is_set() and not self._told:
             try:
                 self.wait(timeout)
             except TimeoutError:
