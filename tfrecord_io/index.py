@@ -24,7 +24,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 
-from tfrecord_io import _compression, framing, fs
+from tfrecord_io import compression as codec, framing, fs
 from tfrecord_io import records as _records
 from tfrecord_io.records.sidecar import INDEX_SUFFIX, index_path, trailer
 
@@ -80,7 +80,7 @@ def write_index(data_path: str | os.PathLike[str], index: Iterable[Entry] | None
         ValueError: the file is compressed (by name), or the given entries are inconsistent.
         CorruptRecordError: scanning found damage.
     """
-    if _compression.detect(data_path) != _compression.NONE:
+    if codec.detect(data_path) != codec.NONE:
         raise ValueError(f"cannot index {data_path}: compressed files are not splittable")
     ipath = index_path(data_path)
     if index is None:

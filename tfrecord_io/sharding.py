@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tfrecord_io import _compression, fs
+from tfrecord_io import compression as codec, fs
 from tfrecord_io import index as _index
 from tfrecord_io.fs import FileInfo
 from tfrecord_io.fs.expand import Paths
@@ -103,7 +103,7 @@ def balance(sizes: Sequence[int], num_shards: int) -> list[list[int]]:
 
 def plan(files: Sequence[FileInfo], compression: str | None, num_shards: int) -> list[list[Piece]]:
     """The shards of listed *files* (sorted, no duplicates), by the rules of the module docs."""
-    kinds = [_compression.resolve(compression, f.url) for f in files]
+    kinds = [codec.resolve(compression, f.url) for f in files]
     whole = [Piece(f.url, k, 0, None, f.size) for f, k in zip(files, kinds)]
     if num_shards == 1:
         return [whole]
@@ -115,7 +115,7 @@ def plan(files: Sequence[FileInfo], compression: str | None, num_shards: int) ->
     entries: list[list[tuple[int, int]] | None] = []
     for f, kind in zip(files, kinds):
         e = None
-        if kind == _compression.NONE and f.size > 0:
+        if kind == codec.NONE and f.size > 0:
             e = _index.load_index(f.url, f.size)
             if e is not None and len(e) < 2:
                 e = None
@@ -141,7 +141,7 @@ def plan(files: Sequence[FileInfo], compression: str | None, num_shards: int) ->
             pieces.append(whole[i])
         else:
             pieces.extend(
-                Piece(f.url, _compression.NONE, start, end, end - start)
+                Piece(f.url, codec.NONE, start, end, end - start)
                 for start, end in _index.split_ranges(e, counts[i])
             )
     return [[pieces[j]] if j < len(pieces) else [] for j in range(num_shards)]
@@ -157,7 +157,7 @@ def shard_plan(
     rules. Arguments and errors are those of :func:`tfrecord_io.tf.dataset`.
     """
     check_shards(num_shards)
-    _compression.normalize(compression)  # ValueError for a bad name, before any listing
+    codec.normalize(compression)  # ValueError for a bad name, before any listing
     return plan(fs.expand(paths, detail=True), compression, num_shards)
 
 

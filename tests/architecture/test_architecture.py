@@ -31,8 +31,7 @@ TENSORFLOW = "TensorFlow and Keras are imported only by tfrecord_io.tf.runtime"
 SPARK = "Spark (pyspark, py4j) only in tfrecord_io.spark and the apps above it"
 ML_API = "tfrecord_io.ml uses the cluster's public API (tfrecord_io.cluster), not its modules"
 PRIVATE = "A private module (_name) is imported only inside its own package"
-COMPRESSION = "tfrecord_io._compression is private: no other module imports it"
-CONTRACTS = (LAYERS, TENSORFLOW, SPARK, ML_API, PRIVATE, COMPRESSION)
+CONTRACTS = (LAYERS, TENSORFLOW, SPARK, ML_API, PRIVATE)
 
 # Attributes through which PySpark reaches the JVM (py4j handles), and the jar's class names:
 # only the Spark layer, tfrecord_io/spark/, uses them.
@@ -47,21 +46,10 @@ SPARK_LAYER = "tfrecord_io/spark/"
 JVM_ALLOWED = {
     # Not the jar: the test HDFS runs its own JVM (jvm/minihdfs) with this main class.
     ("tfrecord_io/testing/minihdfs/classpath.py", "org.tfrecordio.minihdfs.MiniHdfs"),
-    # To remove: the feeding job and batch RDD should call public functions of spark/jvm.py
-    # (a storage level, an RDD of records as a JavaRDD, a DataFrame's Java Dataset).
-    ("tfrecord_io/cluster/feed/batches.py", "org.tfrecordio.spark.feed.FeedBatches"),
-    ("tfrecord_io/cluster/feed/batches.py", "_jvm"),
-    ("tfrecord_io/cluster/feed/batches.py", "_jdf"),
-    ("tfrecord_io/cluster/feed/batches.py", "_jrdd"),
-    ("tfrecord_io/cluster/feed/batches.py", "_jrdd_deserializer"),
-    ("tfrecord_io/cluster/feed/jobs.py", "org.tfrecordio.spark.feed.FeedSender"),
 }
 
 # Exception types defined outside errors.py: (file, class). To remove, each.
-EXCEPTIONS_ALLOWED = {
-    # To remove: ChannelError belongs in errors.py (re-exported by cluster/channel.py if need be).
-    ("tfrecord_io/cluster/channel.py", "ChannelError"),
-}
+EXCEPTIONS_ALLOWED: set[tuple[str, str]] = set()
 
 
 def _run(args: list[str], cwd: Path, pythonpath: Path) -> subprocess.CompletedProcess[str]:
@@ -124,7 +112,6 @@ def test_the_import_contracts_hold():
             },
             PRIVATE,
         ),
-        ({"fs/compression_user.py": "from tfrecord_io import _compression\n"}, COMPRESSION),
     ],
     ids=lambda v: "+".join(v) if isinstance(v, dict) else None,
 )

@@ -49,7 +49,7 @@ def _records_of(files: Sequence[str], compression: str | None) -> Iterator[tuple
 def cmd_count(args: argparse.Namespace) -> int:
     """``tfrecord-io count``: records per file (from the index when there is a valid one), and the
     total."""
-    from tfrecord_io import _compression, index  # noqa: PLC0415
+    from tfrecord_io import compression as codec, index  # noqa: PLC0415
 
     files = expand_paths(args.paths)
     total = 0
@@ -57,7 +57,7 @@ def cmd_count(args: argparse.Namespace) -> int:
     for path in files:
         try:
             entries = None
-            if _compression.resolve(args.compression, path) == _compression.NONE:
+            if codec.resolve(args.compression, path) == codec.NONE:
                 entries = index.load_index(path)
             if entries is not None:
                 n = len(entries)
@@ -126,7 +126,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """``tfrecord-io verify``: check every CRC and index; one line per damaged stretch."""
-    from tfrecord_io import _compression, index  # noqa: PLC0415
+    from tfrecord_io import compression as codec, index  # noqa: PLC0415
 
     files = expand_paths(args.paths)
     problems = damaged_files = total = 0
@@ -143,7 +143,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         indexed: list[tuple[int, int]] | None = None
         index_problem = None
         try:
-            if _compression.resolve(args.compression, path) == _compression.NONE:
+            if codec.resolve(args.compression, path) == codec.NONE:
                 ipath = index.index_path(path)
                 try:
                     indexed = index.read_index(ipath)
@@ -197,12 +197,12 @@ def _stale(ipath: str, i: int, indexed: list[tuple[int, int]], entry: tuple[int,
 
 def cmd_index(args: argparse.Namespace) -> int:
     """``tfrecord-io index``: write the missing split indexes of uncompressed files."""
-    from tfrecord_io import _compression, index  # noqa: PLC0415
+    from tfrecord_io import compression as codec, index  # noqa: PLC0415
 
     files = expand_paths(args.paths)
     status = EXIT_OK
     for path in files:
-        if _compression.detect(path) != _compression.NONE:
+        if codec.detect(path) != codec.NONE:
             log.info("%s: compressed, so not splittable: no index", path)
             continue
         if index.load_index(path) is not None:

@@ -404,7 +404,7 @@ class Cluster:
                     self._progress.attempt(*item)
                 elif kind == "failure":
                     self._progress.failure(item)
-            except Exception:  # noqa: BLE001 - a user's callback must not stop the reports
+            except Exception:
                 log.exception("on_report raised")
 
     # -- control channel callbacks -------------------------------------------------------------

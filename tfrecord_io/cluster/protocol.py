@@ -145,7 +145,7 @@ class Stream:
         self._sent = 0
         self._received = 0
         self._send_lock = threading.Lock()
-        self._warn = True  # log refusals (the handshake leaves that to its server)
+        self.warn = True  #: log refusals (the handshake leaves that to its server)
         self.closed = False
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -180,7 +180,7 @@ class Stream:
             got += n
 
     def _refuse(self, reason: str) -> ChannelError:
-        if self._warn:
+        if self.warn:
             log.warning("cluster protocol: closing the connection with %s: %s", self.peer, reason)
         self.close()
         return ChannelError(f"{self.peer} sent {reason}; the connection is closed")
@@ -300,9 +300,9 @@ def accept(
         derive_key(secret, nonce, client_nonce, TO_CLIENT),
         derive_key(secret, nonce, client_nonce, TO_SERVER),
     )
-    stream._warn = False  # the caller reports a refused handshake
+    stream.warn = False  # the caller reports a refused handshake
     hello, _ = stream.receive(max_payload=0)  # nothing large before the peer authenticated
-    stream._warn = True
+    stream.warn = True
     sock.settimeout(None)
     return stream, hello
 

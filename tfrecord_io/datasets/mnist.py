@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tfrecord_io import _compression, fs
+from tfrecord_io import compression as codec, fs
 from tfrecord_io import records as _records
 from tfrecord_io.datasets import mnist_files as _files
 from tfrecord_io.datasets.idx import SPLITS, candidate_names, parse_idx
@@ -225,7 +225,7 @@ def encode(images: np.ndarray, labels: np.ndarray, image_format: str = "int64") 
 
 def shard_name(k: int, compression: str | None = None) -> str:
     """``part-r-NNNNN.tfrecord`` (``.gz`` for gzip, ``.deflate`` for zlib), as Spark names them."""
-    kind = _compression.normalize(compression) or _compression.NONE
+    kind = codec.normalize(compression) or codec.NONE
     return f"part-r-{k:05d}.tfrecord{_SHARD_SUFFIX[kind]}"
 
 
@@ -285,7 +285,7 @@ def convert(
     started = time.monotonic()
     if not isinstance(shards, int) or shards < 1:
         raise ValueError(f"shards must be a positive integer, not {shards!r}")
-    kind = _compression.normalize(compression) or _compression.NONE
+    kind = codec.normalize(compression) or codec.NONE
     if image_format not in IMAGE_FORMATS:
         raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}")
     splits = list(source) if not isinstance(source, (str, os.PathLike)) else load(source)
@@ -350,7 +350,7 @@ def _write_locally(
                     fs.join(directory, shard_name(k, kind)),
                     _counted(records, bar.update),
                     kind,
-                    index=kind == _compression.NONE,
+                    index=kind == codec.NONE,
                 )
             with fs.open(fs.join(directory, "_SUCCESS"), "wb"):
                 pass

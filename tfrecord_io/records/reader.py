@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import IO, Any, BinaryIO, NamedTuple, Union
 
-from tfrecord_io import _compression, framing, fs
+from tfrecord_io import compression as codec, framing, fs
 from tfrecord_io.errors import CorruptRecordError
 from tfrecord_io.framing import DEFAULT_MAX_RECORD_BYTES
 from tfrecord_io.records.window import StreamWindow, bytes_left, skip_to
@@ -157,8 +157,8 @@ class RecordReader:
         if end is not None and (not isinstance(end, int) or end < start):
             raise ValueError(f"end must be None or an int >= start ({start}), not {end!r}")
         is_location = fs.is_location(source)
-        kind = _compression.resolve(compression, source if is_location else None)
-        if kind != _compression.NONE and (start != 0 or end is not None):
+        kind = codec.resolve(compression, source if is_location else None)
+        if kind != codec.NONE and (start != 0 or end is not None):
             raise ValueError(
                 f"a byte range (start={start}, end={end}) needs uncompressed input, but "
                 f"{fs.name(source)} is read as {kind}; compressed files cannot be split"
@@ -192,8 +192,8 @@ class RecordReader:
             if start:
                 skip_to(stream, start, relative=not is_location)
             left = None
-            if kind != _compression.NONE:
-                stream = _compression.DecompressingReader(stream)
+            if kind != codec.NONE:
+                stream = codec.DecompressingReader(stream)
             else:
                 left = bytes_left(stream)
             self._window = StreamWindow(stream.read, base=start, left=left,

@@ -9,7 +9,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from tfrecord_io import _compression
+from tfrecord_io import compression as codec
 
 __all__ = ["StreamWindow", "bytes_left", "skip_to"]
 
@@ -65,7 +65,7 @@ class StreamWindow:
             return b""
         try:
             chunk = self._read(size)
-        except _compression.DECOMPRESSION_ERRORS as exc:
+        except codec.DECOMPRESSION_ERRORS as exc:
             self.error = exc
             chunk = b""
         if not chunk:

@@ -13,7 +13,7 @@ from typing import Any
 
 import crc32c as _crc32c
 
-from tfrecord_io import _compression, framing, fs
+from tfrecord_io import compression as codec, framing, fs
 from tfrecord_io.records.reader import Source
 from tfrecord_io.records.sidecar import index_path, index_text
 
@@ -75,7 +75,7 @@ class RecordWriter:
         if index not in (None, True, False):
             raise ValueError(f"index must be None, True or False, not {index!r}")
         is_location = fs.is_location(target)
-        kind = _compression.resolve(compression, target if is_location else None)
+        kind = codec.resolve(compression, target if is_location else None)
         self.path: str = fs.name(target)
         self.compression: str = kind
         self.count: int = 0
@@ -93,7 +93,7 @@ class RecordWriter:
         if is_location:
             location_kind = "local" if fs.is_local(target) else "remote"  # type: ignore[arg-type]
         if index is True:
-            if kind != _compression.NONE:
+            if kind != codec.NONE:
                 raise ValueError(
                     f"cannot index {self.path}: it is {kind}-compressed, and compressed files "
                     "are not splittable"
@@ -103,7 +103,7 @@ class RecordWriter:
                     "cannot write an index for a file object target: give a path or URL"
                 )
         want_index = index is True or (
-            index is None and location_kind == "local" and kind == _compression.NONE
+            index is None and location_kind == "local" and kind == codec.NONE
         )
 
         try:
@@ -121,8 +121,8 @@ class RecordWriter:
             else:
                 stream = target  # type: ignore[assignment]
             self._target = stream
-            if kind != _compression.NONE:
-                compressor = _compression.CompressingWriter(stream, kind)
+            if kind != codec.NONE:
+                compressor = codec.CompressingWriter(stream, kind)
                 self._stack.callback(compressor.close)
                 self._sink = compressor
             else:
@@ -213,7 +213,7 @@ class RecordWriter:
 
     def _flush(self) -> None:
         if self._pending:
-            _compression.write_fully(self._sink, self._pending)
+            codec.write_fully(self._sink, self._pending)
             del self._pending[:]
 
     def close(self) -> None:

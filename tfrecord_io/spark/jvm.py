@@ -30,7 +30,13 @@ __all__ = [
     "RDD_IO_CLASS",
     "DATAFRAME_IO_CLASS",
     "SCHEMA_EXCEPTION",
+    "FEED_BATCHES_CLASS",
+    "FEED_SENDER_CLASS",
     "CODECS",
+    "is_dataframe",
+    "java_dataset",
+    "java_records",
+    "persist_java_rdd",
     "PathLike",
     "jar_path",
     "configure",
@@ -60,6 +66,10 @@ RDD_IO_CLASS = "org.tfrecordio.spark.TFRecordRDDs"
 DATAFRAME_IO_CLASS = "org.tfrecordio.spark.source.TFRecordDataFrames"
 #: The exception the jar throws for data that does not fit a schema.
 SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
+#: Makes the feed's batches of a DataFrame or an RDD of records (``cluster.feed``).
+FEED_BATCHES_CLASS = "org.tfrecordio.spark.feed.FeedBatches"
+#: The feed's feeding task: sends a plan's batches from the executors' JVMs.
+FEED_SENDER_CLASS = "org.tfrecordio.spark.feed.FeedSender"
 
 _JAR_NAME = "tfrecord-io.jar"
 #: ``compression`` argument -> Hadoop codec class.
@@ -191,6 +201,43 @@ def max_concurrent_tasks(sc: Any) -> int:
     jsc = sc._jsc.sc()  # noqa: SLF001 - the Scala SparkContext
     profile = jsc.resourceProfileManager().defaultResourceProfile()
     return int(jsc.maxNumConcurrentTasks(profile))
+
+
+def is_dataframe(data: Any) -> bool:
+    """Whether *data* is a Spark DataFrame of a classic session (it has a Java Dataset)."""
+    return hasattr(data, "_jdf") and hasattr(data, "schema")
+
+
+def java_dataset(df: Any) -> Any:
+    """The Java ``Dataset<Row>`` behind the DataFrame *df*."""
+    return df._jdf  # noqa: SLF001 - py4j's handle
+
+
+def java_records(rdd: Any) -> Any:
+    """An RDD of ``bytes`` records as a ``JavaRDD<byte[]>``: each record crosses from the
+    Python worker as it is (never pickled). Raises TypeError, when computed, for a record
+    that is not bytes-like."""
+    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415
+
+    framed = rdd.map(_as_bytes)
+    framed._jrdd_deserializer = NoOpSerializer()  # noqa: SLF001 - how the worker writes them
+    return framed._jrdd  # noqa: SLF001
+
+
+def _as_bytes(record: Any) -> bytes:
+    if type(record) is bytes:
+        return record
+    if isinstance(record, (bytearray, memoryview)):
+        return bytes(record)
+    raise TypeError(f"an RDD of records must hold bytes records, not {type(record)}")
+
+
+def persist_java_rdd(sc: Any, jrdd: Any, name: str) -> None:
+    """Keep the Java RDD *jrdd* in Spark's storage (``MEMORY_AND_DISK``), named *name* in the
+    Spark UI's Storage tab."""
+    jrdd.setName(name)
+    level = sc._jvm.org.apache.spark.storage.StorageLevel  # noqa: SLF001 - py4j's view
+    jrdd.persist(level.MEMORY_AND_DISK())
 
 
 def codec_class(compression: Optional[str]) -> Optional[str]:

@@ -16,8 +16,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from tfrecord_io import _compression, framing, fs
-from tfrecord_io._compression import DECOMPRESSION_ERRORS
+from tfrecord_io import compression as codec, framing, fs
+from tfrecord_io.compression import DECOMPRESSION_ERRORS
 from tfrecord_io.errors import CorruptRecordError
 from tfrecord_io.records import RecordReader
 from tfrecord_io.sharding import Piece
@@ -33,8 +33,8 @@ def _open_piece(piece: Piece, stack: contextlib.ExitStack) -> Any:
     stream: Any = stack.enter_context(fs.open(piece.path, "rb"))
     if piece.start:
         stream.seek(piece.start)
-    if piece.compression != _compression.NONE:
-        stream = _compression.DecompressingReader(stream)
+    if piece.compression != codec.NONE:
+        stream = codec.DecompressingReader(stream)
     return stream
 
 

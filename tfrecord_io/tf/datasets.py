@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tfrecord_io import _compression, fs
+from tfrecord_io import compression as codec, fs
 from tfrecord_io.errors import SchemaError
 from tfrecord_io.fs.expand import Paths
 from tfrecord_io.sharding import Piece, check_shards, shard_plan
@@ -28,9 +28,9 @@ __all__ = ["dataset", "parse_examples"]
 log = logging.getLogger(__name__)
 
 _TF_COMPRESSION = {
-    _compression.NONE: "",
-    _compression.GZIP: "GZIP",
-    _compression.ZLIB: "ZLIB",
+    codec.NONE: "",
+    codec.GZIP: "GZIP",
+    codec.ZLIB: "ZLIB",
 }
 
 

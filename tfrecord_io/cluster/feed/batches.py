@@ -23,15 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BATCH_BYTES", "FEED_BATCHES_CLASS", "Plan", "plan_batches", "is_dataframe"]
+__all__ = ["BATCH_BYTES", "Plan", "plan_batches"]
 
 #: Target bytes of one batch (records plus their lengths table). 1 MiB: on the test machine a
 #: buffer of 2 MiB or more costs 30-70 times as much per byte to allocate and fill as a 1 MiB
 #: one (fresh pages each time, in the node's copies into TensorFlow), and per-batch overheads
 #: are already small at 1,000 records of 1 KB.
 BATCH_BYTES = 1024 * 1024
-#: The jar's class that makes the batches.
-FEED_BATCHES_CLASS = "org.tfrecordio.spark.feed.FeedBatches"
 _NO_LIMIT = (1 << 63) - 1
 
 
@@ -57,35 +55,13 @@ class Plan:
         executors' storage memory, spilled to their disks when it is short), so that later
         epochs send them without computing and encoding the data again. Named *name* in the
         Spark UI's Storage tab. Free them with :meth:`unpersist`."""
-        self.jrdd.setName(name)
-        level = sc._jvm.org.apache.spark.storage.StorageLevel  # noqa: SLF001 - py4j's view
-        self.jrdd.persist(level.MEMORY_AND_DISK())
+        from tfrecord_io.spark.jvm import persist_java_rdd  # noqa: PLC0415
+
+        persist_java_rdd(sc, self.jrdd, name)
 
     def unpersist(self) -> None:
         """Drop the batches kept by :meth:`persist` (without waiting for the executors)."""
         self.jrdd.unpersist(False)
-
-
-def is_dataframe(data: Any) -> bool:
-    """Whether *data* is a Spark DataFrame (else it should be an RDD of records)."""
-    return hasattr(data, "_jdf") and hasattr(data, "schema")
-
-
-def _records_to_jvm(rdd: Any) -> Any:
-    """An RDD of bytes as a JavaRDD<byte[]>: each record crosses as one length-framed frame."""
-    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415
-
-    framed = rdd.map(_as_bytes)
-    framed._jrdd_deserializer = NoOpSerializer()  # noqa: SLF001 - how the worker writes them
-    return framed._jrdd  # noqa: SLF001
-
-
-def _as_bytes(record: Any) -> bytes:
-    if type(record) is bytes:
-        return record
-    if isinstance(record, (bytearray, memoryview)):
-        return bytes(record)
-    raise TypeError(f"an RDD fed to the cluster must hold bytes records, not {type(record)}")
 
 
 def plan_batches(
@@ -116,20 +92,28 @@ def plan_batches(
     """
     from pyspark import RDD  # noqa: PLC0415
 
-    from tfrecord_io.spark.jvm import call, ensure_jar, java_class  # noqa: PLC0415
+    from tfrecord_io.spark.jvm import (  # noqa: PLC0415
+        FEED_BATCHES_CLASS,
+        call,
+        ensure_jar,
+        is_dataframe,
+        java_class,
+        java_dataset,
+        java_records,
+    )
 
     ensure_jar(sc)
     jclass = java_class(sc, FEED_BATCHES_CLASS)
     frame = is_dataframe(data)
     if frame:
-        source = data._jdf  # noqa: SLF001 - the DataFrame's Java Dataset
+        source = java_dataset(data)
         partitions = data.rdd.getNumPartitions()
     else:
         if not isinstance(data, RDD):
             raise TypeError(
                 f"train() feeds a DataFrame or an RDD of bytes records, not {type(data).__name__}"
             )
-        source = _records_to_jvm(data)
+        source = java_records(data)
         partitions = data.getNumPartitions()
     per_worker = None
     dropped = 0

@@ -14,7 +14,6 @@ import logging
 import threading
 from typing import Any, Callable
 
-from tfrecord_io.cluster.feed.batches import is_dataframe
 from tfrecord_io.cluster.feed.jobs import SparkRunner, check_data
 from tfrecord_io.cluster.feed.links import FeedLinks
 from tfrecord_io.cluster.feed.reports import Feeding
@@ -73,7 +72,7 @@ class FeedCoordinator:
               trigger: dict[str, Any] | None, cache: bool = True) -> Feeding:
         """Start feeding *data*; see ``Cluster.train``."""
         check_data(data)
-        streaming = is_dataframe(data) and data.isStreaming
+        streaming = bool(getattr(data, "isStreaming", False))
         if streaming and num_epochs != 1:
             raise ValueError("a streaming DataFrame is fed as one open epoch: num_epochs must be 1")
         feeding = Feeding(on_stop=self._wake.set)
@@ -107,7 +106,7 @@ class FeedCoordinator:
                 return
             try:
                 schedule.step()
-            except Exception as e:  # noqa: BLE001 - a bug must not leave readers waiting
+            except Exception as e:
                 log.exception("the feeding schedule failed")
                 schedule.fail(ClusterError(f"feeding failed: {e}"))
 

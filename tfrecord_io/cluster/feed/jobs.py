@@ -18,17 +18,15 @@ import threading
 from typing import Any, Callable
 
 from tfrecord_io.cluster import slots
-from tfrecord_io.cluster.feed.batches import Plan, is_dataframe, plan_batches
+from tfrecord_io.cluster.feed.batches import Plan, plan_batches
 from tfrecord_io.cluster.feed.reports import EpochReport
 from tfrecord_io.cluster.feed.schedule import Call
 from tfrecord_io.errors import ClusterError
 
-__all__ = ["FEED_SENDER_CLASS", "FeedJob", "SparkRunner"]
+__all__ = ["FeedJob", "SparkRunner", "check_data"]
 
 log = logging.getLogger("tfrecord_io.cluster")
 
-#: The jar's feeding task (it sends the batches from the executors' JVMs).
-FEED_SENDER_CLASS = "org.tfrecordio.spark.feed.FeedSender"
 
 
 class _Outcome:
@@ -67,7 +65,7 @@ class FeedJob(_Outcome):
     def __init__(self, sc: Any, plan: Plan, secret: str, addresses: list[str], feed: str,
                  epoch: int, group: str, wake: Callable[[], None]) -> None:
         super().__init__(wake)
-        from tfrecord_io.spark.jvm import java_class  # noqa: PLC0415 - Spark on the driver
+        from tfrecord_io.spark.jvm import FEED_SENDER_CLASS, java_class  # noqa: PLC0415
 
         self.feed = feed
         self.epoch = epoch
@@ -234,9 +232,12 @@ class SparkRunner:
 
 def check_data(data: Any) -> None:
     """Raise TypeError unless *data* is a DataFrame or an RDD (what ``train`` feeds)."""
+    from pyspark import RDD  # noqa: PLC0415 - Spark on the driver
+
+    from tfrecord_io.spark.jvm import is_dataframe  # noqa: PLC0415
+
     if is_dataframe(data):
         return
-    from pyspark import RDD  # noqa: PLC0415 - Spark on the driver
 
     if not isinstance(data, RDD):
         raise TypeError(
