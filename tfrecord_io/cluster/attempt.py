@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.channel import ControlServer
+from tfrecord_io.cluster.description import AttemptDescription
 from tfrecord_io.cluster.spec import Role
 from tfrecord_io.cluster.task import make_task
 from tfrecord_io.errors import ClusterError
@@ -48,16 +49,16 @@ class Attempt:
         self,
         sc: Any,
         roles: list[Role],
-        conf: dict[str, Any],
+        description: AttemptDescription,
         payload: bytes,
         group: str,
         server: ControlServer,
         on_report: Callable[[str, dict[str, Any]], None] = lambda node, message: None,
     ) -> None:
-        self.number: int = conf["attempt"]
+        self.number: int = description.attempt
         self._sc = sc
         self._roles = roles
-        self._conf = conf
+        self._description = description
         self._payload = payload
         self._group = group
         self._server = server
@@ -87,7 +88,7 @@ class Attempt:
         n = len(self._roles)
         try:
             self._sc.setJobGroup(self._group, f"tfrecord-io cluster, attempt {self.number}", True)
-            task = make_task(self._conf, self._roles, self._payload)
+            task = make_task(self._description, self._roles, self._payload)
             self._sc.parallelize(range(n), n).barrier().mapPartitions(task).collect()
         except BaseException as e:  # noqa: BLE001 - handed to the watcher
             self._spark_error = e

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any, Callable
 
 from tfrecord_io.cluster.reporter import Reporter, keras_callback
-from tfrecord_io.cluster.spec import Role
+from tfrecord_io.cluster.description import NodeDescription
 
 __all__ = [
     "NodeContext",
     "NODE_ENV",
-    "CHECKPOINT_SUBDIR",
     "per_worker_dataset_fn",
-    "default_checkpoint_dir",
 ]
 
 #: Environment variable holding the node's name (``worker:1``) in every node process. The ps-mode
 #: dataset function reads it, from inside the TensorFlow graph, on the remote worker.
 NODE_ENV = "TFRECORD_IO_NODE"
-#: Where checkpoints go under ``log_dir``.
-CHECKPOINT_SUBDIR = "checkpoints"
 
 # RE2 pattern over "\0" + /proc/self/environ: the index of a ps-mode worker.
 _WORKER_INDEX = r"(?s)^.*\x00" + NODE_ENV + r"=worker:([0-9]+)\x00.*$"
@@ -48,33 +43,26 @@ class NodeContext:
 
     def __init__(
         self,
-        role: Role,
+        node: NodeDescription,
         *,
-        mode: str,
-        num_workers: int,
-        cluster_spec: dict[str, list[str]],
-        tf_config: dict[str, Any],
-        log_dir: str | None,
-        checkpoint_dir: str,
-        attempt: int,
         feeds: Any = None,
         reporter: Reporter | None = None,
     ) -> None:
+        role, attempt = node.role, node.attempt
         self.job_name = role.job_name
         self.task_index = role.task_index
         self.is_chief = role.is_chief
-        self.mode = mode
-        self.num_workers = num_workers
-        self.cluster_spec = cluster_spec
-        self.tf_config = tf_config
-        self.log_dir = log_dir
-        self.checkpoint_dir = checkpoint_dir
-        self.attempt = attempt
+        self.mode = attempt.mode
+        self.num_workers = attempt.num_workers
+        self.cluster_spec = node.cluster_spec
+        self.tf_config = node.tf_config
+        self.log_dir = attempt.log_dir
+        self.checkpoint_dir = attempt.checkpoint_dir
+        self.attempt = attempt.attempt
         self._strategy: Any = None
         self._lock = threading.Lock()
         self._feeds = feeds
-        self._reporter = reporter or Reporter(None, f"{role.job_name}:{role.task_index}",
-                                              attempt)
+        self._reporter = reporter or Reporter(None, role.name, attempt.attempt)
 
     @property
     def name(self) -> str:
@@ -243,10 +231,3 @@ def per_worker_dataset_fn(
         return result
 
     return dataset_fn
-
-
-def default_checkpoint_dir(log_dir: str | None, fallback: str) -> str:
-    """``LOG_DIR/checkpoints``, or *fallback* when there is no log_dir."""
-    if log_dir:
-        return log_dir.rstrip("/") + "/" + CHECKPOINT_SUBDIR
-    return os.path.join(fallback, CHECKPOINT_SUBDIR)

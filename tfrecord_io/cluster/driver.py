@@ -23,6 +23,7 @@ from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.attempt import Attempt
 from tfrecord_io.cluster.channel import ControlServer, new_secret
 from tfrecord_io.cluster.context import NodeContext
+from tfrecord_io.cluster.description import AttemptDescription
 from tfrecord_io.cluster.feed.coordinator import FeedCoordinator
 from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
 from tfrecord_io.cluster.options import RunOptions, run_options
@@ -280,22 +281,12 @@ class Cluster:
     # -- running -------------------------------------------------------------------------------
 
     def _new_attempt(self, number: int) -> Attempt:
-        conf = {
-            "driver": self._server.address,
-            "secret": self._secret,
-            "attempt": number,
-            "mode": self._options.mode,
-            "num_workers": self._options.num_workers,
-            "log_dir": self._options.log_dir,
-            "checkpoint_dir": self._options.checkpoint_dir,
-            "keras": self._options.keras,
-            "tensorboard": self._options.tensorboard,
-            "env": self._options.env,
-            "cluster": self._id,
-            "input_mode": self._options.input_mode,
-        }
+        description = AttemptDescription.of(
+            self._options, cluster=self._id, driver=self._server.address, secret=self._secret,
+            attempt=number,
+        )
         attempt = Attempt(
-            self._sc, self._roles, conf, self._payload, f"{self._id}-{number}", self._server,
+            self._sc, self._roles, description, self._payload, f"{self._id}-{number}", self._server,
             on_report=self._report,
         )
         with self._lock:

@@ -15,8 +15,10 @@ TensorFlow is imported. It
    (ps-mode ps and workers) until it is stopped: such a server cannot be stopped in-process,
    the process ends.
 
-``WORKDIR/node.json`` holds the node's description (JSON), ``WORKDIR/main.pkl`` the user's
-function and arguments, pickled by the Spark task that received them inside Spark's closure.
+``WORKDIR/node.json`` holds the node's description
+(:class:`~tfrecord_io.cluster.description.NodeDescription`), ``WORKDIR/main.pkl`` the user's
+function and arguments, pickled by the Spark task that received them inside Spark's closure;
+``main_fun``'s return value goes to ``WORKDIR/value.pkl``.
 """
 
 from __future__ import annotations
@@ -32,13 +34,14 @@ import time
 import traceback
 from typing import Any
 
+from tfrecord_io.cluster.description import NodeDescription
+
 __all__ = [
-    "main", "HEARTBEAT_FD_ENV", "HEARTBEAT_INTERVAL", "RESULT_FILE", "SPEC_FILE", "MAIN_FILE",
+    "main", "HEARTBEAT_FD_ENV", "HEARTBEAT_INTERVAL", "RESULT_FILE", "VALUE_FILE", "MAIN_FILE",
 ]
 
 HEARTBEAT_FD_ENV = "TFRECORD_IO_HEARTBEAT_FD"
 HEARTBEAT_INTERVAL = 1.0
-SPEC_FILE = "node.json"
 MAIN_FILE = "main.pkl"
 RESULT_FILE = "result.json"
 VALUE_FILE = "value.pkl"
@@ -75,57 +78,45 @@ def _write_result(workdir: str, result: dict[str, Any]) -> None:
     os.replace(tmp, os.path.join(workdir, RESULT_FILE))
 
 
-def _serve(spec: dict[str, Any]) -> None:
+def _serve(node: NodeDescription) -> None:
     from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
 
     tf = import_tensorflow()
+    role = node.role
     server = tf.distribute.Server(
-        tf.train.ClusterSpec(spec["cluster_spec"]),
-        job_name=spec["job_name"],
-        task_index=spec["task_index"],
+        tf.train.ClusterSpec(node.cluster_spec),
+        job_name=role.job_name,
+        task_index=role.task_index,
         protocol="grpc",
         start=True,
     )
-    log.info("serving %s:%d at %s", spec["job_name"], spec["task_index"], server.target)
+    log.info("serving %s at %s", role.name, server.target)
     server.join()
 
 
-def _feed_server(spec: dict[str, Any]) -> Any:
+def _feed_server(node: NodeDescription) -> Any:
     """The node's feed server on the socket the Spark task bound, or None (not fed)."""
-    if spec.get("feed_fd") is None:
+    if node.feed_fd is None:
         return None
     import socket  # noqa: PLC0415
 
     from tfrecord_io.cluster.feed.server import FeedServer  # noqa: PLC0415
 
-    return FeedServer(socket.socket(fileno=spec["feed_fd"]), spec["secret"])
+    return FeedServer(socket.socket(fileno=node.feed_fd), node.attempt.secret)
 
 
-def _run_main(workdir: str, spec: dict[str, Any], feeds: Any) -> None:
+def _run_main(workdir: str, node: NodeDescription, feeds: Any) -> None:
     from pyspark import cloudpickle  # noqa: PLC0415
 
     from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415
     from tfrecord_io.cluster.reporter import REPORT_FD_ENV, Reporter  # noqa: PLC0415
     from tfrecord_io.cluster.results import encode_value  # noqa: PLC0415
-    from tfrecord_io.cluster.spec import Role  # noqa: PLC0415
 
     with open(os.path.join(workdir, MAIN_FILE), "rb") as f:
         main_fun, args = cloudpickle.load(f)
-    role = Role(spec["job_name"], spec["task_index"], True, spec["is_chief"])
     fd = os.environ.get(REPORT_FD_ENV)
-    reporter = Reporter(int(fd) if fd else None, role.name, spec["attempt"])
-    ctx = NodeContext(
-        role,
-        mode=spec["mode"],
-        num_workers=spec["num_workers"],
-        cluster_spec=spec["cluster_spec"],
-        tf_config=spec["tf_config"],
-        log_dir=spec["log_dir"],
-        checkpoint_dir=spec["checkpoint_dir"],
-        attempt=spec["attempt"],
-        feeds=feeds,
-        reporter=reporter,
-    )
+    reporter = Reporter(int(fd) if fd else None, node.role.name, node.attempt.attempt)
+    ctx = NodeContext(node, feeds=feeds, reporter=reporter)
     try:
         value = main_fun(args, ctx)
     except BaseException:
@@ -136,7 +127,7 @@ def _run_main(workdir: str, spec: dict[str, Any], feeds: Any) -> None:
         reporter.close()
     if feeds is not None:
         feeds.close("finished")
-    data = encode_value(value, role.name)
+    data = encode_value(value, node.role.name)
     tmp = os.path.join(workdir, VALUE_FILE + ".tmp")
     with open(tmp, "wb") as f:
         f.write(data)
@@ -147,16 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     """Entry of the node process (see the module docs). Returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
     workdir = argv[0]
-    with open(os.path.join(workdir, SPEC_FILE), encoding="utf-8") as f:
-        spec = json.load(f)
-    _die_with_parent(spec["parent_pid"])
+    node = NodeDescription.read(workdir)
+    _die_with_parent(node.parent_pid)
     threading.Thread(
         target=_heartbeat, args=(int(os.environ[HEARTBEAT_FD_ENV]),), name="heartbeat", daemon=True
     ).start()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         # Serving at once (TensorFlow takes seconds to import): the driver may connect now.
-        feeds = _feed_server(spec)
+        feeds = _feed_server(node)
         from tfrecord_io import tf as tfr  # noqa: PLC0415
         from tfrecord_io.extras import require  # noqa: PLC0415
 
@@ -168,10 +158,10 @@ def main(argv: list[str] | None = None) -> int:
             tfr.register_filesystems()
         except Exception as e:  # noqa: BLE001 - local-only programs can do without hdfs://
             log.warning("hdfs:// is not available in TensorFlow on this node: %s", e)
-        if spec["runs_main"]:
-            _run_main(workdir, spec, feeds)
+        if node.role.runs_main:
+            _run_main(workdir, node, feeds)
         else:
-            _serve(spec)
+            _serve(node)
     except BaseException as e:  # noqa: BLE001 - reported to the driver, with the traceback
         text = traceback.format_exc()
         if len(text) > _MAX_TRACEBACK:

@@ -8,14 +8,17 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from tfrecord_io.cluster.context import default_checkpoint_dir
 
-__all__ = ["INPUT_MODES", "KERAS", "RunOptions", "run_options"]
+__all__ = ["CHECKPOINT_SUBDIR", "INPUT_MODES", "KERAS", "RunOptions", "default_checkpoint_dir", "run_options"]
 
 #: ``keras=``: Keras 3 (``"default"``) or tf-keras (``"legacy"``).
 KERAS = ("default", "legacy")
 #: ``input_mode=``: the nodes read their data themselves, or the driver feeds them.
 INPUT_MODES = ("tensorflow", "spark")
+
+
+#: Where checkpoints go under ``log_dir``.
+CHECKPOINT_SUBDIR = "checkpoints"
 
 
 @dataclass(frozen=True)
@@ -85,3 +88,10 @@ def run_options(
         env=env,
         input_mode=input_mode,
     )
+
+
+def default_checkpoint_dir(log_dir: str | None, fallback: str) -> str:
+    """``LOG_DIR/checkpoints``, or *fallback* when there is no log_dir."""
+    if log_dir:
+        return log_dir.rstrip("/") + "/" + CHECKPOINT_SUBDIR
+    return os.path.join(fallback, CHECKPOINT_SUBDIR)

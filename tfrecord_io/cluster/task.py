@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterator
 from tfrecord_io.cluster import node as node_process
 from tfrecord_io.cluster.channel import NodeConnection
 from tfrecord_io.cluster.context import NODE_ENV
+from tfrecord_io.cluster.description import AttemptDescription, NodeDescription
 from tfrecord_io.cluster.reporter import REPORT_FD_ENV
 from tfrecord_io.cluster.spec import Role, cluster_spec, tf_config
 from tfrecord_io.errors import ChannelError
@@ -112,9 +113,9 @@ class _Node:
     """One running node process, supervised from the Spark task."""
 
     def __init__(
-        self, conf: dict[str, Any], role: Role, conn: NodeConnection, workdir: str
+        self, attempt: AttemptDescription, role: Role, conn: NodeConnection, workdir: str
     ) -> None:
-        self.conf = conf
+        self.attempt = attempt
         self.workdir = workdir
         self.role = role
         self.conn = conn
@@ -131,14 +132,16 @@ class _Node:
             pass
         self.stop_requested.set()
 
-    def environment(self, spec: dict[str, Any], gpus: list[str]) -> tuple[dict[str, str], int, int]:
+    def environment(
+        self, node: NodeDescription, gpus: list[str]
+    ) -> tuple[dict[str, str], int, int]:
         env = dict(os.environ)
-        env.update(self.conf["env"])
-        env["TF_CONFIG"] = json.dumps(spec["tf_config"])
+        env.update(self.attempt.env)
+        env["TF_CONFIG"] = json.dumps(node.tf_config)
         env[NODE_ENV] = self.role.name
         env["PYTHONUNBUFFERED"] = "1"
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        if self.conf["keras"] == "legacy":
+        if self.attempt.keras == "legacy":
             env["TF_USE_LEGACY_KERAS"] = "1"
         if gpus:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
@@ -157,10 +160,10 @@ class _Node:
         return read_fd, write_fd
 
     def run(
-        self, spec: dict[str, Any], gpus: list[str], port: socket.socket,
+        self, node: NodeDescription, gpus: list[str], port: socket.socket,
         feed: socket.socket | None,
     ) -> dict[str, Any]:
-        env, beat_r, beat_w = self.environment(spec, gpus)
+        env, beat_r, beat_w = self.environment(node, gpus)
         report_r, report_w = self._report_pipe(env)
         port.close()  # the node binds it now
         fds = (beat_w, report_w) if feed is None else (beat_w, report_w, feed.fileno())
@@ -190,8 +193,8 @@ class _Node:
         board = None
         outcome: dict[str, Any] = {}
         try:
-            if self.conf["tensorboard"] and self.role.is_chief:
-                board = self._start_tensorboard(spec)
+            if self.attempt.tensorboard and self.role.is_chief:
+                board = self._start_tensorboard(node)
             outcome = self._supervise(process, beat_r)
         finally:
             _kill_group(process, _STOP_GRACE)
@@ -202,10 +205,10 @@ class _Node:
                 t.join(5.0)
         return outcome
 
-    def _start_tensorboard(self, spec: dict[str, Any]) -> Any:
+    def _start_tensorboard(self, node: NodeDescription) -> Any:
         from tfrecord_io.cluster import tensorboard  # noqa: PLC0415
 
-        board = tensorboard.start(spec["log_dir"], host=spec["host"])
+        board = tensorboard.start(node.attempt.log_dir, host=node.host)
         self.conn.send({"type": "tensorboard", "url": board.url})
         return board
 
@@ -262,15 +265,14 @@ def _beat(conn: NodeConnection, stop: threading.Event) -> None:
 
 
 def make_task(
-    conf: dict[str, Any], roles: list[Role], payload: bytes
+    attempt: AttemptDescription, roles: list[Role], payload: bytes
 ) -> Callable[[Iterator[Any]], Iterator[str]]:
     """The barrier task function of one attempt.
 
     Args:
-        conf: plain settings: ``driver`` (control address), ``secret``, ``attempt``, ``mode``,
-            ``num_workers``, ``log_dir``, ``checkpoint_dir``, ``keras``, ``tensorboard``,
-            ``env``, ``cluster`` (its name), ``input_mode`` (``"spark"``: fed nodes bind a
-            feed server's socket, report it in their registration and pass it to the node).
+        attempt: what every node of the attempt shares (with ``input_mode="spark"``, fed nodes
+            bind a feed server's socket, report it in their registration and pass it to the
+            node).
         roles: the roles, in task order.
         payload: ``cloudpickle.dumps((main_fun, args))``, written for the node process as is.
     """
@@ -284,19 +286,19 @@ def make_task(
         host = ctx.getTaskInfos()[index].address.rsplit(":", 1)[0]
         gpus = list(ctx.resources()["gpu"].addresses) if "gpu" in ctx.resources() else []
         hello = {
-            "type": "hello", "node": role.name, "attempt": conf["attempt"],
+            "type": "hello", "node": role.name, "attempt": attempt.attempt,
             "host": host, "pid": os.getpid(), "gpus": gpus,
         }
         # The node's feed server: bound here so that the driver learns its address with the
         # registration; the node process inherits the socket and listens on it.
         # It listens at once: the driver may connect before the node process accepts.
-        feed = _reserve_port(host) if conf.get("input_mode") == "spark" and role.fed else None
+        feed = _reserve_port(host) if attempt.input_mode == "spark" and role.fed else None
         if feed is not None:
             feed.listen(64)
             hello["feed"] = f"{host}:{feed.getsockname()[1]}"
-        conn = NodeConnection(conf["driver"], conf["secret"], hello)
-        workdir = tempfile.mkdtemp(prefix=f"{conf['cluster']}-{role.job_name}-{role.task_index}-")
-        state = _Node(conf, role, conn, workdir)
+        conn = NodeConnection(attempt.driver, attempt.secret, hello)
+        workdir = tempfile.mkdtemp(prefix=f"{attempt.cluster}-{role.job_name}-{role.task_index}-")
+        state = _Node(attempt, role, conn, workdir)
         listener = threading.Thread(target=state.listen, name="cluster-driver", daemon=True)
         listener.start()
         beating = threading.Event()
@@ -309,18 +311,12 @@ def make_task(
             address = f"{host}:{port.getsockname()[1]}"
             addresses = ctx.allGather(address)
             spec_all = cluster_spec(roles, addresses)
-            spec = {
-                "job_name": role.job_name, "task_index": role.task_index,
-                "is_chief": role.is_chief, "runs_main": role.runs_main,
-                "mode": conf["mode"], "num_workers": conf["num_workers"],
-                "cluster_spec": spec_all, "tf_config": tf_config(spec_all, role),
-                "log_dir": conf["log_dir"], "checkpoint_dir": conf["checkpoint_dir"],
-                "attempt": conf["attempt"], "parent_pid": os.getpid(), "host": host,
-                "feed_fd": feed.fileno() if feed is not None else None,
-                "secret": conf["secret"] if feed is not None else None,
-            }
-            with open(os.path.join(workdir, node_process.SPEC_FILE), "w", encoding="utf-8") as f:
-                json.dump(spec, f)
+            node = NodeDescription(
+                attempt=attempt, role=role, cluster_spec=spec_all,
+                tf_config=tf_config(spec_all, role), host=host, parent_pid=os.getpid(),
+                feed_fd=feed.fileno() if feed is not None else None,
+            )
+            node.write(workdir)
             main_path = os.path.join(workdir, node_process.MAIN_FILE)
             with open(os.open(main_path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
                 f.write(payload)
@@ -328,7 +324,7 @@ def make_task(
                 port.close()
                 outcome = {"ok": True, "stopped": True}
             else:
-                outcome = state.run(spec, gpus, port, feed)
+                outcome = state.run(node, gpus, port, feed)
         except BaseException as e:  # noqa: BLE001 - reported to the driver, never to Spark
             import traceback  # noqa: PLC0415
 
