@@ -89,7 +89,8 @@ class Cluster:
                                             daemon=True)
         self._dispatcher.start()
         self._result: Result | None = None
-        self._told = False  # wait() returned the outcome (or raised it)
+        # What wait() or train() told the caller: the errors raised (None: wait() returned).
+        self._told: list[ClusterError | None] = []
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -174,6 +175,9 @@ class Cluster:
             return feeding
         try:
             return feeding.result(timeout=timeout)
+        except ClusterError as e:
+            self._told.append(e)  # shutdown(wait=True) does not raise it a second time
+            raise
         except TimeoutError:
             if feeding.done():  # the feeding itself raised TimeoutError
                 raise
@@ -222,9 +226,10 @@ class Cluster:
                 f"the cluster did not finish within {timeout} s; it is still running"
             )
         self._close()
-        self._told = True
         if self._error is not None:
+            self._told.append(self._error)
             raise self._error
+        self._told.append(None)
         assert self._result is not None
         return self._result
 
@@ -235,17 +240,21 @@ class Cluster:
         Idempotent; returns once nothing of the cluster is left running.
 
         Raises:
-            ClusterError: with *wait*, a node failed (see :meth:`wait`), unless :meth:`wait`
-                already said so.
+            ClusterError: with *wait*, a node failed (see :meth:`wait`), unless :meth:`wait` or
+                :meth:`train` already raised that failure.
             TimeoutError: with *wait*, *timeout* passed: the cluster was stopped.
         """
-        if wait and not self._shutdown.is_set() and not self._told:
+        if wait and not self._shutdown.is_set() and None not in self._told:
             try:
                 self.wait(timeout)
             except TimeoutError:
                 self._stop()
                 raise TimeoutError(f"main_fun did not finish within {timeout} s: the cluster "
                                    "was stopped") from None
+            except ClusterError as e:
+                self._stop()
+                if not any(e is told for told in self._told[:-1]):
+                    raise
             except BaseException:
                 self._stop()
                 raise
