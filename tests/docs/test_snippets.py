@@ -1,0 +1,132 @@
+"""The documentation's runnable examples, run: every file under ``docs/snippets/`` on the data
+the other tests use (the session's Spark application, the test HDFS, the MNIST test set), and
+the code blocks of ``README.md``, which must be those files word for word.
+
+The pages include the snippet files (``--8<-- "snippets/NAME"``), so what a reader copies is
+what ran here. Snippets name HDFS as ``hdfs://namenode:8020``; the tests replace that with the
+test HDFS's URL, and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+SNIPPETS = DOCS / "snippets"
+README = ROOT / "README.md"
+MNIST = ROOT.parent / "shared" / "data" / "mnist"
+PLACEHOLDER_HDFS = "hdfs://namenode:8020"
+
+#: Each snippet file and the test here that runs it.
+RUN_BY = {
+    "quickstart_mnist.sh": "test_quickstart_mnist_converts_counts_and_verifies_the_test_set",
+    "quickstart_spark.py": "test_quickstart_spark_round_trips_records_and_examples_on_hdfs",
+    "quickstart_cluster.sh": "test_quickstart_cluster_trains_keras_on_two_workers_from_hdfs",
+    "feeding.py": "test_feeding_feeds_two_dataframes_in_turns_in_equal_shares",
+}
+
+# A README code block is preceded by one of these comments: the snippet file it is, or why it
+# is not a snippet (a command CI runs itself, an install line).
+SNIPPET_MARK = re.compile(r"<!-- snippet: (\S+) -->\n```[a-z]*\n(.*?)```", re.S)
+ANY_MARK = re.compile(r"<!-- (?:snippet: \S+|not run: [^>]+) -->\n```")
+FENCE_OPEN = re.compile(r"^```[a-z]*$", re.M)
+
+
+def snippet(name: str, hdfs_url: str | None = None) -> str:
+    """The text of ``docs/snippets/NAME``, pointed at *hdfs_url* instead of the placeholder."""
+    text = (SNIPPETS / name).read_text()
+    return text.replace(PLACEHOLDER_HDFS, hdfs_url) if hdfs_url else text
+
+
+def run_python_snippet(name: str, hdfs_url: str | None = None) -> dict:
+    """Run a Python snippet as a script run by ``python`` would; its global names."""
+    namespace: dict = {"__name__": "__main__"}  # functions travel by value, as a script's do
+    exec(compile(snippet(name, hdfs_url), str(SNIPPETS / name), "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def run_shell_snippet(name: str, cwd: Path, timeout: float, **env: str) -> str:
+    """Run a shell snippet with bash (stop at the first failing command) in *cwd*, with this
+    interpreter's environment first on ``PATH``; its stdout and stderr together."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", snippet(name, env.get("NN"))],
+        cwd=cwd,
+        env={**os.environ, "PATH": path, "PYTHONPATH": str(ROOT), **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"{name} failed (exit {done.returncode}):\n{output[-5000:]}"
+    return output
+
+
+def test_every_snippet_file_is_run_here_and_shown_on_a_page():
+    assert sorted(p.name for p in SNIPPETS.iterdir()) == sorted(RUN_BY)
+    assert set(RUN_BY.values()) <= set(globals())
+    included = "\n".join(p.read_text() for p in DOCS.rglob("*.md"))
+    for name in RUN_BY:
+        assert f'--8<-- "snippets/{name}"' in included, f"no page includes snippets/{name}"
+
+
+def test_each_readme_code_block_is_a_snippet_file_or_says_why_not():
+    text = README.read_text()
+    opening_fences = FENCE_OPEN.findall(text)[::2]  # every other fence opens a block
+    assert len(ANY_MARK.findall(text)) == len(opening_fences), (
+        "a README code block lacks its <!-- snippet: docs/snippets/NAME --> (or "
+        "<!-- not run: why -->) comment on the line before it"
+    )
+    for path, block in SNIPPET_MARK.findall(text):
+        assert (ROOT / path).read_text() == block, f"README's block differs from {path}"
+
+
+def test_quickstart_mnist_converts_counts_and_verifies_the_test_set(tmp_path):
+    output = run_shell_snippet("quickstart_mnist.sh", tmp_path, 300, MNIST=str(MNIST))
+    assert "10000\ttotal" in output
+    assert sorted(p.name for p in (tmp_path / "mnist-tfr" / "test").glob("part-*")) == [
+        f"part-r-0000{k}.tfrecord" for k in range(4)
+    ]
+    assert '"image": [784], ' not in output  # head prints the values, not a shape
+    assert 'spark_schema = "height BIGINT, image ARRAY<BIGINT>, label BIGINT, width BIGINT"' in output
+    assert "10000 records: every checksum is correct" in output
+
+
+def test_quickstart_spark_round_trips_records_and_examples_on_hdfs(spark, hdfs):
+    names = run_python_snippet("quickstart_spark.py", hdfs.url)
+    assert names["spark"] is spark  # the session it asked for is the running one
+    assert sorted(names["records"].collect()) == [b"first", b"second", b"third"]
+    rows = [r.asDict() for r in names["examples"].orderBy("label").collect()]
+    assert rows == [
+        {"label": 1, "x": [4.5, 5.5], "day": "b"},
+        {"label": 2, "x": [2.5, 3.5], "day": "b"},
+        {"label": 7, "x": [0.5, 1.5], "day": "a"},
+    ]
+    assert [tuple(r) for r in names["counts"].orderBy("day").collect()] == [("a", 1), ("b", 2)]
+
+
+def test_feeding_feeds_two_dataframes_in_turns_in_equal_shares(spark):
+    names = run_python_snippet("feeding.py")
+    report = names["report"]
+    assert [epoch.records for epoch in report.epochs] == [{0: 800, 1: 800}] * 3
+    assert all(epoch.complete and epoch.dropped == 0 for epoch in report.epochs)
+
+
+def test_quickstart_cluster_trains_keras_on_two_workers_from_hdfs(hdfs):
+    from tfrecord_io import hdfs as tfr_hdfs
+
+    output = run_shell_snippet(
+        "quickstart_cluster.sh", ROOT, 900, MNIST=str(MNIST), NN=f"{hdfs.url}/docs"
+    )
+    accuracy = re.findall(r"\[worker:0\] accuracy (\d\.\d+) ", output)
+    assert accuracy and float(accuracy[-1]) >= 0.90, output[-3000:]
+    with tfr_hdfs.open(f"{hdfs.url}/docs/models/spark.keras", "rb") as f:
+        assert f.read(4) == b"PK\x03\x04"  # a .keras file (a zip archive)
