@@ -30,6 +30,8 @@ RUN_BY = {
     "quickstart_spark.py": "test_quickstart_spark_round_trips_records_and_examples_on_hdfs",
     "quickstart_cluster.sh": "test_quickstart_cluster_trains_keras_on_two_workers_from_hdfs",
     "feeding.py": "test_feeding_feeds_two_dataframes_in_turns_in_equal_shares",
+    "records_python.py": "test_records_python_writes_and_reads_back_plain_and_gzip_files_on_hdfs",
+    "tf_dataset.py": "test_tf_dataset_trains_keras_on_the_mnist_shards_on_hdfs",
 }
 
 # A README code block is preceded by one of these comments: the snippet file it is, or why it
@@ -130,3 +132,30 @@ def test_quickstart_cluster_trains_keras_on_two_workers_from_hdfs(hdfs):
     assert accuracy and float(accuracy[-1]) >= 0.90, output[-3000:]
     with tfr_hdfs.open(f"{hdfs.url}/docs/models/spark.keras", "rb") as f:
         assert f.read(4) == b"PK\x03\x04"  # a .keras file (a zip archive)
+
+
+def test_records_python_writes_and_reads_back_plain_and_gzip_files_on_hdfs(hdfs):
+    from tfrecord_io import records
+
+    names = run_python_snippet("records_python.py", hdfs.url)
+    data = names["data"]
+    assert data == f"{hdfs.url}/tmp/records"
+    assert names["record"] == b"record 9999"  # the last one read
+    assert sum(len(b) for b in records.read_batches(f"{data}/part-0.tfrecord", 4096)) == 10_000
+    assert names["frame"]["record"].tolist() == [b"a", b"bc", b"def"]
+
+
+def test_tf_dataset_trains_keras_on_the_mnist_shards_on_hdfs(hdfs, tmp_path):
+    run_shell_snippet(  # the shards the snippet reads, as quickstart_mnist.sh makes them
+        "quickstart_mnist.sh", tmp_path, 300, MNIST=str(MNIST)
+    )
+    from tfrecord_io import fs
+
+    for shard in sorted((tmp_path / "mnist-tfr" / "test").iterdir()):
+        with open(shard, "rb") as source, fs.open(f"{hdfs.url}/data/mnist/test/{shard.name}", "wb") as f:
+            f.write(source.read())
+    names = run_python_snippet("tf_dataset.py", hdfs.url)
+    accuracy = names["history"].history["accuracy"]
+    assert len(accuracy) == 2 and accuracy[-1] > 0.8  # 10,000 digits, two epochs
+    first = sum(1 for _ in names["share"])
+    assert first == 5000  # half of the 10,000 records, for worker 0 of 2
