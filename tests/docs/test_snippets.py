@@ -4,7 +4,7 @@ the code blocks of ``README.md``, which must be those files word for word.
 
 The pages include the snippet files (``--8<-- "snippets/NAME"``), so what a reader copies is
 what ran here. Snippets name HDFS as ``hdfs://namenode:8020``; the tests replace that with the
-test HDFS's URL, and nothing else.
+test HDFS's URL (or a local directory), and nothing else.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ RUN_BY = {
     "feeding.py": "test_feeding_feeds_two_dataframes_in_turns_in_equal_shares",
     "records_python.py": "test_records_python_writes_and_reads_back_plain_and_gzip_files_on_hdfs",
     "tf_dataset.py": "test_tf_dataset_trains_keras_on_the_mnist_shards_on_hdfs",
+    "dataframes.py": "test_dataframes_write_and_read_examples_both_ways",
 }
 
 # A README code block is preceded by one of these comments: the snippet file it is, or why it
@@ -42,7 +43,8 @@ FENCE_OPEN = re.compile(r"^```[a-z]*$", re.M)
 
 
 def snippet(name: str, hdfs_url: str | None = None) -> str:
-    """The text of ``docs/snippets/NAME``, pointed at *hdfs_url* instead of the placeholder."""
+    """The text of ``docs/snippets/NAME``, pointed at *hdfs_url* (an HDFS or a local directory)
+    instead of the placeholder."""
     text = (SNIPPETS / name).read_text()
     return text.replace(PLACEHOLDER_HDFS, hdfs_url) if hdfs_url else text
 
@@ -159,3 +161,21 @@ def test_tf_dataset_trains_keras_on_the_mnist_shards_on_hdfs(hdfs, tmp_path):
     assert len(accuracy) == 2 and accuracy[-1] > 0.8  # 10,000 digits, two epochs
     first = sum(1 for _ in names["share"])
     assert first == 5000  # half of the 10,000 records, for worker 0 of 2
+
+
+def test_dataframes_write_and_read_examples_both_ways(spark, tmp_path):
+    try:
+        names = run_python_snippet("dataframes.py", str(tmp_path))
+    finally:
+        spark.sql("DROP TABLE IF EXISTS ex")  # the table the snippet makes
+    assert names["total"] == 4  # two rows written, two inserted
+    assert names["typed"].columns == ["label", "image"]
+    assert sorted(r.label for r in names["loaded"].collect()) == [1, 2]
+    assert dict(names["loaded"].dtypes)["jpeg"] == "binary"  # one value is not UTF-8
+    sampled = names["sampled"]
+    assert dict(sampled.dtypes) == {
+        "label": "bigint", "image": "array<float>", "jpeg": "binary", "day": "string"
+    }
+    assert sorted(r.day for r in sampled.collect()) == ["mon", "tue"]
+    assert [r.frames for r in names["seq"].collect()] == [[[1.0, 2.0], [3.0]]]
+    assert names["raw"].columns == ["byte_array"] and names["raw"].count() == 2
