@@ -33,6 +33,7 @@ RUN_BY = {
     "records_python.py": "test_records_python_writes_and_reads_back_plain_and_gzip_files_on_hdfs",
     "tf_dataset.py": "test_tf_dataset_trains_keras_on_the_mnist_shards_on_hdfs",
     "dataframes.py": "test_dataframes_write_and_read_examples_both_ways",
+    "fs_urls.py": "test_fs_urls_writes_lists_expands_and_deletes_on_hdfs",
 }
 
 # A README code block is preceded by one of these comments: the snippet file it is, or why it
@@ -179,3 +180,14 @@ def test_dataframes_write_and_read_examples_both_ways(spark, tmp_path):
     assert sorted(r.day for r in sampled.collect()) == ["mon", "tue"]
     assert [r.frames for r in names["seq"].collect()] == [[[1.0, 2.0], [3.0]]]
     assert names["raw"].columns == ["byte_array"] and names["raw"].count() == 2
+
+
+def test_fs_urls_writes_lists_expands_and_deletes_on_hdfs(hdfs):
+    names = run_python_snippet("fs_urls.py", hdfs.url)
+    data = f"{hdfs.url}/tmp/fs/data"
+    assert names["size"] == 6
+    assert sorted(names["names"]) == [f"{data}/more", f"{data}/part-00.txt"]
+    assert names["matches"] == [f"{data}/part-00.txt"]
+    assert [len(files) for _, _, files in names["tree"]] == [0, 1, 1]
+    assert names["files"] == [f"{data}/more/part-01.txt", f"{data}/part-00.txt"]
+    assert names["gone"]
