@@ -16,8 +16,8 @@ from typing import Any
 import griffe
 
 _ROLE = re.compile(r":(?:py:)?[a-z]+:`(~?)([^`<]+?)(?:\s*<[^>]+>)?`")
-_LONE_LITERAL = re.compile(r"^[ \t]*::[ \t]*$", re.M)
-_LITERAL_END = re.compile(r"(\S)::[ \t]*$", re.M)
+_LONE_LITERAL = re.compile(r"^[ \t]*::[ \t]*$", re.MULTILINE)
+_LITERAL_END = re.compile(r"(\S)::[ \t]*$", re.MULTILINE)
 _DOUBLE_BACKTICKS = re.compile(r"``([^`]+)``")
 
 

@@ -9,7 +9,10 @@ def main_fun(args, ctx):
     import tensorflow as tf  # tf-keras 2.21 here: keras="legacy" below
 
     strategy = ctx.strategy()  # MultiWorkerMirroredStrategy; first, before any op
-    spec = {"x": tf.io.FixedLenFeature([2], tf.float32), "label": tf.io.FixedLenFeature([], tf.int64)}
+    spec = {
+        "x": tf.io.FixedLenFeature([2], tf.float32),
+        "label": tf.io.FixedLenFeature([], tf.int64),
+    }
     options = tf.data.Options()  # each worker is already fed its own rows: no auto-sharding
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
 
@@ -29,7 +32,9 @@ def main_fun(args, ctx):
 
 
 rows = spark.range(2000).selectExpr(
-    "array(cast(id % 2 AS FLOAT), cast(rand(1) AS FLOAT)) AS x", "id % 2 AS label", "id >= 1600 AS val"
+    "array(cast(id % 2 AS FLOAT), cast(rand(1) AS FLOAT)) AS x",
+    "id % 2 AS label",
+    "id >= 1600 AS val",
 )
 train_df = rows.where("NOT val").drop("val").cache()
 val_df = rows.where("val").drop("val").cache()

@@ -64,6 +64,8 @@ def actual_parameters(function) -> list[tuple[str, str, object]]:
     ]
 
 
-@pytest.mark.parametrize(("page", "call", "function"), DOCUMENTED, ids=[c for _, c, _ in DOCUMENTED])
+@pytest.mark.parametrize(
+    ("page", "call", "function"), DOCUMENTED, ids=[call for _, call, _ in DOCUMENTED]
+)
 def test_the_page_spells_the_signature_as_the_code_has_it(page, call, function):
     assert documented_parameters(page, call) == actual_parameters(function)

@@ -50,7 +50,7 @@ def test_mkdocs_builds_the_site_with_no_warning(tmp_path):
 
 def test_every_page_under_docs_is_in_the_nav():
     config = (ROOT / "mkdocs.yml").read_text()
-    in_nav = set(re.findall(r"^\s*- .*?([\w/.-]+\.md)\s*$", config, re.M))
+    in_nav = set(re.findall(r"^\s*- .*?([\w/.-]+\.md)\s*$", config, re.MULTILINE))
     pages = {
         str(p.relative_to(ROOT / "docs"))
         for p in (ROOT / "docs").rglob("*.md")

@@ -19,7 +19,8 @@ def test_a_role_becomes_code_and_a_tilde_keeps_the_last_name():
 
 
 def test_a_role_with_an_explicit_title_shows_the_title():
-    assert markup.to_markdown(":class:`the cluster <tfrecord_io.cluster.Cluster>`") == "`the cluster`"
+    text = ":class:`the cluster <tfrecord_io.cluster.Cluster>`"
+    assert markup.to_markdown(text) == "`the cluster`"
 
 
 def test_double_backticks_become_single():
