@@ -16,7 +16,8 @@
 #
 # Other targets: jar (rebuild tfrecord_io/jars/tfrecord-io.jar), tf-plugin (rebuild TensorFlow's
 # hdfs:// plugin), dist (sdist and wheel into dist/), publish-m2 (the Maven artifact into
-# ~/.m2), test-jvm, test-python, test-spark35, lint (ruff and the import contracts alone), bench,
+# ~/.m2), docs (the documentation site into site/: mkdocs build --strict; tests/docs builds it
+# too), test-jvm, test-python, test-spark35, lint (ruff and the import contracts alone), bench,
 # hdfs (start the test HDFS by hand), clean, distclean.
 # Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', PYSPARK35='pyspark==3.5.*',
 # PYTEST_ARGS='-k name -x', PIP_QUIET=.
@@ -53,8 +54,8 @@ MINIHDFS_SRC := $(shell find jvm/minihdfs/src -type f 2>/dev/null)
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: help setup setup-python setup-jvm setup-spark35 jar tf-plugin dist publish-m2 test test-jvm test-python \
-  test-spark35 lint bench hdfs clean distclean
+.PHONY: help setup setup-python setup-jvm setup-spark35 jar tf-plugin dist publish-m2 docs test test-jvm \
+  test-python test-spark35 lint bench hdfs clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -168,6 +169,14 @@ publish-m2:
 	$(SBT) core/publishM2
 
 # ---------------------------------------------------------------------------------------------
+# documentation
+
+# The MkDocs site (mkdocs.yml, docs/) into site/; --strict: any warning (a broken link, a page
+# missing from the nav, a missing snippet file) fails. `.venv/bin/mkdocs serve` to browse.
+docs: | $(PY)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
+# ---------------------------------------------------------------------------------------------
 # by hand
 
 bench: $(JAR)
@@ -177,7 +186,7 @@ hdfs: $(MINIHDFS_CP)
 	$(PY) -m tfrecord_io.testing.minihdfs
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache target project/target project/project \
+	rm -rf build dist site *.egg-info .pytest_cache target project/target project/project \
 	  jvm/target jvm/minihdfs/target $(JAR) $(TF_PLUGIN)
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
