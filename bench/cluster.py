@@ -148,7 +148,7 @@ ROWS = [
     ("exception", "exception in `main_fun` on worker:1 -> `ClusterError`"),
     ("sigkill", "worker:1 killed (SIGKILL) -> `ClusterError`"),
     ("finish", "last node returns from `main_fun` -> `wait()` returns"),
-    ("shutdown", "`shutdown()` of a training cluster -> every node gone"),
+    ("shutdown", "`shutdown(wait=False)` of a training cluster -> every node gone"),
 ]
 
 
