@@ -1,4 +1,4 @@
-"""The feeding schedule, driven through thousands of seeded random interleavings with a fake
+"""The feeding schedule, driven through over two thousand seeded random interleavings with a fake
 Spark (task slots, a FIFO job queue, cancels that land late) and fake nodes (bounded buffers
 for the epoch being read and for epochs fed ahead, scripted readers): it never stalls, every
 epoch reaches each worker exactly once and in equal shares, and stop and failure end
@@ -390,7 +390,7 @@ def _issue_all(world: World, calls: dict[str, list[int]]) -> None:
 
 # -- the specification -----------------------------------------------------------------------
 
-SEEDS = range(1500)
+SEEDS = range(1000)
 
 
 @pytest.mark.parametrize("chunk", range(5))
