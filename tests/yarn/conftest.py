@@ -57,3 +57,15 @@ def yarn_spark(yarn):
             os.environ.pop("HADOOP_CONF_DIR", None)
         else:
             os.environ["HADOOP_CONF_DIR"] = saved
+
+
+def _register_programs() -> None:
+    # Node programs travel by value: executors and node processes do not have tests/ on their path.
+    from pyspark import cloudpickle
+
+    import yarn_programs
+
+    cloudpickle.register_pickle_by_value(yarn_programs)
+
+
+_register_programs()
