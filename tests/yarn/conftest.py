@@ -63,9 +63,9 @@ def _register_programs() -> None:
     # Node programs travel by value: executors and node processes do not have tests/ on their path.
     from pyspark import cloudpickle
 
-    import yarn_programs
+    import manager_programs
 
-    cloudpickle.register_pickle_by_value(yarn_programs)
+    cloudpickle.register_pickle_by_value(manager_programs)
 
 
 _register_programs()

@@ -7,7 +7,7 @@ import json
 
 import psutil
 import pytest
-import yarn_programs
+import manager_programs
 
 from tfrecord_io import cluster, records
 from tfrecord_io.errors import ClusterError
@@ -39,7 +39,7 @@ def trained(yarn, yarn_spark, hdfs_input, tmp_path_factory):
     base, expected = hdfs_input
     out = tmp_path_factory.mktemp("yarn-sync")
     model = f"{yarn.hdfs_url}/cluster/model.keras"
-    c = cluster.run(yarn_spark.sparkContext, yarn_programs.read_train_save,
+    c = cluster.run(yarn_spark.sparkContext, manager_programs.read_train_save,
                     {"out": str(out), "paths": base, "model": model},
                     mode="sync", num_workers=2, keras="legacy")
     with c:
@@ -78,7 +78,7 @@ def test_no_node_process_of_the_run_is_left(trained):
 
 
 def test_an_exception_in_main_fun_is_a_cluster_error_naming_the_node(yarn_spark, tmp_path):
-    c = cluster.run(yarn_spark.sparkContext, yarn_programs.raise_on,
+    c = cluster.run(yarn_spark.sparkContext, manager_programs.raise_on,
                     {"out": str(tmp_path), "node": "worker:1", "delay": 1.0}, num_workers=2)
     with pytest.raises(ClusterError, match=r"worker:1") as failure:
         with c:

@@ -248,6 +248,11 @@ public final class MiniHdfs {
    * client retries. Used by this class and by other test clusters that hold an HDFS.
    */
   public static void bindTo(org.apache.hadoop.conf.Configuration conf, String host) {
+    if (!host.equals(LOOPBACK)) {
+      // MiniDFSCluster names the NameNode "localhost" to its DataNodes: make Hadoop resolve that
+      // name to the address the NameNode binds.
+      org.apache.hadoop.net.NetUtils.addStaticResolution("localhost", host);
+    }
     conf.set("dfs.namenode.rpc-bind-host", host);
     conf.set("dfs.namenode.http-bind-host", host);
     conf.set("dfs.datanode.address", host + ":0");

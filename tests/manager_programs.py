@@ -1,5 +1,6 @@
-"""Node programs (``main_fun``) of the YARN and standalone tests. Pickled by value (see
-conftest.py), so the executors and node processes need not import this module."""
+"""Node programs (``main_fun``) of the tests on real cluster managers (tests/yarn,
+tests/standalone). Pickled by value (see those conftest.py files), so the executors and node
+processes need not import this module."""
 
 from __future__ import annotations
 
@@ -49,3 +50,19 @@ def raise_on(args, ctx):
         time.sleep(args.get("delay", 0.0))
         raise ValueError(f"planned failure on {ctx.job_name}:{ctx.task_index}")
     time.sleep(300)
+
+
+def train_until_stopped(args, ctx):
+    """Sync training steps (one all-reduce each) for at most 600 s; OUT/worker-INDEX.started
+    says that the first step is done."""
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    deadline = time.monotonic() + 600
+    step = 0
+    while time.monotonic() < deadline:
+        strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), None)
+        step += 1
+        if step == 1:
+            open(os.path.join(args["out"], f"worker-{ctx.task_index}.started"), "w").close()
+        time.sleep(0.05)
