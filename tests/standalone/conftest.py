@@ -4,6 +4,8 @@ driver in the root namespace that reaches its executors only over that network."
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tfrecord_io.testing import minihdfs
@@ -63,17 +65,32 @@ def standalone_spark(standalone):
         **{"spark.ui.enabled": "false", "spark.task.maxFailures": "2"},
     )
     session.sparkContext.setLogLevel("ERROR")
+    _wait_for_executors(session.sparkContext, {h.address for h in standalone.network.hosts})
     try:
         yield session
     finally:
         session.stop()
 
 
+def executor_hosts(sc) -> set[str]:
+    """The addresses (``SPARK_LOCAL_IP``) of the executors that ran a small job's tasks."""
+    return set(sc.parallelize(range(8), 8)
+               .map(lambda _: __import__("os").environ.get("SPARK_LOCAL_IP")).collect())
+
+
+def _wait_for_executors(sc, hosts: set[str], timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while executor_hosts(sc) != hosts:
+        if time.monotonic() > deadline:
+            pytest.fail(f"no executor on every host {sorted(hosts)} after {timeout:.0f} s",
+                        pytrace=False)
+        time.sleep(2)
+
+
 def _register_programs() -> None:
     # Node programs travel by value: executors and node processes do not have tests/ on their path.
-    from pyspark import cloudpickle
-
     import manager_programs
+    from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(manager_programs)
 

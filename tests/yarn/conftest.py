@@ -61,9 +61,8 @@ def yarn_spark(yarn):
 
 def _register_programs() -> None:
     # Node programs travel by value: executors and node processes do not have tests/ on their path.
-    from pyspark import cloudpickle
-
     import manager_programs
+    from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(manager_programs)
 

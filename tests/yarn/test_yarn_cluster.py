@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+import manager_programs
 import psutil
 import pytest
-import manager_programs
 
 from tfrecord_io import cluster, records
 from tfrecord_io.errors import ClusterError

@@ -20,7 +20,11 @@ Example::
 """
 
 from tfrecord_io.errors import MiniYarnError
-from tfrecord_io.testing.miniyarn.classpath import CLASSPATH_ENV, MAIN_CLASS, find_classpath
+from tfrecord_io.testing.miniyarn.classpath import (
+    CLASSPATH_ENV,
+    MAIN_CLASS,
+    find_classpath,
+)
 from tfrecord_io.testing.miniyarn.cluster import MiniYarn
 
 __all__ = ["MiniYarn", "MiniYarnError", "CLASSPATH_ENV", "MAIN_CLASS", "find_classpath"]

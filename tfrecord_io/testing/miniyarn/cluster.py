@@ -19,7 +19,11 @@ from typing import Any
 
 from tfrecord_io.errors import MiniYarnError
 from tfrecord_io.testing.childjvm import DEFAULT_JVM_OPTIONS, ChildJvm, find_java
-from tfrecord_io.testing.miniyarn.classpath import CLASSPATH_ENV, MAIN_CLASS, find_classpath
+from tfrecord_io.testing.miniyarn.classpath import (
+    CLASSPATH_ENV,
+    MAIN_CLASS,
+    find_classpath,
+)
 
 __all__ = ["MiniYarn"]
 
@@ -172,8 +176,9 @@ class MiniYarn:
         started before ``HADOOP_CONF_DIR`` was set reaches this cluster all the same. Spark's jars
         are taken from the installed pyspark on every node (``spark.yarn.jars=local:...``), not
         uploaded. Executors run ``python`` (this interpreter by default) with this process's
-        ``PYTHONPATH``. A TensorFlow node process started by a task is in the executor
-        container's process tree, so its memory counts against ``executor_memory_overhead``.
+        ``PYTHONPATH``. Each task takes all of its executor's cores. A TensorFlow node process
+        started by a task is in the executor container's process tree, so its memory counts
+        against ``executor_memory_overhead``.
         """
         import pyspark  # noqa: PLC0415 - only who runs Spark needs it
 
@@ -186,6 +191,9 @@ class MiniYarn:
             "spark.yarn.am.memory": "512m",
             "spark.executor.instances": str(executors),
             "spark.executor.cores": str(executor_cores),
+            # A task takes a whole executor: the nodes of a cluster.run land in different
+            # containers, as on a real cluster.
+            "spark.task.cpus": str(executor_cores),
             "spark.executor.memory": executor_memory,
             "spark.executor.memoryOverhead": executor_memory_overhead,
             "spark.dynamicAllocation.enabled": "false",

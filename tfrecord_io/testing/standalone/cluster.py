@@ -159,7 +159,9 @@ class StandaloneCluster:
     def spark_conf(self, *, executor_memory: str = "1g", python: str | None = None
                    ) -> dict[str, str]:
         """Spark settings of a driver in the root namespace: it binds the bridge address, so
-        that executors reach it (and it them) only over the virtual network."""
+        that executors reach it (and it them) only over the virtual network. One executor per
+        host, and a task takes all of its cores, so the two tasks of a two-node barrier stage
+        (``cluster.run``) run on different hosts."""
         host = self.network.gateway
         python = python or sys.executable
         conf = {
@@ -168,6 +170,7 @@ class StandaloneCluster:
             "spark.executor.memory": executor_memory,
             "spark.executor.cores": str(self.worker_cores),
             "spark.cores.max": str(self.worker_cores * len(self.network.hosts)),
+            "spark.task.cpus": str(self.worker_cores),
             "spark.pyspark.python": python,
             "spark.executorEnv.PYSPARK_PYTHON": python,
         }
