@@ -9,6 +9,8 @@
 #                 sdist and wheel and tests the wheel in a fresh venv without javac or g++,
 #                 tests/packaging), then the Spark tests on pyspark 3.5 (test-spark35)
 #
+# tests/yarn and tests/standalone (markers yarn, standalone) start real cluster managers; the
+# standalone ones need root and iproute2 (`ip`), for network namespaces.
 # Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
 #   .venv/bin/python -m pytest -m "not spark and not hdfs and not packaging"
 #
