@@ -5,7 +5,7 @@
 to the bridge by a veth pair and holding ``198.18.N.(11+i)/24`` (and its own loopback). No route
 and no NAT lead anywhere else: from a namespace only the bridge and the other hosts answer.
 
-Everything made is named ``tfrio<PID>...`` (PID: the process that made it), so :func:`remove_stale`
+Everything made is named ``tfrio<PID><letter>...`` (PID: the process that made it), so :func:`remove_stale`
 can delete what a crashed run left, and :meth:`VirtualNetwork.remove` deletes everything, killing
 the processes still in the namespaces; it also runs at interpreter exit. Needs root and ``ip``.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import logging
 import os
 import re
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 
 PREFIX = "tfrio"
 _NAME = re.compile(rf"^{PREFIX}(\d+)")
+_serial = itertools.count()
 
 
 def _ip(*args: str, check: bool = True) -> str:
@@ -110,7 +112,9 @@ class VirtualNetwork:
 
     def __init__(self, hosts: int = 2) -> None:
         self.count = hosts
-        self.tag = f"{PREFIX}{os.getpid()}"
+        # tfrio<PID><letter>: unique among this process's networks, and short enough that
+        # tag + "br" or "v<i>" is a valid interface name (at most 15 characters).
+        self.tag = f"{PREFIX}{os.getpid()}{chr(ord('a') + next(_serial) % 26)}"
         self.bridge = f"{self.tag}br"
         self.subnet: int | None = None
         self.hosts: list[Host] = []
