@@ -11,6 +11,8 @@
 #                 and ruff, tests/architecture), then on pyspark 3.5 (test-spark35) the Spark
 #                 tests, the ml tests and the launcher's and feed's main paths
 #
+# tests/yarn and tests/standalone (markers yarn, standalone) start real cluster managers; the
+# standalone ones need root and iproute2 (`ip`), for network namespaces.
 # Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
 #   .venv/bin/python -m pytest -m "not spark and not hdfs and not packaging"
 #
@@ -49,13 +51,15 @@ TF_PLUGIN := tfrecord_io/_native/libtfrecord_io_tf_filesystem.so
 JAVA_MAIN := $(shell find jvm/src/main -type f 2>/dev/null)
 MINIHDFS_CP := .tools/minihdfs.classpath
 MINIHDFS_SRC := $(shell find jvm/minihdfs/src -type f 2>/dev/null)
+MINIYARN_CP := .tools/miniyarn.classpath
+MINIYARN_SRC := $(shell find jvm/miniyarn/src -type f 2>/dev/null)
 
 # Spark's Python workers must run in the venv too, not in whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: help setup setup-python setup-jvm setup-spark35 jar tf-plugin dist publish-m2 docs test test-jvm \
-  test-python test-spark35 lint bench hdfs clean distclean
+  test-python test-spark35 lint bench hdfs yarn clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -91,10 +95,11 @@ setup-spark35: setup-python | $(PY35)
 	@$(PY35) -c 'import pyspark, sys; v = pyspark.__version__; assert v.startswith("3.5."), v; print("make setup: $(VENV35): python", sys.version.split()[0], "pyspark", v, "jar $(JAR)")'
 
 # Fetches the sbt launcher on first use, resolves every JVM dependency of the build (Maven
-# Central only) and writes .tools/minihdfs.classpath.
+# Central only) and writes .tools/minihdfs.classpath and .tools/miniyarn.classpath.
 setup-jvm:
-	$(SBT) update minihdfs/exportClasspath
+	$(SBT) update minihdfs/exportClasspath miniyarn/exportClasspath
 	@test -s $(MINIHDFS_CP)
+	@test -s $(MINIYARN_CP)
 
 # Rebuild the jar in the source tree when a Java source changed (editable install picks it up).
 $(JAR): $(JAVA_MAIN) setup.py build_support/jar.py build_support/versions.py | $(PY)
@@ -112,6 +117,10 @@ tf-plugin: $(TF_PLUGIN)
 # test HDFS never runs stale classes. (make setup always rewrites it.)
 $(MINIHDFS_CP): $(MINIHDFS_SRC) build.sbt
 	$(SBT) minihdfs/exportClasspath
+
+# The test YARN's (it holds MiniHdfs too).
+$(MINIYARN_CP): $(MINIYARN_SRC) $(MINIHDFS_SRC) build.sbt
+	$(SBT) miniyarn/exportClasspath
 
 # ---------------------------------------------------------------------------------------------
 # tests
@@ -133,7 +142,7 @@ test-jvm:
 	$(SBT) core/test
 
 # pytest's exit status 5 (no tests collected) is a failure here.
-test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP)
+test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP)
 	@rc=0; $(PY) -m pytest tests -ra $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-python: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
@@ -185,9 +194,12 @@ bench: $(JAR)
 hdfs: $(MINIHDFS_CP)
 	$(PY) -m tfrecord_io.testing.minihdfs
 
+yarn: $(MINIYARN_CP)
+	$(PY) -m tfrecord_io.testing.miniyarn
+
 clean:
 	rm -rf build dist site *.egg-info .pytest_cache target project/target project/project \
-	  jvm/target jvm/minihdfs/target $(JAR) $(TF_PLUGIN)
+	  jvm/target jvm/minihdfs/target jvm/miniyarn/target $(JAR) $(TF_PLUGIN)
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean

@@ -2,6 +2,7 @@
 //
 //   bin/sbt core/test                   JUnit tests of the library (jvm/src/test/java)
 //   bin/sbt minihdfs/exportClasspath    writes .tools/minihdfs.classpath (one ':'-separated line)
+//   bin/sbt miniyarn/exportClasspath    writes .tools/miniyarn.classpath (the test YARN's)
 //   bin/sbt core/publishM2              the Maven artifact org.tfrecordio:tfrecord-io:VERSION (jar,
 //                                       sources and javadoc jars, POM) into ~/.m2/repository, or
 //                                       SBT_OPTS=-Dmaven.repo.local=DIR; core/publishLocal: ~/.ivy2
@@ -80,7 +81,7 @@ val jdkOpens = Seq(
 ).flatMap(p => Seq("--add-opens", s"$p=ALL-UNNAMED"))
 
 lazy val root = (project in file("."))
-  .aggregate(core, minihdfs)
+  .aggregate(core, minihdfs, miniyarn)
   .settings(javaOnly)
   .settings(
     name := "tfrecord-io-root",
@@ -167,7 +168,7 @@ lazy val core = (project in file("jvm"))
     Test / logBuffered := false
   )
 
-val exportClasspath = taskKey[File]("Write the runtime classpath to .tools/minihdfs.classpath")
+val exportClasspath = taskKey[File]("Write the runtime classpath to .tools/<project>.classpath")
 
 lazy val minihdfs = (project in file("jvm/minihdfs"))
   .settings(javaOnly)
@@ -189,6 +190,31 @@ lazy val minihdfs = (project in file("jvm/minihdfs"))
       val cp = (Runtime / fullClasspath).value.files.map(_.getAbsolutePath)
       val out = (ThisBuild / baseDirectory).value / ".tools" / "minihdfs.classpath"
       IO.write(out, cp.mkString(java.io.File.pathSeparator)) // one line, no trailing newline
+      streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
+      out
+    }
+  )
+
+// The test YARN: a MiniYARNCluster (ResourceManager, NodeManagers) with its HDFS in one JVM
+// (org.tfrecordio.miniyarn.MiniYarn), classpath written to .tools/miniyarn.classpath.
+lazy val miniyarn = (project in file("jvm/miniyarn"))
+  .dependsOn(minihdfs)
+  .settings(javaOnly)
+  .settings(
+    name := "tfrecord-io-miniyarn",
+    publish / skip := true,
+    libraryDependencies ++= Seq(
+      // MiniYARNCluster lives in hadoop-yarn-server-tests's test jar, which needs JUnit at run
+      // time (Hadoop's GenericTestUtils asserts with JUnit 5; some helpers still use JUnit 4).
+      "org.apache.hadoop" % "hadoop-yarn-server-tests" % hadoopVersion classifier "tests",
+      "org.junit.jupiter" % "junit-jupiter-api" % "5.13.3",
+      "junit" % "junit" % "4.13.2"
+    ),
+    Compile / mainClass := Some("org.tfrecordio.miniyarn.MiniYarn"),
+    exportClasspath := {
+      val cp = (Runtime / fullClasspath).value.files.map(_.getAbsolutePath)
+      val out = (ThisBuild / baseDirectory).value / ".tools" / "miniyarn.classpath"
+      IO.write(out, cp.mkString(java.io.File.pathSeparator))
       streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
       out
     }

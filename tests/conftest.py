@@ -9,7 +9,11 @@ Markers are applied here from what a test uses, so that nobody has to remember t
   pyspark (tests that start Spark applications themselves);
 * ``hdfs``: it uses the ``hdfs`` fixture (also through fixtures built on it), or its module
   imports the test HDFS launcher (tests that start their own MiniDFSCluster);
-* ``tensorflow``: its module imports TensorFlow.
+* ``tensorflow``: its module imports TensorFlow;
+* ``yarn`` / ``standalone`` (and ``spark``, ``hdfs``): it uses the fixtures of tests/yarn or
+  tests/standalone (a Spark application on the test YARN, or on a standalone cluster across
+  network namespaces). These tests run last, each group with its own Spark application: the
+  ``spark`` session is stopped first (one SparkContext per process).
 
 ``pytest -m "not spark and not hdfs and not packaging"`` is the fast inner loop; ``make test`` runs everything.
 """
@@ -32,11 +36,16 @@ SPARK_MASTER = os.environ.get("TFRECORD_IO_TEST_MASTER", "local-cluster[2,2,1024
 
 _SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master"})
 _HDFS_FIXTURES = frozenset({"hdfs"})
+# Fixture -> marker of the tests on real cluster managers (tests/yarn, tests/standalone).
+_CLUSTER_FIXTURES = {"yarn": "yarn", "yarn_spark": "yarn",
+                     "standalone": "standalone", "standalone_spark": "standalone"}
 # Module -> marker of the tests whose module imports it (or names from it).
 _MARKING_IMPORTS = {
     "tensorflow": "tensorflow",
     "pyspark": "spark",
     "tfrecord_io.testing.minihdfs": "hdfs",
+    "tfrecord_io.testing.miniyarn": "yarn",
+    "tfrecord_io.testing.standalone": "standalone",
 }
 
 
@@ -57,7 +66,8 @@ def _imported_markers(module: types.ModuleType | None) -> set[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test ``spark``, ``hdfs`` and/or ``tensorflow`` from what it uses."""
+    """Mark each test ``spark``, ``hdfs``, ``tensorflow``, ``yarn``, ``standalone`` from what it
+    uses; the ``yarn`` and ``standalone`` tests go last, grouped."""
     by_module: dict[str, set[str]] = {}
     for item in items:
         module = getattr(item, "module", None)
@@ -70,8 +80,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             markers.add("spark")
         if fixtures & _HDFS_FIXTURES:
             markers.add("hdfs")
+        markers.update(_CLUSTER_FIXTURES[f] for f in fixtures if f in _CLUSTER_FIXTURES)
+        if markers & {"yarn", "standalone"}:
+            markers.update({"spark", "hdfs"})
         for name in sorted(markers):
             item.add_marker(name)
+    # Stable sort: everything else, then the yarn tests, then the standalone ones.
+    items.sort(key=lambda i: (i.get_closest_marker("standalone") is not None) * 2
+               + (i.get_closest_marker("yarn") is not None))
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,8 @@ __all__ = [
     "InputError",
     "MnistError",
     "MiniHdfsError",
+    "MiniYarnError",
+    "StandaloneClusterError",
     "ModelError",
     "TensorBoardError",
     "ClusterError",
@@ -163,6 +165,17 @@ class MnistError(TFRecordError):
 
 class MiniHdfsError(TFRecordError):
     """The mini HDFS could not be started, or a command to it failed."""
+
+
+class MiniYarnError(TFRecordError):
+    """The test YARN cluster (:mod:`tfrecord_io.testing.miniyarn`) could not be started, or a
+    command to it failed. The message names its log."""
+
+
+class StandaloneClusterError(TFRecordError):
+    """The test Spark standalone cluster (:mod:`tfrecord_io.testing.standalone`) could not be
+    set up: not root, no ``ip`` command, a Master or Worker that did not start. The message says
+    which and where its log is."""
 
 
 class ModelError(TFRecordError):

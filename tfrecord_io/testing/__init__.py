@@ -1,7 +1,11 @@
-"""Test helpers for tfrecord-io and its users: real services started on loopback.
+"""Test helpers for tfrecord-io and its users: real services started for tests.
 
 :mod:`tfrecord_io.testing.minihdfs` starts a whole HDFS (NameNode with WebHDFS, DataNodes) in one
 JVM for tests, and for developers by hand with ``python -m tfrecord_io.testing.minihdfs``.
+:mod:`tfrecord_io.testing.miniyarn` starts a YARN (ResourceManager, NodeManagers) with its HDFS
+in one JVM (``python -m tfrecord_io.testing.miniyarn``); both run through
+:mod:`tfrecord_io.testing.childjvm`. :mod:`tfrecord_io.testing.standalone` runs a Spark
+standalone cluster whose Workers are hosts on a virtual network (Linux network namespaces; root).
 """
 
 from __future__ import annotations

@@ -74,6 +74,8 @@ class MiniHdfs:
         java: the ``java`` executable.
         jvm_options: extra JVM options, after the defaults.
         startup_timeout: seconds to wait for the cluster to be ready.
+        host: the address every server binds and is known by (127.0.0.1 by default; a bridge
+            address makes the cluster reachable from network namespaces on that bridge).
 
     Attributes (once started):
         url: ``hdfs://127.0.0.1:PORT``, the NameNode RPC URL (what Spark/Hadoop use).
@@ -99,6 +101,7 @@ class MiniHdfs:
         java: str | None = None,
         jvm_options: Sequence[str] = (),
         startup_timeout: float = 120.0,
+        host: str = "127.0.0.1",
     ) -> None:
         self._own_base = base_dir is None
         self.base_dir = Path(base_dir) if base_dir is not None else None
@@ -112,6 +115,7 @@ class MiniHdfs:
         self.java = java or _find_java()
         self.jvm_options = tuple(jvm_options)
         self.startup_timeout = startup_timeout
+        self.host = host
         self._proc: subprocess.Popen[str] | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._lock = threading.Lock()
@@ -146,6 +150,8 @@ class MiniHdfs:
             str(self.rpc_port),
             "--http-port",
             str(self.http_port),
+            "--host",
+            self.host,
         ]
         if self.replication is not None:
             args += ["--replication", str(self.replication)]

@@ -21,13 +21,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A whole HDFS in one JVM, for tests and for developers: a MiniDFSCluster with one NameNode (RPC and
- * HTTP with WebHDFS) and N DataNodes, every server bound to 127.0.0.1.
+ * HTTP with WebHDFS) and N DataNodes, every server bound to one address: 127.0.0.1 unless {@code
+ * --host} names another (such as a bridge that network namespaces reach).
  *
  * <p>Usage:
  *
  * <pre>
  *   java -cp CLASSPATH org.tfrecordio.minihdfs.MiniHdfs --base-dir DIR [--conf-dir DIR]
  *       [--datanodes N] [--replication R] [--rpc-port P] [--http-port P] [--block-size BYTES]
+ *       [--host ADDRESS]
  * </pre>
  *
  * <p>When the cluster is up, one line is printed on stdout:
@@ -53,7 +55,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * BASE/minihdfs.log}, never to stdout.
  */
 public final class MiniHdfs {
-  private static final String LOOPBACK = "127.0.0.1";
+  /** The address servers bind by default. */
+  public static final String LOOPBACK = "127.0.0.1";
   private static final PrintStream OUT =
       new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
           StandardCharsets.UTF_8);
@@ -76,6 +79,7 @@ public final class MiniHdfs {
     int rpcPort = 0;
     int httpPort = 0;
     long blockSize = 0;
+    String host = LOOPBACK;
   }
 
   private MiniHdfs(Options opts) {
@@ -90,7 +94,7 @@ public final class MiniHdfs {
       System.err.println("minihdfs: " + e.getMessage());
       System.err.println(
           "usage: MiniHdfs --base-dir DIR [--conf-dir DIR] [--datanodes N] [--replication R]"
-              + " [--rpc-port P] [--http-port P] [--block-size BYTES]");
+              + " [--rpc-port P] [--http-port P] [--block-size BYTES] [--host ADDRESS]");
       System.exit(2);
       return;
     }
@@ -147,6 +151,9 @@ public final class MiniHdfs {
           break;
         case "--block-size":
           o.blockSize = Long.parseLong(v);
+          break;
+        case "--host":
+          o.host = v;
           break;
         default:
           throw new IllegalArgumentException("unknown option " + a);
@@ -212,25 +219,7 @@ public final class MiniHdfs {
     conf.setBoolean("dfs.permissions.enabled", true);
     conf.setBoolean("dfs.webhdfs.enabled", true);
     conf.set("hadoop.security.authentication", "simple");
-    // Everything on loopback, and DataNodes known by 127.0.0.1 so that WebHDFS redirects and
-    // block locations point at 127.0.0.1, never at the machine's host name.
-    conf.set("dfs.namenode.rpc-bind-host", LOOPBACK);
-    conf.set("dfs.namenode.http-bind-host", LOOPBACK);
-    conf.set("dfs.datanode.address", LOOPBACK + ":0");
-    conf.set("dfs.datanode.http.address", LOOPBACK + ":0");
-    conf.set("dfs.datanode.ipc.address", LOOPBACK + ":0");
-    conf.set("dfs.datanode.hostname", LOOPBACK);
-    conf.setBoolean("dfs.datanode.use.datanode.hostname", false);
-    conf.setBoolean("dfs.client.use.datanode.hostname", false);
-    conf.setBoolean("dfs.namenode.datanode.registration.ip-hostname-check", false);
-    // Quick heartbeats so a restarted DataNode registers fast and a dead one is noticed in ~12 s.
-    conf.setLong("dfs.heartbeat.interval", 1);
-    conf.setInt("dfs.namenode.heartbeat.recheck-interval", 1000);
-    // Tests need a usable cluster at once: no safe mode wait for block reports.
-    conf.setInt("dfs.namenode.safemode.extension", 0);
-    // Fast, bounded client retries inside the JVM (used by waitActive and the like).
-    conf.setInt("ipc.client.connect.max.retries", 3);
-    conf.setInt("ipc.client.connect.max.retries.on.timeouts", 3);
+    bindTo(conf, opts.host);
 
     org.apache.hadoop.hdfs.MiniDFSCluster.Builder b =
         new org.apache.hadoop.hdfs.MiniDFSCluster.Builder(conf, opts.baseDir.resolve("data").toFile())
@@ -252,13 +241,41 @@ public final class MiniHdfs {
     OUT.println("MINIHDFS READY " + readyJson(secs));
   }
 
+  /**
+   * Sets a MiniDFSCluster's configuration so that every server binds {@code host} and is known by
+   * it (WebHDFS redirects and block locations name {@code host}, never the machine's host name),
+   * with quick heartbeats (a dead DataNode noticed in ~12 s), no safe mode wait, and bounded
+   * client retries. Used by this class and by other test clusters that hold an HDFS.
+   */
+  public static void bindTo(org.apache.hadoop.conf.Configuration conf, String host) {
+    if (!host.equals(LOOPBACK)) {
+      // MiniDFSCluster names the NameNode "localhost" to its DataNodes: make Hadoop resolve that
+      // name to the address the NameNode binds.
+      org.apache.hadoop.net.NetUtils.addStaticResolution("localhost", host);
+    }
+    conf.set("dfs.namenode.rpc-bind-host", host);
+    conf.set("dfs.namenode.http-bind-host", host);
+    conf.set("dfs.datanode.address", host + ":0");
+    conf.set("dfs.datanode.http.address", host + ":0");
+    conf.set("dfs.datanode.ipc.address", host + ":0");
+    conf.set("dfs.datanode.hostname", host);
+    conf.setBoolean("dfs.datanode.use.datanode.hostname", false);
+    conf.setBoolean("dfs.client.use.datanode.hostname", false);
+    conf.setBoolean("dfs.namenode.datanode.registration.ip-hostname-check", false);
+    conf.setLong("dfs.heartbeat.interval", 1);
+    conf.setInt("dfs.namenode.heartbeat.recheck-interval", 1000);
+    conf.setInt("dfs.namenode.safemode.extension", 0);
+    conf.setInt("ipc.client.connect.max.retries", 3);
+    conf.setInt("ipc.client.connect.max.retries.on.timeouts", 3);
+  }
+
   private String rpcUrl() {
-    return "hdfs://" + LOOPBACK + ":" + cluster.getNameNodePort();
+    return "hdfs://" + opts.host + ":" + cluster.getNameNodePort();
   }
 
   private String httpAddr() {
     InetSocketAddress a = cluster.getNameNode().getHttpAddress();
-    return LOOPBACK + ":" + a.getPort();
+    return opts.host + ":" + a.getPort();
   }
 
   private String readyJson(double startSeconds) {
@@ -281,9 +298,9 @@ public final class MiniHdfs {
         sb.append(", ");
       }
       sb.append("{\"index\": ").append(i);
-      sb.append(", \"xfer\": ").append(q(LOOPBACK + ":" + dn.getXferPort()));
-      sb.append(", \"http\": ").append(q(LOOPBACK + ":" + dn.getInfoPort()));
-      sb.append(", \"ipc\": ").append(q(LOOPBACK + ":" + dn.getIpcPort()));
+      sb.append(", \"xfer\": ").append(q(opts.host + ":" + dn.getXferPort()));
+      sb.append(", \"http\": ").append(q(opts.host + ":" + dn.getInfoPort()));
+      sb.append(", \"ipc\": ").append(q(opts.host + ":" + dn.getIpcPort()));
       sb.append('}');
     }
     sb.append("]}");
@@ -313,7 +330,7 @@ public final class MiniHdfs {
     core.put("ipc.client.connect.max.retries.on.timeouts", "3");
     Map<String, String> hdfs = new LinkedHashMap<>();
     hdfs.put("dfs.replication", Integer.toString(opts.replication));
-    hdfs.put("dfs.namenode.rpc-address", LOOPBACK + ":" + cluster.getNameNodePort());
+    hdfs.put("dfs.namenode.rpc-address", opts.host + ":" + cluster.getNameNodePort());
     hdfs.put("dfs.namenode.http-address", httpAddr());
     hdfs.put("dfs.webhdfs.enabled", "true");
     hdfs.put("dfs.client.use.datanode.hostname", "false");
@@ -325,7 +342,8 @@ public final class MiniHdfs {
     writeSite(opts.confDir.resolve("hdfs-site.xml"), hdfs);
   }
 
-  private static void writeSite(Path file, Map<String, String> props) throws IOException {
+  /** Writes a Hadoop {@code *-site.xml} file (atomically). */
+  public static void writeSite(Path file, Map<String, String> props) throws IOException {
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
     try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
       w.write("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");

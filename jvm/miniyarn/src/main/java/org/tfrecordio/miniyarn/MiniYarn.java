@@ -1,0 +1,341 @@
+package org.tfrecordio.miniyarn;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.tfrecordio.minihdfs.MiniHdfs;
+
+/**
+ * A YARN cluster with its HDFS in one JVM, for tests and for developers: a MiniDFSCluster (one
+ * NameNode, N DataNodes) and a MiniYARNCluster (one ResourceManager, M NodeManagers), every server
+ * bound to 127.0.0.1 and known by it.
+ *
+ * <p>The NodeManagers check the physical memory of each container's process tree, as production
+ * clusters without cgroups do: a container that grows past its size is killed (strict cgroup
+ * enforcement off, monitoring on; virtual memory not checked).
+ *
+ * <p>Usage:
+ *
+ * <pre>
+ *   java -cp CLASSPATH org.tfrecordio.miniyarn.MiniYarn --base-dir DIR [--conf-dir DIR]
+ *       [--nodemanagers M] [--nm-memory-mb MB] [--nm-vcores N] [--datanodes N]
+ * </pre>
+ *
+ * <p>When the cluster is up, one line is printed on stdout: {@code MINIYARN READY {json}}, whose
+ * {@code conf_dir} holds core-site.xml, hdfs-site.xml and yarn-site.xml for {@code
+ * HADOOP_CONF_DIR}. Then commands are read from stdin, one per line, each answered by one line
+ * {@code OK ...} or {@code ERROR ...}: {@code ping}; {@code containers} (the number of containers
+ * the NodeManagers hold now); {@code shutdown}. End of input and SIGTERM shut the cluster down too,
+ * which kills every container. Hadoop's log goes to {@code BASE/miniyarn.log}.
+ */
+public final class MiniYarn {
+  private static final String HOST = MiniHdfs.LOOPBACK;
+  private static final PrintStream OUT =
+      new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
+          StandardCharsets.UTF_8);
+
+  private final Options opts;
+  private final AtomicBoolean stopped = new AtomicBoolean(false);
+  private org.apache.hadoop.hdfs.MiniDFSCluster hdfs;
+  private org.apache.hadoop.yarn.server.MiniYARNCluster yarn;
+
+  static final class Options {
+    Path baseDir;
+    Path confDir;
+    int nodeManagers = 2;
+    int nmMemoryMb = 4096;
+    int nmVcores = 4;
+    int dataNodes = 1;
+  }
+
+  private MiniYarn(Options opts) {
+    this.opts = opts;
+  }
+
+  public static void main(String[] args) throws Exception {
+    Options opts;
+    try {
+      opts = parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("miniyarn: " + e.getMessage());
+      System.err.println(
+          "usage: MiniYarn --base-dir DIR [--conf-dir DIR] [--nodemanagers M] [--nm-memory-mb MB]"
+              + " [--nm-vcores N] [--datanodes N]");
+      System.exit(2);
+      return;
+    }
+    Files.createDirectories(opts.baseDir);
+    Files.createDirectories(opts.confDir);
+    configureLogging(opts.baseDir);
+
+    MiniYarn mini = new MiniYarn(opts);
+    Runtime.getRuntime().addShutdownHook(new Thread(mini::stop, "miniyarn-shutdown"));
+    try {
+      mini.start();
+    } catch (Throwable t) {
+      System.err.println("miniyarn: failed to start: " + t);
+      t.printStackTrace();
+      mini.stop();
+      System.exit(1);
+      return;
+    }
+    mini.commandLoop();
+    mini.stop();
+    System.exit(0);
+  }
+
+  static Options parse(String[] args) {
+    Options o = new Options();
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (a.equals("-h") || a.equals("--help")) {
+        throw new IllegalArgumentException("help");
+      }
+      if (i + 1 >= args.length) {
+        throw new IllegalArgumentException("missing value for " + a);
+      }
+      String v = args[++i];
+      switch (a) {
+        case "--base-dir":
+          o.baseDir = Paths.get(v).toAbsolutePath();
+          break;
+        case "--conf-dir":
+          o.confDir = Paths.get(v).toAbsolutePath();
+          break;
+        case "--nodemanagers":
+          o.nodeManagers = Integer.parseInt(v);
+          break;
+        case "--nm-memory-mb":
+          o.nmMemoryMb = Integer.parseInt(v);
+          break;
+        case "--nm-vcores":
+          o.nmVcores = Integer.parseInt(v);
+          break;
+        case "--datanodes":
+          o.dataNodes = Integer.parseInt(v);
+          break;
+        default:
+          throw new IllegalArgumentException("unknown option " + a);
+      }
+    }
+    if (o.baseDir == null) {
+      throw new IllegalArgumentException("--base-dir is required");
+    }
+    if (o.confDir == null) {
+      o.confDir = o.baseDir.resolve("conf");
+    }
+    if (o.nodeManagers < 1 || o.dataNodes < 1) {
+      throw new IllegalArgumentException("--nodemanagers and --datanodes must be at least 1");
+    }
+    return o;
+  }
+
+  private static void configureLogging(Path baseDir) throws IOException {
+    Path logFile = baseDir.resolve("miniyarn.log");
+    String text =
+        String.join(
+            "\n",
+            "log4j.rootLogger=INFO, file",
+            "log4j.appender.file=org.apache.log4j.RollingFileAppender",
+            "log4j.appender.file.File=" + logFile.toString().replace("\\", "/"),
+            "log4j.appender.file.MaxFileSize=20MB",
+            "log4j.appender.file.MaxBackupIndex=1",
+            "log4j.appender.file.layout=org.apache.log4j.PatternLayout",
+            "log4j.appender.file.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n",
+            "log4j.logger.org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace=WARN",
+            "log4j.logger.org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit=WARN",
+            "log4j.logger.org.apache.hadoop.hdfs.StateChange=WARN",
+            "log4j.logger.BlockStateChange=WARN",
+            "log4j.logger.org.apache.hadoop.metrics2=WARN",
+            "log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR",
+            "");
+    Path props = baseDir.resolve("log4j.properties");
+    Files.write(props, text.getBytes(StandardCharsets.UTF_8));
+    System.setProperty("log4j.configuration", props.toUri().toString());
+    System.setProperty("hadoop.log.dir", baseDir.toString());
+    // MiniYARNCluster's work directories (Hadoop's test helpers default to ./target/test/data).
+    System.setProperty("test.build.data", baseDir.resolve("yarn").toString());
+    System.setProperty("test.build.dir", baseDir.resolve("yarn").toString());
+  }
+
+  private void start() throws Exception {
+    long t0 = System.nanoTime();
+    org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.hdfs.HdfsConfiguration();
+    conf.set("hadoop.tmp.dir", opts.baseDir.resolve("tmp").toString());
+    conf.setInt("dfs.replication", 1);
+    conf.set("hadoop.security.authentication", "simple");
+    // Whoever runs Spark may write anywhere: permissions off (the HDFS tests check them).
+    conf.setBoolean("dfs.permissions.enabled", false);
+    MiniHdfs.bindTo(conf, HOST);
+    hdfs =
+        new org.apache.hadoop.hdfs.MiniDFSCluster.Builder(conf, opts.baseDir.resolve("hdfs").toFile())
+            .numDataNodes(opts.dataNodes)
+            .format(true)
+            .checkExitOnShutdown(false)
+            .checkDataNodeAddrConfig(true)
+            .checkDataNodeHostConfig(true)
+            .build();
+    hdfs.waitActive();
+    String defaultFs = "hdfs://" + HOST + ":" + hdfs.getNameNodePort();
+
+    org.apache.hadoop.yarn.conf.YarnConfiguration y =
+        new org.apache.hadoop.yarn.conf.YarnConfiguration(conf);
+    y.set("fs.defaultFS", defaultFs);
+    y.set("yarn.resourcemanager.hostname", HOST);
+    y.set("yarn.nodemanager.hostname", HOST);
+    y.set("yarn.resourcemanager.bind-host", HOST);
+    y.set("yarn.nodemanager.bind-host", HOST);
+    y.set("yarn.timeline-service.hostname", HOST);
+    y.setBoolean("yarn.timeline-service.enabled", false);
+    // Physical memory of each container's process tree checked every second; a container past
+    // its size is killed. (MiniYARNCluster turns both checks off unless told to monitor; strict
+    // enforcement would need cgroups.)
+    y.setBoolean("yarn.minicluster.control-resource-monitoring", true);
+    y.setBoolean("yarn.nodemanager.pmem-check-enabled", true);
+    y.setBoolean("yarn.nodemanager.vmem-check-enabled", false);
+    y.setBoolean("yarn.nodemanager.resource.memory.enforced", false);
+    y.setLong("yarn.nodemanager.container-monitor.interval-ms", 1000);
+    y.setInt("yarn.nodemanager.resource.memory-mb", opts.nmMemoryMb);
+    y.setInt("yarn.nodemanager.resource.cpu-vcores", opts.nmVcores);
+    y.setInt("yarn.scheduler.minimum-allocation-mb", 128);
+    y.setInt("yarn.scheduler.maximum-allocation-mb", opts.nmMemoryMb);
+    y.setInt("yarn.scheduler.maximum-allocation-vcores", opts.nmVcores);
+    // Containers see the JVM and the Python of whoever submits (PYSPARK_PYTHON comes per app).
+    y.set("yarn.nodemanager.env-whitelist", "JAVA_HOME,PATH,LANG,TZ,HADOOP_CONF_DIR");
+    y.setLong("yarn.nodemanager.delete.debug-delay-sec", 0);
+    y.setInt("yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 100);
+    y.setBoolean("yarn.nodemanager.disk-health-checker.enable", false);
+    // Application logs stay in the NodeManagers' log dirs (no aggregation service here).
+    y.setBoolean("yarn.log-aggregation-enable", false);
+
+    yarn = new org.apache.hadoop.yarn.server.MiniYARNCluster("miniyarn", opts.nodeManagers, 1, 1);
+    yarn.init(y);
+    yarn.start();
+    if (!yarn.waitForNodeManagersToConnect(60_000)) {
+      throw new IOException("the NodeManagers did not register with the ResourceManager in 60 s");
+    }
+    writeClientConf(defaultFs, yarn.getConfig());
+    double secs = (System.nanoTime() - t0) / 1e9;
+    OUT.println("MINIYARN READY " + readyJson(defaultFs, yarn.getConfig(), secs));
+  }
+
+  private void writeClientConf(String defaultFs, org.apache.hadoop.conf.Configuration y)
+      throws IOException {
+    Map<String, String> core = new LinkedHashMap<>();
+    core.put("fs.defaultFS", defaultFs);
+    core.put("hadoop.security.authentication", "simple");
+    core.put("ipc.client.connect.max.retries", "3");
+    core.put("ipc.client.connect.max.retries.on.timeouts", "3");
+    Map<String, String> hdfsSite = new LinkedHashMap<>();
+    hdfsSite.put("dfs.replication", "1");
+    hdfsSite.put("dfs.namenode.rpc-address", HOST + ":" + hdfs.getNameNodePort());
+    hdfsSite.put("dfs.client.use.datanode.hostname", "false");
+    Map<String, String> yarnSite = new LinkedHashMap<>();
+    for (String key :
+        new String[] {
+          "yarn.resourcemanager.hostname",
+          "yarn.resourcemanager.address",
+          "yarn.resourcemanager.scheduler.address",
+          "yarn.resourcemanager.resource-tracker.address",
+          "yarn.resourcemanager.admin.address",
+          "yarn.resourcemanager.webapp.address",
+          "yarn.scheduler.minimum-allocation-mb",
+          "yarn.scheduler.maximum-allocation-mb",
+          "yarn.timeline-service.enabled",
+        }) {
+      String value = y.get(key);
+      if (value != null) {
+        yarnSite.put(key, value);
+      }
+    }
+    MiniHdfs.writeSite(opts.confDir.resolve("core-site.xml"), core);
+    MiniHdfs.writeSite(opts.confDir.resolve("hdfs-site.xml"), hdfsSite);
+    MiniHdfs.writeSite(opts.confDir.resolve("yarn-site.xml"), yarnSite);
+  }
+
+  private String readyJson(
+      String defaultFs, org.apache.hadoop.conf.Configuration y, double startSeconds) {
+    StringBuilder sb = new StringBuilder("{");
+    sb.append("\"hdfs\": ").append(q(defaultFs));
+    sb.append(", \"resourcemanager\": ").append(q(y.get("yarn.resourcemanager.address")));
+    sb.append(", \"webapp\": ").append(q("http://" + y.get("yarn.resourcemanager.webapp.address")));
+    sb.append(", \"conf_dir\": ").append(q(opts.confDir.toString()));
+    sb.append(", \"base_dir\": ").append(q(opts.baseDir.toString()));
+    sb.append(", \"log\": ").append(q(opts.baseDir.resolve("miniyarn.log").toString()));
+    sb.append(", \"nodemanagers\": ").append(opts.nodeManagers);
+    sb.append(", \"nm_memory_mb\": ").append(opts.nmMemoryMb);
+    sb.append(", \"start_seconds\": ").append(String.format(Locale.ROOT, "%.3f", startSeconds));
+    return sb.append('}').toString();
+  }
+
+  private static String q(String s) {
+    return "\"" + String.valueOf(s).replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+  }
+
+  /** Containers the NodeManagers hold now, whatever their state. */
+  private int containers() {
+    int n = 0;
+    for (int i = 0; i < opts.nodeManagers; i++) {
+      n += yarn.getNodeManager(i).getNMContext().getContainers().size();
+    }
+    return n;
+  }
+
+  private void commandLoop() throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      line = line.trim();
+      if (line.isEmpty()) {
+        continue;
+      }
+      try {
+        switch (line) {
+          case "ping":
+            OUT.println("OK pong");
+            break;
+          case "containers":
+            OUT.println("OK " + containers());
+            break;
+          case "shutdown":
+            stop();
+            OUT.println("OK shutdown");
+            return;
+          default:
+            OUT.println("ERROR unknown command: " + line);
+        }
+      } catch (Exception e) {
+        OUT.println("ERROR " + line + ": " + String.valueOf(e).replace('\n', ' '));
+      }
+    }
+  }
+
+  private void stop() {
+    if (!stopped.compareAndSet(false, true)) {
+      return;
+    }
+    if (yarn != null) {
+      try {
+        yarn.stop(); // the NodeManagers kill their containers
+      } catch (Throwable t) {
+        System.err.println("miniyarn: error stopping YARN: " + t);
+      }
+    }
+    if (hdfs != null) {
+      try {
+        hdfs.shutdown(true);
+      } catch (Throwable t) {
+        System.err.println("miniyarn: error stopping HDFS: " + t);
+      }
+    }
+  }
+}

@@ -1,0 +1,68 @@
+"""Node programs (``main_fun``) of the tests on real cluster managers (tests/yarn,
+tests/standalone). Pickled by value (see those conftest.py files), so the executors and node
+processes need not import this module."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+
+
+def read_train_save(args, ctx):
+    """Reads this worker's share of the records at args["paths"] (``ctx.dataset``), trains a
+    tiny model in sync, writes the records it read to OUT/worker-INDEX.json, and the chief saves
+    the model to args["model"]. With args["slow"], waits that long per record."""
+    import tensorflow as tf
+
+    import tfrecord_io.tf as tfr
+
+    tfr.register_filesystems()
+    strategy = ctx.strategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Input((1,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")
+    read = []
+    for record in ctx.dataset(args["paths"]):
+        read.append(record.numpy().decode())
+        time.sleep(args.get("slow", 0.0))
+    # The same steps on every worker (the strategy's collectives pair them up): a fixed set.
+    x = tf.reshape(tf.range(32, dtype=tf.float32), (32, 1))
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    data = tf.data.Dataset.from_tensor_slices((x, 2 * x)).batch(8).with_options(options)
+    model.fit(data, epochs=2, verbose=0)
+    print(f"{ctx.job_name}:{ctx.task_index} read {len(read)} records", flush=True)
+    with open(os.path.join(args["out"], f"worker-{ctx.task_index}.json"), "w") as f:
+        json.dump({"read": read, "cluster_spec": ctx.cluster_spec, "pid": os.getpid(),
+                   "container": os.environ.get("CONTAINER_ID")}, f)
+    # Every worker saves, in the same format (MultiWorkerMirroredStrategy pairs up the
+    # collectives of saving); the chief's goes to args["model"], the others' to a scratch dir.
+    target = args["model"] if ctx.is_chief else os.path.join(tempfile.mkdtemp(), "model.keras")
+    model.save(target)
+
+
+def raise_on(args, ctx):
+    """The node named args["node"] raises after args["delay"] s; the others wait (at most 300 s)
+    to be stopped."""
+    if f"{ctx.job_name}:{ctx.task_index}" == args["node"]:
+        time.sleep(args.get("delay", 0.0))
+        raise ValueError(f"planned failure on {ctx.job_name}:{ctx.task_index}")
+    time.sleep(300)
+
+
+def train_until_stopped(args, ctx):
+    """Sync training steps (one all-reduce each) for at most 600 s; OUT/worker-INDEX.started
+    says that the first step is done."""
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    deadline = time.monotonic() + 600
+    step = 0
+    while time.monotonic() < deadline:
+        strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), None)
+        step += 1
+        if step == 1:
+            open(os.path.join(args["out"], f"worker-{ctx.task_index}.started"), "w").close()
+        time.sleep(0.05)

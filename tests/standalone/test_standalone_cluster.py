@@ -1,0 +1,110 @@
+"""cluster.run on a Spark standalone cluster whose Workers are separate hosts (network
+namespaces): the nodes' servers bind addresses the other hosts reach, training reads every HDFS
+record once, and a network partition fails the run, naming the node, without hanging."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+
+import manager_programs
+import psutil
+import pytest
+from pyspark.sql import functions as F
+
+from tfrecord_io import cluster, records
+from tfrecord_io.errors import ClusterError
+
+SIZES = [30, 20, 25, 35]
+
+
+def node_processes(cluster_name: str) -> list[psutil.Process]:
+    """Live processes whose command line names the cluster: its node processes."""
+    return [p for p in psutil.process_iter(["cmdline", "status"])
+            if p.info["status"] != psutil.STATUS_ZOMBIE
+            and any(cluster_name in part for part in p.info["cmdline"] or [])]
+
+
+@pytest.fixture(scope="module")
+def hdfs_input(standalone_hdfs):
+    base = f"{standalone_hdfs.url}/cluster/input"
+    expected = []
+    for i, n in enumerate(SIZES):
+        recs = [f"file{i}-record{j:03d}" for j in range(n)]
+        records.write(f"{base}/part-{i:05d}.tfrecord", [r.encode() for r in recs])
+        expected += recs
+    return base, expected
+
+
+@pytest.fixture(scope="module")
+def trained(standalone_spark, standalone_hdfs, hdfs_input, tmp_path_factory):
+    base, expected = hdfs_input
+    out = tmp_path_factory.mktemp("standalone-sync")
+    c = cluster.run(standalone_spark.sparkContext, manager_programs.read_train_save,
+                    {"out": str(out), "paths": base,
+                     "model": f"{standalone_hdfs.url}/cluster/model.keras"},
+                    mode="sync", num_workers=2, keras="legacy")
+    with c:
+        c.wait(timeout=600)
+    return {"workers": [json.loads((out / f"worker-{i}.json").read_text()) for i in range(2)],
+            "expected": expected, "control": c.control_address, "left": node_processes(c.name)}
+
+
+def test_the_executors_run_on_the_two_namespaced_hosts(standalone_spark, network):
+    namespaces = set(standalone_spark.sparkContext.parallelize(range(8), 8).map(
+        lambda _: __import__("subprocess").run(["ip", "netns", "identify"], capture_output=True,
+                                               text=True).stdout.strip()).collect())
+    assert namespaces == {h.namespace for h in network.hosts}
+
+
+def test_every_hdfs_record_is_read_exactly_once_across_the_hosts(trained):
+    read = trained["workers"][0]["read"] + trained["workers"][1]["read"]
+    assert sorted(read) == sorted(trained["expected"])
+
+
+def test_the_node_servers_bind_the_hosts_addresses_not_loopback(trained, network):
+    spec = trained["workers"][0]["cluster_spec"]["worker"]
+    assert sorted(a.rsplit(":", 1)[0] for a in spec) == sorted(h.address for h in network.hosts)
+    assert trained["control"].rsplit(":", 1)[0] == network.gateway
+
+
+def test_no_node_process_is_left(trained):
+    assert trained["left"] == []
+
+
+def test_tfrecord_round_trip_through_hdfs(standalone_spark, standalone_hdfs):
+    path = f"{standalone_hdfs.url}/source/people"
+    df = standalone_spark.range(200).withColumn("bucket", (F.col("id") % 4).cast("int"))
+    df.repartition(4).write.format("tfrecord").partitionBy("bucket").save(path)
+    back = standalone_spark.read.format("tfrecord").load(path)
+    assert back.count() == 200
+    assert sorted(r.id for r in back.where("bucket = 3").collect()) == list(range(3, 200, 4))
+
+
+def test_a_network_partition_fails_the_run_naming_the_node(standalone_spark, network, tmp_path):
+    """Host 1's cable is pulled while the nodes train: ClusterError within 60 s, naming a node."""
+    c = cluster.run(standalone_spark.sparkContext, manager_programs.train_until_stopped,
+                    {"out": str(tmp_path)}, num_workers=2)
+    host = network.hosts[1]
+    try:
+        deadline = time.monotonic() + 180
+        while len(list(tmp_path.glob("worker-*.started"))) < 2:
+            assert time.monotonic() < deadline, "the nodes did not start training"
+            time.sleep(0.5)
+        host.set_link(up=False)
+        cut = time.monotonic()
+        with pytest.raises(ClusterError) as failure:
+            c.wait(timeout=120)
+        assert time.monotonic() - cut < 60
+        # The node that notices first is named: the cut one's peer, whose collective times
+        # out, or the cut one, whose connection the driver loses.
+        assert re.match(r"worker:[01] ", str(failure.value))
+    finally:
+        host.set_link(up=True)
+        stopper = threading.Thread(target=c.shutdown, daemon=True)
+        stopper.start()
+        stopper.join(90)
+        assert not stopper.is_alive(), "shutdown hung"
+    assert node_processes(c.name) == []

@@ -1,0 +1,201 @@
+"""A service of the tests in a child JVM: it prints one ``NAME READY {json}`` line when up,
+answers commands read on its stdin with one ``OK ...`` or ``ERROR ...`` line each, and shuts down
+when its stdin closes, so it never outlives the Python process that started it (every running one
+is also stopped at interpreter exit).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ChildJvm", "find_java", "tail"]
+
+# Variables of the parent that must not change who the services run as, or what they read.
+SCRUBBED_ENV = (
+    "HADOOP_USER_NAME",
+    "HADOOP_PROXY_USER",
+    "HADOOP_CONF_DIR",
+    "HADOOP_TOKEN_FILE_LOCATION",
+    "CLASSPATH",
+)
+# C1 only and the serial GC: a Hadoop mini cluster starts about twice as fast on a busy machine.
+DEFAULT_JVM_OPTIONS = (
+    "-XX:TieredStopAtLevel=1",
+    "-XX:+UseSerialGC",
+    "-Djava.net.preferIPv4Stack=true",
+    "-Djava.awt.headless=true",
+)
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    """The last ``lines`` lines of a (log) file, or "" when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 16384))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def find_java() -> str | None:
+    """``$JAVA_HOME/bin/java``, else ``java`` on PATH, else None."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").is_file():
+        return str(Path(home) / "bin" / "java")
+    return shutil.which("java")
+
+
+class ChildJvm:
+    """One child JVM speaking the READY/command protocol above.
+
+    Args:
+        name: the word before ``READY`` on its ready line (``MINIYARN``...).
+        args: the whole command line (java, options, main class, arguments).
+        stderr_path: where its stderr goes.
+        error: the exception type raised, called with a message.
+        logs: files whose tails go into error messages.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        args: Sequence[str],
+        stderr_path: Path,
+        error: Callable[[str], Exception],
+        logs: Sequence[Path] = (),
+    ) -> None:
+        self._ready = f"{name} READY "
+        self._args = list(args)
+        self._stderr_path = stderr_path
+        self._error = error
+        self._logs = [stderr_path, *logs]
+        self._proc: subprocess.Popen[str] | None = None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._lock = threading.Lock()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        """Whether the JVM is alive."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self, timeout: float) -> dict[str, Any]:
+        """Runs the JVM and returns the JSON of its ready line (stops it on failure)."""
+        env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+        t0 = time.monotonic()
+        with open(self._stderr_path, "wb") as stderr:
+            try:
+                self._proc = subprocess.Popen(
+                    self._args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                    env=env, text=True, encoding="utf-8", bufsize=1,
+                    start_new_session=True,  # Ctrl-C in a terminal goes to Python, which stops us
+                )
+            except OSError as e:
+                raise self._error(f"could not run {self._args[0]!r}: {e}") from e
+        threading.Thread(target=self._pump, args=(self._proc,), daemon=True).start()
+        _LIVE.add(self)
+        try:
+            return self._wait_ready(t0 + timeout, timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _pump(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)
+
+    def failure(self, what: str) -> Exception:
+        """The error to raise for ``what``, with the tails of the JVM's logs."""
+        parts = [what]
+        for log in self._logs:
+            text = tail(log)
+            if text:
+                parts.append(f"--- {log} (tail) ---\n{text}")
+        return self._error("\n".join(parts))
+
+    def _wait_ready(self, deadline: float, timeout: float) -> dict[str, Any]:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self.failure(f"not ready after {timeout:.0f} s")
+            try:
+                line = self._lines.get(timeout=min(remaining, 1.0))
+            except queue.Empty:
+                continue
+            if line is None:
+                assert self._proc is not None
+                raise self.failure(f"the JVM exited with code {self._proc.wait()} before ready")
+            if line.startswith(self._ready):
+                return json.loads(line[len(self._ready):])
+
+    def command(self, line: str, timeout: float = 120.0) -> str:
+        """Sends one command line and returns the text after ``OK``."""
+        with self._lock:
+            proc = self._proc
+            if proc is None or proc.stdin is None or proc.poll() is not None:
+                raise self._error("the JVM is not running")
+            proc.stdin.write(line.strip() + "\n")
+            proc.stdin.flush()
+            deadline = time.monotonic() + timeout
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise self._error(f"no answer to {line!r} in {timeout} s")
+                try:
+                    answer = self._lines.get(timeout=remaining)
+                except queue.Empty:
+                    continue
+                if answer is None:
+                    raise self.failure(f"the JVM exited while running {line!r}")
+                if answer.startswith("OK"):
+                    return answer[2:].strip()
+                if answer.startswith("ERROR"):
+                    raise self._error(f"{line!r} failed: {answer[6:]}")
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """Closes the JVM's stdin (it shuts down), then SIGTERM, then SIGKILL."""
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            try:
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        _LIVE.discard(self)
+
+
+_LIVE: set[ChildJvm] = set()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for jvm in list(_LIVE):
+        jvm.stop(timeout=15)
