@@ -46,6 +46,8 @@ SPARK_LAYER = "tfrecord_io/spark/"
 JVM_ALLOWED = {
     # Not the jar: the test HDFS runs its own JVM (jvm/minihdfs) with this main class.
     ("tfrecord_io/testing/minihdfs/classpath.py", "org.tfrecordio.minihdfs.MiniHdfs"),
+    # Nor this: the test YARN's own JVM (jvm/miniyarn).
+    ("tfrecord_io/testing/miniyarn/classpath.py", "org.tfrecordio.miniyarn.MiniYarn"),
 }
 
 # Exception types defined outside errors.py: (file, class). To remove, each.

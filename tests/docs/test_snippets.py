@@ -52,7 +52,7 @@ def snippet(name: str, hdfs_url: str | None = None) -> str:
 def run_python_snippet(name: str, hdfs_url: str | None = None) -> dict:
     """Run a Python snippet as a script run by ``python`` would; its global names."""
     namespace: dict = {"__name__": "__main__"}  # functions travel by value, as a script's do
-    exec(compile(snippet(name, hdfs_url), str(SNIPPETS / name), "exec"), namespace)  # noqa: S102
+    exec(compile(snippet(name, hdfs_url), str(SNIPPETS / name), "exec"), namespace)
     return namespace
 
 

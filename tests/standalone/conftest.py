@@ -56,7 +56,7 @@ def standalone_spark(standalone):
 
     from tfrecord_io import spark as tfs
 
-    active = SparkSession.getActiveSession() or SparkContext._active_spark_context  # noqa: SLF001
+    active = SparkSession.getActiveSession() or SparkContext._active_spark_context
     if active is not None:
         active.stop()
     session = tfs.session(

@@ -38,7 +38,7 @@ def yarn_spark(yarn):
 
     from tfrecord_io import spark as tfs
 
-    active = SparkSession.getActiveSession() or SparkContext._active_spark_context  # noqa: SLF001
+    active = SparkSession.getActiveSession() or SparkContext._active_spark_context
     if active is not None:
         active.stop()
     saved = os.environ.get("HADOOP_CONF_DIR")

@@ -61,12 +61,12 @@ class MiniYarn:
         self._classpath = classpath
         self.jvm_options = tuple(jvm_options)
         self.startup_timeout = startup_timeout
-        self._jvm: ChildJvm | None = None
+        self._child: ChildJvm | None = None
         self._info: dict[str, Any] | None = None
 
     def start(self) -> MiniYarn:
         """Starts the cluster and waits until every NodeManager has registered; returns self."""
-        if self._jvm is not None:
+        if self._child is not None:
             raise MiniYarnError("this MiniYarn is already started")
         classpath = find_classpath(self._classpath)
         if classpath is None:
@@ -88,12 +88,12 @@ class MiniYarn:
             "--nodemanagers", str(self.nodemanagers),
             "--nm-memory-mb", str(self.nm_memory_mb),
         ]
-        self._jvm = ChildJvm(
+        self._child = ChildJvm(
             "MINIYARN", args, self.base_dir / "miniyarn.stderr", MiniYarnError,
             logs=[self.base_dir / "miniyarn.log"],
         )
         try:
-            self._info = self._jvm.start(self.startup_timeout)
+            self._info = self._child.start(self.startup_timeout)
         except BaseException:
             self.stop()
             raise
@@ -101,14 +101,14 @@ class MiniYarn:
 
     def stop(self) -> None:
         """Stops YARN (killing every container) and HDFS; removes an own base directory."""
-        if self._jvm is not None:
-            self._jvm.stop()
-            self._jvm = None
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
         if self._own_base and self.base_dir is not None and self.base_dir.exists():
             shutil.rmtree(self.base_dir, ignore_errors=True)
 
     def __enter__(self) -> MiniYarn:
-        return self.start() if self._jvm is None else self
+        return self.start() if self._child is None else self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -116,10 +116,10 @@ class MiniYarn:
     @property
     def running(self) -> bool:
         """Whether the JVM is alive."""
-        return self._jvm is not None and self._jvm.running
+        return self._child is not None and self._child.running
 
     def _require(self) -> dict[str, Any]:
-        if self._info is None or self._jvm is None:
+        if self._info is None or self._child is None:
             raise MiniYarnError("the test YARN is not started")
         return self._info
 
@@ -146,8 +146,8 @@ class MiniYarn:
 
     def containers(self) -> int:
         """How many containers the NodeManagers hold now."""
-        assert self._jvm is not None
-        return int(self._jvm.command("containers"))
+        assert self._child is not None
+        return int(self._child.command("containers"))
 
     def env(self) -> dict[str, str]:
         """Environment variables that point Hadoop clients and ``spark-submit`` at this cluster."""
