@@ -58,7 +58,7 @@ MINIYARN_SRC := $(shell find jvm/miniyarn/src -type f 2>/dev/null)
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: help setup setup-python setup-jvm setup-spark35 jar tf-plugin dist publish-m2 docs test test-jvm \
+.PHONY: help setup setup-system setup-python setup-jvm setup-spark35 jar tf-plugin dist publish-m2 docs test test-jvm \
   test-python test-spark35 lint bench hdfs yarn clean distclean
 
 help:
@@ -67,8 +67,12 @@ help:
 # ---------------------------------------------------------------------------------------------
 # setup
 
-setup: setup-python setup-jvm setup-spark35
+setup: setup-system setup-python setup-jvm setup-spark35
 	@echo "make setup: done"
+
+# iproute2 (`ip`) for the standalone tests' network namespaces, from Debian's packages if missing.
+setup-system:
+	@command -v ip >/dev/null || { apt-get update -q && apt-get install -y -q iproute2; }
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
