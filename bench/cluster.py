@@ -22,7 +22,7 @@ Measured, each ``--runs`` times on one SparkContext (``--master``, default
 * **report** (a cluster of one worker, ``keras="legacy"``): inside the node, the cost of one
   ``ctx.report(step, loss=...)`` call (the median and the 99th percentile of ``--calls``
   calls, each timed alone; with a Python float and with a TensorFlow scalar, which
-  ``ctx.report`` converts), and the time of one tf-keras ``model.fit`` epoch (``--batches``
+  ``ctx.report`` converts) and of one call of the Keras callback's hooks, and the time of one tf-keras ``model.fit`` epoch (``--batches``
   batches of a small dense model) without a callback, with ``ctx.keras_callback()`` (a report
   per epoch) and with ``ctx.keras_callback(every_n_batches=1)`` (a report per batch): the
   median of ``--runs`` epochs each, taken in turns. The reports go to the driver as in any
@@ -124,6 +124,16 @@ def report_main(args: dict, ctx: cluster.NodeContext) -> None:
 
     figures = {"report float": quantiles(per_call(0.25)),
                "report tensor": quantiles(per_call(tf.constant(0.25)))}
+    hooks = ctx.keras_callback(every_n_batches=1)
+    logs = {"loss": np.float32(0.25), "accuracy": np.float32(0.5)}  # as tf-keras passes them
+    for hook in ("on_train_batch_end", "on_epoch_end"):
+        call = getattr(hooks, hook)
+        times = []
+        for i in range(args["calls"]):
+            begun = time.perf_counter_ns()
+            call(i, logs)
+            times.append((time.perf_counter_ns() - begun) / 1000)
+        figures[hook] = quantiles(times)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(args["batches"] * 32, 8)).astype(np.float32)
     data = tf.data.Dataset.from_tensor_slices((x, x.sum(axis=1))).batch(32).cache()
@@ -260,6 +270,10 @@ def report_table(figures: dict[str, list[float]], args: argparse.Namespace) -> l
         f"{figures['report float'][1]:.1f} us |",
         f"| `ctx.report(step, loss=tf.constant(0.25))` per call | "
         f"{figures['report tensor'][0]:.1f} us | {figures['report tensor'][1]:.1f} us |",
+        f"| `ctx.keras_callback(every_n_batches=1)`: `on_train_batch_end` (loss, accuracy) | "
+        f"{figures['on_train_batch_end'][0]:.1f} us | {figures['on_train_batch_end'][1]:.1f} us |",
+        f"| `ctx.keras_callback()`: `on_epoch_end` (loss, accuracy) | "
+        f"{figures['on_epoch_end'][0]:.1f} us | {figures['on_epoch_end'][1]:.1f} us |",
         "",
         "| Keras epoch | median ms | min ms | max ms | vs no callback | per batch |",
         "|---|---:|---:|---:|---:|---:|",
