@@ -13,7 +13,7 @@ from pyspark.ml.feature import VectorAssembler
 from pyspark.ml.util import DefaultParamsWriter
 
 from tfrecord_io import cluster, ml
-from tfrecord_io.ml.model import TFTrainingSummary
+from tfrecord_io.ml import TFTrainingSummary
 
 SUMMARY = TFTrainingSummary(
     cluster.Metrics([

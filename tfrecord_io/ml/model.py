@@ -1,4 +1,5 @@
-"""A trained TensorFlow model as a Spark ML ``Model``: :class:`TFModel`."""
+"""A trained TensorFlow model as a Spark ML ``Model``: :class:`TFModel`, with the
+:class:`TFTrainingSummary` of the fit that made it."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ from tfrecord_io.cluster import MetricRecord, Metrics, Result
 from tfrecord_io.ml.inference import predict
 from tfrecord_io.ml.params import InferenceParams
 
-__all__ = ["TFModel", "TFTrainingSummary", "SUMMARY_DIR"]
+__all__ = ["TFModel", "TFTrainingSummary", "TFModelWriter", "TFModelReader", "SUMMARY_DIR"]
 
-#: The subdirectory of a saved :class:`TFModel` that holds its training summary (JSON lines).
+#: The subdirectory of a saved :class:`TFModel` that holds its training summary (a JSON line).
 SUMMARY_DIR = "summary"
 
 
