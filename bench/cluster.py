@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How fast ``tfrecord_io.cluster`` starts, fails and stops, on a Spark ``local-cluster``.
+"""How fast ``tfrecord_io.cluster`` starts, fails and stops, and what ``ctx.report`` costs.
 
     .venv/bin/python bench/cluster.py                      # 3 runs of each; ~5 min on 2 cores
     .venv/bin/python bench/cluster.py --runs 5 --out bench/results-cluster.md
@@ -19,15 +19,25 @@ Measured, each ``--runs`` times on one SparkContext (``--master``, default
   returning (the nodes stopped and reaped).
 * **shutdown**: ``Cluster.shutdown()`` of a cluster whose nodes are still training (sleeping
   after their first step): how long the call takes until every node is gone.
+* **report** (a cluster of one worker, ``keras="legacy"``): inside the node, the cost of one
+  ``ctx.report(step, loss=...)`` call (the median and the 99th percentile of ``--calls``
+  calls, each timed alone; with a Python float and with a TensorFlow scalar, which
+  ``ctx.report`` converts) and of one call of the Keras callback's hooks, and the time of one tf-keras ``model.fit`` epoch (``--batches``
+  batches of a small dense model) without a callback, with ``ctx.keras_callback()`` (a report
+  per epoch) and with ``ctx.keras_callback(every_n_batches=1)`` (a report per batch): the
+  median of ``--runs`` epochs each, taken in turns. The reports go to the driver as in any
+  cluster (the driver keeps every one: ``Result.metrics``).
 
-Nodes note their times with ``time.time()`` in files of a local directory: on a
-``local-cluster`` every process shares the machine's clock. Prints a Markdown table (median,
-min and max of the runs, seconds) and writes it to ``--out``.
+Nodes note their times with ``time.time()`` (``report``: its figures) in files of a local directory: on a
+``local-cluster`` every process shares the machine's clock. Prints Markdown tables (median,
+min and max of the runs, seconds; for ``report``, microseconds and milliseconds) and writes them
+to ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import platform
@@ -95,6 +105,70 @@ def node_main(args: dict, ctx: cluster.NodeContext) -> None:
     mark("end")
 
 
+def report_main(args: dict, ctx: cluster.NodeContext) -> None:
+    """The ``report`` scenario's node: times ``ctx.report`` calls and tf-keras epochs with and
+    without ``ctx.keras_callback()``; writes the figures to ``ARGS["marks"]/report.json``."""
+    import numpy as np
+    import tensorflow as tf
+
+    def per_call(value: object) -> list[float]:
+        times = []
+        for i in range(args["calls"]):
+            begun = time.perf_counter_ns()
+            ctx.report(step=i, loss=value)
+            times.append((time.perf_counter_ns() - begun) / 1000)
+        return times
+
+    def quantiles(times: list[float]) -> list[float]:
+        return [float(np.median(times)), float(np.percentile(times, 99))]
+
+    figures = {"report float": quantiles(per_call(0.25)),
+               "report tensor": quantiles(per_call(tf.constant(0.25)))}
+    hooks = ctx.keras_callback(every_n_batches=1)
+    logs = {"loss": np.float32(0.25), "accuracy": np.float32(0.5)}  # as tf-keras passes them
+    for hook in ("on_train_batch_end", "on_epoch_end"):
+        call = getattr(hooks, hook)
+        times = []
+        for i in range(args["calls"]):
+            begun = time.perf_counter_ns()
+            call(i, logs)
+            times.append((time.perf_counter_ns() - begun) / 1000)
+        figures[hook] = quantiles(times)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(args["batches"] * 32, 8)).astype(np.float32)
+    data = tf.data.Dataset.from_tensor_slices((x, x.sum(axis=1))).batch(32).cache()
+    model = tf.keras.Sequential([tf.keras.Input(shape=(8,)),
+                                 tf.keras.layers.Dense(16, activation="relu"),
+                                 tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(data, epochs=1, verbose=0)  # untimed: traces the step, fills the cache
+    variants = {"epoch": None, "epoch keras_callback()": ctx.keras_callback(),
+                "epoch keras_callback(every_n_batches=1)": ctx.keras_callback(every_n_batches=1)}
+    epochs: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(args["runs"]):
+        for name, callback in variants.items():
+            begun = time.perf_counter()
+            model.fit(data, epochs=1, verbose=0, callbacks=[callback] if callback else [])
+            epochs[name].append(time.perf_counter() - begun)
+    for name, times in epochs.items():
+        figures[name] = [float(np.median(times)), min(times), max(times)]
+    (Path(args["marks"]) / "report.json").write_text(json.dumps(figures))
+
+
+def measure_reports(sc: object, workdir: Path, args: argparse.Namespace) -> dict[str, list[float]]:
+    """Run the ``report`` scenario once; its figures (see :func:`report_main`)."""
+    marks = workdir / f"report-{time.monotonic_ns()}"
+    marks.mkdir()
+    node_args = {"marks": str(marks), "calls": args.calls, "batches": args.batches,
+                 "runs": args.runs}
+    with cluster.run(sc, report_main, node_args, num_workers=1, keras="legacy",
+                     progress=False) as c:
+        result = c.wait(timeout=900)
+    figures = json.loads((marks / "report.json").read_text())
+    figures["reports received"] = [float(len(result.metrics))]
+    return figures
+
+
 def _marks(directory: Path, what: str) -> list[float]:
     return [float(p.read_text()) for p in directory.glob(f"{what}-*")]
 
@@ -152,9 +226,10 @@ ROWS = [
 ]
 
 
-def report(results: dict[str, list[float]], args: argparse.Namespace) -> str:
+def report(results: dict[str, list[float]], args: argparse.Namespace,
+           reports: dict[str, list[float]] | None = None) -> str:
     lines = [
-        "# tfrecord_io.cluster: start, failure and shutdown times",
+        "# tfrecord_io.cluster: start, failure and shutdown times, and what ctx.report costs",
         "",
         f"`{' '.join(['.venv/bin/python', 'bench/cluster.py', *sys.argv[1:]])}` -- "
         f"master `{args.master}`, {args.runs} runs each, {os.cpu_count()} cores, "
@@ -162,10 +237,10 @@ def report(results: dict[str, list[float]], args: argparse.Namespace) -> str:
         f"(1 min) at start {args.load_start:.1f}, at end {args.load_end:.1f}: figures from a "
         "busy machine are slower.",
         "",
-        "| what | median s | min s | max s | runs |",
-        "|---|---:|---:|---:|---:|",
     ]
-    for key, label in ROWS:
+    if results:
+        lines += ["", "| what | median s | min s | max s | runs |", "|---|---:|---:|---:|---:|"]
+    for key, label in ROWS if results else []:
         values = results.get(key, [])
         if values:
             lines.append(
@@ -174,15 +249,59 @@ def report(results: dict[str, list[float]], args: argparse.Namespace) -> str:
             )
         else:
             lines.append(f"| {label} | - | - | - | 0 |")
+    if reports:
+        lines += report_table(reports, args)
     return "\n".join(lines) + "\n"
+
+
+def report_table(figures: dict[str, list[float]], args: argparse.Namespace) -> list[str]:
+    """The ``report`` scenario's rows."""
+    plain = figures["epoch"][0]
+    lines = [
+        "",
+        f"`ctx.report` inside a node: {args.calls} calls each, timed one by one; tf-keras "
+        f"`model.fit` epochs of {args.batches} batches (32 rows x 8 floats, Dense 16 + Dense 1), "
+        f"{args.runs} epochs each, in turns. The driver received "
+        f"{int(figures['reports received'][0])} of the {4 * args.calls + args.runs * (args.batches + 2)} "
+        "reports sent: the node drops reports while its queue is full (the timed calls come "
+        "in bursts faster than the driver reads), rather than wait.",
+        "",
+        "| what | median | p99 |",
+        "|---|---:|---:|",
+        f"| `ctx.report(step, loss=0.25)` per call | {figures['report float'][0]:.1f} us | "
+        f"{figures['report float'][1]:.1f} us |",
+        f"| `ctx.report(step, loss=tf.constant(0.25))` per call | "
+        f"{figures['report tensor'][0]:.1f} us | {figures['report tensor'][1]:.1f} us |",
+        f"| `ctx.keras_callback(every_n_batches=1)`: `on_train_batch_end` (loss, accuracy) | "
+        f"{figures['on_train_batch_end'][0]:.1f} us | {figures['on_train_batch_end'][1]:.1f} us |",
+        f"| `ctx.keras_callback()`: `on_epoch_end` (loss, accuracy) | "
+        f"{figures['on_epoch_end'][0]:.1f} us | {figures['on_epoch_end'][1]:.1f} us |",
+        "",
+        "| Keras epoch | median ms | min ms | max ms | vs no callback | per batch |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name in ("epoch", "epoch keras_callback()", "epoch keras_callback(every_n_batches=1)"):
+        median, low, high = figures[name]
+        extra = median - plain
+        label = "no callback" if name == "epoch" else "`ctx." + name.split(" ", 1)[1] + "`"
+        lines.append(
+            f"| {label} | {median * 1e3:.1f} | {low * 1e3:.1f} | {high * 1e3:.1f} | "
+            f"{extra * 1e3:+.1f} ms ({extra / plain:+.1%}) | "
+            f"{extra / args.batches * 1e6:+.0f} us |"
+        )
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--master", default="local-cluster[2,1,1024]")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--only", default="finish,exception,sigkill,shutdown",
-                        help="scenarios, comma-separated (start is measured in all)")
+    parser.add_argument("--only", default="finish,exception,sigkill,shutdown,report",
+                        help="scenarios, comma-separated (start is measured in all but report)")
+    parser.add_argument("--calls", type=int, default=5000,
+                        help="report: ctx.report calls timed (default 5000)")
+    parser.add_argument("--batches", type=int, default=200,
+                        help="report: batches per Keras epoch (default 200)")
     parser.add_argument("--out", default=str(Path(__file__).with_name("results-cluster.md")))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -203,11 +322,17 @@ def main(argv: list[str] | None = None) -> int:
     args.load_start = os.getloadavg()[0]
     workdir = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
     results: dict[str, list[float]] = {}
+    reports: dict[str, list[float]] | None = None
+    scenarios = args.only.split(",")
     try:
         cluster.run(session.sparkContext, node_main, {"marks": str(workdir), "scenario": "warm"},
                     num_workers=NUM_WORKERS).wait(timeout=300)  # untimed: warms the executors
+        if "report" in scenarios:
+            scenarios.remove("report")
+            reports = measure_reports(session.sparkContext, workdir, args)
+            log.info("report: %s", reports)
         for run in range(args.runs):
-            for scenario in args.only.split(","):
+            for scenario in scenarios:
                 figures = one_run(session.sparkContext, scenario, workdir)
                 log.info("run %d, %s: %s", run + 1, scenario,
                          ", ".join(f"{k} {v:.2f} s" for k, v in figures.items()))
@@ -217,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(workdir, ignore_errors=True)
         session.stop()
     args.load_end = os.getloadavg()[0]
-    text = report(results, args)
+    text = report(results, args, reports)
     print(text)
     Path(args.out).write_text(text)
     return 0

@@ -8,7 +8,8 @@ import tempfile
 def train_linear(args, ctx):
     """Fits ``label ~ Dense(1)(features)`` with tf-keras ``model.fit`` under the cluster's
     strategy on the fed ``train`` rows (``features``: ``args["width"]`` floats, ``label``: a
-    float), ``args["epochs"]`` epochs of SGD at ``args["learning_rate"]``; the chief saves a
+    float), ``args["epochs"]`` epochs of SGD at ``args["learning_rate"]``, each epoch's loss
+    reported (``ctx.keras_callback()``); the chief saves a
     SavedModel (input ``features``, output ``prediction``) to ``args["export_dir"]``."""
     import tensorflow as tf
 
@@ -27,7 +28,7 @@ def train_linear(args, ctx):
             tf.keras.layers.Dense(1, name="prediction", kernel_initializer="zeros"),
         ])
         model.compile(optimizer=tf.keras.optimizers.SGD(args["learning_rate"]), loss="mse")
-    model.fit(data, epochs=args["epochs"], verbose=0)
+    model.fit(data, epochs=args["epochs"], verbose=0, callbacks=[ctx.keras_callback()])
     with tempfile.TemporaryDirectory() as scratch:  # every worker saves (MWMS), the chief's stays
         model.save(args["export_dir"] if ctx.is_chief else f"{scratch}/model")
 
@@ -37,3 +38,59 @@ def train_nothing_saved(args, ctx):
     for _ in range(args["epochs"]):
         for _ in ctx.feed("train"):
             pass
+
+
+def train_linear_ps(args, ctx):
+    """mode="ps": on the chief (the coordinator, the node fed), fits ``label ~ w . features +
+    b`` with variables on the parameter server and SGD steps scheduled on the workers, one per
+    fed batch; reports each epoch's mean loss (``ctx.report(step=epoch, loss=...)``); saves a
+    SavedModel of the trained weights (input ``features``, output ``prediction``)."""
+    import numpy as np
+    import tensorflow as tf
+
+    width, rate = args["width"], args["learning_rate"]
+    strategy = ctx.strategy()
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    spec = {
+        args["features"]: tf.io.FixedLenFeature([width], tf.float32),
+        args["label"]: tf.io.FixedLenFeature([], tf.float32),
+    }
+    with strategy.scope():
+        w = tf.Variable(tf.zeros([width, 1]), name="w")
+        b = tf.Variable(0.0, name="b")
+
+    @tf.function
+    def step(x, y):
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tf.matmul(x, w)[:, 0] + b - y))
+            grad_w, grad_b = tape.gradient(loss, [w, b])
+            w.assign_sub(rate * grad_w)
+            b.assign_sub(rate * grad_b)
+            return loss
+
+        return strategy.run(replica, args=(x, y))
+
+    for epoch in range(1, args["epochs"] + 1):
+        losses = [coordinator.schedule(step, args=(batch[args["features"]],
+                                                   batch[args["label"]]))
+                  for batch in ctx.feed("train", features=spec, batch_size=args["batch_size"])]
+        coordinator.join()
+        ctx.report(step=epoch, loss=float(np.mean([loss.fetch() for loss in losses])))
+
+    served = tf.Module()
+    served.w = tf.Variable(w.read_value())
+    served.b = tf.Variable(b.read_value())
+
+    @tf.function(input_signature=[tf.TensorSpec([None, width], tf.float32, name="features")])
+    def serve(features):
+        return {"prediction": tf.matmul(features, served.w)[:, 0] + served.b}
+
+    tf.saved_model.save(served, args["export_dir"], signatures={"serving_default": serve})
+
+
+def train_until_stopped(args, ctx):
+    """Sleeps past any test's timeout (the cluster stops it)."""
+    import time
+
+    time.sleep(600)

@@ -1,9 +1,12 @@
 """``ml.TFEstimator``: fitting trains on a real TensorFlow cluster on the session's
-``local-cluster``, fed from the DataFrame, and gives a ``TFModel`` of the exported model; it
-works as a ``Pipeline`` stage (after a pretrained ``TFModel``: transfer learning) and under
-``CrossValidator`` with a ``ParamGridBuilder`` grid over a ``train_fn`` hyper-parameter."""
+``local-cluster`` (sync or parameter-server mode), fed from the DataFrame, and gives a
+``TFModel`` of the exported model with the training's summary; it works as a ``Pipeline``
+stage (after a pretrained ``TFModel``: transfer learning) and under ``CrossValidator`` with a
+``ParamGridBuilder`` grid over a ``train_fn`` hyper-parameter."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import pytest
@@ -36,6 +39,53 @@ def test_args_become_params_that_a_grid_can_vary():
     copies = [estimator.copy(point) for point in grid]
     assert [c.getArgs()["learning_rate"] for c in copies] == [0.01, 0.5]
     assert estimator.getArgs() == LINEAR  # the original is unchanged
+
+
+def test_every_param_has_a_getter_and_a_setter_that_round_trip():
+    estimator = ml.TFEstimator(ml_programs.train_linear, LINEAR)
+    values = {
+        "exportDir": "/models", "logDir": "/logs", "numWorkers": 3, "numPs": 2, "epochs": 4,
+        "mode": "ps", "keras": "legacy", "featureCols": ["a", "b"],
+        "validationIndicatorCol": "is_val", "validationEpochs": 2, "timeout": 90.5,
+        "tensorboard": True, "env": {"TF_CPP_MIN_LOG_LEVEL": "3"},
+        "inputMapping": {"a": "x"}, "outputMapping": {"y": "b"}, "batchSize": 32,
+        "signature": "serve",
+    }
+    fixed = {param.name for param in estimator.params} - set(LINEAR)
+    assert fixed == set(values)  # every param is exercised
+    for name, value in values.items():
+        cap = name[0].upper() + name[1:]
+        assert getattr(estimator, f"set{cap}")(value) is estimator
+        assert getattr(estimator, f"get{cap}")() == value, name
+
+
+def test_the_defaults_are_a_sync_cluster_of_two_workers_without_limits():
+    estimator = ml.TFEstimator(ml_programs.train_linear, LINEAR)
+    assert (estimator.getNumWorkers(), estimator.getNumPs(), estimator.getMode(),
+            estimator.getEpochs(), estimator.getTimeout(), estimator.getTensorboard(),
+            estimator.getEnv(), estimator.getExportDir()) == (2, 0, "sync", 1, None, False, {}, None)
+
+
+def test_params_out_of_range_are_refused_when_set():
+    estimator = ml.TFEstimator(ml_programs.train_linear, LINEAR)
+    with pytest.raises(ValueError, match="expected an int >= 0"):
+        estimator.setNumPs(-1)
+    with pytest.raises(ValueError, match="expected a number > 0"):
+        estimator.setTimeout(0)
+    with pytest.raises(ValueError, match="expected one of"):
+        estimator.setMode("async")
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"mode": "ps"}, r"mode='ps' needs numPs >= 1"),
+    ({"numPs": 1}, r"numPs=1 needs mode='ps'"),
+    ({"tensorboard": True}, r"tensorboard=True needs a logDir"),
+])
+def test_fit_refuses_a_cluster_that_cannot_start_before_starting_it(spark, params, message):
+    df = spark.createDataFrame([([1.0, 2.0, 3.0], 1.0)], "features array<float>, label float")
+    estimator = ml.TFEstimator(ml_programs.train_linear, LINEAR, numWorkers=1, **params)
+    with pytest.raises(ValueError, match=message):
+        estimator.fit(df)
 
 
 def test_an_args_key_that_cannot_be_a_param_is_refused():
@@ -99,6 +149,59 @@ def test_cross_validation_over_a_two_point_grid_picks_the_learning_rate_that_fit
     rmse = evaluator.evaluate(cv_model.transform(df))
     assert rmse == pytest.approx(evaluator.evaluate(best.transform(df)))
     assert rmse < 0.5 * float(np.std(y))
+    # why it won: the final fit's per-epoch losses (ctx.keras_callback()), falling
+    assert best.hasSummary and best.summary.attempts == 1
+    losses = best.summary.history("loss", node="worker:0")
+    assert len(losses) == 3
+    assert losses[-1] < losses[0]
+
+
+def ps_data(spark, rows_count=160):
+    rng = np.random.default_rng(8)
+    x = rng.uniform(-1, 1, size=(rows_count, 3)).astype(np.float32)
+    y = x @ np.array([2.0, -1.0, 0.5], np.float32) + 0.25
+    return spark.createDataFrame(
+        [([float(v) for v in xi], float(yi)) for xi, yi in zip(x, y)],
+        "features array<float>, label float",
+    ).repartition(2)
+
+
+def test_ps_mode_trains_on_the_parameter_server_and_keeps_the_reported_losses(spark, tmp_path):
+    df = ps_data(spark).cache()
+    estimator = ml.TFEstimator(
+        ml_programs.train_linear_ps, {**LINEAR, "learning_rate": 0.2}, mode="ps", numPs=1,
+        numWorkers=1, epochs=3, batchSize=8, outputMapping={"prediction": "prediction"},
+        exportDir=str(tmp_path / "models"),
+    )
+    model = estimator.fit(df)
+    summary = model.summary
+    assert summary.attempts == 1
+    assert [(r.node, r.step) for r in summary.metrics] == [("chief:0", e) for e in (1, 2, 3)]
+    losses = summary.history("loss")
+    assert losses[2] < 0.5 * losses[0]  # it learned, step after step on the workers
+    scored = model.transform(df).collect()
+    features = np.array([r.features for r in scored], np.float32)
+    got = np.array([r.prediction for r in scored])
+    np.testing.assert_allclose(got, serve(model.getModelDir(), features), rtol=1e-5, atol=1e-5)
+    labels = np.array([r.label for r in scored])
+    assert np.sqrt(np.mean((got - labels) ** 2)) < 0.5 * np.std(labels)
+
+    model.write().save(str(tmp_path / "saved"))
+    loaded = ml.TFModel.load(str(tmp_path / "saved"))
+    assert loaded.hasSummary
+    assert loaded.summary == summary
+    assert loaded.getModelDir() == model.getModelDir()
+
+
+def test_a_fit_past_its_timeout_stops_the_cluster_and_says_so(spark, tmp_path):
+    df = spark.createDataFrame([([1.0, 2.0, 3.0], 1.0)] * 4, "features array<float>, label float")
+    estimator = ml.TFEstimator(ml_programs.train_until_stopped, numWorkers=1, timeout=1,
+                               exportDir=str(tmp_path))
+    begun = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"did not finish within timeout=1.0 s: its cluster "
+                                           r"was stopped"):
+        estimator.fit(df)
+    assert time.monotonic() - begun < 300  # not the node's 600 s sleep
 
 
 def test_fit_names_the_export_dir_when_train_fn_saves_nothing(spark, tmp_path):

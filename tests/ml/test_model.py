@@ -1,14 +1,29 @@
 """``ml.TFModel``: a saved TensorFlow model as a Spark ML ``Model``, alone, as a ``Pipeline``
-stage after a ``VectorAssembler``, and saved and loaded with Spark ML's params writer."""
+stage after a ``VectorAssembler``, saved and loaded with its params and training summary."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pytest
 from ml_data import rows
 from pyspark.ml import Pipeline, PipelineModel
 from pyspark.ml.feature import VectorAssembler
+from pyspark.ml.util import DefaultParamsWriter
 
-from tfrecord_io import ml
+from tfrecord_io import cluster, ml
+from tfrecord_io.ml import TFTrainingSummary
+
+SUMMARY = TFTrainingSummary(
+    cluster.Metrics([
+        cluster.MetricRecord("worker:0", 0, 1, 1700000000.5, {"loss": 0.9, "accuracy": 0.5}),
+        cluster.MetricRecord("worker:1", 0, 1, 1700000000.6, {"loss": 0.8}),
+        cluster.MetricRecord("worker:0", 1, None, 1700000001.25, {"loss": math.inf}),
+        cluster.MetricRecord("worker:0", 1, 2, 1700000002.0, {"loss": 0.25}),
+    ]),
+    attempts=2, elapsed=31.5,
+)
 
 
 def scores_by_id(df) -> dict[int, list[float]]:
@@ -64,3 +79,47 @@ def test_save_and_load_keep_the_params_and_not_the_model(saved_classifier, tmp_p
         saved_classifier, {"image": "image"}, {"output_0": "scores"}, 7, "serving_default")
     saved_files = [p.name for p in (tmp_path / "tfmodel").rglob("*") if p.is_file()]
     assert not any(name.endswith((".pb", ".keras", ".index")) for name in saved_files)
+
+
+def test_a_model_made_by_hand_has_no_summary_and_says_so(saved_classifier):
+    model = ml.TFModel(modelDir=saved_classifier)
+    assert not model.hasSummary
+    with pytest.raises(RuntimeError, match="No training summary available for this TFModel"):
+        _ = model.summary
+
+
+def test_history_lists_a_metric_in_the_order_reported_of_every_node_or_one():
+    assert SUMMARY.history("loss") == [0.9, 0.8, math.inf, 0.25]
+    assert SUMMARY.history("loss", node="worker:1") == [0.8]
+    assert SUMMARY.history("accuracy") == [0.5]
+    assert SUMMARY.history("auc") == []
+
+
+def test_the_summary_is_saved_and_loaded_with_the_model(saved_classifier, tmp_path):
+    model = ml.TFModel(modelDir=saved_classifier, batchSize=9).setSummary(SUMMARY)
+    model.write().save(str(tmp_path / "tfmodel"))
+    loaded = ml.TFModel.load(str(tmp_path / "tfmodel"))
+    assert loaded.hasSummary
+    assert loaded.summary == SUMMARY
+    assert loaded.summary.metrics.to_pandas()["loss"].tolist() == [0.9, 0.8, math.inf, 0.25]
+    assert (loaded.getModelDir(), loaded.getBatchSize()) == (saved_classifier, 9)
+
+
+def test_a_copy_keeps_the_summary(saved_classifier):
+    model = ml.TFModel(modelDir=saved_classifier).setSummary(SUMMARY)
+    assert model.copy({model.batchSize: 3}).summary is SUMMARY
+
+
+def test_a_pipeline_model_keeps_its_tfmodels_summary(spark, saved_classifier, tmp_path):
+    df = spark.createDataFrame(rows(3), "id long, image array<float>")
+    stage = ml.TFModel(modelDir=saved_classifier).setSummary(SUMMARY)
+    Pipeline(stages=[stage]).fit(df).write().save(str(tmp_path / "pipeline"))
+    assert PipelineModel.load(str(tmp_path / "pipeline")).stages[0].summary == SUMMARY
+
+
+def test_a_model_saved_with_params_only_loads_without_a_summary(spark, saved_classifier,
+                                                                tmp_path):
+    model = ml.TFModel(modelDir=saved_classifier, batchSize=5)
+    DefaultParamsWriter(model).save(str(tmp_path / "params-only"))  # an earlier version's save
+    loaded = ml.TFModel.load(str(tmp_path / "params-only"))
+    assert (loaded.getBatchSize(), loaded.hasSummary) == (5, False)

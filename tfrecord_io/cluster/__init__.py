@@ -36,9 +36,11 @@ if TYPE_CHECKING:
     from tfrecord_io.cluster.context import NodeContext
     from tfrecord_io.cluster.driver import Cluster, run
     from tfrecord_io.cluster.options import KERAS
+    from tfrecord_io.cluster.results import MetricRecord, Metrics, Result
     from tfrecord_io.cluster.spec import MODES
 
-__all__ = ["run", "Cluster", "ClusterError", "NodeContext", "MODES", "KERAS"]
+__all__ = ["run", "Cluster", "ClusterError", "NodeContext", "MODES", "KERAS", "Result",
+           "Metrics", "MetricRecord"]
 
 
 def __getattr__(name: str) -> Any:
@@ -59,4 +61,8 @@ def __getattr__(name: str) -> Any:
         from tfrecord_io.cluster.options import KERAS  # noqa: PLC0415
 
         return KERAS
+    if name in ("Result", "Metrics", "MetricRecord"):  # what Cluster.wait() returns
+        from tfrecord_io.cluster import results  # noqa: PLC0415
+
+        return getattr(results, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

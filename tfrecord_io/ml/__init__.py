@@ -15,6 +15,7 @@ the Spark cluster.
                                outputMapping={"dense_1": "scores"})
     model = estimator.fit(train_df)          # an ml.TFModel
     scored = model.transform(test_df)        # ml.predict with the model's settings
+    model.summary.history("loss")            # what the nodes reported (ctx.keras_callback())
 
 Modules: :mod:`~tfrecord_io.ml.inference` (:func:`predict`), :mod:`~tfrecord_io.ml.models`
 (loading SavedModels and Keras files, the per-process cache), :mod:`~tfrecord_io.ml.tensors`
@@ -31,13 +32,14 @@ from tfrecord_io.ml.inference import predict
 
 if TYPE_CHECKING:
     from tfrecord_io.ml.estimator import TFEstimator
-    from tfrecord_io.ml.model import TFModel
+    from tfrecord_io.ml.model import TFModel, TFTrainingSummary
 
-__all__ = ["predict", "TFEstimator", "TFModel"]
+__all__ = ["predict", "TFEstimator", "TFModel", "TFTrainingSummary"]
 
 _HOMES = {
     "TFEstimator": "tfrecord_io.ml.estimator",
     "TFModel": "tfrecord_io.ml.model",
+    "TFTrainingSummary": "tfrecord_io.ml.model",
 }
 
 

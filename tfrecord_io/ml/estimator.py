@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -16,8 +17,14 @@ from pyspark.ml.param import Param, Params, TypeConverters
 from tfrecord_io import fs
 from tfrecord_io.cluster import KERAS, MODES
 from tfrecord_io.errors import ModelError
-from tfrecord_io.ml.model import TFModel
-from tfrecord_io.ml.params import InferenceParams, to_positive_int
+from tfrecord_io.ml.model import TFModel, TFTrainingSummary
+from tfrecord_io.ml.params import (
+    InferenceParams,
+    to_mapping,
+    to_non_negative_int,
+    to_positive_float,
+    to_positive_int,
+)
 
 __all__ = ["TFEstimator", "RESERVED_ARGS", "TRAIN_FEED", "VALIDATION_FEED"]
 
@@ -29,6 +36,11 @@ VALIDATION_FEED = "validation"
 #: Keys that :meth:`TFEstimator.fit` adds to ``train_fn``'s args (so not hyper-parameters).
 RESERVED_ARGS = ("export_dir", "epochs", "batch_size", "feeds", "columns")
 
+
+
+def _left(deadline: float | None) -> float | None:
+    """Seconds until *deadline* (a ``time.monotonic()``), at least 0; None for no deadline."""
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str]:
@@ -87,13 +99,27 @@ class TFEstimator(Estimator, InferenceParams):
     released after.
 
     **Persistence.** None: ``train_fn`` is code, which Spark ML's writers cannot store. The
-    fitted :class:`~tfrecord_io.ml.TFModel` can be saved (params only).
+    fitted :class:`~tfrecord_io.ml.TFModel` can be saved (params and training summary).
 
-    Params: ``exportDir``, ``logDir``, ``numWorkers`` (2), ``epochs`` (1), ``mode``
-    (``"sync"``/``"ps"``), ``keras`` (``"default"``/``"legacy"``, see ``cluster.run``),
-    ``featureCols`` (default: all but the indicator), ``validationIndicatorCol``,
-    ``validationEpochs`` (1), and the inference params handed to the model: ``inputMapping``,
-    ``outputMapping``, ``batchSize`` (also ``args["batch_size"]``), ``signature``.
+    **Training summary.** The fitted model's ``summary`` holds what the nodes reported
+    (``ctx.report(step, loss=...)``, ``ctx.keras_callback()``), the attempts and the time:
+    :class:`~tfrecord_io.ml.model.TFTrainingSummary`.
+
+    **Parameter servers.** ``mode="ps"`` with ``numPs`` >= 1: ``train_fn`` runs on the chief
+    (the coordinator, ``ParameterServerStrategy`` with a ``ClusterCoordinator``), which is the
+    node fed; the ps and ``numWorkers`` workers serve. It needs ``1 + numPs + numWorkers``
+    Spark task slots.
+
+    Params: ``exportDir``, ``logDir``, ``numWorkers`` (2), ``numPs`` (0), ``epochs`` (1),
+    ``mode`` (``"sync"``/``"ps"``), ``keras`` (``"default"``/``"legacy"``, see
+    ``cluster.run``), ``featureCols`` (default: all but the indicator),
+    ``validationIndicatorCol``, ``validationEpochs`` (1), ``timeout``
+    (seconds for the whole fit, unset: no limit), ``tensorboard`` (False; needs ``logDir``),
+    ``env`` (``{}``), and the inference params handed to the model: ``inputMapping``,
+    ``outputMapping``, ``batchSize`` (also ``args["batch_size"]``), ``signature``. Each has a
+    ``getX`` and a ``setX``, as Spark ML's stages do. The data always reaches the nodes through
+    the cluster's feed (``input_mode="spark"``): the DataFrame given to :meth:`fit` is the
+    training data.
     """
 
     exportDir: Param[str] = Param(
@@ -108,6 +134,10 @@ class TFEstimator(Estimator, InferenceParams):
     )
     numWorkers: Param[int] = Param(
         Params._dummy(), "numWorkers", "TensorFlow workers", typeConverter=to_positive_int
+    )
+    numPs: Param[int] = Param(
+        Params._dummy(), "numPs", "parameter servers: at least 1 with mode='ps', 0 with 'sync'",
+        typeConverter=to_non_negative_int,
     )
     epochs: Param[int] = Param(
         Params._dummy(), "epochs", "epochs of the training rows fed", typeConverter=to_positive_int
@@ -133,6 +163,21 @@ class TFEstimator(Estimator, InferenceParams):
         Params._dummy(), "validationEpochs", "epochs of the validation rows fed",
         typeConverter=to_positive_int,
     )
+    timeout: Param[float] = Param(
+        Params._dummy(), "timeout",
+        "seconds a fit may take at most (feeding and training); then the cluster is stopped",
+        typeConverter=to_positive_float,
+    )
+    tensorboard: Param[bool] = Param(
+        Params._dummy(), "tensorboard",
+        "serve the fit's log directory with TensorBoard from the chief's executor (needs logDir)",
+        typeConverter=TypeConverters.toBoolean,
+    )
+    env: Param[dict[str, str]] = Param(
+        Params._dummy(), "env",
+        "extra environment variables of every node process, set before TensorFlow loads",
+        typeConverter=to_mapping,
+    )
 
     def __init__(
         self,
@@ -156,8 +201,8 @@ class TFEstimator(Estimator, InferenceParams):
         if not callable(train_fn):
             raise ValueError(f"train_fn must be callable, not {train_fn!r}")
         self.train_fn = train_fn
-        self._setDefault(numWorkers=2, epochs=1, mode="sync", keras="default",
-                         validationEpochs=1)
+        self._setDefault(numWorkers=2, numPs=0, epochs=1, mode="sync", keras="default",
+                         validationEpochs=1, tensorboard=False, env={})
         hyper = dict(args or {})
         for name, value in hyper.items():
             if (not isinstance(name, str) or not name.isidentifier() or name.startswith("_")
@@ -186,29 +231,109 @@ class TFEstimator(Estimator, InferenceParams):
         """The hyper-parameters' current values."""
         return {name: self._get(name) for name in self.hyperparameters}
 
+    def getExportDir(self) -> str | None:  # noqa: N802 - Spark ML's style
+        """The value of :attr:`exportDir`, or None (unset)."""
+        return self._get("exportDir")
+
     def setExportDir(self, value: str) -> TFEstimator:  # noqa: N802
         """Sets :attr:`exportDir`."""
         return self._set(exportDir=value)
+
+    def getLogDir(self) -> str | None:  # noqa: N802
+        """The value of :attr:`logDir`, or None (unset)."""
+        return self._get("logDir")
 
     def setLogDir(self, value: str) -> TFEstimator:  # noqa: N802
         """Sets :attr:`logDir`."""
         return self._set(logDir=value)
 
+    def getNumWorkers(self) -> int:  # noqa: N802
+        """The value of :attr:`numWorkers`."""
+        return self.getOrDefault(self.numWorkers)
+
     def setNumWorkers(self, value: int) -> TFEstimator:  # noqa: N802
         """Sets :attr:`numWorkers`."""
         return self._set(numWorkers=value)
+
+    def getNumPs(self) -> int:  # noqa: N802
+        """The value of :attr:`numPs`."""
+        return self.getOrDefault(self.numPs)
+
+    def setNumPs(self, value: int) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`numPs`."""
+        return self._set(numPs=value)
+
+    def getEpochs(self) -> int:  # noqa: N802
+        """The value of :attr:`epochs`."""
+        return self.getOrDefault(self.epochs)
 
     def setEpochs(self, value: int) -> TFEstimator:  # noqa: N802
         """Sets :attr:`epochs`."""
         return self._set(epochs=value)
 
+    def getMode(self) -> str:  # noqa: N802
+        """The value of :attr:`mode`."""
+        return self.getOrDefault(self.mode)
+
+    def setMode(self, value: str) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`mode`."""
+        return self._set(mode=value)
+
+    def getKeras(self) -> str:  # noqa: N802
+        """The value of :attr:`keras`."""
+        return self.getOrDefault(self.keras)
+
+    def setKeras(self, value: str) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`keras`."""
+        return self._set(keras=value)
+
+    def getFeatureCols(self) -> list[str] | None:  # noqa: N802
+        """The value of :attr:`featureCols`, or None (unset)."""
+        return self._get("featureCols")
+
     def setFeatureCols(self, value: list[str]) -> TFEstimator:  # noqa: N802
         """Sets :attr:`featureCols`."""
         return self._set(featureCols=value)
 
+    def getValidationIndicatorCol(self) -> str | None:  # noqa: N802
+        """The value of :attr:`validationIndicatorCol`, or None (unset)."""
+        return self._get("validationIndicatorCol")
+
     def setValidationIndicatorCol(self, value: str) -> TFEstimator:  # noqa: N802
         """Sets :attr:`validationIndicatorCol`."""
         return self._set(validationIndicatorCol=value)
+
+    def getValidationEpochs(self) -> int:  # noqa: N802
+        """The value of :attr:`validationEpochs`."""
+        return self.getOrDefault(self.validationEpochs)
+
+    def setValidationEpochs(self, value: int) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`validationEpochs`."""
+        return self._set(validationEpochs=value)
+
+    def getTimeout(self) -> float | None:  # noqa: N802
+        """The value of :attr:`timeout`, or None (unset)."""
+        return self._get("timeout")
+
+    def setTimeout(self, value: float) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`timeout`."""
+        return self._set(timeout=value)
+
+    def getTensorboard(self) -> bool:  # noqa: N802
+        """The value of :attr:`tensorboard`."""
+        return self.getOrDefault(self.tensorboard)
+
+    def setTensorboard(self, value: bool) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`tensorboard`."""
+        return self._set(tensorboard=value)
+
+    def getEnv(self) -> dict[str, str]:  # noqa: N802
+        """The value of :attr:`env`."""
+        return self.getOrDefault(self.env)
+
+    def setEnv(self, value: Mapping[str, str]) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`env`."""
+        return self._set(env=value)
 
     # -- fitting ------------------------------------------------------------------------------
 
@@ -218,6 +343,14 @@ class TFEstimator(Estimator, InferenceParams):
 
         from tfrecord_io import cluster  # noqa: PLC0415
 
+        mode, num_ps = self.getMode(), self.getNumPs()
+        if mode == "ps" and num_ps < 1:
+            raise ValueError("TFEstimator: mode='ps' needs numPs >= 1 parameter server")
+        if mode == "sync" and num_ps:
+            raise ValueError(f"TFEstimator: numPs={num_ps} needs mode='ps' (sync mode has no "
+                             "parameter servers)")
+        if self.getTensorboard() and not self.getLogDir():
+            raise ValueError("TFEstimator: tensorboard=True needs a logDir to serve")
         indicator = self._get("validationIndicatorCol")
         columns = self._get("featureCols") or [c for c in dataset.columns if c != indicator]
         missing = [c for c in [*columns, *([indicator] if indicator else [])]
@@ -253,19 +386,31 @@ class TFEstimator(Estimator, InferenceParams):
         for frame in cached:
             frame.persist()
         log.info("fitting %s: %s, model to %s", self.uid, args, export_dir)
+        timeout = self.getTimeout()
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
             c = cluster.run(
                 dataset.sparkSession.sparkContext, self.train_fn, args,
-                num_workers=self._get("numWorkers"), mode=self._get("mode"),
-                keras=self._get("keras"), input_mode="spark",
+                num_workers=self.getNumWorkers(), num_ps=self.getNumPs(), mode=self.getMode(),
+                keras=self.getKeras(), input_mode="spark",
                 log_dir=fs.join(log_base, run_name) if log_base else None,
+                tensorboard=self.getTensorboard(),
+                env=self.getEnv(),
             )
             with c:
-                feedings = [c.train(frame, num_epochs=epochs, feed=name, block=False)
-                            for name, (frame, epochs) in feeds.items()]
-                for feeding in feedings:
-                    feeding.result()
-                c.wait()
+                if c.tensorboard_url:
+                    log.info("%s: TensorBoard at %s", self.uid, c.tensorboard_url)
+                try:
+                    feedings = [c.train(frame, num_epochs=epochs, feed=name, block=False)
+                                for name, (frame, epochs) in feeds.items()]
+                    for feeding in feedings:
+                        feeding.result(timeout=_left(deadline))
+                    result = c.wait(timeout=_left(deadline))
+                except TimeoutError:
+                    raise TimeoutError(
+                        f"{self.uid}: the fit did not finish within timeout={timeout} s: its "
+                        "cluster was stopped (raise timeout, or train less)"
+                    ) from None
         finally:
             for frame in cached:
                 frame.unpersist()
@@ -276,6 +421,7 @@ class TFEstimator(Estimator, InferenceParams):
             )
         model = TFModel(modelDir=export_dir, batchSize=self.getBatchSize(),
                         signature=self.getSignature())
+        model.setSummary(TFTrainingSummary.of(result))
         if self.getInputMapping() is not None:
             model.setInputMapping(self.getInputMapping())
         if self.getOutputMapping() is not None:

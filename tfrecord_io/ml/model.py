@@ -1,21 +1,82 @@
-"""A trained TensorFlow model as a Spark ML ``Model``: :class:`TFModel`."""
+"""A trained TensorFlow model as a Spark ML ``Model``: :class:`TFModel`, with the
+:class:`TFTrainingSummary` of the fit that made it."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark import keyword_only
 from pyspark.ml import Model
 from pyspark.ml.param import Param, Params, TypeConverters
-from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
+from pyspark.ml.util import (
+    DefaultParamsReader,
+    DefaultParamsWriter,
+    MLReadable,
+    MLReader,
+    MLWritable,
+    MLWriter,
+)
 
+from tfrecord_io.cluster import MetricRecord, Metrics, Result
 from tfrecord_io.ml.inference import predict
 from tfrecord_io.ml.params import InferenceParams
 
-__all__ = ["TFModel"]
+__all__ = ["TFModel", "TFTrainingSummary", "TFModelWriter", "TFModelReader", "SUMMARY_DIR"]
+
+#: The subdirectory of a saved :class:`TFModel` that holds its training summary (a JSON line).
+SUMMARY_DIR = "summary"
 
 
-class TFModel(Model, InferenceParams, DefaultParamsReadable, DefaultParamsWritable):
+@dataclass(frozen=True)
+class TFTrainingSummary:
+    """How a :class:`TFModel` was trained (``model.summary``): what the nodes reported with
+    ``ctx.report`` or ``ctx.keras_callback()``, how many attempts the cluster took, how long.
+
+    Attributes:
+        metrics: every reported record in the order the driver received it, of every attempt
+            (``metrics.to_pandas()`` for a table of them).
+        attempts: attempts the cluster took (1: no failure).
+        elapsed: seconds from the cluster's start to its end.
+    """
+
+    metrics: Metrics = field(default_factory=Metrics)
+    attempts: int = 1
+    elapsed: float = 0.0
+
+    @classmethod
+    def of(cls, result: Result) -> TFTrainingSummary:
+        """The summary of a finished cluster's :class:`~tfrecord_io.cluster.Result`."""
+        return cls(Metrics(result.metrics), result.attempts, result.elapsed)
+
+    def history(self, name: str, node: str | None = None) -> list[float]:
+        """The values of metric *name* in the order reported (those of *node*, e.g.
+        ``"worker:0"``, when given): e.g. ``summary.history("loss")`` per epoch with
+        ``ctx.keras_callback()`` on one worker."""
+        return [r.values[name] for r in self.metrics
+                if name in r.values and (node is None or r.node == node)]
+
+    def to_json(self) -> str:
+        """This summary as one line of JSON (what :class:`TFModel`'s writer stores)."""
+        records = [{"node": r.node, "attempt": r.attempt, "step": r.step, "time": r.time,
+                    "values": r.values} for r in self.metrics]
+        return json.dumps({"attempts": self.attempts, "elapsed": self.elapsed,
+                           "metrics": records}, allow_nan=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> TFTrainingSummary:
+        """A summary written by :meth:`to_json`."""
+        data = json.loads(text)
+        metrics = Metrics(
+            MetricRecord(r["node"], int(r["attempt"]), r["step"], float(r["time"]),
+                         {k: float(v) for k, v in r["values"].items()})
+            for r in data["metrics"]
+        )
+        return cls(metrics, int(data["attempts"]), float(data["elapsed"]))
+
+
+class TFModel(Model, InferenceParams, MLReadable, MLWritable):
     """A SavedModel or Keras model as a Spark ML ``Model``: :meth:`transform` is
     :func:`tfrecord_io.ml.predict` with this model's params.
 
@@ -29,10 +90,16 @@ class TFModel(Model, InferenceParams, DefaultParamsReadable, DefaultParamsWritab
     :meth:`TFEstimator.fit <tfrecord_io.ml.TFEstimator.fit>` returns one; one can also be made
     for any model already saved.
 
+    **Training summary.** A model made by :class:`~tfrecord_io.ml.TFEstimator` keeps how it was
+    trained: ``model.hasSummary`` is True and ``model.summary`` is a
+    :class:`TFTrainingSummary` (the metrics the nodes reported, the attempts, the time), e.g.
+    ``cv_model.bestModel.summary.history("loss")`` after a ``CrossValidator``.
+
     Persistence: ``model.write().save(path)`` / ``TFModel.load(path)`` (and a
-    ``PipelineModel`` holding it) store the params only, as Spark ML's default params writer
-    does: **the model itself is not copied**. ``modelDir`` must still hold it when the loaded
-    ``TFModel`` is used.
+    ``PipelineModel`` or ``CrossValidatorModel`` holding it) store the params, as Spark ML's
+    default params writer does, and the training summary (``PATH/summary``, JSON): **the
+    model itself is not copied**. ``modelDir`` must still hold it when the loaded ``TFModel``
+    is used.
 
     Params: ``modelDir`` (required), ``inputMapping``, ``outputMapping``, ``batchSize`` (256),
     ``signature`` (``"serving_default"``): see :func:`tfrecord_io.ml.predict`.
@@ -56,6 +123,38 @@ class TFModel(Model, InferenceParams, DefaultParamsReadable, DefaultParamsWritab
     ) -> None:
         super().__init__()
         self._set(**{k: v for k, v in self._input_kwargs.items() if v is not None})
+        self._summary: TFTrainingSummary | None = None
+
+    @property
+    def hasSummary(self) -> bool:  # noqa: N802 - Spark ML's style
+        """Whether this model has a training summary (it came from a fit)."""
+        return self._summary is not None
+
+    @property
+    def summary(self) -> TFTrainingSummary:
+        """The :class:`TFTrainingSummary` of the fit that made this model.
+
+        Raises:
+            RuntimeError: it has none (:attr:`hasSummary` is False), as Spark ML's models do.
+        """
+        if self._summary is None:
+            raise RuntimeError(f"No training summary available for this {type(self).__name__}: "
+                               "only models made by TFEstimator.fit have one")
+        return self._summary
+
+    def setSummary(self, summary: TFTrainingSummary | None) -> TFModel:  # noqa: N802
+        """Sets the training summary (None: none); :meth:`TFEstimator.fit` does."""
+        self._summary = summary
+        return self
+
+    def write(self) -> MLWriter:
+        """A writer of the params and the training summary (not of the model itself)."""
+        return TFModelWriter(self)
+
+    @classmethod
+    def read(cls) -> MLReader[TFModel]:
+        """A reader of what :meth:`write` saved (also ``TFModel.load(path)``)."""
+        return TFModelReader(cls)
 
     def getModelDir(self) -> str:  # noqa: N802 - Spark ML's style
         """The value of :attr:`modelDir`."""
@@ -80,3 +179,39 @@ class TFModel(Model, InferenceParams, DefaultParamsReadable, DefaultParamsWritab
     def __repr__(self) -> str:
         where = self.getModelDir() if self.isDefined(self.modelDir) else "no modelDir"
         return f"TFModel({self.uid}, {where})"
+
+
+class TFModelWriter(MLWriter):
+    """Saves a :class:`TFModel`: Spark ML's params metadata, and its training summary as one
+    JSON line in ``PATH/summary`` when it has one (``hasSummary`` in the metadata says so)."""
+
+    def __init__(self, instance: TFModel) -> None:
+        super().__init__()
+        self.instance = instance
+
+    def saveImpl(self, path: str) -> None:  # noqa: N802 - MLWriter's hook
+        summary = self.instance._summary  # noqa: SLF001 - the writer of its own class
+        DefaultParamsWriter.saveMetadata(self.instance, path, self.sparkSession,
+                                         extraMetadata={"hasSummary": summary is not None})
+        if summary is not None:
+            self.sparkSession.sparkContext.parallelize([summary.to_json()], 1).saveAsTextFile(
+                f"{path.rstrip('/')}/{SUMMARY_DIR}")
+
+
+class TFModelReader(MLReader["TFModel"]):
+    """Loads what :class:`TFModelWriter` saved (also a ``TFModel`` saved with params only)."""
+
+    def __init__(self, cls: type[TFModel]) -> None:
+        super().__init__()
+        self.cls = cls
+
+    def load(self, path: str) -> TFModel:
+        metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
+        model = self.cls()
+        model._resetUid(metadata["uid"])  # noqa: SLF001 - as DefaultParamsReader does
+        DefaultParamsReader.getAndSetParams(model, metadata)
+        if metadata.get("hasSummary"):
+            lines = self.sparkSession.sparkContext.textFile(
+                f"{path.rstrip('/')}/{SUMMARY_DIR}").collect()
+            model.setSummary(TFTrainingSummary.from_json("".join(lines)))
+        return model

@@ -15,7 +15,13 @@ from pyspark.ml.param import Param, Params, TypeConverters
 from tfrecord_io.ml.inference import DEFAULT_BATCH_SIZE
 from tfrecord_io.ml.models import DEFAULT_SIGNATURE
 
-__all__ = ["to_mapping", "to_positive_int", "InferenceParams"]
+__all__ = [
+    "to_mapping",
+    "to_positive_int",
+    "to_non_negative_int",
+    "to_positive_float",
+    "InferenceParams",
+]
 
 
 def to_mapping(value: Any) -> dict[str, str]:
@@ -32,6 +38,22 @@ def to_positive_int(value: Any) -> int:
     number = TypeConverters.toInt(value)
     if number < 1:
         raise ValueError(f"expected an int >= 1, not {value!r}")
+    return number
+
+
+def to_non_negative_int(value: Any) -> int:
+    """A param value that is an int >= 0."""
+    number = TypeConverters.toInt(value)
+    if number < 0:
+        raise ValueError(f"expected an int >= 0, not {value!r}")
+    return number
+
+
+def to_positive_float(value: Any) -> float:
+    """A param value that is a number > 0 (seconds, for instance)."""
+    number = TypeConverters.toFloat(value)
+    if not number > 0:
+        raise ValueError(f"expected a number > 0, not {value!r}")
     return number
 
 
