@@ -98,20 +98,26 @@ def keras_callback(reporter: Reporter, every_n_batches: int | None = None) -> An
     if every_n_batches is not None and every_n_batches < 1:
         raise ValueError(f"every_n_batches must be at least 1, not {every_n_batches}")
 
-    class _Report(base):  # type: ignore[misc, valid-type]
+    class _Epochs(base):  # type: ignore[misc, valid-type]
+        def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+            reporter.report(epoch + 1, _numbers(logs or {}))
+
+    if not every_n_batches:
+        # No batch hook at all: Keras then skips its per-batch callback work (on a GPU, a
+        # host sync per step).
+        return _Epochs()
+
+    class _Batches(_Epochs):
         def __init__(self) -> None:
             super().__init__()
             self._batches = 0
 
         def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
             self._batches += 1
-            if every_n_batches and self._batches % every_n_batches == 0 and logs:
+            if self._batches % every_n_batches == 0 and logs:
                 reporter.report(self._batches, _numbers(logs))
 
-        def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
-            reporter.report(epoch + 1, _numbers(logs or {}))
-
-    return _Report()
+    return _Batches()
 
 
 def _numbers(logs: dict[str, Any]) -> dict[str, Any]:
