@@ -15,7 +15,7 @@ Per side, for a message of a 1 MiB payload (a feed batch) and a 60-byte JSON hea
 * **after, AES-256-GCM, receive**: what ``Stream.receive`` does with a frame it has read: a
   new plaintext buffer and ``AESGCM.decrypt_into`` (decrypt and verify the tag).
 * **Java** (with ``--java``): the feeding task's send, before (``HmacSHA256`` over the same
-  bytes) and after (``FeedWire.send``'s ``AES/GCM/NoPadding`` calls), in a JShell script
+  bytes) and after (``FeedStream.send``'s ``AES/GCM/NoPadding`` calls), in a JShell script
   against the JDK's providers, after a warm-up.
 
 Each figure is the time of 50 messages divided by 50 (ms per MiB), taken ``--runs`` times; the

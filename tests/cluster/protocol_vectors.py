@@ -1,7 +1,7 @@
 """Makes ``docs/protocol-vectors.json``, the protocol's golden vectors, from fixed inputs.
 
 ``python tests/cluster/protocol_vectors.py`` rewrites the file; the Python tests
-(``test_protocol.py``) and the JUnit tests (``FeedWireTest``) check the code against it.
+(``test_protocol.py``) and the JUnit tests (``FeedStreamTest``) check the code against it.
 Nothing in it is random: the secret, both nonces and the messages are fixed here.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import pathlib
 
-from tfrecord_io.cluster.feed.layout import pack
+from tfrecord_io.cluster.feed.batch_format import pack
 from tfrecord_io.cluster.protocol import MAGIC, TO_CLIENT, TO_SERVER, derive_key, seal
 
 PATH = pathlib.Path(__file__).resolve().parents[2] / "docs" / "protocol-vectors.json"

@@ -11,7 +11,7 @@ import stat
 from tfrecord_io.cluster.context import NodeContext
 from tfrecord_io.cluster.description import DESCRIPTION_FILE, AttemptDescription, NodeDescription
 from tfrecord_io.cluster.options import run_options
-from tfrecord_io.cluster.spec import cluster_spec, roles, tf_config
+from tfrecord_io.cluster.roles import cluster_spec, roles, tf_config
 
 
 def _node(tmp_path, role_index=1) -> NodeDescription:

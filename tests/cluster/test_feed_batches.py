@@ -11,8 +11,8 @@ from pyspark import RDD, SparkContext
 from pyspark.serializers import NoOpSerializer
 
 from tfrecord_io import example
-from tfrecord_io.cluster.feed.batches import plan_batches
-from tfrecord_io.cluster.feed.layout import BATCH_HEADER, LENGTH, MAGIC, locate
+from tfrecord_io.cluster.feed.plan import plan_batches
+from tfrecord_io.cluster.feed.batch_format import BATCH_HEADER, LENGTH, MAGIC, locate
 
 SIZES = [5, 0, 17, 1, 9]  # uneven partitions, one empty: 32 records b"r0".."r31"
 

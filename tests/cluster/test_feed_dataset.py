@@ -10,7 +10,7 @@ import tensorflow as tf
 
 from tfrecord_io.cluster.feed.buffer import FeedBuffer
 from tfrecord_io.cluster.feed.dataset import feed_dataset
-from tfrecord_io.cluster.feed.layout import pack
+from tfrecord_io.cluster.feed.batch_format import pack
 
 
 def _fill(buf: FeedBuffer, epoch: int, batches: list[list[bytes]]) -> None:

@@ -18,7 +18,7 @@ from pyspark.sql.functions import pandas_udf
 
 from tfrecord_io import ml
 from tfrecord_io.errors import ModelError
-from tfrecord_io.ml import models
+from tfrecord_io.ml import loading
 from tfrecord_io.ml.inference import chunks
 
 
@@ -83,10 +83,10 @@ def test_predict_loads_the_model_once_per_python_worker(spark, saved_classifier)
 
     def counts(batches: Iterator[pd.Series]) -> Iterator[pd.DataFrame]:
         # a scalar-iterator UDF like predict's (on every Spark), run by the same Python workers
-        from tfrecord_io.ml import models as worker_models
+        from tfrecord_io.ml import loading as worker_loading
 
         for batch in batches:
-            loads = worker_models.load_counts().get(saved_classifier, 0)
+            loads = worker_loading.load_counts().get(saved_classifier, 0)
             yield pd.DataFrame({"pid": [os.getpid()] * len(batch), "loads": [loads] * len(batch)})
 
     probe = pandas_udf(counts, "struct<pid: long, loads: long>")
@@ -144,19 +144,19 @@ def test_chunks_cut_the_columns_of_a_batch_into_equal_slices():
 
 
 def test_cached_gives_the_same_model_until_its_files_change(saved_classifier):
-    version = models.fingerprint(saved_classifier)
-    first = models.cached(saved_classifier, version=version)
-    assert models.cached(saved_classifier, version=version) is first
-    assert models.fingerprint(saved_classifier) == version
+    version = loading.fingerprint(saved_classifier)
+    first = loading.cached(saved_classifier, version=version)
+    assert loading.cached(saved_classifier, version=version) is first
+    assert loading.fingerprint(saved_classifier) == version
 
 
 def test_load_names_a_keras_file_that_is_not_a_model(tmp_path):
     damaged = tmp_path / "model.keras"
     damaged.write_bytes(b"not a zip archive")
     with pytest.raises(ModelError, match=f"Keras could not load the model at {damaged}"):
-        models.load(str(damaged))
+        loading.load(str(damaged))
 
 
 def test_load_names_a_directory_that_holds_no_saved_model(tmp_path):
     with pytest.raises(ModelError, match=f"{tmp_path} is a directory without saved_model.pb"):
-        models.load(str(tmp_path))
+        loading.load(str(tmp_path))

@@ -22,7 +22,7 @@ Modules: :mod:`~tfrecord_io.cluster.driver` (:func:`run`, :class:`Cluster`),
 :mod:`~tfrecord_io.cluster.protocol` (the encrypted protocol of the control channel and the
 feed), :mod:`~tfrecord_io.cluster.context` (:class:`NodeContext`),
 :mod:`~tfrecord_io.cluster.feed` (feeding Spark data: ``Cluster.train``, ``ctx.feed``),
-:mod:`~tfrecord_io.cluster.spec` (roles, ``TF_CONFIG``), :mod:`~tfrecord_io.cluster.slots`
+:mod:`~tfrecord_io.cluster.roles` (roles, ``TF_CONFIG``), :mod:`~tfrecord_io.cluster.slots`
 (Spark task slots), :mod:`~tfrecord_io.cluster.tensorboard`.
 """
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from tfrecord_io.cluster.driver import Cluster, run
     from tfrecord_io.cluster.options import KERAS
     from tfrecord_io.cluster.results import MetricRecord, Metrics, Result
-    from tfrecord_io.cluster.spec import MODES
+    from tfrecord_io.cluster.roles import MODES
 
 __all__ = ["run", "Cluster", "ClusterError", "NodeContext", "MODES", "KERAS", "Result",
            "Metrics", "MetricRecord"]
@@ -54,7 +54,7 @@ def __getattr__(name: str) -> Any:
 
         return NodeContext
     if name == "MODES":  # run(mode=...): "sync", "ps"
-        from tfrecord_io.cluster.spec import MODES  # noqa: PLC0415
+        from tfrecord_io.cluster.roles import MODES  # noqa: PLC0415
 
         return MODES
     if name == "KERAS":  # run(keras=...): "default", "legacy"

@@ -17,7 +17,7 @@ from typing import Any, Callable
 from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.channel import ControlServer
 from tfrecord_io.cluster.description import AttemptDescription
-from tfrecord_io.cluster.spec import Role
+from tfrecord_io.cluster.roles import Role
 from tfrecord_io.cluster.task import make_task
 from tfrecord_io.errors import ClusterError
 

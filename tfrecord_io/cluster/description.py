@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfrecord_io.cluster.options import RunOptions
-from tfrecord_io.cluster.spec import Role
+from tfrecord_io.cluster.roles import Role
 
 __all__ = ["DESCRIPTION_FILE", "AttemptDescription", "NodeDescription"]
 

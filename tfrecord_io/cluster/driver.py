@@ -29,7 +29,7 @@ from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
 from tfrecord_io.cluster.options import RunOptions, run_options
 from tfrecord_io.cluster.progress import Progress
 from tfrecord_io.cluster.results import MetricRecord, Metrics, Result, decode_value
-from tfrecord_io.cluster.spec import Role, roles as make_roles
+from tfrecord_io.cluster.roles import Role, roles as make_roles
 from tfrecord_io.errors import ClusterError
 
 __all__ = ["run", "Cluster"]

@@ -52,7 +52,7 @@ def run_options(
     input_mode: str,
 ) -> RunOptions:
     """Check :func:`tfrecord_io.cluster.run`'s options (*mode* and *num_workers* are checked
-    with the roles, by :func:`tfrecord_io.cluster.spec.roles`).
+    with the roles, by :func:`tfrecord_io.cluster.roles.roles`).
 
     Raises:
         ValueError: an option out of its range, named with what it accepts.

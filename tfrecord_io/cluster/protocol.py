@@ -3,7 +3,7 @@
 Both of the cluster's connections speak it: the control channel (driver <-> node tasks,
 :mod:`tfrecord_io.cluster.channel`) and the feed (driver and feeding tasks -> nodes' feed
 servers, :mod:`tfrecord_io.cluster.feed.server`; the jar's ``org.tfrecordio.spark.feed
-.FeedWire`` is its Java client). A message is a small JSON header (an object with a ``"type"``)
+.FeedStream`` is its Java client). A message is a small JSON header (an object with a ``"type"``)
 and an optional large byte payload. ``docs/protocol.md`` specifies it byte by byte; in short:
 
 * handshake: the server sends :data:`MAGIC` and a random 16-byte nonce, the client answers with

@@ -42,7 +42,7 @@ from tfrecord_io.cluster.channel import NodeConnection
 from tfrecord_io.cluster.context import NODE_ENV
 from tfrecord_io.cluster.description import AttemptDescription, NodeDescription
 from tfrecord_io.cluster.reporter import REPORT_FD_ENV
-from tfrecord_io.cluster.spec import Role, cluster_spec, tf_config
+from tfrecord_io.cluster.roles import Role, cluster_spec, tf_config
 from tfrecord_io.errors import ChannelError
 
 __all__ = ["make_task", "HEARTBEAT_TIMEOUT", "DRIVER_HEARTBEAT"]

@@ -17,7 +17,7 @@ the Spark cluster.
     scored = model.transform(test_df)        # ml.predict with the model's settings
     model.summary.history("loss")            # what the nodes reported (ctx.keras_callback())
 
-Modules: :mod:`~tfrecord_io.ml.inference` (:func:`predict`), :mod:`~tfrecord_io.ml.models`
+Modules: :mod:`~tfrecord_io.ml.inference` (:func:`predict`), :mod:`~tfrecord_io.ml.loading`
 (loading SavedModels and Keras files, the per-process cache), :mod:`~tfrecord_io.ml.tensors`
 (columns <-> tensors, the output column types), :mod:`~tfrecord_io.ml.params` (the shared Spark
 ML params), :mod:`~tfrecord_io.ml.estimator` (:class:`TFEstimator`) and

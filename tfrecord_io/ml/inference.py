@@ -10,7 +10,7 @@ be shorter); each batch's columns become the model's input tensors
 back, as one struct that is then spread into the new columns. The DataFrame's other columns
 never leave the JVM. No TensorFlow cluster, no row-at-a-time Python.
 
-The model is loaded once per Python worker process (:func:`tfrecord_io.ml.models.cached`):
+The model is loaded once per Python worker process (:func:`tfrecord_io.ml.loading.cached`):
 Spark reuses its Python workers across tasks (``spark.python.worker.reuse``, on by default), so
 a worker loads the model on its first non-empty batch and keeps it. The driver loads it
 too, once, to read its inputs and outputs and so the type of each new column. The cache key
@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from tfrecord_io.errors import ModelError
-from tfrecord_io.ml import models, tensors
+from tfrecord_io.ml import loading, tensors
 
 __all__ = ["predict", "chunks", "DEFAULT_BATCH_SIZE"]
 
@@ -75,7 +75,7 @@ class _BatchPredictor:
         for batch in batches:
             arrays = list(batch) if isinstance(batch, tuple) else [batch]
             if model is None:
-                model = models.cached(self.location, self.signature, self.version)
+                model = loading.cached(self.location, self.signature, self.version)
             pieces: list[list[pa.Array]] = [[] for _ in self.results]
             for part in chunks(arrays, self.batch_size):
                 for i, piece in enumerate(self._run(model, part)):
@@ -83,7 +83,7 @@ class _BatchPredictor:
             columns = [pa.concat_arrays(p) for p in pieces]
             yield pa.StructArray.from_arrays(columns, names=names)
 
-    def _run(self, model: models.ServingModel, part: list[pa.Array]) -> list[pa.Array]:
+    def _run(self, model: loading.ServingModel, part: list[pa.Array]) -> list[pa.Array]:
         rows = len(part[0])
         inputs = {
             name: tensors.to_input(
@@ -178,7 +178,7 @@ def predict(
     output_mapping: Mapping[str, str] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     *,
-    signature: str = models.DEFAULT_SIGNATURE,
+    signature: str = loading.DEFAULT_SIGNATURE,
 ) -> Any:
     """*df* with the outputs of the model at *model_dir* appended as new columns.
 
@@ -193,7 +193,7 @@ def predict(
     Args:
         df: a Spark DataFrame.
         model_dir: a SavedModel directory or a Keras file (``.keras``, ``.h5``), local or
-            ``hdfs://`` (see :mod:`tfrecord_io.ml.models`). Every executor must reach it: a
+            ``hdfs://`` (see :mod:`tfrecord_io.ml.loading`). Every executor must reach it: a
             local path works only when the executors share the driver's disk.
         input_mapping: DataFrame column -> model input name; every input of the model must be
             fed. Default: each input from the column of the same name.
@@ -224,8 +224,8 @@ def predict(
     inputs_of = _mapping(input_mapping, "input_mapping")
     outputs_of = _mapping(output_mapping, "output_mapping")
     location = os.fspath(model_dir)
-    version = models.fingerprint(location)
-    model = models.cached(location, signature, version)
+    version = loading.fingerprint(location)
+    model = loading.cached(location, signature, version)
 
     if inputs_of is None:
         inputs_of = {name: name for name in model.inputs}

@@ -13,7 +13,7 @@ from typing import Any
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from tfrecord_io.ml.inference import DEFAULT_BATCH_SIZE
-from tfrecord_io.ml.models import DEFAULT_SIGNATURE
+from tfrecord_io.ml.loading import DEFAULT_SIGNATURE
 
 __all__ = [
     "to_mapping",

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from tfrecord_io.errors import ModelError
-from tfrecord_io.ml.models import TensorInfo
+from tfrecord_io.ml.loading import TensorInfo
 
 __all__ = ["to_input", "is_scalar", "spark_type", "to_column", "numpy_type"]
 

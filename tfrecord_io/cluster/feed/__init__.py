@@ -16,9 +16,9 @@
 **The path.** A DataFrame's rows are encoded to ``tf.train.Example`` in the executors' JVMs by
 the DataFrame codec (``record_type`` as in :func:`tfrecord_io.spark.save_dataframe`); an RDD's
 ``bytes`` records pass as they are. Either way the JVM cuts them into batches of about
-:data:`~tfrecord_io.cluster.feed.batches.BATCH_BYTES` (1 MiB) of records, each for one
-worker (:mod:`~tfrecord_io.cluster.feed.batches`), laid out as a table of the records' lengths
-and then the records (:mod:`~tfrecord_io.cluster.feed.layout`). A feeding task (any executor,
+:data:`~tfrecord_io.cluster.feed.plan.BATCH_BYTES` (1 MiB) of records, each for one
+worker (:mod:`~tfrecord_io.cluster.feed.plan`), laid out as a table of the records' lengths
+and then the records (:mod:`~tfrecord_io.cluster.feed.batch_format`). A feeding task (any executor,
 any free task slot) streams whole batches from its JVM to the workers' feed servers over
 encrypted TCP (the jar's ``org.tfrecordio.spark.feed.FeedSender``; the protocol is
 :mod:`~tfrecord_io.cluster.protocol`'s): no batch crosses to a Python worker. The node

@@ -20,12 +20,12 @@ import collections
 import threading
 from typing import Any, Callable, Iterator
 
-from tfrecord_io.cluster.feed.layout import Batch, locate
+from tfrecord_io.cluster.feed.batch_format import Batch, locate
 from tfrecord_io.errors import ClusterError
 
 __all__ = ["DEFAULT_CAPACITY", "FeedBuffer"]
 
-#: Batches (each about :data:`~tfrecord_io.cluster.feed.batches.BATCH_BYTES`, 1 MiB, of records)
+#: Batches (each about :data:`~tfrecord_io.cluster.feed.plan.BATCH_BYTES`, 1 MiB, of records)
 #: a feed buffers per node before feeders wait: about 32 MiB of the epoch being read, and as much
 #: of later epochs.
 DEFAULT_CAPACITY = 32
@@ -66,7 +66,7 @@ class FeedBuffer:
 
     def put(self, epoch: int, key: tuple[int, int, int], records: int, payload: Any) -> bool:
         """Queue one batch of *epoch* (*records* records laid out as in
-        :mod:`~tfrecord_io.cluster.feed.layout`; waits while the buffer is full). Returns False
+        :mod:`~tfrecord_io.cluster.feed.batch_format`; waits while the buffer is full). Returns False
         when the feed is stopped (the batch is dropped)."""
         with self._cond:
             while not self._stopped and self._held(epoch > self._started) >= self._capacity:
@@ -116,7 +116,7 @@ class FeedBuffer:
     # -- the reader ----------------------------------------------------------------------------
 
     def epoch(self) -> Iterator[Batch]:
-        """The next epoch, batch by batch (:class:`~tfrecord_io.cluster.feed.layout.Batch`:
+        """The next epoch, batch by batch (:class:`~tfrecord_io.cluster.feed.batch_format.Batch`:
         the batch's bytes and where each serialized record is). Empty when the
         feed has ended or was stopped. An epoch left unfinished is skipped by the next call
         (and an iteration still open then ends).

@@ -2,7 +2,7 @@
 :class:`SparkRunner` plans a call's batches, submits an epoch's feeding job, runs a stream.
 
 A feeding job is the jar's ``org.tfrecordio.spark.feed.FeedSender`` sending one epoch of a
-plan's batches (:mod:`~tfrecord_io.cluster.feed.batches`) from the executors' JVMs. It is
+plan's batches (:mod:`~tfrecord_io.cluster.feed.plan`) from the executors' JVMs. It is
 submitted with Spark's asynchronous ``collectAsync`` from the schedule's own thread, so it is
 in Spark's queue (FIFO within a pool) when :meth:`SparkRunner.feed` returns, and cancelled
 through its own future (``FutureAction.cancel``: that job, by its id, whatever its state),
@@ -18,7 +18,7 @@ import threading
 from typing import Any, Callable
 
 from tfrecord_io.cluster import slots
-from tfrecord_io.cluster.feed.batches import Plan, plan_batches
+from tfrecord_io.cluster.feed.plan import Plan, plan_batches
 from tfrecord_io.cluster.feed.reports import EpochReport
 from tfrecord_io.cluster.feed.schedule import Call
 from tfrecord_io.errors import ClusterError

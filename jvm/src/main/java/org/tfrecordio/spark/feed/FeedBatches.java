@@ -21,7 +21,7 @@ import org.tfrecordio.spark.InternalRowEncoder;
  * {@code n}), then a table of the {@code n} records' lengths (big-endian ints), then the
  * {@code n} records back to back. No per-record framing or CRC: the feed channel signs every
  * batch whole, and the receiver locates the records from the lengths table in one step
- * ({@code tfrecord_io.cluster.feed.layout}). The record with index {@code i} in partition
+ * ({@code tfrecord_io.cluster.feed.batch_format}). The record with index {@code i} in partition
  * {@code p} has the global index {@code g = offsets[p] + i}; it goes to worker
  * {@code g % workers} when {@code g < limit} and is dropped otherwise. With the global start
  * of each partition as {@code offsets} and {@code limit = workers * (N / workers)} every worker

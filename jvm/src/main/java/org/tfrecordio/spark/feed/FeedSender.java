@@ -19,7 +19,7 @@ import org.apache.spark.api.java.function.FlatMapFunction;
  * The feeding task: streams one partition of feed batches (made by {@link FeedBatches}) to the
  * workers' feed servers, straight from the executor's JVM.
  *
- * <p>It opens one encrypted connection per worker ({@link FeedWire}) at its first batch,
+ * <p>It opens one encrypted connection per worker ({@link FeedStream}) at its first batch,
  * sends each batch whole (TCP backpressure holds it back while the worker's buffer is full), then
  * asks each worker to acknowledge that everything it sent is buffered there. A worker that
  * answers {@code stopped} (its reader is done, or {@code main_fun} ended), or that cannot be
@@ -58,13 +58,13 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
 
   /** The connection to one worker, or why there is none. */
   private static final class Link {
-    FeedWire wire;
+    FeedStream wire;
     String state; // "ready", "stopped", "unreachable"
     long records;
     long batches;
     long dropped;
 
-    Link(FeedWire wire, String state) {
+    Link(FeedStream wire, String state) {
       this.wire = wire;
       this.state = state;
     }
@@ -77,7 +77,7 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
     void poll() {
       try {
         if (ready() && wire.readable()
-            && FeedWire.STOPPED.equals(wire.receive().path("type").asText())) {
+            && FeedStream.STOPPED.equals(wire.receive().path("type").asText())) {
           state = "stopped";
         }
       } catch (IOException e) {
@@ -88,17 +88,17 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
 
   private Link open(int worker) {
     Map<String, Object> hello = new LinkedHashMap<>();
-    hello.put("type", FeedWire.HELLO);
+    hello.put("type", FeedStream.HELLO);
     hello.put("feed", feed);
     hello.put("epoch", epoch);
-    FeedWire wire;
+    FeedStream wire;
     try {
-      wire = FeedWire.connect(addresses[worker], secret, hello, CONNECT_TIMEOUT_MILLIS);
+      wire = FeedStream.connect(addresses[worker], secret, hello, CONNECT_TIMEOUT_MILLIS);
     } catch (IOException e) {
       return new Link(null, "unreachable");
     }
     try {
-      if (FeedWire.READY.equals(wire.receive().path("type").asText())) {
+      if (FeedStream.READY.equals(wire.receive().path("type").asText())) {
         return new Link(wire, "ready");
       }
       wire.close();
@@ -141,7 +141,7 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
           continue;
         }
         Map<String, Object> message = new LinkedHashMap<>();
-        message.put("type", FeedWire.BATCH);
+        message.put("type", FeedStream.BATCH);
         message.put("job", header.getInt(8));
         message.put("partition", header.getInt(12));
         message.put("seq", header.getInt(16));
@@ -195,13 +195,13 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
   /** Sends {@code end} and waits for the {@code ack} (every batch buffered on the worker). */
   private static void finish(Link link) {
     try {
-      link.wire.send(Collections.singletonMap("type", FeedWire.END), null, 0, 0);
+      link.wire.send(Collections.singletonMap("type", FeedStream.END), null, 0, 0);
       while (true) {
         JsonNode message = link.wire.receive();
         String type = message.path("type").asText();
-        if (FeedWire.STOPPED.equals(type)) {
+        if (FeedStream.STOPPED.equals(type)) {
           link.state = "stopped";
-        } else if (FeedWire.ACK.equals(type)) {
+        } else if (FeedStream.ACK.equals(type)) {
           if (message.path("stopped").asBoolean(false)) {
             link.state = "stopped";
           }

@@ -28,7 +28,7 @@ import org.junit.Test;
  * ({@code docs/protocol-vectors.json}, which the Python tests check too), and the messages it
  * must refuse.
  */
-public class FeedWireTest {
+public class FeedStreamTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final JsonNode VECTORS = readVectors();
   private static final String SECRET = VECTORS.get("secret").asText();
@@ -141,8 +141,8 @@ public class FeedWireTest {
         new TypeReference<LinkedHashMap<String, Object>>() {});
   }
 
-  private static FeedWire connected(Memory memory) throws IOException {
-    return FeedWire.handshake(memory, "test:1", SECRET, hex("client_nonce"),
+  private static FeedStream connected(Memory memory) throws IOException {
+    return FeedStream.handshake(memory, "test:1", SECRET, hex("client_nonce"),
         header(messages("client_to_server").get(0)));
   }
 
@@ -152,15 +152,15 @@ public class FeedWireTest {
     byte[] client = hex("client_nonce");
     JsonNode keys = VECTORS.get("keys");
     assertArrayEquals(parseHex(keys.get("client_to_server").asText()),
-        FeedWire.deriveKey(SECRET, server, client, FeedWire.TO_SERVER));
+        FeedStream.deriveKey(SECRET, server, client, FeedStream.TO_SERVER));
     assertArrayEquals(parseHex(keys.get("server_to_client").asText()),
-        FeedWire.deriveKey(SECRET, server, client, FeedWire.TO_CLIENT));
+        FeedStream.deriveKey(SECRET, server, client, FeedStream.TO_CLIENT));
   }
 
   @Test
   public void sendsExactlyTheVectorsBytesOfEveryNodeBoundMessage() throws IOException {
     Memory memory = new Memory(hex("server_greeting"));
-    FeedWire wire = connected(memory);
+    FeedStream wire = connected(memory);
     List<JsonNode> sent = messages("client_to_server");
     for (JsonNode m : sent.subList(1, sent.size())) {
       byte[] payload = parseHex(m.get("payload").asText());
@@ -181,13 +181,13 @@ public class FeedWireTest {
     List<JsonNode> received = messages("server_to_client");
     Memory memory = new Memory(hex("server_greeting"), frame(received.get(0)),
         frame(received.get(1)));
-    FeedWire wire = connected(memory);
+    FeedStream wire = connected(memory);
     assertEquals(JSON.readTree(received.get(0).get("header").asText()), wire.receive());
     assertEquals(JSON.readTree(received.get(1).get("header").asText()), wire.receive());
   }
 
   private static void assertRefused(Memory memory, String why) throws IOException {
-    FeedWire wire = connected(memory);
+    FeedStream wire = connected(memory);
     IOException e = assertThrows(IOException.class, wire::receive);
     assertTrue(e.getMessage(), e.getMessage().contains(why));
     assertFalse("the connection is closed", memory.isOpen());
@@ -197,7 +197,7 @@ public class FeedWireTest {
   public void refusesAReplayedMessage() throws IOException {
     byte[] ready = frame(messages("server_to_client").get(0));
     Memory memory = new Memory(hex("server_greeting"), ready, ready);
-    FeedWire wire = connected(memory);
+    FeedStream wire = connected(memory);
     wire.receive();
     IOException e = assertThrows(IOException.class, wire::receive);
     assertTrue(e.getMessage(), e.getMessage().contains("does not authenticate"));
@@ -219,12 +219,12 @@ public class FeedWireTest {
   @Test
   public void refusesAnAlteredHeaderOrTag() throws IOException {
     byte[] ack = frame(messages("server_to_client").get(1));
-    for (int at : new int[] {FeedWire.PREFIX_BYTES + 1, ack.length - 1}) {
+    for (int at : new int[] {FeedStream.PREFIX_BYTES + 1, ack.length - 1}) {
       byte[] altered = ack.clone();
       altered[at] ^= 1;
       byte[] ready = frame(messages("server_to_client").get(0));
       Memory memory = new Memory(hex("server_greeting"), ready, altered);
-      FeedWire wire = connected(memory);
+      FeedStream wire = connected(memory);
       wire.receive();
       IOException e = assertThrows(IOException.class, wire::receive);
       assertTrue(e.getMessage(), e.getMessage().contains("does not authenticate"));
@@ -243,7 +243,7 @@ public class FeedWireTest {
   @Test
   public void refusesAServerWithAnotherSecret() throws IOException {
     Memory memory = new Memory(hex("server_greeting"), frame(messages("server_to_client").get(0)));
-    FeedWire wire = FeedWire.handshake(memory, "test:1", "another secret",
+    FeedStream wire = FeedStream.handshake(memory, "test:1", "another secret",
         hex("client_nonce"), header(messages("client_to_server").get(0)));
     IOException e = assertThrows(IOException.class, wire::receive);
     assertTrue(e.getMessage(), e.getMessage().contains("does not authenticate"));
@@ -251,9 +251,9 @@ public class FeedWireTest {
 
   @Test
   public void refusesLengthsOverTheLimitsBeforeReadingTheMessage() throws IOException {
-    ByteBuffer huge = ByteBuffer.allocate(FeedWire.PREFIX_BYTES).putInt(-1).putLong(0);
+    ByteBuffer huge = ByteBuffer.allocate(FeedStream.PREFIX_BYTES).putInt(-1).putLong(0);
     assertRefused(new Memory(hex("server_greeting"), huge.array()), "over the limits");
-    ByteBuffer payload = ByteBuffer.allocate(FeedWire.PREFIX_BYTES).putInt(2).putLong(1L << 40);
+    ByteBuffer payload = ByteBuffer.allocate(FeedStream.PREFIX_BYTES).putInt(2).putLong(1L << 40);
     assertRefused(new Memory(hex("server_greeting"), payload.array()), "over the limits");
     // the server's message with a payload: nothing a feeding task is ever sent
     assertRefused(new Memory(hex("server_greeting"), frame(messages("server_to_client").get(2))),
@@ -272,7 +272,7 @@ public class FeedWireTest {
     byte[] ready = frame(messages("server_to_client").get(0));
     byte[] cut = java.util.Arrays.copyOf(ready, ready.length - 3);
     Memory memory = new Memory(hex("server_greeting"), cut);
-    FeedWire wire = connected(memory);
+    FeedStream wire = connected(memory);
     IOException e = assertThrows(IOException.class, wire::receive);
     assertTrue(e.getMessage(), e.getMessage().contains("closed the connection"));
   }

@@ -36,7 +36,7 @@ import javax.crypto.spec.SecretKeySpec;
  * buffer (Spark interrupts the thread when its job is cancelled) has its channel closed, so it
  * ends instead of holding its task slot.
  */
-final class FeedWire implements AutoCloseable {
+final class FeedStream implements AutoCloseable {
   /** The first bytes each side sends: the protocol and its version. */
   static final byte[] MAGIC = {'T', 'F', 'I', 'O', 0, 1, '\r', '\n'};
   /** Bytes of each side's handshake nonce. */
@@ -78,7 +78,7 @@ final class FeedWire implements AutoCloseable {
   private long sent;
   private long received;
 
-  private FeedWire(ByteChannel channel, String address, byte[] sendKey, byte[] receiveKey) {
+  private FeedStream(ByteChannel channel, String address, byte[] sendKey, byte[] receiveKey) {
     this.channel = channel;
     this.address = address;
     this.sendKey = new SecretKeySpec(sendKey, "AES");
@@ -97,7 +97,7 @@ final class FeedWire implements AutoCloseable {
    *
    * @throws IOException the server cannot be reached, or closed the connection
    */
-  static FeedWire connect(String address, String secret, Map<String, Object> hello,
+  static FeedStream connect(String address, String secret, Map<String, Object> hello,
       int timeoutMillis) throws IOException {
     int colon = address.lastIndexOf(':');
     InetSocketAddress target = new InetSocketAddress(address.substring(0, colon),
@@ -119,7 +119,7 @@ final class FeedWire implements AutoCloseable {
    * The client's handshake on {@code channel} with the given nonce (random, but for tests), then
    * {@code hello}.
    */
-  static FeedWire handshake(ByteChannel channel, String address, String secret,
+  static FeedStream handshake(ByteChannel channel, String address, String secret,
       byte[] clientNonce, Map<String, Object> hello) throws IOException {
     ByteBuffer greeting = ByteBuffer.allocate(MAGIC.length + NONCE_BYTES);
     readFully(channel, greeting, address);
@@ -132,7 +132,7 @@ final class FeedWire implements AutoCloseable {
     ByteBuffer answer = ByteBuffer.allocate(MAGIC.length + NONCE_BYTES);
     answer.put(MAGIC).put(clientNonce).flip();
     writeFully(channel, answer);
-    FeedWire wire = new FeedWire(channel, address,
+    FeedStream wire = new FeedStream(channel, address,
         deriveKey(secret, serverNonce, clientNonce, TO_SERVER),
         deriveKey(secret, serverNonce, clientNonce, TO_CLIENT));
     wire.send(hello, null, 0, 0);

@@ -1,5 +1,5 @@
 """What is fed, as batches: a DataFrame or an RDD of records becomes an RDD of large batches of
-records (laid out as in :mod:`~tfrecord_io.cluster.feed.layout`), each batch for one worker,
+records (laid out as in :mod:`~tfrecord_io.cluster.feed.batch_format`), each batch for one worker,
 made in the executors' JVMs by
 ``org.tfrecordio.spark.feed.FeedBatches`` (rows are encoded to ``tf.train.Example`` there by
 the DataFrame codec; records of an RDD cross to the JVM as plain bytes, never pickled).
