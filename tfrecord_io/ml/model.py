@@ -191,10 +191,11 @@ class TFModelWriter(MLWriter):
 
     def saveImpl(self, path: str) -> None:  # noqa: N802 - MLWriter's hook
         summary = self.instance._summary  # noqa: SLF001 - the writer of its own class
-        DefaultParamsWriter.saveMetadata(self.instance, path, self.sparkSession,
+        # The SparkContext, which every Spark the extras admit takes here (3.5 takes no session).
+        DefaultParamsWriter.saveMetadata(self.instance, path, self.sc,
                                          extraMetadata={"hasSummary": summary is not None})
         if summary is not None:
-            self.sparkSession.sparkContext.parallelize([summary.to_json()], 1).saveAsTextFile(
+            self.sc.parallelize([summary.to_json()], 1).saveAsTextFile(
                 f"{path.rstrip('/')}/{SUMMARY_DIR}")
 
 
@@ -206,12 +207,12 @@ class TFModelReader(MLReader["TFModel"]):
         self.cls = cls
 
     def load(self, path: str) -> TFModel:
-        metadata = DefaultParamsReader.loadMetadata(path, self.sparkSession)
+        metadata = DefaultParamsReader.loadMetadata(path, self.sc)
         model = self.cls()
         model._resetUid(metadata["uid"])  # noqa: SLF001 - as DefaultParamsReader does
         DefaultParamsReader.getAndSetParams(model, metadata)
         if metadata.get("hasSummary"):
-            lines = self.sparkSession.sparkContext.textFile(
+            lines = self.sc.textFile(
                 f"{path.rstrip('/')}/{SUMMARY_DIR}").collect()
             model.setSummary(TFTrainingSummary.from_json("".join(lines)))
         return model
