@@ -112,6 +112,10 @@ def spark():
             "spark.task.maxFailures": "4",
             "spark.executor.memory": "1g",
             "spark.python.worker.reuse": "true",
+            # The test HDFS has two DataNodes. Hadoop caches one client per file system, made
+            # with the configuration of whichever test reaches it first, so the replication
+            # its files get is set here, once, for every test.
+            "spark.hadoop.dfs.replication": "2",
         },
     )
     session.sparkContext.setLogLevel("ERROR")
