@@ -113,6 +113,11 @@ class FeedCoordinator:
 
     # -- the end -------------------------------------------------------------------------------
 
+    def broken(self) -> list[str]:
+        """The fed nodes that read no more because their link broke or ``main_fun`` failed
+        (not those whose ``main_fun`` finished)."""
+        return [n for n in self._links.nodes if self._links.gone(n) not in (None, "finished")]
+
     def pending(self) -> list[Feeding]:
         """``train`` calls still feeding."""
         with self._lock:

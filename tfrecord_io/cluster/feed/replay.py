@@ -6,7 +6,10 @@ FeedCoordinator`); when that attempt fails, its feedings fail with it. :class:`R
 per call, the :class:`~tfrecord_io.cluster.feed.reports.Feeding` the caller holds (the *outer*
 future) apart from the feeding of the current attempt (the *inner* one), so that:
 
-- an inner feeding that succeeds completes the outer one (the report of the attempt that fed);
+- an inner feeding that succeeds completes the outer one (the report of the attempt that fed),
+  unless a node of that attempt broke meanwhile: its share was dropped, and the attempt's
+  failure is on its way, so the call waits for it (at most :data:`~tfrecord_io.cluster.feed.
+  schedule.FAILURE_GRACE` seconds, the schedule's own grace for a broken link);
 - an inner feeding that fails while its attempt has not failed (a feeding error, a shutdown, a
   stop) fails the outer one at once;
 - an inner feeding that fails because its attempt failed leaves the outer one pending: the
@@ -22,10 +25,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from tfrecord_io.cluster.feed.reports import Feeding
+from tfrecord_io.cluster.feed.schedule import FAILURE_GRACE
 from tfrecord_io.errors import ClusterError
 
 __all__ = ["Replays"]
@@ -112,19 +117,33 @@ class Replays:
             stopped = call.stopped
         if stopped:
             inner.stop()
-        inner.add_done_callback(lambda done: self._inner_done(call, done, failure))
+        inner.add_done_callback(lambda done: self._inner_done(call, done, coordinator, failure))
 
-    def _inner_done(self, call: _Call, inner: Feeding,
+    def _inner_done(self, call: _Call, inner: Feeding, coordinator: Any,
                     failure: Callable[[], ClusterError | None]) -> None:
         with self._lock:
             if inner is not call.inner:
                 return  # an earlier attempt's feeding, superseded
         error = inner.exception()
-        if error is None:
+        if error is not None:
+            if call.stopped or failure() is None:
+                self._settle(call, error)
+            return  # else the attempt failed: restart() or fail() settles the call
+        if failure() is None and coordinator.broken():
+            threading.Thread(target=self._settle_unless_failed, args=(call, inner, failure),
+                             name="feed-replay-grace", daemon=True).start()
+        elif failure() is None:
             self._settle(call, None, inner.result())
-        elif call.stopped or failure() is None:
-            self._settle(call, error)
-        # else the attempt failed: restart() or fail() settles the call
+
+    def _settle_unless_failed(self, call: _Call, inner: Feeding,
+                              failure: Callable[[], ClusterError | None]) -> None:
+        """A node broke while *inner* fed: complete the call with its report only if the
+        attempt has not failed within the grace (else the next attempt feeds it again)."""
+        deadline = time.monotonic() + FAILURE_GRACE
+        while failure() is None and time.monotonic() < deadline and not call.outer.done():
+            time.sleep(0.1)
+        if failure() is None:
+            self._settle(call, None, inner.result())
 
     def _settle(self, call: _Call, error: BaseException | None, report: Any = None) -> None:
         with self._lock:
