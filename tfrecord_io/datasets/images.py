@@ -175,7 +175,9 @@ def _hidden(name: str) -> bool:
     return name.startswith((".", "_"))
 
 
-def list_images(source: str | os.PathLike[str], *, first_label: int = 0) -> tuple[list[str], list[ImageFile]]:
+def list_images(
+    source: str | os.PathLike[str], *, first_label: int = 0
+) -> tuple[list[str], list[ImageFile]]:
     """The classes and files of the class-per-folder tree at *source*.
 
     Args:
@@ -394,19 +396,24 @@ def convert(
 
     classes, files = list_images(source, first_label=first_label)
     planned = plan(files, validation_fraction, shards, validation_shards)
-    out_path = os.path.abspath(fs.split_url(os.fspath(output))[1]) if fs.is_local(
-        os.fspath(output)) else os.fspath(output).rstrip("/")
+    output = os.fspath(output)
+    if fs.is_local(output):
+        out_path = os.path.abspath(fs.split_url(output)[1])
+    else:
+        out_path = output.rstrip("/")
     targets = [*planned, LABELS_FILE]
     if fs.exists(out_path) and not fs.isdir(out_path):
         raise ImageError(f"{output}: exists and is not a directory")
     for name in targets:
         target = fs.join(out_path, name)
         if fs.exists(target) and not overwrite:
-            raise ImageError(f"{target} already exists; remove it or pass --overwrite (overwrite=True)")
-    log.info("%s: %d images in %d classes -> %s", source, len(files), len(classes),
-             ", ".join(f"{name} {sum(map(len, s))} in {len(s)} shards" for name, s in planned.items()))
+            raise ImageError(
+                f"{target} already exists; remove it or pass --overwrite (overwrite=True)"
+            )
+    sets = ", ".join(f"{name} {sum(map(len, s))} in {len(s)} shards" for name, s in planned.items())
+    log.info("%s: %d images in %d classes -> %s", source, len(files), len(classes), sets)
 
-    result = ImageConversion(output=os.fspath(output), classes=classes, first_label=first_label)
+    result = ImageConversion(output=output, classes=classes, first_label=first_label)
     made_output = not fs.exists(out_path)
     fs.makedirs(out_path)
     staging = fs.join(out_path, f".tfrecord-io-images-{uuid.uuid4().hex[:12]}.tmp")
@@ -497,12 +504,16 @@ class _Listed:
     def zero(self, value: list[Any]) -> list[Any]:
         return []
 
-    def addInPlace(self, first: list[Any], second: list[Any]) -> list[Any]:  # noqa: N802 - pyspark's name
+    def addInPlace(  # noqa: N802 - pyspark's name
+        self, first: list[Any], second: list[Any]
+    ) -> list[Any]:
         first.extend(second)
         return first
 
 
-def _spark_shard(shards: Iterator[Sequence[ImageFile]], on_corrupt: str, skipped: Any) -> Iterator[bytes]:
+def _spark_shard(
+    shards: Iterator[Sequence[ImageFile]], on_corrupt: str, skipped: Any
+) -> Iterator[bytes]:
     """Spark task body: the records of the partition's one shard."""
     for shard in shards:
         yield from _shard_records(shard, on_corrupt, lambda p, r: skipped.add([(p, r)]))
@@ -531,7 +542,7 @@ def _write_with_spark(
         try:
             tfs.save_records(rdd, fs.as_url(fs.join(staging, name)),
                              None if kind == codec.NONE else kind)
-        except Exception as exc:  # noqa: BLE001 - a task's damaged image arrives as Java text
+        except Exception as exc:  # a task's damaged image arrives as a Java error's text
             damage = _DAMAGE_IN_TASK.search(str(exc))
             if damage is None:
                 raise
