@@ -258,6 +258,11 @@ def test_under_skip_damaged_files_are_left_out_counted_and_logged(tree, tmp_path
     assert "2 damaged skipped" in result.summary()
 
 
+def test_the_progress_bar_counts_every_image(mnist_png_tree, tmp_path, capsys):
+    images.convert(mnist_png_tree, tmp_path / "out", shards=2, progress=True)
+    assert f"{MNIST_PNG_LIMIT}/{MNIST_PNG_LIMIT}" in capsys.readouterr().err
+
+
 def test_bad_arguments_are_refused_before_anything_is_read(tmp_path):
     for kwargs in ({"shards": 0}, {"validation_fraction": 1.0}, {"validation_fraction": -0.1},
                    {"on_corrupt": "ignore"}, {"validation_shards": 0}):

@@ -65,3 +65,20 @@ def test_under_fail_a_damaged_file_fails_the_job_naming_it_and_nothing_is_writte
     with pytest.raises(DamagedImageError, match=f"{bad}: not a JPEG or PNG image"):
         images.convert(tree, tmp_path / "out", shards=2, spark=spark)
     assert not (tmp_path / "out").exists()
+
+
+def test_the_spark_progress_bar_counts_the_shards_written(spark, mnist_png_tree, tmp_path, capsys,
+                                                         monkeypatch):
+    # The tests' session, started from Python, has Spark's own console bar: pretend it has not.
+    conf = spark.sparkContext.getConf().set("spark.ui.showConsoleProgress", "false")
+    monkeypatch.setattr(type(spark.sparkContext), "getConf", lambda self: conf)
+    images.convert(mnist_png_tree, tmp_path / "out", shards=3, validation_fraction=0.25,
+                   validation_shards=1, spark=spark, progress=True)
+    assert "images (Spark): 100%" in capsys.readouterr().err
+    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None  # restored
+
+
+def test_no_second_bar_when_spark_shows_its_own(spark, mnist_png_tree, tmp_path, capsys):
+    assert spark.sparkContext.getConf().get("spark.ui.showConsoleProgress") == "true"
+    images.convert(mnist_png_tree, tmp_path / "out", shards=2, spark=spark, progress=True)
+    assert "images (Spark)" not in capsys.readouterr().err

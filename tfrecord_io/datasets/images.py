@@ -52,7 +52,8 @@ Output (:func:`convert`)::
 
 The shards are named and indexed as :func:`tfrecord_io.spark.save_records` writes them.
 Everything is written under a hidden temporary directory in OUT and moved into place at the
-end: a failed conversion leaves neither set nor label file behind.
+end: a failed conversion leaves neither set nor label file behind (and removes OUT if it made
+it).
 
 A damaged file -- cut short, a bad PNG chunk, not a JPEG or PNG -- follows *on_corrupt*, the
 package's damage policy: ``"fail"`` (default) raises :class:`DamagedImageError` naming it and
@@ -70,6 +71,7 @@ import logging
 import os
 import posixpath
 import re
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -370,7 +372,9 @@ def convert(
             executor and writes the shard through tfrecord-io's OutputFormat. The records are
             the same as without Spark. None: convert in this process.
         overwrite: replace existing ``OUT/train``, ``OUT/validation`` and ``OUT/labels.txt``.
-        progress: a progress bar (tqdm, on stderr) while converting without Spark.
+        progress: a progress bar (tqdm, on stderr): of images converted, or with Spark of
+            shards written (from Spark's status tracker), unless Spark shows its own
+            (``spark.ui.showConsoleProgress``).
 
     Returns:
         What was written (:class:`ImageConversion`).
@@ -423,7 +427,7 @@ def convert(
         with fs.open(fs.join(staging, LABELS_FILE), "wb") as f:
             f.write(_label_text(classes, first_label))
         if spark is not None:
-            skipped = _write_with_spark(spark, planned, staging, kind, on_corrupt)
+            skipped = _write_with_spark(spark, planned, staging, kind, on_corrupt, progress)
         else:
             skipped = _write_locally(planned, staging, kind, on_corrupt, progress)
         result.skipped = sorted(skipped)
@@ -528,26 +532,93 @@ def _write_with_spark(
     staging: str,
     kind: str,
     on_corrupt: str,
+    progress: bool,
 ) -> list[tuple[str, str]]:
     from tfrecord_io import spark as tfs  # noqa: PLC0415
 
     sc = getattr(spark, "sparkContext", spark)
     skipped = sc.accumulator([], _Listed())
-    for name, set_shards in planned.items():
-        # Partition k is shard k (one element each), so part-r-0000k is shard k, as when local.
-        rdd = sc.parallelize(set_shards, len(set_shards)).mapPartitions(
-            functools.partial(_spark_shard, on_corrupt=on_corrupt, skipped=skipped)
-        )
-        log.info("Writing %s with Spark (%d tasks)", name, len(set_shards))
-        try:
-            tfs.save_records(rdd, fs.as_url(fs.join(staging, name)),
-                             None if kind == codec.NONE else kind)
-        except Exception as exc:  # a task's damaged image arrives as a Java error's text
-            damage = _DAMAGE_IN_TASK.search(str(exc))
-            if damage is None:
-                raise
-            raise DamagedImageError(damage.group(1).strip()) from None
+    group = f"tfrecord-io-images-{uuid.uuid4().hex[:12]}"
+    saved = {key: sc.getLocalProperty(key) for key in _JOB_GROUP_PROPERTIES}
+    sc.setJobGroup(group, "tfrecord-io images", False)
+    total = sum(len(set_shards) for set_shards in planned.values())
+    # Spark's own console bar (on in Spark applications started from Python, as pyspark-shell)
+    # already shows the tasks: one bar is enough.
+    spark_bar = sc.getConf().get("spark.ui.showConsoleProgress", "false").lower() == "true"
+    try:
+        with _SparkProgress(sc, group, total, progress and not spark_bar):
+            for name, set_shards in planned.items():
+                # Partition k is shard k (one element each): part-r-0000k is shard k, as when
+                # local.
+                rdd = sc.parallelize(set_shards, len(set_shards)).mapPartitions(
+                    functools.partial(_spark_shard, on_corrupt=on_corrupt, skipped=skipped)
+                )
+                log.info("Writing %s with Spark (%d tasks)", name, len(set_shards))
+                try:
+                    tfs.save_records(rdd, fs.as_url(fs.join(staging, name)),
+                                     None if kind == codec.NONE else kind)
+                except Exception as exc:  # a task's damaged image arrives as Java text
+                    damage = _DAMAGE_IN_TASK.search(str(exc))
+                    if damage is None:
+                        raise
+                    raise DamagedImageError(damage.group(1).strip()) from None
+    finally:
+        for key, value in saved.items():
+            sc.setLocalProperty(key, value)
     return list(skipped.value)
+
+
+# The local properties SparkContext.setJobGroup sets, restored afterwards.
+_JOB_GROUP_PROPERTIES = ("spark.jobGroup.id", "spark.job.description",
+                         "spark.job.interruptOnCancel")
+
+
+class _SparkProgress:
+    """A progress bar (tqdm) of the shards written by the Spark jobs of job group *group*, read
+    from Spark's status tracker twice a second by a thread of its own; nothing if not
+    *enabled*."""
+
+    def __init__(self, sc: Any, group: str, total: int, enabled: bool) -> None:
+        self._sc, self._group, self._total = sc, group, total
+        self._enabled = enabled
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._bar: Any = None
+
+    def __enter__(self) -> _SparkProgress:
+        if self._enabled:
+            from tqdm.auto import tqdm  # noqa: PLC0415 - only when shown
+
+            self._bar = tqdm(total=self._total, unit=" shards", desc="images (Spark)",
+                             dynamic_ncols=True)
+            self._thread = threading.Thread(target=self._poll, name="images-progress",
+                                            daemon=True)
+            self._thread.start()
+        return self
+
+    def _done(self) -> int:
+        tracker = self._sc.statusTracker()
+        done = 0
+        for job in tracker.getJobIdsForGroup(self._group):
+            info = tracker.getJobInfo(job)
+            for stage in info.stageIds if info is not None else ():
+                stage_info = tracker.getStageInfo(stage)
+                if stage_info is not None:
+                    done += stage_info.numCompletedTasks
+        return done
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.5):
+            with contextlib.suppress(Exception):  # the status tracker is best effort
+                self._bar.update(min(self._done(), self._total) - self._bar.n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            if exc[0] is None:
+                self._bar.update(self._total - self._bar.n)
+            self._bar.close()
 
 
 # --------------------------------------------------------------------------------------------
