@@ -14,9 +14,10 @@ from tfrecord_io.errors import DamagedImageError
 
 @pytest.fixture(scope="module")
 def hdfs_tree(hdfs, mnist_png_tree):
-    """The first 200 files of the MNIST PNG tree, uploaded to the test HDFS; its URL."""
+    """The first 20 files of each class of the MNIST PNG tree, uploaded to the test HDFS; the
+    URL of the directory holding them as ``tree``."""
     base = f"{hdfs.url}/images/{uuid.uuid4().hex[:8]}"
-    for path in sorted(mnist_png_tree.rglob("*.png"))[:200]:
+    for path in [p for d in range(10) for p in sorted((mnist_png_tree / str(d)).iterdir())[:20]]:
         with fs.open(f"{base}/tree/{path.parent.name}/{path.name}", "wb") as f:
             f.write(path.read_bytes())
     return base
