@@ -80,3 +80,18 @@ def test_a_source_without_class_folders_is_a_usage_error(capsys, tmp_path):
     (tmp_path / "flat").mkdir()
     status, _, stderr = run(capsys, "images", tmp_path / "flat", tmp_path / "out")
     assert status == 2 and "no class folders" in stderr
+
+
+def test_spark_conversion_matches_the_local_one_byte_for_byte(spark, spark_master, mnist_png_tree,
+                                                             tmp_path, capsys):
+    local, out = tmp_path / "local", tmp_path / "spark"
+    argv = ["--shards", "2", "--validation-fraction", "0.2"]
+    assert run(capsys, "images", mnist_png_tree, local, *argv)[0] == 0
+    # In-process, main() uses the running session (conftest's local cluster) and leaves it up.
+    status, stdout, _ = run(capsys, "images", mnist_png_tree, out, *argv, "--spark", spark_master)
+    assert status == 0 and stdout.startswith(f"{MNIST_PNG_LIMIT} images (train ")
+    files = sorted(p.relative_to(local) for p in local.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert len([f for f in files if f.name.startswith("part-r-")]) == 3
+    for name in files:
+        assert (out / name).read_bytes() == (local / name).read_bytes(), name
