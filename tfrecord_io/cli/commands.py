@@ -274,6 +274,9 @@ def cmd_images(args: argparse.Namespace) -> int:
     from tfrecord_io.datasets import images  # noqa: PLC0415
     from tfrecord_io.errors import DamagedImageError  # noqa: PLC0415
 
+    if args.spark and not args.spark.startswith("local") and fs.is_local(args.input):
+        log.warning("SRC %s is a local path: executors on other machines read their own disks; "
+                    "give an hdfs:// SRC", args.input)
     spark, running = _spark_for(args, "tfrecord-io images")
     try:
         result = images.convert(
