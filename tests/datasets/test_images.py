@@ -219,6 +219,15 @@ def test_an_existing_output_needs_overwrite(converted, tree):
         images.convert(tree, out)
 
 
+def test_overwrite_replaces_every_set_of_the_earlier_run(tree, tmp_path):
+    out = tmp_path / "out"
+    images.convert(tree, out, shards=2, validation_fraction=0.5)
+    (out / "train" / "part-r-00001.tfrecord").unlink()
+    result = images.convert(tree, out, overwrite=True)
+    assert sorted(p.name for p in out.iterdir()) == ["labels.txt", "train"]
+    assert len(examples(result.shards["train"])) == MNIST_PNG_LIMIT
+
+
 # -- damaged files ----------------------------------------------------------------------------
 
 

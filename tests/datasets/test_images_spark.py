@@ -37,6 +37,15 @@ def test_spark_and_local_write_the_same_records_in_the_same_shards(spark, mnist_
     assert (tmp_path / "spark" / "train" / "_SUCCESS").exists()
 
 
+def test_gzip_shards_are_named_and_filled_alike(spark, mnist_png_tree, tmp_path):
+    local = images.convert(mnist_png_tree, tmp_path / "local", shards=2, compression="gzip")
+    distributed = images.convert(mnist_png_tree, tmp_path / "spark", shards=2,
+                                 compression="gzip", spark=spark)
+    assert [p.rsplit("/", 1)[1] for p in distributed.shards["train"]] == [
+        "part-r-00000.tfrecord.gz", "part-r-00001.tfrecord.gz"]
+    assert shard_records(distributed) == shard_records(local)
+
+
 def test_more_shards_than_images_gives_empty_shards_with_spark_too(spark, tmp_path, mnist_png_tree):
     src = tmp_path / "src" / "7"
     src.mkdir(parents=True)

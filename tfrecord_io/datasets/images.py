@@ -80,8 +80,8 @@ from typing import Any, Callable
 
 from tfrecord_io import compression as codec, fs
 from tfrecord_io import records as _records
-from tfrecord_io.datasets.image_headers import ImageHeader, read_header
 from tfrecord_io.datasets import mnist
+from tfrecord_io.datasets.image_headers import ImageHeader, read_header
 from tfrecord_io.datasets.mnist import shard_name
 from tfrecord_io.errors import DamagedImageError, ImageError, MnistError
 from tfrecord_io.example import encode_example
@@ -371,7 +371,8 @@ def convert(
         spark: a SparkSession or SparkContext: one Spark task per shard reads its files on an
             executor and writes the shard through tfrecord-io's OutputFormat. The records are
             the same as without Spark. None: convert in this process.
-        overwrite: replace existing ``OUT/train``, ``OUT/validation`` and ``OUT/labels.txt``.
+        overwrite: replace existing ``OUT/train``, ``OUT/validation`` and ``OUT/labels.txt``
+            (an earlier run's validation set is removed even when this one writes none).
         progress: a progress bar (tqdm, on stderr): of images converted, or with Spark of
             shards written (from Spark's status tracker), unless Spark shows its own
             (``spark.ui.showConsoleProgress``).
@@ -408,7 +409,7 @@ def convert(
     targets = [*planned, LABELS_FILE]
     if fs.exists(out_path) and not fs.isdir(out_path):
         raise ImageError(f"{output}: exists and is not a directory")
-    for name in targets:
+    for name in [*SPLITS, LABELS_FILE]:  # a validation set of an earlier run counts too
         target = fs.join(out_path, name)
         if fs.exists(target) and not overwrite:
             raise ImageError(
@@ -444,12 +445,13 @@ def convert(
             ]
             for k in range(len(set_shards)):
                 result.bytes += fs.stat(fs.join(staging, name, shard_name(k, kind))).size
-        for name in targets:
+        for name in [*SPLITS, LABELS_FILE]:
             target = fs.join(out_path, name)
             if fs.exists(target):
                 log.info("Replacing %s", target)
                 fs.delete(target, recursive=True)
-            fs.rename(fs.join(staging, name), target)
+            if name in targets:
+                fs.rename(fs.join(staging, name), target)
         finished = True
     finally:
         with contextlib.suppress(Exception):
