@@ -24,19 +24,16 @@ in the record as it is, never re-encoded.
 
 Records (:func:`encode`), the layout of ``build_image_data.py``:
 
-=======================  ======  ==============================================================
-feature                  kind    value
-=======================  ======  ==============================================================
-``image/encoded``        bytes   the file's bytes, as stored
-``image/format``         bytes   ``b"JPEG"`` or ``b"PNG"`` (from the content)
-``image/height``         int64   pixels, from the header
-``image/width``          int64   pixels, from the header
-``image/channels``       int64   from the header: a JPEG's component count, a PNG's color type
-                                 (see :mod:`tfrecord_io.datasets.image_headers`)
-``image/class/label``    int64   the class folder's number
-``image/class/text``     bytes   the class folder's name (UTF-8)
-``image/filename``       bytes   the path below SRC, ``daisy/100080576_f52e8ee070_n.jpg``
-=======================  ======  ==============================================================
+| feature | kind | value |
+|---|---|---|
+| ``image/encoded`` | bytes | the file's bytes, as stored |
+| ``image/format`` | bytes | ``b"JPEG"`` or ``b"PNG"`` (from the content) |
+| ``image/height`` | int64 | pixels, from the header |
+| ``image/width`` | int64 | pixels, from the header |
+| ``image/channels`` | int64 | from the header: a JPEG's component count, a PNG's color type (see :mod:`tfrecord_io.datasets.image_headers`) |
+| ``image/class/label`` | int64 | the class folder's number |
+| ``image/class/text`` | bytes | the class folder's name (UTF-8) |
+| ``image/filename`` | bytes | the path below SRC, ``daisy/100080576_f52e8ee070_n.jpg`` |
 
 Split (:func:`split_of`): a file is in the validation set when the first 8 bytes of the
 SHA-256 of its path below SRC, as a fraction of 2**64, are below *validation_fraction*: the same
