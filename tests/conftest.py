@@ -172,3 +172,27 @@ def hdfs(tmp_path_factory):
         yield cluster
     finally:
         cluster.stop()
+
+
+#: The real MNIST test set (see its README.md), beside the project.
+MNIST_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                         "..", "shared", "data", "mnist")
+#: How many MNIST test images the PNG tree holds (a prefix of the set: enough for every class
+#: to have about 100, quick to write and convert).
+MNIST_PNG_LIMIT = 1000
+
+
+@pytest.fixture(scope="session")
+def mnist_png_tree(tmp_path_factory):
+    """The first :data:`MNIST_PNG_LIMIT` images of the real MNIST test set as a class-per-folder
+    tree of grayscale PNG files, ``TREE/<digit>/NNNNN.png`` (NNNNN the index in the set), written
+    once per session by :func:`tfrecord_io.datasets.images.write_png_folders`. Read only: copy
+    it to change it."""
+    from tfrecord_io.datasets import images
+
+    if not os.path.isfile(os.path.join(MNIST_DIR, "t10k-images-idx3-ubyte.gz")):
+        pytest.fail(f"the MNIST test set is missing from {os.path.abspath(MNIST_DIR)}: these "
+                    "tests need the real data at ../shared/data/mnist", pytrace=False)
+    tree = tmp_path_factory.mktemp("mnist-png") / "tree"
+    images.write_png_folders(MNIST_DIR, tree, limit=MNIST_PNG_LIMIT)
+    return tree

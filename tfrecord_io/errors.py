@@ -27,6 +27,8 @@ __all__ = [
     "PluginNotBuiltError",
     "InputError",
     "MnistError",
+    "ImageError",
+    "DamagedImageError",
     "MiniHdfsError",
     "MiniYarnError",
     "StandaloneClusterError",
@@ -161,6 +163,16 @@ class MnistError(TFRecordError):
 
     The message names the file or directory concerned.
     """
+
+
+class ImageError(TFRecordError):
+    """An image tree cannot be converted as asked: no class folders, an output that exists
+    without ``overwrite``, a bad argument. The message names the directory concerned."""
+
+
+class DamagedImageError(ImageError):
+    """An image file is cut short, damaged, or not a JPEG or PNG. The message names the file;
+    ``on_corrupt="skip"`` (``--on-corrupt skip``) converts the others and lists it instead."""
 
 
 class MiniHdfsError(TFRecordError):

@@ -22,6 +22,7 @@ EXTRAS = {
     "tensorflow": "tensorflow",
     "tf_keras": "keras-legacy",
     "tensorboard": "tensorboard",
+    "PIL": "images",
 }
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfrecord_io import cluster, ml
+from tfrecord_io.datasets import images
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 NO_DEFAULT = inspect.Parameter.empty
@@ -23,6 +24,7 @@ DOCUMENTED = [
     ("cluster.md", "feed(", cluster.NodeContext.feed),
     ("cluster.md", "stop_feed(", cluster.NodeContext.stop_feed),
     ("ml.md", "ml.predict(", ml.predict),
+    ("images.md", "images.convert(", images.convert),
 ]
 
 

@@ -33,6 +33,7 @@ RUN_BY = {
     "tf_dataset.py": "test_tf_dataset_trains_keras_on_the_mnist_shards_on_hdfs",
     "dataframes.py": "test_dataframes_write_and_read_examples_both_ways",
     "fs_urls.py": "test_fs_urls_writes_lists_expands_and_deletes_on_hdfs",
+    "images.py": "test_images_converts_the_mnist_png_folders_and_tensorflow_decodes_them",
 }
 
 # A README code block is preceded by one of these comments: the snippet file it is, or why it
@@ -199,6 +200,20 @@ def test_tf_dataset_trains_keras_on_the_mnist_shards_on_hdfs(hdfs, tmp_path):
     assert len(accuracy) == 2 and accuracy[1] > max(accuracy[0], 0.6)
     first = sum(1 for _ in names["share"])
     assert first == 5000  # half of the 10,000 records, for worker 0 of 2
+
+
+def test_images_converts_the_mnist_png_folders_and_tensorflow_decodes_them(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "mnist").symlink_to(MNIST.resolve())
+    names = run_python_snippet("images.py")
+    result = names["result"]
+    assert sum(result.records.values()) == 2000 and result.skipped == []
+    assert 150 < result.records["validation"] < 250
+    assert names["labels"] == {d: str(d) for d in range(10)}
+    assert names["images_batch"].shape == (64, 28, 28, 1)
+    assert float(names["images_batch"].numpy().max()) <= 1.0
+    assert set(names["labels_batch"].numpy().tolist()) <= set(range(10))
 
 
 def test_dataframes_write_and_read_examples_both_ways(spark, tmp_path):

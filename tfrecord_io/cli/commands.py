@@ -19,7 +19,7 @@ from tfrecord_io.cli import render
 from tfrecord_io.cli.paths import expand_paths
 from tfrecord_io.errors import CorruptRecordError, InputError, SchemaError, TFRecordError
 
-__all__ = ["EXIT_OK", "EXIT_CORRUPT", "EXIT_USAGE", "cmd_count", "cmd_head", "cmd_schema", "cmd_verify", "cmd_index", "cmd_mnist"]
+__all__ = ["EXIT_OK", "EXIT_CORRUPT", "EXIT_USAGE", "cmd_count", "cmd_head", "cmd_schema", "cmd_verify", "cmd_index", "cmd_mnist", "cmd_images"]
 
 log = logging.getLogger("tfrecord_io.cli")  # one logger for the whole command line
 
@@ -224,25 +224,7 @@ def cmd_mnist(args: argparse.Namespace) -> int:
     from tfrecord_io.datasets import mnist  # noqa: PLC0415
 
     splits = mnist.load(args.input)  # every input checked before Spark starts or we write
-    spark = running = None
-    if args.spark:
-        if not args.spark.startswith("local") and fs.is_local(args.output):
-            log.warning(
-                "OUTPUT %s is a local path: executors on other machines would write to their "
-                "own disks; give an hdfs:// OUTPUT", args.output,
-            )
-        from tfrecord_io import spark as tfs  # noqa: PLC0415
-        from tfrecord_io.extras import require  # noqa: PLC0415
-
-        require("pyspark", "tfrecord-io mnist --spark")
-        from pyspark.sql import SparkSession  # noqa: PLC0415
-
-        running = SparkSession.getActiveSession()
-        if running is not None:  # main() called inside a Spark application: use its session
-            log.info("Using the running Spark session (master %s)", running.sparkContext.master)
-        spark = tfs.session(args.spark, app_name="tfrecord-io mnist")
-        if running is None:
-            spark.sparkContext.setLogLevel("WARN")
+    spark, running = _spark_for(args, "tfrecord-io mnist")
     try:
         result = mnist.convert(
             splits,
@@ -254,6 +236,65 @@ def cmd_mnist(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
             progress=sys.stderr.isatty() and not args.quiet,
         )
+    finally:
+        if spark is not None and running is None:
+            spark.stop()
+    print(result.summary())
+    return EXIT_OK
+
+
+def _spark_for(args: argparse.Namespace, app_name: str) -> tuple[Any, Any]:
+    """The SparkSession of ``--spark MASTER`` (None without it) and the session that was already
+    running, if any (not to be stopped)."""
+    if not args.spark:
+        return None, None
+    if not args.spark.startswith("local") and fs.is_local(args.output):
+        log.warning(
+            "The output %s is a local path: executors on other machines would write to their "
+            "own disks; give an hdfs:// OUTPUT", args.output,
+        )
+    from tfrecord_io import spark as tfs  # noqa: PLC0415
+    from tfrecord_io.extras import require  # noqa: PLC0415
+
+    require("pyspark", f"{app_name} --spark")
+    from pyspark.sql import SparkSession  # noqa: PLC0415
+
+    running = SparkSession.getActiveSession()
+    if running is not None:  # main() called inside a Spark application: use its session
+        log.info("Using the running Spark session (master %s)", running.sparkContext.master)
+    spark = tfs.session(args.spark, app_name=app_name)
+    if running is None:
+        spark.sparkContext.setLogLevel("WARN")
+    return spark, running
+
+
+def cmd_images(args: argparse.Namespace) -> int:
+    """``tfrecord-io images``: convert a class-per-folder image tree, locally or on Spark
+    executors; exit status 1 for a damaged image under ``--on-corrupt fail``."""
+    from tfrecord_io.datasets import images  # noqa: PLC0415
+    from tfrecord_io.errors import DamagedImageError  # noqa: PLC0415
+
+    if args.spark and not args.spark.startswith("local") and fs.is_local(args.input):
+        log.warning("SRC %s is a local path: executors on other machines read their own disks; "
+                    "give an hdfs:// SRC", args.input)
+    spark, running = _spark_for(args, "tfrecord-io images")
+    try:
+        result = images.convert(
+            args.input,
+            args.output,
+            shards=args.shards,
+            validation_fraction=args.validation_fraction,
+            validation_shards=args.validation_shards,
+            first_label=args.first_label,
+            on_corrupt=args.on_corrupt,
+            compression=args.compression,
+            spark=spark,
+            overwrite=args.overwrite,
+            progress=sys.stderr.isatty() and not args.quiet,
+        )
+    except DamagedImageError as exc:
+        log.error("%s (nothing written; --on-corrupt skip converts the other images)", exc)
+        return EXIT_CORRUPT
     finally:
         if spark is not None and running is None:
             spark.stop()

@@ -34,6 +34,13 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), not {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
@@ -56,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog=_PROG,
-        description="Convert MNIST to TFRecords; inspect and check TFRecord files "
+        description="Convert MNIST or image folders to TFRecords; inspect and check TFRecord files "
                     "(local or hdfs://). Exit status: 0 ok, 1 damaged data, 2 usage or "
                     "input error.",
         parents=[common],
@@ -85,6 +92,41 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true",
                    help="replace OUTPUT/train and OUTPUT/test if they exist")
     p.set_defaults(func=commands.cmd_mnist)
+
+    p = sub.add_parser(
+        "images", parents=[common], help="convert a class-per-folder image tree to TFRecord shards",
+        description="Read the JPEG and PNG files of SRC/CLASS/... -- a local or hdfs:// "
+                    "directory with one folder per class -- and write OUT/train (and "
+                    "OUT/validation) as TFRecord shards of tf.train.Example in "
+                    "build_image_data.py's layout (image/encoded as stored, image/format, "
+                    "image/height, image/width, image/channels, image/class/label, "
+                    "image/class/text, image/filename), and the label map OUT/labels.txt "
+                    "(LABEL:CLASS lines). Exit status 1: a damaged image under --on-corrupt fail.",
+    )
+    p.add_argument("input", metavar="SRC", help="directory of the class folders, local or hdfs://")
+    p.add_argument("output", metavar="OUT", help="output directory, local or hdfs://")
+    p.add_argument("--shards", type=_positive_int, default=1, metavar="N",
+                   help="shards of the training set (default: 1)")
+    p.add_argument("--validation-fraction", type=_fraction, default=0.0, metavar="F",
+                   help="part of the images, in [0, 1), for OUT/validation, chosen by a hash of "
+                        "each file's path below SRC: the same on every run (default: 0, none)")
+    p.add_argument("--validation-shards", type=_positive_int, default=None, metavar="N",
+                   help="shards of the validation set (default: shards of about the training "
+                        "shards' size)")
+    p.add_argument("--first-label", type=_non_negative_int, default=0, metavar="L",
+                   help="label of the first class folder in name order (default: 0, as TF-slim "
+                        "and Keras; 1 as build_image_data.py)")
+    p.add_argument("--on-corrupt", choices=["fail", "skip"], default="fail",
+                   help="a truncated or non-image file: fail, naming it, writing nothing "
+                        "(default), or skip it, logging and counting it")
+    p.add_argument("--compression", choices=["none", "gzip", "zlib"], default="none",
+                   help="compress the shards (default: none, which also writes split indexes)")
+    p.add_argument("--spark", metavar="MASTER",
+                   help="convert as a Spark job on this master (local[4], yarn, ...), one task "
+                        "per shard")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace OUT/train, OUT/validation and OUT/labels.txt if they exist")
+    p.set_defaults(func=commands.cmd_images)
 
     p = sub.add_parser("count", parents=[common, compression],
                        help="count the records of each file, and the total")
