@@ -10,6 +10,8 @@ Markers are applied here from what a test uses, so that nobody has to remember t
 * ``hdfs``: it uses the ``hdfs`` fixture (also through fixtures built on it), or its module
   imports the test HDFS launcher (tests that start their own MiniDFSCluster);
 * ``tensorflow``: its module imports TensorFlow;
+* ``postgres``: it uses the test PostgreSQL server (the ``postgres`` fixture of tests/postgres,
+  also through fixtures built on it);
 * ``yarn`` / ``standalone`` (and ``spark``, ``hdfs``): it uses the fixtures of tests/yarn or
   tests/standalone (a Spark application on the test YARN, or on a standalone cluster across
   network namespaces). These tests run last, each group with its own Spark application: the
@@ -36,6 +38,7 @@ SPARK_MASTER = os.environ.get("TFRECORD_IO_TEST_MASTER", "local-cluster[2,2,1024
 
 _SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master"})
 _HDFS_FIXTURES = frozenset({"hdfs"})
+_POSTGRES_FIXTURES = frozenset({"postgres"})
 # Fixture -> marker of the tests on real cluster managers (tests/yarn, tests/standalone).
 _CLUSTER_FIXTURES = {"yarn": "yarn", "yarn_spark": "yarn",
                      "standalone": "standalone", "standalone_spark": "standalone"}
@@ -45,6 +48,7 @@ _MARKING_IMPORTS = {
     "pyspark": "spark",
     "tfrecord_io.testing.minihdfs": "hdfs",
     "tfrecord_io.testing.miniyarn": "yarn",
+    "tfrecord_io.testing.postgres": "postgres",
     "tfrecord_io.testing.standalone": "standalone",
 }
 
@@ -66,8 +70,8 @@ def _imported_markers(module: types.ModuleType | None) -> set[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test ``spark``, ``hdfs``, ``tensorflow``, ``yarn``, ``standalone`` from what it
-    uses; the ``yarn`` and ``standalone`` tests go last, grouped."""
+    """Mark each test ``spark``, ``hdfs``, ``postgres``, ``tensorflow``, ``yarn``,
+    ``standalone`` from what it uses; the ``yarn`` and ``standalone`` tests go last, grouped."""
     by_module: dict[str, set[str]] = {}
     for item in items:
         module = getattr(item, "module", None)
@@ -80,6 +84,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             markers.add("spark")
         if fixtures & _HDFS_FIXTURES:
             markers.add("hdfs")
+        if fixtures & _POSTGRES_FIXTURES:
+            markers.add("postgres")
         markers.update(_CLUSTER_FIXTURES[f] for f in fixtures if f in _CLUSTER_FIXTURES)
         if markers & {"yarn", "standalone"}:
             markers.update({"spark", "hdfs"})
@@ -99,8 +105,13 @@ def spark_master() -> str:
 
 @pytest.fixture(scope="session")
 def spark():
-    """A SparkSession on a local cluster: two executor JVMs with their own Python workers."""
+    """A SparkSession on a local cluster: two executor JVMs with their own Python workers,
+    with the PostgreSQL JDBC driver (``make setup`` fetches it) in ``spark.jars`` for the tests
+    of Spark's JDBC source (tests/postgres)."""
     from tfrecord_io import spark as tfs
+    from tfrecord_io.testing.postgres.jdbc import find_jdbc_jars
+
+    jdbc_jars = find_jdbc_jars()
 
     session = tfs.session(
         SPARK_MASTER,
@@ -116,6 +127,7 @@ def spark():
             # with the configuration of whichever test reaches it first, so the replication
             # its files get is set here, once, for every test.
             "spark.hadoop.dfs.replication": "2",
+            **({"spark.jars": ",".join(jdbc_jars)} if jdbc_jars else {}),
         },
     )
     session.sparkContext.setLogLevel("ERROR")
