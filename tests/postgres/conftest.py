@@ -8,6 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pyspark import cloudpickle
+
+import image_programs
 
 from tfrecord_io.datasets import mnist
 from tfrecord_io.testing import postgres as pg
@@ -68,3 +71,7 @@ def jdbc(images_db):
                     f"${pg.JDBC_ENV}): run `make setup`", pytrace=False)
     return {"url": images_db.server.jdbc_url, "user": images_db.server.user,
             "driver": pg.DRIVER_CLASS}
+
+
+# Node programs travel by value: executors and node processes do not have tests/ on their path.
+cloudpickle.register_pickle_by_value(image_programs)
