@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import sys
 import types
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -33,12 +35,14 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
+MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist"
+
 SPARK_MASTER = os.environ.get("TFRECORD_IO_TEST_MASTER", "local-cluster[2,2,1024]")
 
 
 _SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master"})
 _HDFS_FIXTURES = frozenset({"hdfs"})
-_POSTGRES_FIXTURES = frozenset({"postgres"})
+_POSTGRES_FIXTURES = frozenset({"postgres", "images_db", "jdbc"})
 # Fixture -> marker of the tests on real cluster managers (tests/yarn, tests/standalone).
 _CLUSTER_FIXTURES = {"yarn": "yarn", "yarn_spark": "yarn",
                      "standalone": "standalone", "standalone_spark": "standalone"}
@@ -184,3 +188,60 @@ def hdfs(tmp_path_factory):
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server for the session (:class:`tfrecord_io.testing.postgres.Postgres`:
+    127.0.0.1 only, as the ``postgres`` OS user when root), removed at the end, also after a
+    failure. Never skips: without PostgreSQL it fails, saying how to get it."""
+    from tfrecord_io.testing import postgres as pg
+
+    server = pg.Postgres()
+    try:
+        try:
+            server.start()
+        except pg.PostgresError as e:
+            pytest.fail(f"the test PostgreSQL did not start: {e}", pytrace=False)
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass(frozen=True)
+class ImagesDb:
+    """The loaded test database: the server, and the MNIST test set whose images have ids
+    1..N in order (``id`` k holds ``images[k - 1]``)."""
+
+    server: object
+    images: object
+    labels: object
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+
+@pytest.fixture(scope="session")
+def images_db(postgres):
+    """The table ``images`` of :func:`postgres` holding the whole MNIST test set (10,000
+    images) as PNG files, ids 1..10000 in the set's order."""
+    from tfrecord_io.datasets import mnist
+    from tfrecord_io.testing import postgres as pg
+
+    (split,) = [s for s in mnist.load(MNIST) if s.name == "test"]
+    pg.create_images_table(postgres)
+    assert pg.load_images(postgres, pg.mnist_png_rows(split)) == len(split)
+    return ImagesDb(postgres, split.images, split.labels)
+
+
+@pytest.fixture(scope="session")
+def jdbc(images_db):
+    """The options of Spark's JDBC source for the test database (``url``, ``user``,
+    ``driver``); the driver's jars are in the session's ``spark.jars`` (see :func:`spark`)."""
+    from tfrecord_io.testing import postgres as pg
+
+    if pg.find_jdbc_jars() is None:
+        pytest.fail(f"no PostgreSQL JDBC driver (.tools/postgres-jdbc.classpath or "
+                    f"${pg.JDBC_ENV}): run `make setup`", pytrace=False)
+    return {"url": images_db.server.jdbc_url, "user": images_db.server.user,
+            "driver": pg.DRIVER_CLASS}
