@@ -13,7 +13,8 @@
 #                 tests, the ml tests and the launcher's and feed's main paths
 #
 # tests/yarn and tests/standalone (markers yarn, standalone) start real cluster managers; the
-# standalone ones need root and iproute2 (`ip`), for network namespaces.
+# standalone ones need root and iproute2 (`ip`), for network namespaces. tests/postgres and the
+# docs' database snippets start a PostgreSQL server (Debian's package, which setup-system installs).
 # Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
 #   .venv/bin/python -m pytest -m "not spark and not hdfs and not packaging"
 #
