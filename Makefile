@@ -82,7 +82,7 @@ setup-system:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { \
 	  mkdir -p /etc/postgresql-common/createcluster.d && \
 	  echo 'create_main_cluster = false' > /etc/postgresql-common/createcluster.d/tfrecord-io.conf && \
-	  apt-get update -q && apt-get install -y -q postgresql; }
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
