@@ -4,8 +4,6 @@ images table it is loaded with holds PNG files of the MNIST test set, pixel for 
 from __future__ import annotations
 
 import io
-import os
-
 import numpy as np
 import psutil
 from PIL import Image
@@ -17,10 +15,22 @@ def test_the_server_listens_only_on_loopback_and_not_as_root(postgres):
     (process,) = [p for p in psutil.process_iter(["cmdline"])
                   if "postgres" in (p.info["cmdline"] or [""])[0]
                   and str(postgres.base_dir) in " ".join(p.info["cmdline"] or [])]
-    assert process.uids().real != 0 or os.geteuid() != 0
+    assert process.uids().real != 0  # PostgreSQL refuses root: the postgres OS user, as root
     listening = {c.laddr for c in process.net_connections(kind="inet")
                  if c.status == psutil.CONN_LISTEN}
     assert listening == {("127.0.0.1", postgres.port)}
+
+
+def test_a_taken_port_is_retried_with_another_free_port(postgres, monkeypatch):
+    from tfrecord_io.testing.postgres import server as module
+
+    ports = iter([postgres.port])  # the first "free" port is the session server's
+    real = module._free_port
+    monkeypatch.setattr(module, "_free_port", lambda: next(ports, None) or real())
+    with pg.Postgres() as second:
+        assert second.port != postgres.port
+        with second.connect() as conn:
+            assert conn.execute("select 1").fetchone() == (1,)
 
 
 def test_a_stopped_server_leaves_no_process_and_no_directory():

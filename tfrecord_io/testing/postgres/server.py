@@ -147,28 +147,18 @@ class Postgres:
             self._run("initdb", [*runas, str(bindir / "initdb"), "-D", str(data),
                                  "-U", self.user, "-A", "trust", "-E", "UTF8", "--locale=C",
                                  "--no-sync", "--no-instructions"])
-            self.port = self._port_wanted or _free_port()
-            settings = {
-                "listen_addresses": "127.0.0.1",
-                "port": str(self.port),
-                "unix_socket_directories": str(self.base_dir),
-                # A throwaway database: no durability, little memory.
-                "fsync": "off",
-                "synchronous_commit": "off",
-                "full_page_writes": "off",
-                "shared_buffers": "32MB",
-                "max_connections": "40",
-                **self._settings,
-            }
-            command = [*runas, str(bindir / "postgres"), "-D", str(data)]
-            for name, value in settings.items():
-                command += ["-c", f"{name}={value}"]
-            self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed by stop()
-            self._process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=self._log_file,
-                stderr=subprocess.STDOUT, cwd=self.base_dir, start_new_session=True,
-            )
-            self._wait_ready(started + timeout)
+            # A free port can be taken by another process before the server binds it: then
+            # the server exits at once, and a new free port is tried (a given port is not).
+            for attempt in range(1 if self._port_wanted else 3):
+                self.port = self._port_wanted or _free_port()
+                self._launch(bindir, runas, data)
+                try:
+                    self._wait_ready(started + timeout)
+                    break
+                except PostgresError:
+                    if attempt == 2 or self.running or "already in use" not in self._tail():
+                        raise
+                    log.info("port %d was taken; trying another", self.port)
         except BaseException:
             self.stop()
             raise
@@ -225,6 +215,30 @@ class Postgres:
         return [setpriv, f"--reuid={self._os_user}", f"--regid={self._os_user}",
                 "--init-groups", "--pdeathsig=SIGKILL", "--"]
 
+    def _launch(self, bindir: Path, runas: list[str], data: Path) -> None:
+        """Start ``postgres`` on :attr:`port` (appending to the log)."""
+        settings = {
+            "listen_addresses": "127.0.0.1",
+            "port": str(self.port),
+            "unix_socket_directories": str(self.base_dir),
+            # A throwaway database: no durability, little memory.
+            "fsync": "off",
+            "synchronous_commit": "off",
+            "full_page_writes": "off",
+            "shared_buffers": "32MB",
+            "max_connections": "40",
+            **self._settings,
+        }
+        command = [*runas, str(bindir / "postgres"), "-D", str(data)]
+        for name, value in settings.items():
+            command += ["-c", f"{name}={value}"]
+        if self._log_file is None:
+            self._log_file = open(self.log_path, "ab")  # noqa: SIM115 - closed by stop()
+        self._process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=self._log_file,
+            stderr=subprocess.STDOUT, cwd=self.base_dir, start_new_session=True,
+        )
+
     def _run(self, name: str, command: Sequence[str]) -> None:
         done = subprocess.run(command, capture_output=True, text=True, check=False,
                               cwd=self.base_dir, timeout=120)
@@ -240,7 +254,11 @@ class Postgres:
             if self._process is None or self._process.poll() is not None:
                 raise PostgresError(f"the test PostgreSQL server exited at start: {self._tail()}")
             try:
-                with psycopg.connect(self.url, connect_timeout=2):
+                # Through this server's own unix socket: a TCP connection could reach another
+                # server on the port. PostgreSQL binds its TCP port before its socket, and exits
+                # when it cannot, so a server that answers here owns the port too.
+                with psycopg.connect(host=str(self.base_dir), port=self.port, user=self.user,
+                                     dbname=self.database, connect_timeout=2):
                     return
             except psycopg.OperationalError as e:
                 last = e
