@@ -142,3 +142,26 @@ def read_late(args, ctx):
     time.sleep(args["pause"])
     ids = [i for batch in ctx.feed("train").batch(100) for i in _ids(batch, "bytes")]
     _write(args, ctx, "read", {"ids": ids})
+
+
+def fail_once_while_fed(args, ctx):
+    """Attempt 0: every node reads args["epochs"] epochs of "train"; the node args["node"]
+    raises after args["after"] records (or, with args["after"] None, once it has read them
+    all). Later attempts: read args["epochs"] epochs and write the ids of each (as
+    ``read-<attempt>``); returns how many epochs were read."""
+    me = f"{ctx.job_name}:{ctx.task_index}"
+    epochs, count = [], 0
+    data = ctx.feed("train").batch(100)
+    for _ in range(args["epochs"]):
+        ids = []
+        for batch in data:
+            ids.extend(_ids(batch, "bytes"))
+            count += int(batch.shape[0])
+            if ctx.attempt == 0 and me == args["node"] and args["after"] is not None \
+                    and count >= args["after"]:
+                raise RuntimeError(f"planned failure on {me} after {count} fed records")
+        epochs.append(ids)
+    if ctx.attempt == 0 and me == args["node"]:
+        raise RuntimeError(f"planned failure on {me} after every epoch")
+    _write(args, ctx, f"read-{ctx.attempt}", {"epochs": epochs})
+    return len(epochs)

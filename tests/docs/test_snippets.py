@@ -100,6 +100,38 @@ def test_each_readme_code_block_is_a_snippet_file_or_says_why_not():
         assert (ROOT / path).read_text() == block, f"README's block differs from {path}"
 
 
+# A docs page's code block: a snippet included (--8<--), or after one of these comments.
+PAGE_BLOCK = re.compile(r"^```[a-z]+\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+PAGE_MARK = re.compile(r"<!-- (?:not run: [^>]+|run by: (\S+)[^>]*) -->\n\n?\Z")
+
+
+def unmarked_blocks(text: str) -> list[int]:
+    """The line numbers of *text*'s code blocks that neither include a snippet nor follow a
+    ``<!-- not run: why -->`` or ``<!-- run by: PATH ... -->`` comment."""
+    lines = []
+    for block in PAGE_BLOCK.finditer(text):
+        if block.group(1).lstrip().startswith("--8<--"):
+            continue
+        mark = PAGE_MARK.search(text, 0, block.start())
+        if mark is None:
+            lines.append(text.count("\n", 0, block.start()) + 1)
+        elif mark.group(1):
+            assert (ROOT / mark.group(1)).exists(), f"{mark.group(1)} (a run-by mark) is missing"
+    return lines
+
+
+def test_each_docs_code_block_is_a_snippet_or_says_what_runs_it_or_why_not():
+    unmarked = {str(page.relative_to(ROOT)): unmarked_blocks(page.read_text())
+                for page in sorted(DOCS.rglob("*.md"))}
+    assert {page: lines for page, lines in unmarked.items() if lines} == {}
+
+
+def test_the_docs_block_check_reports_a_block_without_a_mark():
+    page = ("Text.\n\n```python\nprint(1)\n```\n\n<!-- not run: why -->\n\n```bash\nls\n```\n"
+            "\n```python\n--8<-- \"snippets/feeding.py\"\n```\n")
+    assert unmarked_blocks(page) == [3]
+
+
 def test_quickstart_mnist_converts_counts_and_verifies_the_test_set(tmp_path):
     output = run_shell_snippet("quickstart_mnist.sh", tmp_path, 300, MNIST=str(MNIST))
     assert "10000\ttotal" in output

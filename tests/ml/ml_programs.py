@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 
 
-def train_linear(args, ctx):
+def train_linear(args, ctx, data=None):
     """Fits ``label ~ Dense(1)(features)`` with tf-keras ``model.fit`` under the cluster's
     strategy on the fed ``train`` rows (``features``: ``args["width"]`` floats, ``label``: a
     float), ``args["epochs"]`` epochs of SGD at ``args["learning_rate"]``, each epoch's loss
@@ -20,7 +20,12 @@ def train_linear(args, ctx):
     }
     options = tf.data.Options()
     options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
-    data = ctx.feed("train", features=spec, batch_size=args["batch_size"], drop_remainder=True)
+    if data is None:
+        data = ctx.feed("train", features=spec, batch_size=args["batch_size"],
+                        drop_remainder=True)
+    else:  # serialized Examples
+        data = data.batch(args["batch_size"], drop_remainder=True).map(
+            lambda records: tf.io.parse_example(records, spec))
     data = data.map(lambda f: (f[args["features"]], f[args["label"]])).with_options(options)
     with strategy.scope():
         model = tf.keras.Sequential([
@@ -31,6 +36,26 @@ def train_linear(args, ctx):
     model.fit(data, epochs=args["epochs"], verbose=0, callbacks=[ctx.keras_callback()])
     with tempfile.TemporaryDirectory() as scratch:  # every worker saves (MWMS), the chief's stays
         model.save(args["export_dir"] if ctx.is_chief else f"{scratch}/model")
+
+
+def train_linear_from_files(args, ctx):
+    """``train_linear`` on the files of ``args["data_dirs"]["train"]`` (inputMode
+    "tensorflow"), this worker's share of them, ``args["epochs"]`` passes; reports each node's
+    record count first (``ctx.report(records=...)``)."""
+    ctx.strategy()  # before any TensorFlow op: MultiWorkerMirroredStrategy needs it so
+    records = ctx.dataset(args["data_dirs"]["train"])
+    ctx.report(records=sum(1 for _ in records))
+    train_linear(args, ctx, data=records)
+
+
+def train_linear_failing_once(args, ctx):
+    """On the first attempt: reads one fed epoch of "train" and raises; then ``train_linear``
+    (which reads every epoch again, fed again to the new attempt)."""
+    if ctx.attempt == 0:
+        for _ in ctx.feed("train"):
+            pass
+        raise RuntimeError("planned failure on the first attempt")
+    train_linear(args, ctx)
 
 
 def train_nothing_saved(args, ctx):

@@ -47,7 +47,8 @@ def test_every_param_has_a_getter_and_a_setter_that_round_trip():
         "exportDir": "/models", "logDir": "/logs", "numWorkers": 3, "numPs": 2, "epochs": 4,
         "mode": "ps", "keras": "legacy", "featureCols": ["a", "b"],
         "validationIndicatorCol": "is_val", "validationEpochs": 2, "timeout": 90.5,
-        "tensorboard": True, "env": {"TF_CPP_MIN_LOG_LEVEL": "3"},
+        "tensorboard": True, "env": {"TF_CPP_MIN_LOG_LEVEL": "3"}, "maxAttempts": 3,
+        "inputMode": "tensorflow",
         "inputMapping": {"a": "x"}, "outputMapping": {"y": "b"}, "batchSize": 32,
         "signature": "serve",
     }
@@ -154,6 +155,35 @@ def test_cross_validation_over_a_two_point_grid_picks_the_learning_rate_that_fit
     losses = best.summary.history("loss", node="worker:0")
     assert len(losses) == 3
     assert losses[-1] < losses[0]
+
+
+def test_input_mode_tensorflow_writes_the_rows_as_files_that_train_fn_reads(spark, tmp_path):
+    df = ps_data(spark, 96)
+    estimator = ml.TFEstimator(
+        ml_programs.train_linear_from_files, LINEAR, numWorkers=1, epochs=4, batchSize=8,
+        keras="legacy", inputMode="tensorflow", exportDir=str(tmp_path),
+        outputMapping={"prediction": "prediction"},
+    )
+    model = estimator.fit(df)
+    assert model.summary.history("records") == [96]  # every row, from the files
+    losses = model.summary.history("loss")
+    assert len(losses) == 4 and losses[-1] < 0.5 * losses[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [model.getModelDir().split("/")[-1]]
+
+
+def test_max_attempts_restarts_the_cluster_and_feeds_the_rows_again(spark, tmp_path):
+    df = ps_data(spark, 96).cache()
+    estimator = ml.TFEstimator(
+        ml_programs.train_linear_failing_once, LINEAR, numWorkers=1, epochs=3, batchSize=8,
+        keras="legacy", maxAttempts=2, exportDir=str(tmp_path),
+        outputMapping={"prediction": "prediction"},
+    )
+    model = estimator.fit(df)
+    assert model.summary.attempts == 2
+    assert len(model.summary.history("loss")) == 3  # the second attempt's epochs, all fed
+    labels = np.array([r.label for r in df.collect()])
+    got = np.array([r.prediction for r in model.transform(df).collect()])
+    assert np.sqrt(np.mean((got - labels) ** 2)) < 0.5 * np.std(labels)
 
 
 def ps_data(spark, rows_count=160):

@@ -35,12 +35,12 @@ from tfrecord_io.errors import ClusterError
 if TYPE_CHECKING:
     from tfrecord_io.cluster.context import NodeContext
     from tfrecord_io.cluster.driver import Cluster, run
-    from tfrecord_io.cluster.options import KERAS
+    from tfrecord_io.cluster.options import INPUT_MODES, KERAS
     from tfrecord_io.cluster.results import MetricRecord, Metrics, Result
     from tfrecord_io.cluster.roles import MODES
 
-__all__ = ["run", "Cluster", "ClusterError", "NodeContext", "MODES", "KERAS", "Result",
-           "Metrics", "MetricRecord"]
+__all__ = ["run", "Cluster", "ClusterError", "NodeContext", "MODES", "KERAS", "INPUT_MODES",
+           "Result", "Metrics", "MetricRecord"]
 
 
 def __getattr__(name: str) -> Any:
@@ -57,10 +57,10 @@ def __getattr__(name: str) -> Any:
         from tfrecord_io.cluster.roles import MODES  # noqa: PLC0415
 
         return MODES
-    if name == "KERAS":  # run(keras=...): "default", "legacy"
-        from tfrecord_io.cluster.options import KERAS  # noqa: PLC0415
+    if name in ("KERAS", "INPUT_MODES"):  # run(keras=...), run(input_mode=...)
+        from tfrecord_io.cluster import options  # noqa: PLC0415
 
-        return KERAS
+        return getattr(options, name)
     if name in ("Result", "Metrics", "MetricRecord"):  # what Cluster.wait() returns
         from tfrecord_io.cluster import results  # noqa: PLC0415
 

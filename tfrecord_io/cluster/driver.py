@@ -25,6 +25,7 @@ from tfrecord_io.cluster.channel import ControlServer, new_secret
 from tfrecord_io.cluster.context import NodeContext
 from tfrecord_io.cluster.description import AttemptDescription
 from tfrecord_io.cluster.feed.coordinator import FeedCoordinator
+from tfrecord_io.cluster.feed.replay import Replays
 from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
 from tfrecord_io.cluster.options import RunOptions, run_options
 from tfrecord_io.cluster.progress import Progress
@@ -81,6 +82,10 @@ class Cluster:
         self._supervisor: threading.Thread | None = None
         self._closed = False
         self._feeds: FeedCoordinator | None = None
+        # With attempts to spare, every train() call is fed again to each new attempt.
+        self._replays = (Replays() if options.input_mode == "spark" and options.max_attempts > 1
+                         else None)
+        self._ending = threading.Event()  # wait() has begun: feeds end once fed
         self._metrics = Metrics()
         self._on_report = on_report
         self._progress = Progress(self._id, len(roles), enabled=progress)
@@ -170,7 +175,12 @@ class Cluster:
             raise ValueError(f"num_epochs must be an int >= 1, not {num_epochs!r}")
         if not isinstance(feed, str) or not feed:
             raise ValueError(f"feed must be a non-empty name, not {feed!r}")
-        feeding = self._coordinator().train(data, num_epochs, feed, record_type, trigger, cache)
+        if self._replays is not None:
+            feeding = self._replays.start(self._feed_target, data, num_epochs, feed, record_type,
+                                          trigger, cache)
+        else:
+            feeding = self._coordinator().train(data, num_epochs, feed, record_type, trigger,
+                                                cache)
         if not block:
             return feeding
         try:
@@ -184,6 +194,10 @@ class Cluster:
             feeding.stop()
             raise TimeoutError(f"feeding {feed!r} was not done after {timeout} s: it was "
                                "stopped (do the workers read it?)") from None
+
+    def _feed_target(self) -> tuple[FeedCoordinator, Callable[[], ClusterError | None]]:
+        coordinator = self._coordinator()
+        return coordinator, coordinator.failure
 
     def _coordinator(self) -> FeedCoordinator:
         attempt = self._attempt
@@ -219,6 +233,7 @@ class Cluster:
                 and carries its traceback or the signal that ended it.
             TimeoutError: *timeout* seconds passed; the cluster keeps running.
         """
+        self._ending.set()
         if self._feeds is not None:
             self._feeds.end_all(after_pending=self._finished)
         if not self._finished.wait(timeout):
@@ -351,10 +366,27 @@ class Cluster:
                     return
                 if self._shutdown.is_set():
                     attempt.request_stop()
+                elif self._replays is not None:
+                    self._refeed()
         finally:
             if self._error is not None and not self._shutdown.is_set():
                 self._events.put(("failure", str(self._error)))
             self._finished.set()
+            if self._replays is not None:
+                self._replays.fail(self._error or ClusterError(
+                    "the cluster finished before this feeding did"))
+
+    def _refeed(self) -> None:
+        """A new attempt runs: feed it every train() call again (and end its feeds once fed
+        when wait() has begun)."""
+        try:
+            assert self._replays is not None
+            self._replays.restart(self._feed_target)
+            if self._ending.is_set():  # wait() ended the failed attempt's feeds already
+                threading.Thread(target=self._coordinator().end_all, args=(self._finished,),
+                                 name=f"{self._id}-end-feeds", daemon=True).start()
+        except ClusterError as e:  # shut down meanwhile
+            log.info("not feeding the new attempt: %s", e)
 
     def _close(self) -> None:
         with self._lock:
@@ -473,7 +505,10 @@ def run(
             ``TF_USE_LEGACY_KERAS=1``: ``model.fit`` under both strategies).
         reservation_timeout: seconds to wait for task slots and for every node to register.
         max_attempts: attempts in all: after a failure the whole gang restarts, with
-            ``ctx.attempt`` counting up, until one succeeds or they are used up.
+            ``ctx.attempt`` counting up, until one succeeds or they are used up. With
+            ``input_mode="spark"``, every :meth:`Cluster.train` call is fed again, from its
+            first epoch, to each new attempt (a call in progress goes on there; a stream's
+            call fails): the nodes resume from their checkpoint and read on.
         env: extra environment variables for every node process, set before TensorFlow loads.
         input_mode: ``"tensorflow"`` (the nodes read their data themselves, e.g. with
             ``ctx.dataset``) or ``"spark"``: the driver feeds Spark data with

@@ -15,7 +15,7 @@ from pyspark.ml import Estimator
 from pyspark.ml.param import Param, Params, TypeConverters
 
 from tfrecord_io import fs
-from tfrecord_io.cluster import KERAS, MODES
+from tfrecord_io.cluster import INPUT_MODES, KERAS, MODES
 from tfrecord_io.errors import ModelError
 from tfrecord_io.ml.model import TFModel, TFTrainingSummary
 from tfrecord_io.ml.params import (
@@ -25,6 +25,7 @@ from tfrecord_io.ml.params import (
     to_positive_float,
     to_positive_int,
 )
+from tfrecord_io.spark import save_dataframe
 
 __all__ = ["TFEstimator", "RESERVED_ARGS", "TRAIN_FEED", "VALIDATION_FEED"]
 
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 TRAIN_FEED = "train"
 VALIDATION_FEED = "validation"
 #: Keys that :meth:`TFEstimator.fit` adds to ``train_fn``'s args (so not hyper-parameters).
-RESERVED_ARGS = ("export_dir", "epochs", "batch_size", "feeds", "columns")
+RESERVED_ARGS = ("export_dir", "epochs", "batch_size", "feeds", "columns", "data_dirs")
 
 
 
@@ -90,6 +91,19 @@ class TFEstimator(Estimator, InferenceParams):
     ``validationEpochs = epochs``); ``train_fn`` must read every fed epoch, or stop reading
     with ``ctx.stop_feed``.
 
+    **Files instead of the feed.** With ``inputMode="tensorflow"``, each feed's rows are first
+    written as TFRecord files of Examples (the same codec), one directory per feed in
+    ``args["data_dirs"]`` (``{"train": ..., "validation": ...}``, under ``exportDir``, so
+    on ``hdfs://`` on a real cluster), and ``train_fn`` reads them itself, e.g.
+    ``ctx.dataset(args["data_dirs"]["train"])`` (each worker its exactly-once share), as many
+    epochs as it wants; the files are deleted after the fit. With the feed
+    (``inputMode="spark"``, the default) ``args["data_dirs"]`` is empty.
+
+    **Attempts.** With ``maxAttempts`` > 1 a failed node restarts the whole cluster (as
+    ``cluster.run(max_attempts=...)``) and every feed is fed again from its first epoch;
+    ``train_fn`` resumes from its checkpoints in ``ctx.checkpoint_dir`` (under ``logDir``) or
+    starts over. The training summary counts the attempts.
+
     **Each fit** writes under a directory of its own, ``EXPORT_DIR/<uid>-<random>``
     (``exportDir``, by default the driver's temporary directory, valid only when every
     executor shares the driver's disk: use ``hdfs://`` on a real cluster), so that the fits
@@ -115,11 +129,11 @@ class TFEstimator(Estimator, InferenceParams):
     ``cluster.run``), ``featureCols`` (default: all but the indicator),
     ``validationIndicatorCol``, ``validationEpochs`` (1), ``timeout``
     (seconds for the whole fit, unset: no limit), ``tensorboard`` (False; needs ``logDir``),
-    ``env`` (``{}``), and the inference params handed to the model: ``inputMapping``,
-    ``outputMapping``, ``batchSize`` (also ``args["batch_size"]``), ``signature``. Each has a
-    ``getX`` and a ``setX``, as Spark ML's stages do. The data always reaches the nodes through
-    the cluster's feed (``input_mode="spark"``): the DataFrame given to :meth:`fit` is the
-    training data.
+    ``maxAttempts`` (1), ``inputMode`` (``"spark"``/``"tensorflow"``), ``env`` (``{}``), and
+    the inference params handed to the model: ``inputMapping``, ``outputMapping``,
+    ``batchSize`` (also ``args["batch_size"]``), ``signature``. Each has a ``getX`` and a
+    ``setX``, as Spark ML's stages do. The DataFrame given to :meth:`fit` is the training
+    data either way.
     """
 
     exportDir: Param[str] = Param(
@@ -173,6 +187,18 @@ class TFEstimator(Estimator, InferenceParams):
         "serve the fit's log directory with TensorBoard from the chief's executor (needs logDir)",
         typeConverter=TypeConverters.toBoolean,
     )
+    maxAttempts: Param[int] = Param(
+        Params._dummy(), "maxAttempts",
+        "attempts of the fit's cluster in all: after a failure every node restarts and gets "
+        "its data again from the first epoch (train_fn resumes from ctx.checkpoint_dir)",
+        typeConverter=to_positive_int,
+    )
+    inputMode: Param[str] = Param(
+        Params._dummy(), "inputMode",
+        "'spark': the rows are fed (ctx.feed); 'tensorflow': they are written as TFRecord "
+        "files first (args['data_dirs']) that train_fn reads itself (ctx.dataset)",
+        typeConverter=_one_of(INPUT_MODES),
+    )
     env: Param[dict[str, str]] = Param(
         Params._dummy(), "env",
         "extra environment variables of every node process, set before TensorFlow loads",
@@ -202,7 +228,8 @@ class TFEstimator(Estimator, InferenceParams):
             raise ValueError(f"train_fn must be callable, not {train_fn!r}")
         self.train_fn = train_fn
         self._setDefault(numWorkers=2, numPs=0, epochs=1, mode="sync", keras="default",
-                         validationEpochs=1, tensorboard=False, env={})
+                         validationEpochs=1, tensorboard=False, env={}, maxAttempts=1,
+                         inputMode="spark")
         hyper = dict(args or {})
         for name, value in hyper.items():
             if (not isinstance(name, str) or not name.isidentifier() or name.startswith("_")
@@ -327,6 +354,22 @@ class TFEstimator(Estimator, InferenceParams):
         """Sets :attr:`tensorboard`."""
         return self._set(tensorboard=value)
 
+    def getMaxAttempts(self) -> int:  # noqa: N802
+        """The value of :attr:`maxAttempts`."""
+        return self.getOrDefault(self.maxAttempts)
+
+    def setMaxAttempts(self, value: int) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`maxAttempts`."""
+        return self._set(maxAttempts=value)
+
+    def getInputMode(self) -> str:  # noqa: N802
+        """The value of :attr:`inputMode`."""
+        return self.getOrDefault(self.inputMode)
+
+    def setInputMode(self, value: str) -> TFEstimator:  # noqa: N802
+        """Sets :attr:`inputMode`."""
+        return self._set(inputMode=value)
+
     def getEnv(self) -> dict[str, str]:  # noqa: N802
         """The value of :attr:`env`."""
         return self.getOrDefault(self.env)
@@ -372,6 +415,9 @@ class TFEstimator(Estimator, InferenceParams):
         run_name = f"{self.uid}-{uuid.uuid4().hex[:8]}"
         base = self._get("exportDir") or os.path.join(tempfile.gettempdir(), "tfrecord-io-models")
         export_dir = fs.join(base, run_name)
+        fed = self.getInputMode() == "spark"
+        data_base = fs.join(base, f"{run_name}-data")
+        data_dirs = {} if fed else {name: fs.join(data_base, name) for name in feeds}
         log_base = self._get("logDir")
         args = {
             **self.getArgs(),
@@ -380,8 +426,10 @@ class TFEstimator(Estimator, InferenceParams):
             "batch_size": self.getBatchSize(),
             "feeds": list(feeds),
             "columns": list(columns),
+            "data_dirs": data_dirs,
         }
-        uncached = dataset.storageLevel == StorageLevel.NONE
+        # Fed, an uncached DataFrame is read once to count and once per epoch: cache it.
+        uncached = fed and dataset.storageLevel == StorageLevel.NONE
         cached = [frame for frame, _ in feeds.values()] if uncached else []
         for frame in cached:
             frame.persist()
@@ -389,10 +437,13 @@ class TFEstimator(Estimator, InferenceParams):
         timeout = self.getTimeout()
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
+            for name, directory in data_dirs.items():
+                save_dataframe(feeds[name][0], directory)
             c = cluster.run(
                 dataset.sparkSession.sparkContext, self.train_fn, args,
                 num_workers=self.getNumWorkers(), num_ps=self.getNumPs(), mode=self.getMode(),
-                keras=self.getKeras(), input_mode="spark",
+                keras=self.getKeras(), input_mode=self.getInputMode(),
+                max_attempts=self.getMaxAttempts(),
                 log_dir=fs.join(log_base, run_name) if log_base else None,
                 tensorboard=self.getTensorboard(),
                 env=self.getEnv(),
@@ -401,10 +452,11 @@ class TFEstimator(Estimator, InferenceParams):
                 if c.tensorboard_url:
                     log.info("%s: TensorBoard at %s", self.uid, c.tensorboard_url)
                 try:
-                    feedings = [c.train(frame, num_epochs=epochs, feed=name, block=False)
-                                for name, (frame, epochs) in feeds.items()]
-                    for feeding in feedings:
-                        feeding.result(timeout=_left(deadline))
+                    if fed:
+                        feedings = [c.train(frame, num_epochs=epochs, feed=name, block=False)
+                                    for name, (frame, epochs) in feeds.items()]
+                        for feeding in feedings:
+                            feeding.result(timeout=_left(deadline))
                     result = c.wait(timeout=_left(deadline))
                 except TimeoutError:
                     raise TimeoutError(
@@ -414,6 +466,8 @@ class TFEstimator(Estimator, InferenceParams):
         finally:
             for frame in cached:
                 frame.unpersist()
+            if data_dirs and fs.exists(data_base):
+                fs.delete(data_base, recursive=True)
         if not fs.exists(export_dir):
             raise ModelError(
                 f"train_fn finished but saved no model at {export_dir}: save it there on the "

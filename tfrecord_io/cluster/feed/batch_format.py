@@ -10,7 +10,7 @@ In the JVM each batch starts with :data:`BATCH_HEADER` (magic, worker, feeding j
 sequence number, records); the feeding task sends those fields in the message's header and the
 payload after them.
 
-There is no per-record framing or CRC: the feed channel's MAC covers every byte of the
+There is no per-record framing or CRC: the protocol's AEAD tag covers every byte of the
 batch. :func:`locate` finds every record in one vectorized step (no Python loop per record)
 and checks the table against the payload before anything is cut from it, so TensorFlow
 receives a batch as one string plus the records' offsets (:mod:`~tfrecord_io.cluster.feed

@@ -160,7 +160,7 @@ class FeedBuffer:
                 raise ClusterError(f"feeding epoch {epoch} of feed {self.name!r} failed on "
                                    f"the driver: {item[2]}")
         _, _, payload, records, key = item
-        # The batch's MAC (checked on arrival) covers every byte; the lengths table is
+        # The batch's AEAD tag (checked on arrival) covers every byte; the lengths table is
         # still checked against the payload before a record is cut.
         try:
             return locate(payload, records)

@@ -56,6 +56,7 @@ class FeedCoordinator:
         attempt: int,
     ) -> None:
         self.attempt = attempt  #: the attempt whose nodes it feeds
+        self.failure = failure  #: returns that attempt's failure so far, or None
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._inbox: list[Call] = []

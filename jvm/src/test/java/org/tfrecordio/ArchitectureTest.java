@@ -95,10 +95,7 @@ public class ArchitectureTest {
       public String getDescription() {
         return "top-level classes of " + root;
       }
-    }).should().beFreeOfCycles()
-        // To remove: WireSink reads ExampleWire's INT_LE and varintSize while ExampleWire
-        // makes WireSinks; the shared wire primitives belong in a class below both.
-        .ignoreDependency("org.tfrecordio.example.WireSink", "org.tfrecordio.example.ExampleWire");
+    }).should().beFreeOfCycles();
   }
 
   @Test

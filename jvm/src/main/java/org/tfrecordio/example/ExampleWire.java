@@ -3,7 +3,6 @@ package org.tfrecordio.example;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
-import java.util.Arrays;
 
 /**
  * A hand-written protobuf wire-format encoder and decoder for {@code tf.train.Example} and
@@ -83,11 +82,17 @@ public final class ExampleWire {
 
   /** {@code 0x0a, varint(len), key}: the key field of a map entry. */
   public static byte[] keyField(byte[] key) {
-    WireSink s = new WireSink(key.length + 6);
-    s.rawByte(TAG1_LEN);
-    s.varint(key.length);
-    s.bytes(key, 0, key.length);
-    return Arrays.copyOf(s.buf, s.pos);
+    byte[] out = new byte[1 + varintSize(key.length) + key.length];
+    out[0] = (byte) TAG1_LEN;
+    int p = 1;
+    long v = key.length;
+    while ((v & ~0x7FL) != 0) {
+      out[p++] = (byte) ((v & 0x7F) | 0x80);
+      v >>>= 7;
+    }
+    out[p++] = (byte) v;
+    System.arraycopy(key, 0, out, p, key.length);
+    return out;
   }
 
   public static SchemaException malformed(String why) {
