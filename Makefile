@@ -3,7 +3,8 @@
 #   make setup    install everything: .venv with pyspark, TensorFlow and the package (editable,
 #                 test extras, jar built against the venv's pyspark, hdfs:// plugin against its
 #                 TensorFlow), the sbt launcher, the JVM dependencies,
-#                 .tools/minihdfs.classpath for the test HDFS, and .venv-spark35 (pyspark 3.5,
+#                 .tools/minihdfs.classpath for the test HDFS, the PostgreSQL JDBC driver
+#                 (.tools/postgres-jdbc.classpath), PostgreSQL itself, and .venv-spark35 (pyspark 3.5,
 #                 the package with the very same jar, not rebuilt)
 #   make test     run every test: JUnit (bin/sbt core/test, with ArchUnit's package order),
 #                 pytest (which also builds the sdist and wheel and tests the wheel in a fresh
@@ -12,7 +13,8 @@
 #                 tests, the ml tests and the launcher's and feed's main paths
 #
 # tests/yarn and tests/standalone (markers yarn, standalone) start real cluster managers; the
-# standalone ones need root and iproute2 (`ip`), for network namespaces.
+# standalone ones need root and iproute2 (`ip`), for network namespaces. tests/postgres and the
+# docs' database snippets start a PostgreSQL server (Debian's package, which setup-system installs).
 # Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
 #   .venv/bin/python -m pytest -m "not spark and not hdfs and not packaging"
 #
@@ -20,7 +22,8 @@
 # hdfs:// plugin), dist (sdist and wheel into dist/), publish-m2 (the Maven artifact into
 # ~/.m2), docs (the documentation site into site/: mkdocs build --strict; tests/docs builds it
 # too), test-jvm, test-python, test-spark35, lint (ruff and the import contracts alone), bench,
-# hdfs (start the test HDFS by hand), clean, distclean.
+# hdfs (start the test HDFS by hand), postgres (the test PostgreSQL with the MNIST images by
+# hand), clean, distclean.
 # Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', PYSPARK35='pyspark==3.5.*',
 # PYTEST_ARGS='-k name -x', PIP_QUIET=.
 
@@ -53,13 +56,14 @@ MINIHDFS_CP := .tools/minihdfs.classpath
 MINIHDFS_SRC := $(shell find jvm/minihdfs/src -type f 2>/dev/null)
 MINIYARN_CP := .tools/miniyarn.classpath
 MINIYARN_SRC := $(shell find jvm/miniyarn/src -type f 2>/dev/null)
+POSTGRES_JDBC_CP := .tools/postgres-jdbc.classpath
 
 # Spark's Python workers must run in the venv too, not in whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: help setup setup-system setup-python setup-jvm setup-spark35 jar tf-plugin dist publish-m2 docs test test-jvm \
-  test-python test-spark35 lint bench hdfs yarn clean distclean
+  test-python test-spark35 lint bench hdfs yarn postgres clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -70,9 +74,15 @@ help:
 setup: setup-system setup-python setup-jvm setup-spark35
 	@echo "make setup: done"
 
-# iproute2 (`ip`) for the standalone tests' network namespaces, from Debian's packages if missing.
+# From Debian's packages if missing: iproute2 (`ip`) for the standalone tests' network
+# namespaces; PostgreSQL (initdb, postgres) for the test database, which the tests start
+# themselves: the package is told not to create and start a cluster of its own.
 setup-system:
 	@command -v ip >/dev/null || { apt-get update -q && apt-get install -y -q iproute2; }
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { \
+	  mkdir -p /etc/postgresql-common/createcluster.d && \
+	  echo 'create_main_cluster = false' > /etc/postgresql-common/createcluster.d/tfrecord-io.conf && \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -99,11 +109,13 @@ setup-spark35: setup-python | $(PY35)
 	@$(PY35) -c 'import pyspark, sys; v = pyspark.__version__; assert v.startswith("3.5."), v; print("make setup: $(VENV35): python", sys.version.split()[0], "pyspark", v, "jar $(JAR)")'
 
 # Fetches the sbt launcher on first use, resolves every JVM dependency of the build (Maven
-# Central only) and writes .tools/minihdfs.classpath and .tools/miniyarn.classpath.
+# Central only) and writes .tools/minihdfs.classpath, .tools/miniyarn.classpath and
+# .tools/postgres-jdbc.classpath.
 setup-jvm:
-	$(SBT) update minihdfs/exportClasspath miniyarn/exportClasspath
+	$(SBT) update minihdfs/exportClasspath miniyarn/exportClasspath postgresJdbc/exportClasspath
 	@test -s $(MINIHDFS_CP)
 	@test -s $(MINIYARN_CP)
+	@test -s $(POSTGRES_JDBC_CP)
 
 # Rebuild the jar in the source tree when a Java source changed (editable install picks it up).
 $(JAR): $(JAVA_MAIN) setup.py build_support/jar.py build_support/versions.py | $(PY)
@@ -126,6 +138,10 @@ $(MINIHDFS_CP): $(MINIHDFS_SRC) build.sbt
 $(MINIYARN_CP): $(MINIYARN_SRC) $(MINIHDFS_SRC) build.sbt
 	$(SBT) miniyarn/exportClasspath
 
+# The PostgreSQL JDBC driver's jars (the tests' spark.jars).
+$(POSTGRES_JDBC_CP): build.sbt
+	$(SBT) postgresJdbc/exportClasspath
+
 # ---------------------------------------------------------------------------------------------
 # tests
 
@@ -146,7 +162,7 @@ test-jvm:
 	$(SBT) core/test
 
 # pytest's exit status 5 (no tests collected) is a failure here.
-test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP)
+test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_CP)
 	@rc=0; $(PY) -m pytest tests -ra $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-python: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
@@ -157,7 +173,7 @@ test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP)
 # and TFModel), and the main paths of the launcher (a sync cluster) and of the feed (epochs).
 SPARK35_TESTS := tests/spark tests/ml tests/cluster/test_cluster_sync.py tests/cluster/test_feed_epochs.py
 
-test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) | $(PY35)
+test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(POSTGRES_JDBC_CP) | $(PY35)
 	@rc=0; PYSPARK_PYTHON=$(abspath $(PY35)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY35)) \
 	  $(PY35) -m pytest $(SPARK35_TESTS) -ra $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-spark35: pytest collected no tests; failing" >&2; exit 1; fi; \
@@ -201,9 +217,12 @@ hdfs: $(MINIHDFS_CP)
 yarn: $(MINIYARN_CP)
 	$(PY) -m tfrecord_io.testing.miniyarn
 
+postgres: | $(PY)
+	$(PY) -m tfrecord_io.testing.postgres --mnist ../shared/data/mnist
+
 clean:
 	rm -rf build dist site *.egg-info .pytest_cache target project/target project/project \
-	  jvm/target jvm/minihdfs/target jvm/miniyarn/target $(JAR) $(TF_PLUGIN)
+	  jvm/target jvm/minihdfs/target jvm/miniyarn/target jvm/postgres-jdbc/target $(JAR) $(TF_PLUGIN)
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean

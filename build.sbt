@@ -3,6 +3,8 @@
 //   bin/sbt core/test                   JUnit tests of the library (jvm/src/test/java)
 //   bin/sbt minihdfs/exportClasspath    writes .tools/minihdfs.classpath (one ':'-separated line)
 //   bin/sbt miniyarn/exportClasspath    writes .tools/miniyarn.classpath (the test YARN's)
+//   bin/sbt postgresJdbc/exportClasspath writes .tools/postgres-jdbc.classpath (the PostgreSQL
+//                                       JDBC driver that the tests give Spark in spark.jars)
 //   bin/sbt core/publishM2              the Maven artifact org.tfrecordio:tfrecord-io:VERSION (jar,
 //                                       sources and javadoc jars, POM) into ~/.m2/repository, or
 //                                       SBT_OPTS=-Dmaven.repo.local=DIR; core/publishLocal: ~/.ivy2
@@ -81,7 +83,7 @@ val jdkOpens = Seq(
 ).flatMap(p => Seq("--add-opens", s"$p=ALL-UNNAMED"))
 
 lazy val root = (project in file("."))
-  .aggregate(core, minihdfs, miniyarn)
+  .aggregate(core, minihdfs, miniyarn, postgresJdbc)
   .settings(javaOnly)
   .settings(
     name := "tfrecord-io-root",
@@ -214,6 +216,24 @@ lazy val miniyarn = (project in file("jvm/miniyarn"))
     exportClasspath := {
       val cp = (Runtime / fullClasspath).value.files.map(_.getAbsolutePath)
       val out = (ThisBuild / baseDirectory).value / ".tools" / "miniyarn.classpath"
+      IO.write(out, cp.mkString(java.io.File.pathSeparator))
+      streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
+      out
+    }
+  )
+
+// The PostgreSQL JDBC driver for the tests' Spark application (spark.jars), which reads the test
+// database (tfrecord_io.testing.postgres) with Spark's JDBC source. No sources: only the
+// driver's jars, written to .tools/postgres-jdbc.classpath.
+lazy val postgresJdbc = (project in file("jvm/postgres-jdbc"))
+  .settings(javaOnly)
+  .settings(
+    name := "tfrecord-io-postgres-jdbc",
+    publish / skip := true,
+    libraryDependencies += "org.postgresql" % "postgresql" % "42.7.14",
+    exportClasspath := {
+      val cp = (Runtime / managedClasspath).value.files.map(_.getAbsolutePath)
+      val out = (ThisBuild / baseDirectory).value / ".tools" / "postgres-jdbc.classpath"
       IO.write(out, cp.mkString(java.io.File.pathSeparator))
       streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
       out

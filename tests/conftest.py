@@ -10,6 +10,8 @@ Markers are applied here from what a test uses, so that nobody has to remember t
 * ``hdfs``: it uses the ``hdfs`` fixture (also through fixtures built on it), or its module
   imports the test HDFS launcher (tests that start their own MiniDFSCluster);
 * ``tensorflow``: its module imports TensorFlow;
+* ``postgres``: it uses the test PostgreSQL server (the ``postgres`` fixture of tests/postgres,
+  also through fixtures built on it);
 * ``yarn`` / ``standalone`` (and ``spark``, ``hdfs``): it uses the fixtures of tests/yarn or
   tests/standalone (a Spark application on the test YARN, or on a standalone cluster across
   network namespaces). These tests run last, each group with its own Spark application: the
@@ -23,6 +25,8 @@ from __future__ import annotations
 import os
 import sys
 import types
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -31,11 +35,14 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
+MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist"
+
 SPARK_MASTER = os.environ.get("TFRECORD_IO_TEST_MASTER", "local-cluster[2,2,1024]")
 
 
 _SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master"})
 _HDFS_FIXTURES = frozenset({"hdfs"})
+_POSTGRES_FIXTURES = frozenset({"postgres", "images_db", "jdbc"})
 # Fixture -> marker of the tests on real cluster managers (tests/yarn, tests/standalone).
 _CLUSTER_FIXTURES = {"yarn": "yarn", "yarn_spark": "yarn",
                      "standalone": "standalone", "standalone_spark": "standalone"}
@@ -45,6 +52,7 @@ _MARKING_IMPORTS = {
     "pyspark": "spark",
     "tfrecord_io.testing.minihdfs": "hdfs",
     "tfrecord_io.testing.miniyarn": "yarn",
+    "tfrecord_io.testing.postgres": "postgres",
     "tfrecord_io.testing.standalone": "standalone",
 }
 
@@ -66,8 +74,8 @@ def _imported_markers(module: types.ModuleType | None) -> set[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test ``spark``, ``hdfs``, ``tensorflow``, ``yarn``, ``standalone`` from what it
-    uses; the ``yarn`` and ``standalone`` tests go last, grouped."""
+    """Mark each test ``spark``, ``hdfs``, ``postgres``, ``tensorflow``, ``yarn``,
+    ``standalone`` from what it uses; the ``yarn`` and ``standalone`` tests go last, grouped."""
     by_module: dict[str, set[str]] = {}
     for item in items:
         module = getattr(item, "module", None)
@@ -80,6 +88,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             markers.add("spark")
         if fixtures & _HDFS_FIXTURES:
             markers.add("hdfs")
+        if fixtures & _POSTGRES_FIXTURES:
+            markers.add("postgres")
         markers.update(_CLUSTER_FIXTURES[f] for f in fixtures if f in _CLUSTER_FIXTURES)
         if markers & {"yarn", "standalone"}:
             markers.update({"spark", "hdfs"})
@@ -99,8 +109,13 @@ def spark_master() -> str:
 
 @pytest.fixture(scope="session")
 def spark():
-    """A SparkSession on a local cluster: two executor JVMs with their own Python workers."""
+    """A SparkSession on a local cluster: two executor JVMs with their own Python workers,
+    with the PostgreSQL JDBC driver (``make setup`` fetches it) in ``spark.jars`` for the tests
+    of Spark's JDBC source (tests/postgres)."""
     from tfrecord_io import spark as tfs
+    from tfrecord_io.testing.postgres.jdbc import find_jdbc_jars
+
+    jdbc_jars = find_jdbc_jars()
 
     session = tfs.session(
         SPARK_MASTER,
@@ -116,6 +131,7 @@ def spark():
             # with the configuration of whichever test reaches it first, so the replication
             # its files get is set here, once, for every test.
             "spark.hadoop.dfs.replication": "2",
+            **({"spark.jars": ",".join(jdbc_jars)} if jdbc_jars else {}),
         },
     )
     session.sparkContext.setLogLevel("ERROR")
@@ -174,9 +190,6 @@ def hdfs(tmp_path_factory):
         cluster.stop()
 
 
-#: The real MNIST test set (see its README.md), beside the project.
-MNIST_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                         "..", "shared", "data", "mnist")
 #: How many MNIST test images the PNG tree holds (a prefix of the set: enough for every class
 #: to have about 100, quick to write and convert).
 MNIST_PNG_LIMIT = 1000
@@ -190,9 +203,66 @@ def mnist_png_tree(tmp_path_factory):
     it to change it."""
     from tfrecord_io.datasets import images
 
-    if not os.path.isfile(os.path.join(MNIST_DIR, "t10k-images-idx3-ubyte.gz")):
-        pytest.fail(f"the MNIST test set is missing from {os.path.abspath(MNIST_DIR)}: these "
+    if not os.path.isfile(os.path.join(MNIST, "t10k-images-idx3-ubyte.gz")):
+        pytest.fail(f"the MNIST test set is missing from {os.path.abspath(MNIST)}: these "
                     "tests need the real data at ../shared/data/mnist", pytrace=False)
     tree = tmp_path_factory.mktemp("mnist-png") / "tree"
-    images.write_png_folders(MNIST_DIR, tree, limit=MNIST_PNG_LIMIT)
+    images.write_png_folders(MNIST, tree, limit=MNIST_PNG_LIMIT)
     return tree
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server for the session (:class:`tfrecord_io.testing.postgres.Postgres`:
+    127.0.0.1 only, as the ``postgres`` OS user when root), removed at the end, also after a
+    failure. Never skips: without PostgreSQL it fails, saying how to get it."""
+    from tfrecord_io.testing import postgres as pg
+
+    server = pg.Postgres()
+    try:
+        try:
+            server.start()
+        except pg.PostgresError as e:
+            pytest.fail(f"the test PostgreSQL did not start: {e}", pytrace=False)
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass(frozen=True)
+class ImagesDb:
+    """The loaded test database: the server, and the MNIST test set whose images have ids
+    1..N in order (``id`` k holds ``images[k - 1]``)."""
+
+    server: object
+    images: object
+    labels: object
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+
+@pytest.fixture(scope="session")
+def images_db(postgres):
+    """The table ``images`` of :func:`postgres` holding the whole MNIST test set (10,000
+    images) as PNG files, ids 1..10000 in the set's order."""
+    from tfrecord_io.datasets import mnist
+    from tfrecord_io.testing import postgres as pg
+
+    (split,) = [s for s in mnist.load(MNIST) if s.name == "test"]
+    pg.create_images_table(postgres)
+    assert pg.load_images(postgres, pg.mnist_png_rows(split)) == len(split)
+    return ImagesDb(postgres, split.images, split.labels)
+
+
+@pytest.fixture(scope="session")
+def jdbc(images_db):
+    """The options of Spark's JDBC source for the test database (``url``, ``user``,
+    ``driver``); the driver's jars are in the session's ``spark.jars`` (see :func:`spark`)."""
+    from tfrecord_io.testing import postgres as pg
+
+    if pg.find_jdbc_jars() is None:
+        pytest.fail(f"no PostgreSQL JDBC driver (.tools/postgres-jdbc.classpath or "
+                    f"${pg.JDBC_ENV}): run `make setup`", pytrace=False)
+    return {"url": images_db.server.jdbc_url, "user": images_db.server.user,
+            "driver": pg.DRIVER_CLASS}

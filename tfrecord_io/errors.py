@@ -32,6 +32,7 @@ __all__ = [
     "MiniHdfsError",
     "MiniYarnError",
     "StandaloneClusterError",
+    "PostgresError",
     "ModelError",
     "TensorBoardError",
     "ClusterError",
@@ -188,6 +189,12 @@ class StandaloneClusterError(TFRecordError):
     """The test Spark standalone cluster (:mod:`tfrecord_io.testing.standalone`) could not be
     set up: not root, no ``ip`` command, a Master or Worker that did not start. The message says
     which and where its log is."""
+
+
+class PostgresError(TFRecordError):
+    """The test PostgreSQL server (:mod:`tfrecord_io.testing.postgres`) could not be started: no
+    PostgreSQL installed (``apt-get install postgresql``), no ``postgres`` OS user to run it as
+    root, or a server that did not come up. The message says which and where its log is."""
 
 
 class ModelError(TFRecordError):

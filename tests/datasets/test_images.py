@@ -19,7 +19,7 @@ from tfrecord_io.datasets import images
 from tfrecord_io.errors import DamagedImageError, ImageError
 from tfrecord_io.example import decode_example
 
-from conftest import MNIST_DIR, MNIST_PNG_LIMIT
+from conftest import MNIST, MNIST_PNG_LIMIT
 
 
 def examples(paths) -> list[dict]:
@@ -29,8 +29,8 @@ def examples(paths) -> list[dict]:
 
 def mnist_test_set() -> tuple[np.ndarray, np.ndarray]:
     """The first MNIST_PNG_LIMIT images and labels, read from the IDX files directly."""
-    pixels = gzip.decompress(Path(MNIST_DIR, "t10k-images-idx3-ubyte.gz").read_bytes())
-    labels = gzip.decompress(Path(MNIST_DIR, "t10k-labels-idx1-ubyte.gz").read_bytes())
+    pixels = gzip.decompress(Path(MNIST, "t10k-images-idx3-ubyte.gz").read_bytes())
+    labels = gzip.decompress(Path(MNIST, "t10k-labels-idx1-ubyte.gz").read_bytes())
     return (np.frombuffer(pixels, np.uint8, offset=16).reshape(-1, 28, 28)[:MNIST_PNG_LIMIT],
             np.frombuffer(labels, np.uint8, offset=8)[:MNIST_PNG_LIMIT])
 
@@ -284,7 +284,7 @@ def test_bad_arguments_are_refused_before_anything_is_read(tmp_path):
 
 def test_write_png_folders_writes_each_image_into_its_digits_folder(tmp_path):
     pixels, labels = mnist_test_set()
-    assert images.write_png_folders(MNIST_DIR, tmp_path, limit=20) == 20
+    assert images.write_png_folders(MNIST, tmp_path, limit=20) == 20
     written = sorted(tmp_path.rglob("*.png"))
     assert len(written) == 20
     for path in written:

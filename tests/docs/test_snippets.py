@@ -1,10 +1,12 @@
 """The documentation's runnable examples, run: every file under ``docs/snippets/`` on the data
 the other tests use (the session's Spark application, the test HDFS, the MNIST test set), and
-the code blocks of ``README.md``, which must be those files word for word.
+the code blocks of ``README.md``, which must be those files word for word, and the test
+PostgreSQL database holding the MNIST test set as images.
 
 The pages include the snippet files (``--8<-- "snippets/NAME"``), so what a reader copies is
 what ran here. Snippets name HDFS as ``hdfs://namenode:8020``; the tests replace that with the
-test HDFS's URL (or a local directory), and nothing else.
+test HDFS's URL (or a local directory), and the database as ``jdbc:postgresql://dbhost:5432/postgres``
+with the test database's URL, and nothing else.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ SNIPPETS = DOCS / "snippets"
 README = ROOT / "README.md"
 MNIST = ROOT.parent / "shared" / "data" / "mnist"
 PLACEHOLDER_HDFS = "hdfs://namenode:8020"
+PLACEHOLDER_JDBC = "jdbc:postgresql://dbhost:5432/postgres"
 
 #: Each snippet file and the test here that runs it.
 RUN_BY = {
@@ -34,6 +37,8 @@ RUN_BY = {
     "dataframes.py": "test_dataframes_write_and_read_examples_both_ways",
     "fs_urls.py": "test_fs_urls_writes_lists_expands_and_deletes_on_hdfs",
     "images.py": "test_images_converts_the_mnist_png_folders_and_tensorflow_decodes_them",
+    "jdbc_images.py": "test_jdbc_images_writes_the_table_as_image_shards_on_hdfs",
+    "jdbc_feed.py": "test_jdbc_feed_trains_keras_on_two_workers_from_the_table",
 }
 
 # A README code block is preceded by one of these comments: the snippet file it is, or why it
@@ -43,17 +48,19 @@ ANY_MARK = re.compile(r"<!-- (?:snippet: \S+|not run: [^>]+) -->\n```")
 FENCE_OPEN = re.compile(r"^```[a-z]*$", re.MULTILINE)
 
 
-def snippet(name: str, hdfs_url: str | None = None) -> str:
+def snippet(name: str, hdfs_url: str | None = None, jdbc_url: str | None = None) -> str:
     """The text of ``docs/snippets/NAME``, pointed at *hdfs_url* (an HDFS or a local directory)
-    instead of the placeholder."""
+    and *jdbc_url* (a database) instead of the placeholders."""
     text = (SNIPPETS / name).read_text()
-    return text.replace(PLACEHOLDER_HDFS, hdfs_url) if hdfs_url else text
+    text = text.replace(PLACEHOLDER_HDFS, hdfs_url) if hdfs_url else text
+    return text.replace(PLACEHOLDER_JDBC, jdbc_url) if jdbc_url else text
 
 
-def run_python_snippet(name: str, hdfs_url: str | None = None) -> dict:
+def run_python_snippet(name: str, hdfs_url: str | None = None,
+                       jdbc_url: str | None = None) -> dict:
     """Run a Python snippet as a script run by ``python`` would; its global names."""
     namespace: dict = {"__name__": "__main__"}  # functions travel by value, as a script's do
-    exec(compile(snippet(name, hdfs_url), str(SNIPPETS / name), "exec"), namespace)
+    exec(compile(snippet(name, hdfs_url, jdbc_url), str(SNIPPETS / name), "exec"), namespace)
     return namespace
 
 
@@ -243,3 +250,23 @@ def test_fs_urls_writes_lists_expands_and_deletes_on_hdfs(hdfs):
     assert [len(files) for _, _, files in names["tree"]] == [0, 1, 1]
     assert names["files"] == [f"{data}/more/part-01.txt", f"{data}/part-00.txt"]
     assert names["gone"]
+
+
+def test_jdbc_images_writes_the_table_as_image_shards_on_hdfs(spark, hdfs, jdbc, images_db):
+    names = run_python_snippet("jdbc_images.py", f"{hdfs.url}/docs", jdbc["url"])
+    assert names["images"].rdd.getNumPartitions() == 4
+    assert (names["bounds"].lo, names["bounds"].hi) == (1, 10_000)
+    pixels, labels = next(iter(names["dataset"].unbatch().batch(20_000)))
+    assert pixels.shape == (10_000, 28, 28, 1)
+    sums = (pixels.numpy() * 255).round().astype(int).sum(axis=(1, 2, 3))
+    source_sums = images_db.images.astype(int).sum(axis=(1, 2))
+    # Every image once, with its label: the same (label, pixel sum) pairs as the source.
+    assert sorted(zip(labels.numpy().tolist(), sums.tolist())) == sorted(
+        zip(images_db.labels.tolist(), source_sums.tolist()))
+
+
+def test_jdbc_feed_trains_keras_on_two_workers_from_the_table(spark, jdbc, images_db):
+    names = run_python_snippet("jdbc_feed.py", jdbc_url=jdbc["url"])
+    assert [epoch.records for epoch in names["report"].epochs] == [{0: 1000, 1: 1000}] * 2
+    assert all(epoch.complete and epoch.dropped == 0 for epoch in names["report"].epochs)
+    assert names["result"].chief > 0.5  # accuracy after two epochs of 2,000 digits

@@ -6,6 +6,8 @@ JVM for tests, and for developers by hand with ``python -m tfrecord_io.testing.m
 in one JVM (``python -m tfrecord_io.testing.miniyarn``); both run through
 :mod:`tfrecord_io.testing.childjvm`. :mod:`tfrecord_io.testing.standalone` runs a Spark
 standalone cluster whose Workers are hosts on a virtual network (Linux network namespaces; root).
+:mod:`tfrecord_io.testing.postgres` runs a PostgreSQL server holding a table of images
+(``python -m tfrecord_io.testing.postgres``).
 """
 
 from __future__ import annotations
