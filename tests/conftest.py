@@ -26,16 +26,14 @@ import os
 import sys
 import types
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
+from datafiles import MNIST, MNIST_PNG_LIMIT
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-
-MNIST = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist"
 
 SPARK_MASTER = os.environ.get("TFRECORD_IO_TEST_MASTER", "local-cluster[2,2,1024]")
 
@@ -190,9 +188,6 @@ def hdfs(tmp_path_factory):
         cluster.stop()
 
 
-#: How many MNIST test images the PNG tree holds (a prefix of the set: enough for every class
-#: to have about 100, quick to write and convert).
-MNIST_PNG_LIMIT = 1000
 
 
 @pytest.fixture(scope="session")

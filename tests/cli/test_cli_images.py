@@ -11,7 +11,7 @@ import pytest
 from tfrecord_io import cli, records
 from tfrecord_io.example import decode_example
 
-from conftest import MNIST_PNG_LIMIT
+from datafiles import MNIST_PNG_LIMIT
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:

@@ -19,7 +19,7 @@ from tfrecord_io.datasets import images
 from tfrecord_io.errors import DamagedImageError, ImageError
 from tfrecord_io.example import decode_example
 
-from conftest import MNIST, MNIST_PNG_LIMIT
+from datafiles import MNIST, MNIST_PNG_LIMIT
 
 
 def examples(paths) -> list[dict]:

@@ -101,8 +101,9 @@ def test_each_readme_code_block_is_a_snippet_file_or_says_why_not():
         assert (ROOT / path).read_text() == block, f"README's block differs from {path}"
 
 
-# A docs page's code block: a snippet included (--8<--), or after one of these comments.
-PAGE_BLOCK = re.compile(r"^```[a-z]+\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+# A docs page's code block (not a ```text one: a layout or an output, nothing to run): a snippet
+# included (--8<--), or after one of these comments.
+PAGE_BLOCK = re.compile(r"^```(?!text\n)[a-z]+\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 PAGE_MARK = re.compile(r"<!-- (?:not run: [^>]+|run by: (\S+)[^>]*) -->\n\n?\Z")
 
 
