@@ -130,7 +130,7 @@ def test_exits_by_itself_when_the_process_that_started_it_is_killed(tmp_path):
         parent.send_signal(signal.SIGKILL)
         parent.wait()
 
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30  # generous: a loaded machine is slow to schedule it
         while group_members(int(pid)) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert group_members(int(pid)) == []
