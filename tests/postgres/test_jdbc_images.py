@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 from tfrecord_io import tf as tfr
+from tfrecord_io.datasets import images
 
 # The image layout of TensorFlow's models/research/inception/data/build_image_data.py, from a
 # row (id, filename, label, class, image). Height, width and channels are read from the PNG's
@@ -26,16 +27,7 @@ IMAGE_LAYOUT = [
     "filename AS `image/filename`",
 ]
 
-SPEC = {
-    "image/encoded": tf.io.FixedLenFeature([], tf.string),
-    "image/format": tf.io.FixedLenFeature([], tf.string),
-    "image/height": tf.io.FixedLenFeature([], tf.int64),
-    "image/width": tf.io.FixedLenFeature([], tf.int64),
-    "image/channels": tf.io.FixedLenFeature([], tf.int64),
-    "image/class/label": tf.io.FixedLenFeature([], tf.int64),
-    "image/class/text": tf.io.FixedLenFeature([], tf.string),
-    "image/filename": tf.io.FixedLenFeature([], tf.string),
-}
+SPEC = images.feature_spec()  # build_image_data.py's layout, as tfrecord-io images writes it
 
 
 def read_images(spark, jdbc, partitions, n):

@@ -95,6 +95,8 @@ __all__ = [
     "split_of",
     "plan",
     "encode",
+    "FEATURES",
+    "feature_spec",
     "read_label_file",
     "convert",
     "write_png_folders",
@@ -108,6 +110,38 @@ LABELS_FILE = "labels.txt"
 SPLITS = ("train", "validation")
 
 _POLICIES = ("fail", "skip")
+
+#: Every feature of a record (see the module's docstring) and its kind: ``"bytes"`` or
+#: ``"int64"``.
+FEATURES = {
+    "image/encoded": "bytes",
+    "image/format": "bytes",
+    "image/height": "int64",
+    "image/width": "int64",
+    "image/channels": "int64",
+    "image/class/label": "int64",
+    "image/class/text": "bytes",
+    "image/filename": "bytes",
+}
+
+
+def feature_spec(names: Iterable[str] | None = None) -> dict[str, Any]:
+    """The ``tf.io.parse_example`` spec of the records' features *names* (default: all of
+    :data:`FEATURES`), each a ``FixedLenFeature([])`` of ``tf.string`` or ``tf.int64``::
+
+        spec = images.feature_spec(["image/encoded", "image/class/label"])
+        parsed = tfrecord_io.tf.parse_examples(tfrecord_io.tf.dataset(OUT + "/train"), spec)
+
+    Raises:
+        KeyError: a name that is not a feature of the records.
+        MissingDependencyError: TensorFlow is not installed.
+    """
+    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+
+    tf = import_tensorflow()
+    dtypes = {"bytes": tf.string, "int64": tf.int64}
+    return {name: tf.io.FixedLenFeature([], dtypes[FEATURES[name]])
+            for name in (FEATURES if names is None else names)}
 
 
 @dataclass(frozen=True)
