@@ -66,3 +66,18 @@ def train_until_stopped(args, ctx):
         if step == 1:
             open(os.path.join(args["out"], f"worker-{ctx.task_index}.started"), "w").close()
         time.sleep(0.05)
+
+
+def hold_memory_on(args, ctx):
+    """Every node writes its YARN container id, host (``SPARK_LOCAL_IP``) and pid to
+    ``args["out"]/JOB-INDEX.json``; the node named args["node"] then fills args["mib"] MiB
+    (every page written) and holds them; all wait (at most 300 s) to be stopped."""
+    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.json"), "w") as f:
+        json.dump({"container": os.environ.get("CONTAINER_ID"), "pid": os.getpid(),
+                   "host": os.environ.get("SPARK_LOCAL_IP")}, f)
+    held = b""
+    if f"{ctx.job_name}:{ctx.task_index}" == args["node"]:
+        held = b"\x01" * (int(args.get("mib", 0)) << 20)
+    time.sleep(300)
+    return len(held)
+

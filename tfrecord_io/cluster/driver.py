@@ -26,6 +26,7 @@ from tfrecord_io.cluster.context import NodeContext
 from tfrecord_io.cluster.description import AttemptDescription
 from tfrecord_io.cluster.feed.coordinator import FeedCoordinator
 from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
+from tfrecord_io.cluster.losses import ExecutorLosses
 from tfrecord_io.cluster.options import RunOptions, run_options
 from tfrecord_io.cluster.progress import Progress
 from tfrecord_io.cluster.results import MetricRecord, Metrics, Result, decode_value
@@ -81,6 +82,7 @@ class Cluster:
         self._supervisor: threading.Thread | None = None
         self._closed = False
         self._feeds: FeedCoordinator | None = None
+        self._losses: ExecutorLosses | None = None
         self._metrics = Metrics()
         self._on_report = on_report
         self._progress = Progress(self._id, len(roles), enabled=progress)
@@ -296,7 +298,7 @@ class Cluster:
         )
         attempt = Attempt(
             self._sc, self._roles, description, self._payload, f"{self._id}-{number}", self._server,
-            on_report=self._report,
+            on_report=self._report, losses=self._losses,
         )
         with self._lock:
             self._attempt = attempt
@@ -306,6 +308,7 @@ class Cluster:
         """First attempt: slots, submit, wait for every node to register (and TensorBoard)."""
         try:
             slots.wait_for(self._sc, len(self._roles), self._reservation_timeout)
+            self._losses = _executor_losses(self._sc)
             attempt = self._new_attempt(0)
             attempt.start()
             attempt.wait_registered(self._reservation_timeout)
@@ -426,6 +429,17 @@ class Cluster:
         attempt = self._attempt
         if attempt is not None:
             attempt.on_lost(node, reason)
+
+
+def _executor_losses(sc: Any) -> ExecutorLosses | None:
+    """The record of why Spark loses executors, from now on; None where the driver cannot
+    have it (then lost nodes are named without Spark's reason)."""
+    try:
+        return ExecutorLosses(sc)
+    except Exception:
+        log.warning("cannot record why Spark loses executors: lost nodes go without a cause",
+                    exc_info=True)
+        return None
 
 
 def run(
