@@ -81,3 +81,47 @@ def hold_memory_on(args, ctx):
     time.sleep(300)
     return len(held)
 
+
+def sgd_resume(args, ctx):
+    """Fits w in y = 3x by plain SGD (learning rate args["lr"]; step k's batch is the one point
+    x = k % 7 + 1) for args["steps"] steps, checkpointing w and the step every 5 under
+    ctx.checkpoint_dir (the chief; the others in a scratch directory, as
+    MultiWorkerMirroredStrategy wants). On attempt 0, the node args["kill_node"] kills its
+    executor's JVM at step args["kill_step"], and with it its YARN container. Writes where each
+    attempt started to OUT/attempt-A-job-index.json, and w to OUT/final-job-index.json."""
+    import tempfile
+
+    import psutil
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    with strategy.scope():
+        step = tf.Variable(0, dtype=tf.int64)
+        w = tf.Variable(0.0)
+    checkpoint = tf.train.Checkpoint(step=step, w=w)
+    directory = ctx.checkpoint_dir if ctx.is_chief else tempfile.mkdtemp()
+    manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep=2)
+    latest = tf.train.latest_checkpoint(ctx.checkpoint_dir)
+    if latest:
+        checkpoint.restore(latest)
+    name = f"{ctx.job_name}-{ctx.task_index}"
+    with open(os.path.join(args["out"], f"attempt-{ctx.attempt}-{name}.json"), "w") as f:
+        json.dump({"attempt": ctx.attempt, "start": int(step.numpy()),
+                   "container": os.environ.get("CONTAINER_ID")}, f)
+    me = f"{ctx.job_name}:{ctx.task_index}"
+    while int(step.numpy()) < args["steps"]:
+        x = float(int(step.numpy()) % 7 + 1)
+        grad = strategy.reduce(tf.distribute.ReduceOp.MEAN, strategy.run(
+            lambda: 2.0 * (w.read_value() * x - 3.0 * x) * x), None)
+        w.assign_sub(args["lr"] * grad)
+        step.assign_add(1)
+        if int(step.numpy()) % 5 == 0:
+            manager.save()
+        if ctx.attempt == 0 and me == args["kill_node"] and int(step.numpy()) == args["kill_step"]:
+            for parent in psutil.Process().parents():
+                if "CoarseGrainedExecutorBackend" in " ".join(parent.cmdline()):
+                    parent.kill()
+            time.sleep(60)  # ended with its container
+    with open(os.path.join(args["out"], f"final-{name}.json"), "w") as f:
+        json.dump({"attempt": ctx.attempt, "step": int(step.numpy()), "w": float(w.numpy())}, f)
+

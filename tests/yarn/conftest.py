@@ -30,9 +30,10 @@ def yarn(tmp_path_factory):
 
 @pytest.fixture(scope="package")
 def yarn_spark(yarn):
-    """A SparkSession on the test YARN (client mode, two executors of 2 cores), made with
-    ``tfrecord_io.spark.session(master="yarn")`` and ``HADOOP_CONF_DIR`` set. Any Spark
-    application already running in this process (the ``spark`` fixture's) is stopped first."""
+    """A SparkSession on the test YARN (client mode, two executors of 2 cores; it outlives 16
+    lost executors), made with ``tfrecord_io.spark.session(master="yarn")`` and
+    ``HADOOP_CONF_DIR`` set. Any Spark application already running in this process (the
+    ``spark`` fixture's) is stopped first."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
@@ -46,7 +47,9 @@ def yarn_spark(yarn):
     session = tfs.session(
         "yarn", app_name="tfrecord-io-yarn-tests",
         **yarn.spark_conf(),
-        **{"spark.ui.enabled": "false", "spark.task.maxFailures": "2"},
+        **{"spark.ui.enabled": "false", "spark.task.maxFailures": "2",
+           # the tests kill containers on purpose: the application must outlive them
+           "spark.executor.maxNumFailures": "16"},
     )
     session.sparkContext.setLogLevel("ERROR")
     try:

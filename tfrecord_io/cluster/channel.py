@@ -52,7 +52,8 @@ class ControlServer:
         secret: the cluster's secret (:func:`new_secret`).
         on_message: called as ``on_message(node, message)`` from the connection's reader thread;
             the first message of a connection must be ``{"type": "hello", "node": NAME, ...}``.
-        on_lost: called as ``on_lost(node, reason)`` when an authenticated connection ends.
+        on_lost: called as ``on_lost(node, reason, hello)`` when an authenticated connection
+            ends (*hello*: that connection's registration, which says which attempt it was of).
     """
 
     def __init__(
@@ -60,7 +61,7 @@ class ControlServer:
         host: str,
         secret: str,
         on_message: Handler,
-        on_lost: Callable[[str, str], None],
+        on_lost: Callable[[str, str, dict[str, Any]], None],
     ) -> None:
         self._on_message = on_message
         self._on_lost = on_lost
@@ -106,7 +107,7 @@ class ControlServer:
                 if current:
                     del self._streams[node]
             if current and not self._closed:
-                self._on_lost(node, reason)
+                self._on_lost(node, reason, hello)
 
     def send(self, node: str, message: dict[str, Any]) -> bool:
         """Send *message* to *node*; False if it is not connected (any more)."""

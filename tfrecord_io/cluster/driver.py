@@ -425,9 +425,10 @@ class Cluster:
         if message["type"] == "hello":
             self._events.put(("attempt", (attempt.number, attempt.registered())))
 
-    def _on_lost(self, node: str, reason: str) -> None:
+    def _on_lost(self, node: str, reason: str, hello: dict[str, Any]) -> None:
         attempt = self._attempt
-        if attempt is not None:
+        # A connection of an attempt already over (its task ended late) is no new failure.
+        if attempt is not None and hello.get("attempt") == attempt.number:
             attempt.on_lost(node, reason)
 
 

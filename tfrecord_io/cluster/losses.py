@@ -42,7 +42,8 @@ class ExecutorLosses:
 
     def explain(self, task_id: int, timeout: float, container: str | None = None) -> str | None:
         """The loss of the executor that ran the Spark task *task_id*, in words (waiting up to
-        *timeout* s for Spark's reason); None if the listener never saw the task.
+        *timeout* s more for Spark's reason, until :data:`LOSS_WAIT` after the loss); None if
+        the listener never saw the task.
 
         *container*: the task's YARN container as the task saw it (``CONTAINER_ID``), for
         executors that registered before the listener was added."""
@@ -56,12 +57,13 @@ class ExecutorLosses:
             return None
         if container and not loss.get("container"):
             loss["container"] = container
-        return describe(loss, timeout)
+        return describe(loss, LOSS_WAIT)
 
 
 def describe(loss: dict[str, str], waited: float) -> str:
     """Words for what :func:`tfrecord_io.spark.jvm.executor_loss` returned: which executor,
-    host and YARN container, and why Spark removed it (waited *waited* s for that)."""
+    host and YARN container, and why Spark removed it (*waited*: how long after the loss Spark
+    had to say that)."""
     where = f"executor {loss['executor']}"
     if loss.get("host"):
         where += f" on {loss['host']}"
@@ -69,7 +71,8 @@ def describe(loss: dict[str, str], waited: float) -> str:
         where += f" (YARN container {loss['container']})"
     reason = loss.get("reason")
     if not reason:
-        return f"{where} gave Spark no reason for its loss within {waited:.0f} s"
+        return (f"Spark gave no reason for losing {where} within {waited:.0f} s (it still "
+                "counted the executor alive)")
     text = f"Spark lost {where}: {reason.strip()}"
     memory = _MEMORY.search(reason)
     if memory:
