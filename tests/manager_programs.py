@@ -125,3 +125,44 @@ def sgd_resume(args, ctx):
     with open(os.path.join(args["out"], f"final-{name}.json"), "w") as f:
         json.dump({"attempt": ctx.attempt, "step": int(step.numpy()), "w": float(w.numpy())}, f)
 
+
+def ps_train_read(args, ctx):
+    """The ps-mode coordinator: the workers read their shares of args["paths"] (ctx.dataset,
+    10 records a step) and train w in y = 3x, w on the parameter server, one SGD step per
+    scheduled function (x = 2, learning rate 0.05); then waits (at most 120 s) for the file
+    args["flag"] if given. Writes the records read, w, the node's job and the cluster spec to
+    OUT/ps-train.json."""
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    with strategy.scope():
+        w = tf.Variable(0.0)
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    records_fn = ctx.dataset(args["paths"])
+
+    def dataset_fn(*context):
+        return records_fn(*context).batch(10)
+
+    iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
+
+    def train_step():
+        with tf.GradientTape() as tape:
+            loss = (w * 2.0 - 6.0) ** 2
+        w.assign_sub(0.05 * tape.gradient(loss, w))
+
+    @tf.function
+    def step(iterator):
+        optional = iterator.get_next_as_optional()
+        strategy.run(train_step)
+        return tf.cond(optional.has_value(), optional.get_value,
+                       lambda: tf.constant([], tf.string))
+
+    results = [coordinator.schedule(step, args=(iterator,)) for _ in range(args.get("calls", 40))]
+    coordinator.join()
+    deadline = time.monotonic() + 120
+    while args.get("flag") and not os.path.exists(args["flag"]) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the test looks at the running cluster (TensorBoard) first
+    read = [r.decode() for result in results for r in result.fetch().tolist()]
+    with open(os.path.join(args["out"], "ps-train.json"), "w") as f:
+        json.dump({"read": read, "w": float(w.numpy()), "job_name": ctx.job_name,
+                   "cluster_spec": ctx.cluster_spec}, f)
