@@ -218,7 +218,8 @@ class Attempt:
                 self._cond.wait(min(left, 0.5))
             error = self._error()
         if error is not None:
-            raise error
+            self._name_loss()
+            raise self.failure() or error
 
     def wait_tensorboard(self, timeout: float) -> None:
         """Block until the chief reported TensorBoard's URL. Raises ClusterError on failure."""

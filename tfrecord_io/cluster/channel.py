@@ -41,7 +41,7 @@ def _is_hello(message: dict[str, Any]) -> bool:
     return message["type"] == "hello" and isinstance(message.get("node"), str)
 
 
-Handler = Callable[[str, dict[str, Any]], None]
+Handler = Callable[[str, dict[str, Any], dict[str, Any]], None]
 
 
 class ControlServer:
@@ -50,8 +50,9 @@ class ControlServer:
     Args:
         host: the address to bind (the driver's address Spark uses, never every interface).
         secret: the cluster's secret (:func:`new_secret`).
-        on_message: called as ``on_message(node, message)`` from the connection's reader thread;
-            the first message of a connection must be ``{"type": "hello", "node": NAME, ...}``.
+        on_message: called as ``on_message(node, message, hello)`` from the connection's reader
+            thread; the first message of a connection must be ``{"type": "hello", "node": NAME,
+            ...}`` (*hello*: that first message, for every message of the connection).
         on_lost: called as ``on_lost(node, reason, hello)`` when an authenticated connection
             ends (*hello*: that connection's registration, which says which attempt it was of).
     """
@@ -88,14 +89,14 @@ class ControlServer:
             old.close()
         reason = "connection closed"
         try:
-            self._on_message(node, hello)
+            self._on_message(node, hello, hello)
             while True:
                 message, payload = stream.receive(max_payload=MAX_VALUE_BYTES)
                 if len(payload):
                     if message["type"] != "done":
                         raise ChannelError(f"a {message['type']!r} message with a payload")
                     message["payload"] = bytes(payload)
-                self._on_message(node, message)
+                self._on_message(node, message, hello)
         except ChannelError as e:
             reason = str(e)
         except Exception as e:  # noqa: BLE001 - a bad message ends that node's connection only

@@ -412,10 +412,13 @@ class Cluster:
 
     # -- control channel callbacks -------------------------------------------------------------
 
-    def _on_message(self, node: str, message: dict[str, Any]) -> None:
+    def _on_message(self, node: str, message: dict[str, Any], hello: dict[str, Any]) -> None:
         attempt = self._attempt
         if attempt is None:
             return
+        if (message["type"] not in ("hello", "log", "report")
+                and hello.get("attempt") != attempt.number):
+            return  # the state of an attempt already over (its output and reports still count)
         if message["type"] == "hello" and message.get("attempt") != attempt.number:
             log.warning("ignoring %s of attempt %s (now %d)",
                         node, message.get("attempt"), attempt.number)
