@@ -66,3 +66,103 @@ def train_until_stopped(args, ctx):
         if step == 1:
             open(os.path.join(args["out"], f"worker-{ctx.task_index}.started"), "w").close()
         time.sleep(0.05)
+
+
+def hold_memory_on(args, ctx):
+    """Every node writes its YARN container id, host (``SPARK_LOCAL_IP``) and pid to
+    ``args["out"]/JOB-INDEX.json``; the node named args["node"] then fills args["mib"] MiB
+    (every page written) and holds them; all wait (at most 300 s) to be stopped."""
+    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.json"), "w") as f:
+        json.dump({"container": os.environ.get("CONTAINER_ID"), "pid": os.getpid(),
+                   "host": os.environ.get("SPARK_LOCAL_IP")}, f)
+    held = b""
+    if f"{ctx.job_name}:{ctx.task_index}" == args["node"]:
+        held = b"\x01" * (int(args.get("mib", 0)) << 20)
+    time.sleep(300)
+    return len(held)
+
+
+def sgd_resume(args, ctx):
+    """Fits w in y = 3x by plain SGD (learning rate args["lr"]; step k's batch is the one point
+    x = k % 7 + 1) for args["steps"] steps, checkpointing w and the step every 5 under
+    ctx.checkpoint_dir (the chief; the others in a scratch directory, as
+    MultiWorkerMirroredStrategy wants). On attempt 0, the node args["kill_node"] kills its
+    executor's JVM at step args["kill_step"], and with it its YARN container. Writes where each
+    attempt started to OUT/attempt-A-job-index.json, and w to OUT/final-job-index.json."""
+    import tempfile
+
+    import psutil
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    with strategy.scope():
+        step = tf.Variable(0, dtype=tf.int64)
+        w = tf.Variable(0.0)
+    checkpoint = tf.train.Checkpoint(step=step, w=w)
+    directory = ctx.checkpoint_dir if ctx.is_chief else tempfile.mkdtemp()
+    manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep=2)
+    latest = tf.train.latest_checkpoint(ctx.checkpoint_dir)
+    if latest:
+        checkpoint.restore(latest)
+    name = f"{ctx.job_name}-{ctx.task_index}"
+    with open(os.path.join(args["out"], f"attempt-{ctx.attempt}-{name}.json"), "w") as f:
+        json.dump({"attempt": ctx.attempt, "start": int(step.numpy()),
+                   "container": os.environ.get("CONTAINER_ID")}, f)
+    me = f"{ctx.job_name}:{ctx.task_index}"
+    while int(step.numpy()) < args["steps"]:
+        x = float(int(step.numpy()) % 7 + 1)
+        grad = strategy.reduce(tf.distribute.ReduceOp.MEAN, strategy.run(
+            lambda: 2.0 * (w.read_value() * x - 3.0 * x) * x), None)
+        w.assign_sub(args["lr"] * grad)
+        step.assign_add(1)
+        if int(step.numpy()) % 5 == 0:
+            manager.save()
+        if ctx.attempt == 0 and me == args["kill_node"] and int(step.numpy()) == args["kill_step"]:
+            for parent in psutil.Process().parents():
+                if "CoarseGrainedExecutorBackend" in " ".join(parent.cmdline()):
+                    parent.kill()
+            time.sleep(60)  # ended with its container
+    with open(os.path.join(args["out"], f"final-{name}.json"), "w") as f:
+        json.dump({"attempt": ctx.attempt, "step": int(step.numpy()), "w": float(w.numpy())}, f)
+
+
+def ps_train_read(args, ctx):
+    """The ps-mode coordinator: the workers read their shares of args["paths"] (ctx.dataset,
+    10 records a step) and train w in y = 3x, w on the parameter server, one SGD step per
+    scheduled function (x = 2, learning rate 0.05); then waits (at most 120 s) for the file
+    args["flag"] if given. Writes the records read, w, the node's job and the cluster spec to
+    OUT/ps-train.json."""
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    with strategy.scope():
+        w = tf.Variable(0.0)
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    records_fn = ctx.dataset(args["paths"])
+
+    def dataset_fn(*context):
+        return records_fn(*context).batch(10)
+
+    iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
+
+    def train_step():
+        with tf.GradientTape() as tape:
+            loss = (w * 2.0 - 6.0) ** 2
+        w.assign_sub(0.05 * tape.gradient(loss, w))
+
+    @tf.function
+    def step(iterator):
+        optional = iterator.get_next_as_optional()
+        strategy.run(train_step)
+        return tf.cond(optional.has_value(), optional.get_value,
+                       lambda: tf.constant([], tf.string))
+
+    results = [coordinator.schedule(step, args=(iterator,)) for _ in range(args.get("calls", 40))]
+    coordinator.join()
+    deadline = time.monotonic() + 120
+    while args.get("flag") and not os.path.exists(args["flag"]) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the test looks at the running cluster (TensorBoard) first
+    read = [r.decode() for result in results for r in result.fetch().tolist()]
+    with open(os.path.join(args["out"], "ps-train.json"), "w") as f:
+        json.dump({"read": read, "w": float(w.numpy()), "job_name": ctx.job_name,
+                   "cluster_spec": ctx.cluster_spec}, f)

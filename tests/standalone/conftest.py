@@ -4,7 +4,9 @@ driver in the root namespace that reaches its executors only over that network."
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -89,10 +91,14 @@ def _wait_for_executors(sc, hosts: set[str], timeout: float = 180.0) -> None:
 
 def _register_programs() -> None:
     # Node programs travel by value: executors and node processes do not have tests/ on their path.
+    # The feeding programs are tests/cluster's (that directory is on the path for them only).
+    sys.path.append(str(Path(__file__).resolve().parent.parent / "cluster"))
+    import feed_programs
     import manager_programs
     from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(manager_programs)
+    cloudpickle.register_pickle_by_value(feed_programs)
 
 
 _register_programs()

@@ -4,6 +4,8 @@ Spark application on it, both for the whole directory."""
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,9 +32,11 @@ def yarn(tmp_path_factory):
 
 @pytest.fixture(scope="package")
 def yarn_spark(yarn):
-    """A SparkSession on the test YARN (client mode, two executors of 2 cores), made with
-    ``tfrecord_io.spark.session(master="yarn")`` and ``HADOOP_CONF_DIR`` set. Any Spark
-    application already running in this process (the ``spark`` fixture's) is stopped first."""
+    """A SparkSession on the test YARN (client mode, three executors of 2 cores, one task
+    each: room for a ps-mode cluster's three nodes, or two workers and the task feeding them;
+    it outlives 16 lost executors), made with ``tfrecord_io.spark.session(master="yarn")``
+    and ``HADOOP_CONF_DIR`` set. Any Spark application already running in this process (the
+    ``spark`` fixture's) is stopped first."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
@@ -45,8 +49,10 @@ def yarn_spark(yarn):
     os.environ.update(yarn.env())
     session = tfs.session(
         "yarn", app_name="tfrecord-io-yarn-tests",
-        **yarn.spark_conf(),
-        **{"spark.ui.enabled": "false", "spark.task.maxFailures": "2"},
+        **yarn.spark_conf(executors=3),
+        **{"spark.ui.enabled": "false", "spark.task.maxFailures": "2",
+           # the tests kill containers on purpose: the application must outlive them
+           "spark.executor.maxNumFailures": "16"},
     )
     session.sparkContext.setLogLevel("ERROR")
     try:
@@ -61,10 +67,14 @@ def yarn_spark(yarn):
 
 def _register_programs() -> None:
     # Node programs travel by value: executors and node processes do not have tests/ on their path.
+    # The feeding programs are tests/cluster's (that directory is on the path for them only).
+    sys.path.append(str(Path(__file__).resolve().parent.parent / "cluster"))
+    import feed_programs
     import manager_programs
     from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(manager_programs)
+    cloudpickle.register_pickle_by_value(feed_programs)
 
 
 _register_programs()

@@ -17,6 +17,7 @@ from typing import Any, Callable
 from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.channel import ControlServer
 from tfrecord_io.cluster.description import AttemptDescription
+from tfrecord_io.cluster.losses import LOSS_WAIT, ExecutorLosses
 from tfrecord_io.cluster.roles import Role
 from tfrecord_io.cluster.task import make_task
 from tfrecord_io.errors import ClusterError
@@ -54,6 +55,7 @@ class Attempt:
         group: str,
         server: ControlServer,
         on_report: Callable[[str, dict[str, Any]], None] = lambda node, message: None,
+        losses: ExecutorLosses | None = None,
     ) -> None:
         self.number: int = description.attempt
         self._sc = sc
@@ -63,6 +65,7 @@ class Attempt:
         self._group = group
         self._server = server
         self._on_report = on_report
+        self._losses = losses
         self._names = {r.name for r in roles}
         self._main = {r.name for r in roles if r.runs_main}
         self._cond = threading.Condition()
@@ -71,6 +74,8 @@ class Attempt:
         self._done: dict[str, dict[str, Any]] = {}
         self._lost: set[str] = set()
         self._failures: list[tuple[int, float, ClusterError]] = []
+        # failures that are a lost link (their cause is asked of Spark), by id of the error
+        self._link_failures: dict[int, str] = {}
         self._stopping = False
         self.stopped_early = False
         self.tensorboard_url: str | None = None
@@ -138,7 +143,9 @@ class Attempt:
             if node not in self._done:
                 outcome = {"error": f"its Spark task lost the connection to the driver ({reason}): "
                            "the executor or its Python worker died"}
-                self._fail(node, _failure(node, outcome), outcome)
+                error = _failure(node, outcome)
+                self._link_failures[id(error)] = node
+                self._fail(node, error, outcome)
             self._cond.notify_all()
 
     def _fail(self, node: str, error: ClusterError, outcome: dict[str, Any]) -> None:
@@ -211,7 +218,8 @@ class Attempt:
                 self._cond.wait(min(left, 0.5))
             error = self._error()
         if error is not None:
-            raise error
+            self._name_loss()
+            raise self.failure() or error
 
     def wait_tensorboard(self, timeout: float) -> None:
         """Block until the chief reported TensorBoard's URL. Raises ClusterError on failure."""
@@ -259,7 +267,29 @@ class Attempt:
         for node in sorted(pending):
             self._server.send(node, {"type": "stop"})
         self._teardown()
+        self._name_loss()
         return self._error()
+
+    def _name_loss(self) -> None:
+        """If the attempt's failure is a lost link, add why Spark lost the node's executor
+        (waiting for Spark's reason until :data:`LOSS_WAIT` after the link dropped)."""
+        with self._cond:
+            if not self._failures or self._losses is None:
+                return
+            index = self._failures.index(min(self._failures, key=lambda f: (f[0], f[1])))
+            rank, when, error = self._failures[index]
+            node = self._link_failures.get(id(error))
+            hello = self._registered.get(node, {}) if node else {}
+        if hello.get("task") is None:
+            return
+        cause = self._losses.explain(int(hello["task"]), when + LOSS_WAIT - time.monotonic(),
+                                     container=hello.get("container"))
+        if cause is None:
+            return
+        named = ClusterError(f"{error}: {cause}", node=node)
+        log.error("%s", named)
+        with self._cond:
+            self._failures[index] = (rank, when, named)
 
     def _teardown(self) -> None:
         deadline = time.monotonic() + STOP_TIMEOUT

@@ -41,7 +41,7 @@ def _is_hello(message: dict[str, Any]) -> bool:
     return message["type"] == "hello" and isinstance(message.get("node"), str)
 
 
-Handler = Callable[[str, dict[str, Any]], None]
+Handler = Callable[[str, dict[str, Any], dict[str, Any]], None]
 
 
 class ControlServer:
@@ -50,9 +50,11 @@ class ControlServer:
     Args:
         host: the address to bind (the driver's address Spark uses, never every interface).
         secret: the cluster's secret (:func:`new_secret`).
-        on_message: called as ``on_message(node, message)`` from the connection's reader thread;
-            the first message of a connection must be ``{"type": "hello", "node": NAME, ...}``.
-        on_lost: called as ``on_lost(node, reason)`` when an authenticated connection ends.
+        on_message: called as ``on_message(node, message, hello)`` from the connection's reader
+            thread; the first message of a connection must be ``{"type": "hello", "node": NAME,
+            ...}`` (*hello*: that first message, for every message of the connection).
+        on_lost: called as ``on_lost(node, reason, hello)`` when an authenticated connection
+            ends (*hello*: that connection's registration, which says which attempt it was of).
     """
 
     def __init__(
@@ -60,7 +62,7 @@ class ControlServer:
         host: str,
         secret: str,
         on_message: Handler,
-        on_lost: Callable[[str, str], None],
+        on_lost: Callable[[str, str, dict[str, Any]], None],
     ) -> None:
         self._on_message = on_message
         self._on_lost = on_lost
@@ -87,14 +89,14 @@ class ControlServer:
             old.close()
         reason = "connection closed"
         try:
-            self._on_message(node, hello)
+            self._on_message(node, hello, hello)
             while True:
                 message, payload = stream.receive(max_payload=MAX_VALUE_BYTES)
                 if len(payload):
                     if message["type"] != "done":
                         raise ChannelError(f"a {message['type']!r} message with a payload")
                     message["payload"] = bytes(payload)
-                self._on_message(node, message)
+                self._on_message(node, message, hello)
         except ChannelError as e:
             reason = str(e)
         except Exception as e:  # noqa: BLE001 - a bad message ends that node's connection only
@@ -106,7 +108,7 @@ class ControlServer:
                 if current:
                     del self._streams[node]
             if current and not self._closed:
-                self._on_lost(node, reason)
+                self._on_lost(node, reason, hello)
 
     def send(self, node: str, message: dict[str, Any]) -> bool:
         """Send *message* to *node*; False if it is not connected (any more)."""

@@ -27,6 +27,7 @@ from tfrecord_io.cluster.description import AttemptDescription
 from tfrecord_io.cluster.feed.coordinator import FeedCoordinator
 from tfrecord_io.cluster.feed.replay import Replays
 from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
+from tfrecord_io.cluster.losses import ExecutorLosses
 from tfrecord_io.cluster.options import RunOptions, run_options
 from tfrecord_io.cluster.progress import Progress
 from tfrecord_io.cluster.results import MetricRecord, Metrics, Result, decode_value
@@ -86,6 +87,7 @@ class Cluster:
         self._replays = (Replays() if options.input_mode == "spark" and options.max_attempts > 1
                          else None)
         self._ending = threading.Event()  # wait() has begun: feeds end once fed
+        self._losses: ExecutorLosses | None = None
         self._metrics = Metrics()
         self._on_report = on_report
         self._progress = Progress(self._id, len(roles), enabled=progress)
@@ -311,7 +313,7 @@ class Cluster:
         )
         attempt = Attempt(
             self._sc, self._roles, description, self._payload, f"{self._id}-{number}", self._server,
-            on_report=self._report,
+            on_report=self._report, losses=self._losses,
         )
         with self._lock:
             self._attempt = attempt
@@ -321,6 +323,7 @@ class Cluster:
         """First attempt: slots, submit, wait for every node to register (and TensorBoard)."""
         try:
             slots.wait_for(self._sc, len(self._roles), self._reservation_timeout)
+            self._losses = _executor_losses(self._sc)
             attempt = self._new_attempt(0)
             attempt.start()
             attempt.wait_registered(self._reservation_timeout)
@@ -441,10 +444,13 @@ class Cluster:
 
     # -- control channel callbacks -------------------------------------------------------------
 
-    def _on_message(self, node: str, message: dict[str, Any]) -> None:
+    def _on_message(self, node: str, message: dict[str, Any], hello: dict[str, Any]) -> None:
         attempt = self._attempt
         if attempt is None:
             return
+        if (message["type"] not in ("hello", "log", "report")
+                and hello.get("attempt") != attempt.number):
+            return  # the state of an attempt already over (its output and reports still count)
         if message["type"] == "hello" and message.get("attempt") != attempt.number:
             log.warning("ignoring %s of attempt %s (now %d)",
                         node, message.get("attempt"), attempt.number)
@@ -454,10 +460,22 @@ class Cluster:
         if message["type"] == "hello":
             self._events.put(("attempt", (attempt.number, attempt.registered())))
 
-    def _on_lost(self, node: str, reason: str) -> None:
+    def _on_lost(self, node: str, reason: str, hello: dict[str, Any]) -> None:
         attempt = self._attempt
-        if attempt is not None:
+        # A connection of an attempt already over (its task ended late) is no new failure.
+        if attempt is not None and hello.get("attempt") == attempt.number:
             attempt.on_lost(node, reason)
+
+
+def _executor_losses(sc: Any) -> ExecutorLosses | None:
+    """The record of why Spark loses executors, from now on; None where the driver cannot
+    have it (then lost nodes are named without Spark's reason)."""
+    try:
+        return ExecutorLosses(sc)
+    except Exception:
+        log.warning("cannot record why Spark loses executors: lost nodes go without a cause",
+                    exc_info=True)
+        return None
 
 
 def run(

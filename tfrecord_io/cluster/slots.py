@@ -14,7 +14,7 @@ from typing import Any
 from tfrecord_io.errors import ClusterError
 from tfrecord_io.spark.jvm import max_concurrent_tasks
 
-__all__ = ["free_slots", "capacity", "wait_for"]
+__all__ = ["free_slots", "capacity", "dynamic_allocation", "wait_for"]
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
@@ -58,13 +58,32 @@ def capacity(sc: Any) -> int | None:
     return None
 
 
+def dynamic_allocation(sc: Any) -> bool:
+    """Whether Spark allocates this application's executors dynamically, as Spark decides it
+    (``spark.dynamicAllocation.enabled``, which local masters ignore unless testing)."""
+    conf = sc.getConf()
+    if conf.get("spark.dynamicAllocation.enabled", "false").strip().lower() != "true":
+        return False
+    local = sc.master.startswith("local")
+    return not local or conf.get("spark.dynamicAllocation.testing", "false").lower() == "true"
+
+
 def wait_for(sc: Any, needed: int, timeout: float) -> None:
-    """Fail at once if the application can never run *needed* tasks together; else wait (up to
-    *timeout*) for executors still starting.
+    """Fail at once if the application can never run *needed* tasks together (too few slots,
+    or dynamic allocation, which Spark's barrier stages refuse); else wait (up to *timeout*)
+    for executors still starting.
 
     Raises:
-        ClusterError: too few slots, now or after *timeout*; the message says what to change.
+        ClusterError: dynamic allocation is on, or too few slots, now or after *timeout*; the
+            message says what to change.
     """
+    if dynamic_allocation(sc):
+        raise ClusterError(
+            "the cluster runs as a Spark barrier stage, and Spark does not run barrier stages "
+            "with dynamic allocation (SPARK-24954): start the application with "
+            "spark.dynamicAllocation.enabled=false and a fixed spark.executor.instances "
+            f"(at least {needed} task slots in all)"
+        )
     most = capacity(sc)
     if most is not None and most < needed:
         raise ClusterError(

@@ -288,7 +288,11 @@ def make_task(
         hello = {
             "type": "hello", "node": role.name, "attempt": attempt.attempt,
             "host": host, "pid": os.getpid(), "gpus": gpus,
+            # Spark's id of this task: the driver finds the executor (and why it was lost) by it
+            "task": ctx.taskAttemptId(),
         }
+        if os.environ.get("CONTAINER_ID"):  # on YARN: the executor's container
+            hello["container"] = os.environ["CONTAINER_ID"]
         # The node's feed server: bound here so that the driver learns its address with the
         # registration; the node process inherits the socket and listens on it.
         # It listens at once: the driver may connect before the node process accepts.

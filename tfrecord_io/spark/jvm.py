@@ -32,6 +32,7 @@ __all__ = [
     "SCHEMA_EXCEPTION",
     "FEED_BATCHES_CLASS",
     "FEED_SENDER_CLASS",
+    "EXECUTOR_LOSSES_CLASS",
     "CODECS",
     "is_dataframe",
     "java_dataset",
@@ -45,6 +46,8 @@ __all__ = [
     "spark_context",
     "java_class",
     "max_concurrent_tasks",
+    "executor_losses",
+    "executor_loss",
     "codec_class",
     "qualify",
     "call",
@@ -70,6 +73,8 @@ SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
 FEED_BATCHES_CLASS = "org.tfrecordio.spark.feed.FeedBatches"
 #: The feed's feeding task: sends a plan's batches from the executors' JVMs.
 FEED_SENDER_CLASS = "org.tfrecordio.spark.feed.FeedSender"
+#: The driver's listener that records why Spark's scheduler removed each executor.
+EXECUTOR_LOSSES_CLASS = "org.tfrecordio.spark.cluster.ExecutorLosses"
 
 _JAR_NAME = "tfrecord-io.jar"
 #: ``compression`` argument -> Hadoop codec class.
@@ -201,6 +206,28 @@ def max_concurrent_tasks(sc: Any) -> int:
     jsc = sc._jsc.sc()  # noqa: SLF001 - the Scala SparkContext
     profile = jsc.resourceProfileManager().defaultResourceProfile()
     return int(jsc.maxNumConcurrentTasks(profile))
+
+
+def executor_losses(sc: Any) -> Any:
+    """The jar's :data:`EXECUTOR_LOSSES_CLASS` listener of *sc*: added to Spark's listener bus
+    on the first call (later calls return the same one). It records, from then on, which
+    executor runs each task and why Spark removed an executor."""
+    jsc = sc._jsc.sc()  # noqa: SLF001 - the Scala SparkContext
+    return java_class(sc, EXECUTOR_LOSSES_CLASS).register(jsc)
+
+
+def executor_loss(listener: Any, task_id: int, timeout: float) -> Optional[dict[str, str]]:
+    """What *listener* (from :func:`executor_losses`) knows of the executor that ran the task
+    *task_id* (``TaskContext.taskAttemptId()``), waiting up to *timeout* seconds for the reason
+    Spark removed it.
+
+    Returns:
+        None for a task it never saw; else ``executor`` and, when known, ``host``,
+        ``container`` (a YARN container id) and ``reason`` (Spark's text: on YARN the
+        container's exit status and YARN's diagnostic).
+    """
+    loss = listener.lossOfTask(int(task_id), max(0, int(timeout * 1000)))
+    return None if loss is None else {str(k): str(loss[k]) for k in loss}
 
 
 def is_dataframe(data: Any) -> bool:

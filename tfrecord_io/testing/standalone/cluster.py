@@ -37,6 +37,15 @@ def spark_class() -> Path:
 
     return Path(pyspark.__file__).resolve().parent / "bin" / "spark-class"
 
+def _kill_all_in(namespace: str) -> None:
+    """SIGKILL to every process in a network namespace."""
+    pids = subprocess.run(["ip", "netns", "pids", namespace], capture_output=True,
+                          text=True).stdout.split()
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(pid), signal.SIGKILL)
+
+
 def _free_port(host: str) -> int:
     with socket.socket() as s:
         s.bind((host, 0))
@@ -85,20 +94,44 @@ class StandaloneCluster:
                 "--webui-port", str(_free_port(host)),
             ], env={"SPARK_LOCAL_IP": host})
             self._wait_for(master_log, "I have been elected leader", "the Master")
-            for i, h in enumerate(self.network.hosts):
-                work = self.base_dir / f"worker-{i}"
-                work.mkdir(exist_ok=True)
-                self._spawn(f"worker-{i}", h.command([
-                    str(spark_class()), _WORKER, "--host", h.address,
-                    "--cores", str(self.worker_cores), "--memory", self.worker_memory,
-                    "--work-dir", str(work), "--webui-port", "0", self.master_url,
-                ]), env={"SPARK_LOCAL_IP": h.address, "SPARK_PUBLIC_DNS": h.address})
-            for i, (name, _, log) in enumerate(self._procs[1:]):
+            logs = [self._spawn_worker(i) for i in range(len(self.network.hosts))]
+            for i, log in enumerate(logs):
                 self._wait_for(log, "Successfully registered with master", f"Worker {i}")
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _spawn_worker(self, index: int) -> Path:
+        assert self.base_dir is not None and self.master_url is not None
+        h = self.network.hosts[index]
+        work = self.base_dir / f"worker-{index}"
+        work.mkdir(exist_ok=True)
+        return self._spawn(f"worker-{index}", h.command([
+            str(spark_class()), _WORKER, "--host", h.address,
+            "--cores", str(self.worker_cores), "--memory", self.worker_memory,
+            "--work-dir", str(work), "--webui-port", "0", self.master_url,
+        ]), env={"SPARK_LOCAL_IP": h.address, "SPARK_PUBLIC_DNS": h.address})
+
+    def lose_host(self, index: int) -> None:
+        """Host ``index`` goes down: its Worker and every process in its namespace (executors,
+        their Python workers, TensorFlow nodes) are killed at once (SIGKILL)."""
+        name = f"worker-{index}"
+        for _, proc, _ in [p for p in self._procs if p[0] == name]:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        self._procs = [p for p in self._procs if p[0] != name]
+        _kill_all_in(self.network.hosts[index].namespace)
+
+    def restart_worker(self, index: int) -> None:
+        """Starts host ``index``'s Worker again (after :meth:`lose_host`) and waits until it has
+        registered with the Master."""
+        log = self.base_dir / f"worker-{index}.log" if self.base_dir else None
+        if log is not None and log.exists():
+            log.unlink()
+        log = self._spawn_worker(index)
+        self._wait_for(log, "Successfully registered with master", f"Worker {index}")
 
     def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> Path:
         assert self.base_dir is not None
@@ -142,11 +175,7 @@ class StandaloneCluster:
                 proc.wait()
         self._procs = []
         for h in self.network.hosts:
-            pids = subprocess.run(["ip", "netns", "pids", h.namespace], capture_output=True,
-                                  text=True).stdout.split()
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, ValueError):
-                    os.kill(int(pid), signal.SIGKILL)
+            _kill_all_in(h.namespace)
         if self._own_base and self.base_dir is not None:
             shutil.rmtree(self.base_dir, ignore_errors=True)
 

@@ -18,9 +18,9 @@ import org.junit.Test;
 
 /**
  * The package order of docs/architecture.md's JVM table, checked on the jar's classes: codec
- * and example (the JDK only), then hadoop, mapreduce and mapred, spark, spark.source and
- * spark.feed, tools; each package uses only those before it, siblings not each other, and no
- * classes form a cycle. Each rule is also shown failing on a deliberate violation (the
+ * and example (the JDK only), then hadoop, mapreduce and mapred, spark, spark.source,
+ * spark.feed and spark.cluster, tools; each package uses only those before it, siblings not
+ * each other, and no classes form a cycle. Each rule is also shown failing on a deliberate violation (the
  * {@code org.tfrecordio.archfixture} test classes).
  */
 public class ArchitectureTest {
@@ -48,20 +48,23 @@ public class ArchitectureTest {
         .layer("spark").definedBy(root + ".spark")
         .layer("spark.source").definedBy(root + ".spark.source..")
         .layer("spark.feed").definedBy(root + ".spark.feed..")
+        .layer("spark.cluster").definedBy(root + ".spark.cluster..")
         .layer("tools").definedBy(root + ".tools..")
         .whereLayer("codec").mayOnlyBeAccessedByLayers("hadoop", "mapreduce", "mapred", "spark",
-            "spark.source", "spark.feed", "tools")
+            "spark.source", "spark.feed", "spark.cluster", "tools")
         .whereLayer("example").mayOnlyBeAccessedByLayers("hadoop", "mapreduce", "mapred",
-            "spark", "spark.source", "spark.feed", "tools")
+            "spark", "spark.source", "spark.feed", "spark.cluster", "tools")
         .whereLayer("hadoop").mayOnlyBeAccessedByLayers("mapreduce", "mapred", "spark",
-            "spark.source", "spark.feed", "tools")
+            "spark.source", "spark.feed", "spark.cluster", "tools")
         .whereLayer("mapreduce").mayOnlyBeAccessedByLayers("spark", "spark.source",
-            "spark.feed", "tools")
+            "spark.feed", "spark.cluster", "tools")
         .whereLayer("mapred").mayOnlyBeAccessedByLayers("spark", "spark.source", "spark.feed",
-            "tools")
-        .whereLayer("spark").mayOnlyBeAccessedByLayers("spark.source", "spark.feed", "tools")
+            "spark.cluster", "tools")
+        .whereLayer("spark").mayOnlyBeAccessedByLayers("spark.source", "spark.feed",
+            "spark.cluster", "tools")
         .whereLayer("spark.source").mayOnlyBeAccessedByLayers("tools")
         .whereLayer("spark.feed").mayOnlyBeAccessedByLayers("tools")
+        .whereLayer("spark.cluster").mayOnlyBeAccessedByLayers("tools")
         .whereLayer("tools").mayNotBeAccessedByAnyLayer();
   }
 
