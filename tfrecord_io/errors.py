@@ -24,12 +24,14 @@ __all__ = [
     "UnsupportedURLError",
     "UnsupportedOperationError",
     "JarNotFoundError",
+    "SparkConnectError",
     "PluginNotBuiltError",
     "InputError",
     "MnistError",
     "MiniHdfsError",
     "MiniYarnError",
     "StandaloneClusterError",
+    "ConnectServerError",
     "ModelError",
     "TensorBoardError",
     "ClusterError",
@@ -148,6 +150,12 @@ class JarNotFoundError(TFRecordError):
     """The bundled tfrecord-io jar is missing from the installed package."""
 
 
+class SparkConnectError(TFRecordError, TypeError):
+    """A Spark Connect session or DataFrame was given to an entry point that needs the Spark
+    driver in this process (a SparkContext, RDDs, py4j): the RDD helpers. The message names the
+    DataFrame equivalent, which works over Spark Connect."""
+
+
 class PluginNotBuiltError(TFRecordError):
     """The TensorFlow ``hdfs://`` file system plugin is missing from the installed package."""
 
@@ -176,6 +184,11 @@ class StandaloneClusterError(TFRecordError):
     """The test Spark standalone cluster (:mod:`tfrecord_io.testing.standalone`) could not be
     set up: not root, no ``ip`` command, a Master or Worker that did not start. The message says
     which and where its log is."""
+
+
+class ConnectServerError(TFRecordError):
+    """The test Spark Connect server (:mod:`tfrecord_io.testing.connect`) could not be started.
+    The message has the tail of its log."""
 
 
 class ModelError(TFRecordError):

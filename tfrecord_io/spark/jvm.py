@@ -34,6 +34,7 @@ __all__ = [
     "FEED_SENDER_CLASS",
     "CODECS",
     "is_dataframe",
+    "is_connect",
     "java_dataset",
     "java_records",
     "persist_java_rdd",
@@ -109,13 +110,24 @@ def configure(builder: Any) -> Any:
     return builder.config("spark.jars", ",".join(jars))
 
 
-def session(master: Optional[str] = None, app_name: str = "tfrecord-io", **conf: Any) -> "SparkSession":
+def session(
+    master: Optional[str] = None,
+    app_name: str = "tfrecord-io",
+    *,
+    remote: Optional[str] = None,
+    **conf: Any,
+) -> "SparkSession":
     """Gets or creates a SparkSession with the bundled jar configured.
 
     Args:
         master: Spark master URL (``local[*]``, ``yarn``, ``local-cluster[2,1,1024]``...);
             None keeps whatever ``spark-submit`` or the environment chose.
         app_name: application name for a new session.
+        remote: a Spark Connect server's URL (``sc://host:15002``): a client session of that
+            server (``SparkSession.builder.remote(remote)``) instead of a driver in this
+            process. The jar cannot be added from a client: the server must have been started
+            with it (``start-connect-server.sh --jars PATH`` with :func:`jar_path`'s PATH, or
+            ``spark.jars``). ``master`` must then be None; ``conf`` holds session settings.
         **conf: further Spark settings; pass dotted keys as ``**{"spark.x.y": v}``.
 
     If a session already exists, the jar is added to it with :func:`ensure_jar`.
@@ -134,6 +146,13 @@ def session(master: Optional[str] = None, app_name: str = "tfrecord-io", **conf:
     from pyspark import SparkContext  # noqa: PLC0415 - pyspark, the `spark` extra
     from pyspark.sql import SparkSession  # noqa: PLC0415 - pyspark, the `spark` extra
 
+    if remote is not None:
+        if master:
+            raise ValueError("give either master (a driver here) or remote (a Connect server)")
+        builder = SparkSession.builder.remote(remote)
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        return builder.getOrCreate()
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
@@ -206,6 +225,12 @@ def max_concurrent_tasks(sc: Any) -> int:
 def is_dataframe(data: Any) -> bool:
     """Whether *data* is a Spark DataFrame of a classic session (it has a Java Dataset)."""
     return hasattr(data, "_jdf") and hasattr(data, "schema")
+
+
+def is_connect(data: Any) -> bool:
+    """Whether *data* (a session, DataFrame, Column...) belongs to a Spark Connect client:
+    there is no JVM behind it in this process, only the DataFrame API and SQL."""
+    return type(data).__module__.startswith("pyspark.sql.connect.")
 
 
 def java_dataset(df: Any) -> Any:
