@@ -10,6 +10,9 @@ Markers are applied here from what a test uses, so that nobody has to remember t
 * ``hdfs``: it uses the ``hdfs`` fixture (also through fixtures built on it), or its module
   imports the test HDFS launcher (tests that start their own MiniDFSCluster);
 * ``tensorflow``: its module imports TensorFlow;
+* ``connect`` (and ``spark``): it uses the ``connect_spark`` fixture (a Spark Connect client of
+  a real Connect server whose executors are JVMs of their own), or is the ``connect`` case of a
+  test on ``any_spark`` (which runs each test on a classic session, then on a Connect client);
 * ``yarn`` / ``standalone`` (and ``spark``, ``hdfs``): it uses the fixtures of tests/yarn or
   tests/standalone (a Spark application on the test YARN, or on a standalone cluster across
   network namespaces). These tests run last, each group with its own Spark application: the
@@ -34,10 +37,11 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 SPARK_MASTER = os.environ.get("TFRECORD_IO_TEST_MASTER", "local-cluster[2,2,1024]")
 
 
-_SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master"})
+_SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master", "connect_spark", "any_spark"})
 _HDFS_FIXTURES = frozenset({"hdfs"})
 # Fixture -> marker of the tests on real cluster managers (tests/yarn, tests/standalone).
-_CLUSTER_FIXTURES = {"yarn": "yarn", "yarn_spark": "yarn",
+_CLUSTER_FIXTURES = {"connect_spark": "connect",
+                     "yarn": "yarn", "yarn_spark": "yarn",
                      "standalone": "standalone", "standalone_spark": "standalone"}
 # Module -> marker of the tests whose module imports it (or names from it).
 _MARKING_IMPORTS = {
@@ -46,6 +50,7 @@ _MARKING_IMPORTS = {
     "tfrecord_io.testing.minihdfs": "hdfs",
     "tfrecord_io.testing.miniyarn": "yarn",
     "tfrecord_io.testing.standalone": "standalone",
+    "tfrecord_io.testing.connect": "connect",
 }
 
 
@@ -66,8 +71,8 @@ def _imported_markers(module: types.ModuleType | None) -> set[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test ``spark``, ``hdfs``, ``tensorflow``, ``yarn``, ``standalone`` from what it
-    uses; the ``yarn`` and ``standalone`` tests go last, grouped."""
+    """Mark each test ``spark``, ``hdfs``, ``tensorflow``, ``connect``, ``yarn``, ``standalone``
+    from what it uses; the ``yarn`` and ``standalone`` tests go last, grouped."""
     by_module: dict[str, set[str]] = {}
     for item in items:
         module = getattr(item, "module", None)
@@ -81,6 +86,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if fixtures & _HDFS_FIXTURES:
             markers.add("hdfs")
         markers.update(_CLUSTER_FIXTURES[f] for f in fixtures if f in _CLUSTER_FIXTURES)
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("any_spark") == "connect":
+            markers.add("connect")
         if markers & {"yarn", "standalone"}:
             markers.update({"spark", "hdfs"})
         for name in sorted(markers):
@@ -127,6 +135,37 @@ def spark():
 def sc(spark):
     """The SparkContext of :func:`spark`."""
     return spark.sparkContext
+
+
+@pytest.fixture(scope="session")
+def connect_spark(tmp_path_factory):
+    """A Spark Connect client session (``sc://127.0.0.1:PORT``) of a real Connect server: Spark's
+    ``SparkConnectServer`` from the installed pyspark, on a local cluster of two executor JVMs,
+    with the bundled jar; stopped with its whole process tree at the end of the session."""
+    from tfrecord_io.testing import connect
+
+    server = connect.ConnectServer(
+        tmp_path_factory.mktemp("connect"),
+        conf={"spark.task.maxFailures": "4", "spark.executor.memory": "1g",
+              "spark.python.worker.reuse": "true", "spark.hadoop.dfs.replication": "2"},
+    )
+    try:
+        try:
+            server.start()
+        except connect.ConnectServerError as e:
+            pytest.fail(f"the Spark Connect server did not start: {e}", pytrace=False)
+        session = server.session()
+        yield session
+        session.stop()
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["classic", "connect"])
+def any_spark(request):
+    """Each test twice: on the classic :func:`spark` session, then on :func:`connect_spark`'s
+    Spark Connect client (marked ``connect``)."""
+    return request.getfixturevalue("spark" if request.param == "classic" else "connect_spark")
 
 
 @pytest.fixture(scope="session")
