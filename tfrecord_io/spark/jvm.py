@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from tfrecord_io.errors import JarNotFoundError, SchemaError
 from tfrecord_io.extras import require
@@ -29,6 +29,7 @@ __all__ = [
     "MAPRED_OUTPUT_FORMAT",
     "RDD_IO_CLASS",
     "DATAFRAME_IO_CLASS",
+    "DATAFRAME_SOURCE",
     "SCHEMA_EXCEPTION",
     "FEED_BATCHES_CLASS",
     "FEED_SENDER_CLASS",
@@ -49,6 +50,7 @@ __all__ = [
     "codec_class",
     "qualify",
     "call",
+    "call_remote",
 ]
 
 _log = logging.getLogger(__name__)
@@ -65,6 +67,9 @@ MAPRED_OUTPUT_FORMAT = "org.tfrecordio.mapred.TFRecordOutputFormat"
 RDD_IO_CLASS = "org.tfrecordio.spark.TFRecordRDDs"
 #: The DataFrame codec and I/O of the jar (``save``, ``load``).
 DATAFRAME_IO_CLASS = "org.tfrecordio.spark.source.TFRecordDataFrames"
+#: :data:`DATAFRAME_IO_CLASS`'s ``save`` and ``load`` as a data source (``format(...)``), for
+#: Spark Connect clients, which have no py4j.
+DATAFRAME_SOURCE = "org.tfrecordio.spark.source.TFRecordDataFrameSource"
 #: The exception the jar throws for data that does not fit a schema.
 SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
 #: Makes the feed's batches of a DataFrame or an RDD of records (``cluster.feed``).
@@ -320,6 +325,40 @@ def call(method: Any, *args: Any) -> Any:
         if translated is None:
             raise
         raise translated from None
+
+
+def call_remote(action: Callable[[], Any]) -> Any:
+    """Runs *action* (DataFrame calls of a Spark Connect client), turning the jar's errors that
+    the server reports into the Python ones :func:`call` gives: :data:`SCHEMA_EXCEPTION`
+    :class:`SchemaError`, ``FileNotFoundException`` :class:`FileNotFoundError`,
+    ``IllegalArgumentException`` :class:`ValueError`."""
+    try:
+        return action()
+    except Exception as e:
+        translated = _translate_remote(e)
+        if translated is None:
+            raise
+        raise translated from None
+
+
+def _translate_remote(error: Exception) -> Optional[Exception]:
+    """The Python exception for a Spark Connect error, from the Java classes that the server's
+    stack trace names (the server sends it unless ``spark.sql.connect.serverStacktrace.enabled``
+    is off; then the error is left as it is)."""
+    trace = str(getattr(error, "_stacktrace", None) or "")
+    message = str(getattr(error, "_message", None) or error).strip()
+    top = trace.split("\n", 1)[0].strip()
+    for name, kind, nested in (
+        (SCHEMA_EXCEPTION, SchemaError, True),
+        ("java.io.FileNotFoundException", FileNotFoundError, True),
+        ("java.lang.IllegalArgumentException", ValueError, False),
+    ):
+        if top == name:
+            return kind(message)
+        match = re.search(re.escape(name) + r": (.*)", trace) if nested else None
+        if match:
+            return kind(match.group(1).strip())
+    return None
 
 
 def _translate(java: Any) -> Optional[Exception]:
