@@ -11,8 +11,9 @@ Markers are applied here from what a test uses, so that nobody has to remember t
   imports the test HDFS launcher (tests that start their own MiniDFSCluster);
 * ``tensorflow``: its module imports TensorFlow;
 * ``connect`` (and ``spark``): it uses the ``connect_spark`` fixture (a Spark Connect client of
-  a real Connect server whose executors are JVMs of their own), or is the ``connect`` case of a
-  test on ``any_spark`` (which runs each test on a classic session, then on a Connect client);
+  a real Connect server, ``connect_server``, whose executors are JVMs of their own), or is the
+  ``connect`` case of a test on ``any_spark`` (each test on a classic session, then on a
+  Connect client);
 * ``yarn`` / ``standalone`` (and ``spark``, ``hdfs``): it uses the fixtures of tests/yarn or
   tests/standalone (a Spark application on the test YARN, or on a standalone cluster across
   network namespaces). These tests run last, each group with its own Spark application: the
@@ -37,10 +38,11 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 SPARK_MASTER = os.environ.get("TFRECORD_IO_TEST_MASTER", "local-cluster[2,2,1024]")
 
 
-_SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master", "connect_spark", "any_spark"})
+_SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master", "connect_server", "connect_spark",
+                             "any_spark"})
 _HDFS_FIXTURES = frozenset({"hdfs"})
 # Fixture -> marker of the tests on real cluster managers (tests/yarn, tests/standalone).
-_CLUSTER_FIXTURES = {"connect_spark": "connect",
+_CLUSTER_FIXTURES = {"connect_spark": "connect", "connect_server": "connect",
                      "yarn": "yarn", "yarn_spark": "yarn",
                      "standalone": "standalone", "standalone_spark": "standalone"}
 # Module -> marker of the tests whose module imports it (or names from it).
@@ -138,8 +140,8 @@ def sc(spark):
 
 
 @pytest.fixture(scope="session")
-def connect_spark(tmp_path_factory):
-    """A Spark Connect client session (``sc://127.0.0.1:PORT``) of a real Connect server: Spark's
+def connect_server(tmp_path_factory):
+    """A real Spark Connect server (``connect_server.url`` is ``sc://127.0.0.1:PORT``): Spark's
     ``SparkConnectServer`` from the installed pyspark, on a local cluster of two executor JVMs,
     with the bundled jar; stopped with its whole process tree at the end of the session."""
     from tfrecord_io.testing import connect
@@ -154,11 +156,40 @@ def connect_spark(tmp_path_factory):
             server.start()
         except connect.ConnectServerError as e:
             pytest.fail(f"the Spark Connect server did not start: {e}", pytrace=False)
-        session = server.session()
-        yield session
-        session.stop()
+        yield server
     finally:
         server.stop()
+
+
+# pyspark marks the whole process as a Spark Connect client when a remote session starts
+# (this variable, which pyspark.sql.functions, pyspark.ml and others consult to build Connect
+# columns): it is set only while a test uses the Connect session, so that the classic tests
+# before and after it keep classic columns.
+_CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
+
+
+@pytest.fixture(scope="session")
+def _connect_session(connect_server):
+    saved = os.environ.get(_CONNECT_MODE)
+    try:
+        session = connect_server.session()
+    finally:
+        if saved is None:
+            os.environ.pop(_CONNECT_MODE, None)
+    yield session
+    os.environ[_CONNECT_MODE] = "1"
+    try:
+        session.stop()
+    finally:
+        os.environ.pop(_CONNECT_MODE, None)
+
+
+@pytest.fixture
+def connect_spark(_connect_session, monkeypatch):
+    """A Spark Connect client session of :func:`connect_server` (one for the whole test
+    session), with this process in Connect mode for the test's duration."""
+    monkeypatch.setenv(_CONNECT_MODE, "1")
+    return _connect_session
 
 
 @pytest.fixture(params=["classic", "connect"])
