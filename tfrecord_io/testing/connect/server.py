@@ -39,8 +39,9 @@ def spark_home() -> Path:
     home = Path(pyspark.__file__).resolve().parent
     if not any((home / "jars").glob("spark-connect_*.jar")):
         raise ConnectServerError(
-            f"{home / 'jars'} has no spark-connect_*.jar: Spark Connect needs pyspark >= 3.5 "
-            "(4.x bundles the server; for 3.5 pass --packages org.apache.spark:spark-connect_2.12)"
+            f"{home / 'jars'} has no spark-connect_*.jar: this server runs the Connect server "
+            "that pyspark 4.x bundles (pyspark 3.5's is a separate package, "
+            "org.apache.spark:spark-connect_2.12, which this helper does not fetch)"
         )
     return home
 
