@@ -163,19 +163,18 @@ def connect_server(tmp_path_factory):
 
 # pyspark marks the whole process as a Spark Connect client when a remote session starts
 # (this variable, which pyspark.sql.functions, pyspark.ml and others consult to build Connect
-# columns): it is set only while a test uses the Connect session, so that the classic tests
-# before and after it keep classic columns.
+# columns): here it is set only while a test uses the Connect session, so that the classic
+# tests before and after it keep classic columns.
 _CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 
 
 @pytest.fixture(scope="session")
 def _connect_session(connect_server):
-    saved = os.environ.get(_CONNECT_MODE)
-    try:
-        session = connect_server.session()
-    finally:
-        if saved is None:
-            os.environ.pop(_CONNECT_MODE, None)
+    # Connect's own builder: pyspark's SparkSession.builder refuses a remote session while a
+    # classic one runs in the process, as the classic fixture's may.
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    session = RemoteSparkSession.builder.remote(connect_server.url).getOrCreate()
     yield session
     os.environ[_CONNECT_MODE] = "1"
     try:

@@ -6,6 +6,9 @@ equivalent in the message, which works.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from tfrecord_io import example as ex
@@ -14,12 +17,27 @@ from tfrecord_io import spark as tfs
 from tfrecord_io.errors import SparkConnectError
 
 
-def test_session_with_remote_is_a_client_of_that_server(connect_server, connect_spark):
-    client = tfs.session(remote=connect_server.url)
-    assert tfs.jvm.is_connect(client)
-    assert client.range(3).count() == 3
+def test_session_with_remote_is_a_client_of_that_server(connect_server, tmp_path):
+    # In a fresh process, as a user's: pyspark refuses a remote session beside a classic one,
+    # which this test process may hold.
+    program = (
+        "from tfrecord_io import spark as tfs\n"
+        f"spark = tfs.session(remote={connect_server.url!r})\n"
+        "df = spark.createDataFrame([(1, 'a'), (2, 'b')], 'id long, name string')\n"
+        f"tfs.save_dataframe(df, {str(tmp_path / 'out')!r})\n"
+        f"back = tfs.load_dataframe(spark, {str(tmp_path / 'out')!r})\n"
+        "print(type(spark).__module__, sorted(tuple(r) for r in back.collect()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split(" ", 1) == ["pyspark.sql.connect.session",
+                                         "[(1, 'a'), (2, 'b')]\n"]
+
+
+def test_session_takes_a_master_or_a_remote_not_both():
     with pytest.raises(ValueError, match="either master"):
-        tfs.session("local[1]", remote=connect_server.url)
+        tfs.session("local[1]", remote="sc://127.0.0.1:1")
 
 
 def test_save_records_of_a_connect_dataframe_names_the_dataframe_equivalent(connect_spark,
