@@ -651,7 +651,8 @@ def test_partitioned_output_round_trip(any_spark, tmp_path):
         (i, f"v{i}", ["a/b", "x=y", "sp ace", "ü", None, ""][i % 6], 2020 + i % 2, [float(i)] * (i % 3))
         for i in range(60)
     ]
-    df = any_spark.createDataFrame(rows, "id long, val string, kind string, year int, xs array<float>")
+    df = any_spark.createDataFrame(rows,
+                                   "id long, val string, kind string, year int, xs array<float>")
     save_dataframe(df.repartition(3), tmp_path / "out", partition_by=["year", "kind"])
     dirs = {str(p.relative_to(tmp_path / "out").parent) for p in map(Path, data_files(tmp_path / "out"))}
     assert dirs == {
@@ -672,7 +673,8 @@ def test_partitioned_output_round_trip(any_spark, tmp_path):
     expected = [(i, v, None if k == "" else k, y, xs) for i, v, k, y, xs in rows]
     assert got == expected
 
-    with_schema = load_dataframe(any_spark, tmp_path / "out", schema="year long, id int, val string")
+    with_schema = load_dataframe(any_spark, tmp_path / "out",
+                                 schema="year long, id int, val string")
     assert with_schema.columns == ["year", "id", "val", "kind"]
     assert field_types(with_schema)["year"] == LongType()
     assert with_schema.filter("year = 2021 and kind = 'ü'").count() == 10

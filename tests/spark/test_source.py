@@ -230,13 +230,15 @@ def test_spark_tfrecord_spellings_record_type_and_codec(any_spark, tmp_path):
     assert files and all(p.name.endswith(".tfrecord.gz") for p in files)
     assert not index_files(tmp_path / "t")
     assert len(file_records(tmp_path / "t", "gzip")) == 40
-    back = any_spark.read.format("tfrecord").option("recordType", "Example").load(str(tmp_path / "t"))
+    back = any_spark.read.format("tfrecord").option("recordType", "Example") \
+        .load(str(tmp_path / "t"))
     assert ids(back) == list(range(40))
     assert back.count() == 40  # compressed: no index, counted by reading
 
 
 def test_sequence_examples_and_byte_arrays(any_spark, tmp_path):
-    seq = any_spark.createDataFrame([(1, [[1, 2], [3]]), (2, [])], "id long, steps array<array<long>>")
+    seq = any_spark.createDataFrame([(1, [[1, 2], [3]]), (2, [])],
+                                    "id long, steps array<array<long>>")
     seq.write.format("tfrecord").option("recordType", "SequenceExample").save(str(tmp_path / "s"))
     back = read(any_spark, tmp_path / "s", recordType="SequenceExample")
     assert sorted(tuple(r) for r in back.collect()) == [(1, [[1, 2], [3]]), (2, [])]
