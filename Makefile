@@ -15,6 +15,8 @@
 # tests/yarn and tests/standalone (markers yarn, standalone) start real cluster managers; the
 # standalone ones need root and iproute2 (`ip`), for network namespaces. tests/postgres and the
 # docs' database snippets start a PostgreSQL server (Debian's package, which setup-system installs).
+# Tests marked connect run on a Spark Connect client of a real Connect server
+# (tfrecord_io.testing.connect), with the classic tests they mirror.
 # Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
 #   .venv/bin/python -m pytest -m "not spark and not hdfs and not packaging"
 #
@@ -22,8 +24,9 @@
 # hdfs:// plugin), dist (sdist and wheel into dist/), publish-m2 (the Maven artifact into
 # ~/.m2), docs (the documentation site into site/: mkdocs build --strict; tests/docs builds it
 # too), test-jvm, test-python, test-spark35, lint (ruff and the import contracts alone), bench,
-# hdfs (start the test HDFS by hand), postgres (the test PostgreSQL with the MNIST images by
-# hand), clean, distclean.
+# hdfs (start the test HDFS by hand), yarn (the test YARN), postgres (the test PostgreSQL with the
+# MNIST images by hand), connect (a Spark Connect server with the jar on 127.0.0.1:15002), clean,
+# distclean.
 # Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', PYSPARK35='pyspark==3.5.*',
 # PYTEST_ARGS='-k name -x', PIP_QUIET=.
 
@@ -63,7 +66,7 @@ export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: help setup setup-system setup-python setup-jvm setup-spark35 jar tf-plugin dist publish-m2 docs test test-jvm \
-  test-python test-spark35 lint bench hdfs yarn postgres clean distclean
+  test-python test-spark35 lint bench hdfs yarn postgres connect clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -171,11 +174,12 @@ test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_C
 # jar built against pyspark 4.3. Spark's Python workers run the 3.5 environment too.
 # On pyspark 3.5: the Spark I/O tests, the ml tests (ml.predict without arrow_udf, TFEstimator
 # and TFModel), and the main paths of the launcher (a sync cluster) and of the feed (epochs).
+# Not the Connect cases (marker connect): pyspark 3.5 bundles no Connect server to test against.
 SPARK35_TESTS := tests/spark tests/ml tests/cluster/test_cluster_sync.py tests/cluster/test_feed_epochs.py
 
 test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(POSTGRES_JDBC_CP) | $(PY35)
 	@rc=0; PYSPARK_PYTHON=$(abspath $(PY35)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY35)) \
-	  $(PY35) -m pytest $(SPARK35_TESTS) -ra $(PYTEST_ARGS) || rc=$$?; \
+	  $(PY35) -m pytest $(SPARK35_TESTS) -m "not connect" -ra $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-spark35: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
 
@@ -219,6 +223,9 @@ yarn: $(MINIYARN_CP)
 
 postgres: | $(PY)
 	$(PY) -m tfrecord_io.testing.postgres --mnist ../shared/data/mnist
+
+connect: $(JAR)
+	$(PY) -m tfrecord_io.testing.connect
 
 clean:
 	rm -rf build dist site *.egg-info .pytest_cache target project/target project/project \

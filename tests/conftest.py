@@ -12,6 +12,10 @@ Markers are applied here from what a test uses, so that nobody has to remember t
 * ``tensorflow``: its module imports TensorFlow;
 * ``postgres``: it uses the test PostgreSQL server (the ``postgres`` fixture of tests/postgres,
   also through fixtures built on it);
+* ``connect`` (and ``spark``): it uses the ``connect_spark`` fixture (a Spark Connect client of
+  a real Connect server, ``connect_server``, whose executors are JVMs of their own), or is the
+  ``connect`` case of a test on ``any_spark`` (each test on a classic session, then on a
+  Connect client);
 * ``yarn`` / ``standalone`` (and ``spark``, ``hdfs``): it uses the fixtures of tests/yarn or
   tests/standalone (a Spark application on the test YARN, or on a standalone cluster across
   network namespaces). These tests run last, each group with its own Spark application: the
@@ -38,11 +42,13 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 SPARK_MASTER = os.environ.get("TFRECORD_IO_TEST_MASTER", "local-cluster[2,2,1024]")
 
 
-_SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master"})
+_SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master", "connect_server", "connect_spark",
+                             "any_spark"})
 _HDFS_FIXTURES = frozenset({"hdfs"})
 _POSTGRES_FIXTURES = frozenset({"postgres", "images_db", "jdbc"})
 # Fixture -> marker of the tests on real cluster managers (tests/yarn, tests/standalone).
-_CLUSTER_FIXTURES = {"yarn": "yarn", "yarn_spark": "yarn",
+_CLUSTER_FIXTURES = {"connect_spark": "connect", "connect_server": "connect",
+                     "yarn": "yarn", "yarn_spark": "yarn",
                      "standalone": "standalone", "standalone_spark": "standalone"}
 # Module -> marker of the tests whose module imports it (or names from it).
 _MARKING_IMPORTS = {
@@ -52,6 +58,7 @@ _MARKING_IMPORTS = {
     "tfrecord_io.testing.miniyarn": "yarn",
     "tfrecord_io.testing.postgres": "postgres",
     "tfrecord_io.testing.standalone": "standalone",
+    "tfrecord_io.testing.connect": "connect",
 }
 
 
@@ -72,7 +79,7 @@ def _imported_markers(module: types.ModuleType | None) -> set[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test ``spark``, ``hdfs``, ``postgres``, ``tensorflow``, ``yarn``,
+    """Mark each test ``spark``, ``hdfs``, ``postgres``, ``tensorflow``, ``connect``, ``yarn``,
     ``standalone`` from what it uses; the ``yarn`` and ``standalone`` tests go last, grouped."""
     by_module: dict[str, set[str]] = {}
     for item in items:
@@ -89,6 +96,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if fixtures & _POSTGRES_FIXTURES:
             markers.add("postgres")
         markers.update(_CLUSTER_FIXTURES[f] for f in fixtures if f in _CLUSTER_FIXTURES)
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("any_spark") == "connect":
+            markers.add("connect")
         if markers & {"yarn", "standalone"}:
             markers.update({"spark", "hdfs"})
         for name in sorted(markers):
@@ -141,6 +151,65 @@ def spark():
 def sc(spark):
     """The SparkContext of :func:`spark`."""
     return spark.sparkContext
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory):
+    """A real Spark Connect server (``connect_server.url`` is ``sc://127.0.0.1:PORT``): Spark's
+    ``SparkConnectServer`` from the installed pyspark, on a local cluster of two executor JVMs,
+    with the bundled jar; stopped with its whole process tree at the end of the session."""
+    from tfrecord_io.testing import connect
+
+    server = connect.ConnectServer(
+        tmp_path_factory.mktemp("connect"),
+        conf={"spark.task.maxFailures": "4", "spark.executor.memory": "1g",
+              "spark.python.worker.reuse": "true", "spark.hadoop.dfs.replication": "2"},
+    )
+    try:
+        try:
+            server.start()
+        except connect.ConnectServerError as e:
+            pytest.fail(f"the Spark Connect server did not start: {e}", pytrace=False)
+        yield server
+    finally:
+        server.stop()
+
+
+# pyspark marks the whole process as a Spark Connect client when a remote session starts
+# (this variable, which pyspark.sql.functions, pyspark.ml and others consult to build Connect
+# columns): here it is set only while a test uses the Connect session, so that the classic
+# tests before and after it keep classic columns.
+_CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
+
+
+@pytest.fixture(scope="session")
+def _connect_session(connect_server):
+    # Connect's own builder: pyspark's SparkSession.builder refuses a remote session while a
+    # classic one runs in the process, as the classic fixture's may.
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    session = RemoteSparkSession.builder.remote(connect_server.url).getOrCreate()
+    yield session
+    os.environ[_CONNECT_MODE] = "1"
+    try:
+        session.stop()
+    finally:
+        os.environ.pop(_CONNECT_MODE, None)
+
+
+@pytest.fixture
+def connect_spark(_connect_session, monkeypatch):
+    """A Spark Connect client session of :func:`connect_server` (one for the whole test
+    session), with this process in Connect mode for the test's duration."""
+    monkeypatch.setenv(_CONNECT_MODE, "1")
+    return _connect_session
+
+
+@pytest.fixture(params=["classic", "connect"])
+def any_spark(request):
+    """Each test twice: on the classic :func:`spark` session, then on :func:`connect_spark`'s
+    Spark Connect client (marked ``connect``)."""
+    return request.getfixturevalue("spark" if request.param == "classic" else "connect_spark")
 
 
 @pytest.fixture(scope="session")

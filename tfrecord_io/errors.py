@@ -24,6 +24,7 @@ __all__ = [
     "UnsupportedURLError",
     "UnsupportedOperationError",
     "JarNotFoundError",
+    "SparkConnectError",
     "PluginNotBuiltError",
     "InputError",
     "MnistError",
@@ -33,6 +34,7 @@ __all__ = [
     "MiniYarnError",
     "StandaloneClusterError",
     "PostgresError",
+    "ConnectServerError",
     "ModelError",
     "TensorBoardError",
     "ClusterError",
@@ -151,6 +153,12 @@ class JarNotFoundError(TFRecordError):
     """The bundled tfrecord-io jar is missing from the installed package."""
 
 
+class SparkConnectError(TFRecordError, TypeError):
+    """A Spark Connect session or DataFrame was given to an entry point that needs the Spark
+    driver in this process (a SparkContext, RDDs, py4j): the RDD helpers. The message names the
+    DataFrame equivalent, which works over Spark Connect."""
+
+
 class PluginNotBuiltError(TFRecordError):
     """The TensorFlow ``hdfs://`` file system plugin is missing from the installed package."""
 
@@ -195,6 +203,11 @@ class PostgresError(TFRecordError):
     """The test PostgreSQL server (:mod:`tfrecord_io.testing.postgres`) could not be started: no
     PostgreSQL installed (``apt-get install postgresql``), no ``postgres`` OS user to run it as
     root, or a server that did not come up. The message says which and where its log is."""
+
+
+class ConnectServerError(TFRecordError):
+    """The test Spark Connect server (:mod:`tfrecord_io.testing.connect`) could not be started.
+    The message has the tail of its log."""
 
 
 class ModelError(TFRecordError):

@@ -1,5 +1,6 @@
 """``ml.TFModel``: a saved TensorFlow model as a Spark ML ``Model``, alone, as a ``Pipeline``
-stage after a ``VectorAssembler``, saved and loaded with its params and training summary."""
+stage after a ``VectorAssembler``, saved and loaded with its params and training summary. The
+tests on ``any_spark`` run on a Spark Connect client too."""
 
 from __future__ import annotations
 
@@ -35,10 +36,10 @@ def expected(keras_model, images) -> np.ndarray:
 
 
 def test_transform_appends_the_model_outputs_like_predict(
-    spark, keras_classifier, saved_classifier
+    any_spark, keras_classifier, saved_classifier
 ):
     data = rows(200, seed=3)
-    df = spark.createDataFrame(data, "id long, image array<float>").repartition(2)
+    df = any_spark.createDataFrame(data, "id long, image array<float>").repartition(2)
     model = ml.TFModel(modelDir=saved_classifier, outputMapping={"output_0": "scores"},
                        batchSize=32)
     got = scores_by_id(model.transform(df))
@@ -47,10 +48,10 @@ def test_transform_appends_the_model_outputs_like_predict(
 
 
 def test_a_pipeline_of_a_vector_assembler_and_a_tfmodel_scores_plain_columns(
-    spark, keras_classifier, saved_classifier, tmp_path
+    any_spark, keras_classifier, saved_classifier, tmp_path
 ):
     data = rows(50, seed=4)
-    df = spark.createDataFrame([(i, *image) for i, image in data],
+    df = any_spark.createDataFrame([(i, *image) for i, image in data],
                                "id long, a float, b float, c float, d float")
     pipeline = Pipeline(stages=[
         VectorAssembler(inputCols=["a", "b", "c", "d"], outputCol="features"),
@@ -95,10 +96,10 @@ def test_history_lists_a_metric_in_the_order_reported_of_every_node_or_one():
     assert SUMMARY.history("auc") == []
 
 
-def test_the_summary_is_saved_and_loaded_with_the_model(saved_classifier, tmp_path):
+def test_the_summary_is_saved_and_loaded_with_the_model(any_spark, saved_classifier, tmp_path):
     model = ml.TFModel(modelDir=saved_classifier, batchSize=9).setSummary(SUMMARY)
-    model.write().save(str(tmp_path / "tfmodel"))
-    loaded = ml.TFModel.load(str(tmp_path / "tfmodel"))
+    model.write().session(any_spark).save(str(tmp_path / "tfmodel"))
+    loaded = ml.TFModel.read().session(any_spark).load(str(tmp_path / "tfmodel"))
     assert loaded.hasSummary
     assert loaded.summary == SUMMARY
     assert loaded.summary.metrics.to_pandas()["loss"].tolist() == [0.9, 0.8, math.inf, 0.25]

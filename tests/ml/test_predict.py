@@ -1,6 +1,7 @@
 """``ml.predict``: batch inference over DataFrames in Spark's Python workers, on the session's
 ``local-cluster`` (two executor JVMs), with real TensorFlow models; every prediction is checked
-against the same model run in this process on the same rows."""
+against the same model run in this process on the same rows. The tests on ``any_spark`` run on a
+Spark Connect client too."""
 
 from __future__ import annotations
 
@@ -27,10 +28,10 @@ def expected_scores(model, images) -> np.ndarray:
 
 
 def test_predict_appends_columns_equal_to_the_model_run_in_one_process(
-    spark, keras_classifier, saved_classifier
+    any_spark, keras_classifier, saved_classifier
 ):
     data = rows(1000)
-    df = spark.createDataFrame(data, "id long, image array<float>").repartition(5)
+    df = any_spark.createDataFrame(data, "id long, image array<float>").repartition(5)
     out = ml.predict(df, saved_classifier, input_mapping={"image": "image"},
                      output_mapping={"output_0": "scores"}, batch_size=64)
     assert out.columns == ["id", "image", "scores"]
@@ -57,9 +58,9 @@ def test_predict_reads_a_saved_model_from_hdfs(spark, hdfs, keras_classifier):
 
 
 def test_predict_feeds_vectors_and_scalars_to_a_keras_file_with_named_inputs_and_outputs(
-    spark, two_input_keras_file
+    any_spark, two_input_keras_file
 ):
-    df = spark.createDataFrame(
+    df = any_spark.createDataFrame(
         [(Vectors.dense([1.0, 2.0]), 10), (Vectors.sparse(2, [1], [5.0]), 20),
          (Vectors.dense([0.5, 0.25]), 0)],
         ["features", "extra"],
@@ -76,8 +77,8 @@ def test_predict_feeds_vectors_and_scalars_to_a_keras_file_with_named_inputs_and
     assert got[20][2] == Vectors.sparse(2, [1], [5.0])
 
 
-def test_predict_loads_the_model_once_per_python_worker(spark, saved_classifier):
-    df = spark.createDataFrame(rows(400, seed=2), "id long, image array<float>").repartition(16)
+def test_predict_loads_the_model_once_per_python_worker(any_spark, saved_classifier):
+    df = any_spark.createDataFrame(rows(400, seed=2), "id long, image array<float>").repartition(16)
     for _ in range(2):
         assert ml.predict(df, saved_classifier, batch_size=10).count() == 400
 
@@ -91,7 +92,7 @@ def test_predict_loads_the_model_once_per_python_worker(spark, saved_classifier)
 
     probe = pandas_udf(counts, "struct<pid: long, loads: long>")
     seen = {r.p.pid: r.p.loads
-            for r in spark.range(32).repartition(32).select(probe("id").alias("p")).collect()}
+            for r in any_spark.range(32).repartition(32).select(probe("id").alias("p")).collect()}
     assert seen and all(loads <= 1 for loads in seen.values()), seen
     assert sum(seen.values()) >= 1
 

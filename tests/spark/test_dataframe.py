@@ -1,6 +1,8 @@
 """DataFrames as TFRecord Examples/SequenceExamples through the jar's JVM codec, on real
 executors: round trips of every supported type, TensorFlow agreeing with what is written and
 what is read, schema inference, partitioned output, raw byte records, compression, and errors.
+The tests on ``any_spark`` run on a Spark Connect client too: save_dataframe and load_dataframe
+keep their contract there (through the jar's data sources, on the Connect server).
 """
 
 from __future__ import annotations
@@ -152,10 +154,10 @@ def normalize(row) -> tuple:
     return tuple(norm(v) for v in row)
 
 
-def test_every_supported_type_round_trips_with_its_schema(spark, tmp_path):
-    df = spark.createDataFrame(all_types_rows(), ALL_TYPES)
+def test_every_supported_type_round_trips_with_its_schema(any_spark, tmp_path):
+    df = any_spark.createDataFrame(all_types_rows(), ALL_TYPES)
     save_dataframe(df, tmp_path / "out")
-    back = load_dataframe(spark, tmp_path / "out", schema=ALL_TYPES)
+    back = load_dataframe(any_spark, tmp_path / "out", schema=ALL_TYPES)
     assert back.schema == ALL_TYPES
     assert sorted(map(normalize, back.collect())) == sorted(map(normalize, df.collect()))
 
@@ -499,7 +501,7 @@ def test_decoder_accepts_unpacked_numbers_and_merges_repeated_fields(spark, tmp_
 # ---------------------------------------------------------------------------------------------
 
 
-def test_nulls_empty_lists_unicode_nan_infinities_and_int64_extremes(spark, tmp_path):
+def test_nulls_empty_lists_unicode_nan_infinities_and_int64_extremes(any_spark, tmp_path):
     rows = [
         (0, INT64_MIN, float("nan"), UNICODE[0], [], None),
         (1, INT64_MAX, float("inf"), UNICODE[1], [INT64_MIN, INT64_MAX], [float("-inf")]),
@@ -509,14 +511,14 @@ def test_nulls_empty_lists_unicode_nan_infinities_and_int64_extremes(spark, tmp_
         (5, 1, 3.4028234663852886e38, None, [1, 2], None),
     ]
     schema = "id long, n long, x float, s string, ns array<long>, xs array<float>"
-    df = spark.createDataFrame(rows, schema)
+    df = any_spark.createDataFrame(rows, schema)
     save_dataframe(df, tmp_path / "out")
-    for back in (load_dataframe(spark, tmp_path / "out", schema=schema),
-                 load_dataframe(spark, tmp_path / "out").select(*df.columns)):
+    for back in (load_dataframe(any_spark, tmp_path / "out", schema=schema),
+                 load_dataframe(any_spark, tmp_path / "out").select(*df.columns)):
         got = sorted(back.collect(), key=lambda r: r.id)
         assert [normalize(r) for r in got] == [normalize(r) for r in df.orderBy("id").collect()]
         assert math.copysign(1, got[4].x) == -1.0  # negative zero kept
-    inferred = load_dataframe(spark, tmp_path / "out")
+    inferred = load_dataframe(any_spark, tmp_path / "out")
     assert nullability(inferred) == {"id": False, "n": True, "ns": True, "s": True, "x": True,
                                      "xs": True}
     # An empty list is a feature with a kind and no values: arrays, not null.
@@ -538,14 +540,14 @@ def test_column_of_type_null_is_not_written(spark, tmp_path):
     assert ex.decode_example(record) == {"a": [1]}
 
 
-def test_null_inside_an_array_fails_naming_the_column(spark, tmp_path):
-    df = spark.createDataFrame([([1, None],)], "vals array<long>")
+def test_null_inside_an_array_fails_naming_the_column(any_spark, tmp_path):
+    df = any_spark.createDataFrame([([1, None],)], "vals array<long>")
     with pytest.raises(SchemaError, match=r"column 'vals': a null inside a list"):
         save_dataframe(df, tmp_path / "out")
     assert not (tmp_path / "out" / "_SUCCESS").exists()
     assert not data_files(tmp_path / "out")
     # Partitioned: the good partition's files are not published either.
-    parted = spark.createDataFrame([(1, [1]), (2, [2, None])], "p int, vals array<long>")
+    parted = any_spark.createDataFrame([(1, [1]), (2, [2, None])], "p int, vals array<long>")
     with pytest.raises(SchemaError, match=r"column 'vals': a null inside a list"):
         save_dataframe(parted.coalesce(1), tmp_path / "parted", partition_by=["p"])
     assert not data_files(tmp_path / "parted")
@@ -579,13 +581,13 @@ def test_unsupported_column_raises_before_any_task(spark, tmp_path, ddl, column,
     assert not (tmp_path / "out").exists()
 
 
-def test_bad_given_schema_type_raises_at_once(spark, tmp_path):
-    df = spark.createDataFrame([(1,)], "a long")
+def test_bad_given_schema_type_raises_at_once(any_spark, tmp_path):
+    df = any_spark.createDataFrame([(1,)], "a long")
     save_dataframe(df, tmp_path / "out")
     with pytest.raises(SchemaError, match="field 'a' has type map<string,bigint>"):
-        load_dataframe(spark, tmp_path / "out", schema="a map<string, long>")
+        load_dataframe(any_spark, tmp_path / "out", schema="a map<string, long>")
     with pytest.raises(SchemaError, match="lists of lists have no Example form"):
-        load_dataframe(spark, tmp_path / "out", schema="a array<array<long>>")
+        load_dataframe(any_spark, tmp_path / "out", schema="a array<array<long>>")
 
 
 @pytest.mark.parametrize(
@@ -625,16 +627,16 @@ def test_unparseable_record_raises_schema_error(spark, tmp_path):
         load_dataframe(spark, tmp_path / "out")
 
 
-def test_bad_arguments(spark, tmp_path):
-    df = spark.createDataFrame([(1,)], "a long")
+def test_bad_arguments(any_spark, tmp_path):
+    df = any_spark.createDataFrame([(1,)], "a long")
     with pytest.raises(ValueError, match="record_type"):
         save_dataframe(df, tmp_path / "o", record_type="Examples")
     with pytest.raises(ValueError, match="compression"):
         save_dataframe(df, tmp_path / "o", compression="lz4")
     with pytest.raises(ValueError, match="sample"):
-        load_dataframe(spark, tmp_path, sample=0)
+        load_dataframe(any_spark, tmp_path, sample=0)
     with pytest.raises(FileNotFoundError):
-        load_dataframe(spark, tmp_path / "does-not-exist")
+        load_dataframe(any_spark, tmp_path / "does-not-exist")
     with pytest.raises(SchemaError, match="partition column 'nope'"):
         save_dataframe(df, tmp_path / "o", partition_by=["nope"])
 
@@ -644,12 +646,13 @@ def test_bad_arguments(spark, tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_partitioned_output_round_trip(spark, tmp_path):
+def test_partitioned_output_round_trip(any_spark, tmp_path):
     rows = [
         (i, f"v{i}", ["a/b", "x=y", "sp ace", "ü", None, ""][i % 6], 2020 + i % 2, [float(i)] * (i % 3))
         for i in range(60)
     ]
-    df = spark.createDataFrame(rows, "id long, val string, kind string, year int, xs array<float>")
+    df = any_spark.createDataFrame(rows,
+                                   "id long, val string, kind string, year int, xs array<float>")
     save_dataframe(df.repartition(3), tmp_path / "out", partition_by=["year", "kind"])
     dirs = {str(p.relative_to(tmp_path / "out").parent) for p in map(Path, data_files(tmp_path / "out"))}
     assert dirs == {
@@ -662,7 +665,7 @@ def test_partitioned_output_round_trip(spark, tmp_path):
     first = records_of(tmp_path / "out")[0]
     assert set(ex.decode_example(first)) == {"id", "val", "xs"}
 
-    back = load_dataframe(spark, tmp_path / "out")
+    back = load_dataframe(any_spark, tmp_path / "out")
     assert back.columns == ["id", "val", "xs", "year", "kind"]
     assert field_types(back)["year"] == IntegerType()
     assert field_types(back)["kind"] == StringType()
@@ -670,7 +673,8 @@ def test_partitioned_output_round_trip(spark, tmp_path):
     expected = [(i, v, None if k == "" else k, y, xs) for i, v, k, y, xs in rows]
     assert got == expected
 
-    with_schema = load_dataframe(spark, tmp_path / "out", schema="year long, id int, val string")
+    with_schema = load_dataframe(any_spark, tmp_path / "out",
+                                 schema="year long, id int, val string")
     assert with_schema.columns == ["year", "id", "val", "kind"]
     assert field_types(with_schema)["year"] == LongType()
     assert with_schema.filter("year = 2021 and kind = 'ü'").count() == 10
@@ -697,13 +701,13 @@ def test_load_dataframe_reads_only_the_partitions_a_filter_selects(spark, tmp_pa
                    if not (y == 2021 and i > 40) and (r == "r1" or y in (2022, 2023))]
 
 
-def test_partition_value_types_are_inferred(spark, tmp_path):
-    df = spark.createDataFrame(
+def test_partition_value_types_are_inferred(any_spark, tmp_path):
+    df = any_spark.createDataFrame(
         [(1, 10, 2**40, 1.5, "007", True), (2, -3, 5, 2.0, "8", False)],
         "id long, i int, l long, d double, s string, b boolean",
     )
     save_dataframe(df, tmp_path / "out", partition_by=["i", "l", "d", "s", "b"])
-    back = load_dataframe(spark, tmp_path / "out")
+    back = load_dataframe(any_spark, tmp_path / "out")
     assert field_types(back) == {
         "id": LongType(), "i": IntegerType(), "l": LongType(), "d": DoubleType(),
         "s": StringType(), "b": StringType(),
@@ -712,76 +716,76 @@ def test_partition_value_types_are_inferred(spark, tmp_path):
         (1, 10, 2**40, 1.5, "007", "true"), (2, -3, 5, 2.0, "8", "false")]
 
 
-def test_partitioned_sequence_examples(spark, tmp_path):
-    df = spark.createDataFrame([(1, "a", [[1], [2, 3]]), (2, "b", [])],
+def test_partitioned_sequence_examples(any_spark, tmp_path):
+    df = any_spark.createDataFrame([(1, "a", [[1], [2, 3]]), (2, "b", [])],
                                "id long, part string, steps array<array<long>>")
     save_dataframe(df, tmp_path / "out", record_type="SequenceExample", partition_by=["part"])
-    back = load_dataframe(spark, tmp_path / "out", record_type="SequenceExample")
+    back = load_dataframe(any_spark, tmp_path / "out", record_type="SequenceExample")
     assert sorted(tuple(r) for r in back.collect()) == [(1, [[1], [2, 3]], "a"), (2, [], "b")]
 
 
-def test_conflicting_partition_directories_raise(spark, tmp_path):
-    df = spark.createDataFrame([(1, "a")], "id long, p string")
+def test_conflicting_partition_directories_raise(any_spark, tmp_path):
+    df = any_spark.createDataFrame([(1, "a")], "id long, p string")
     save_dataframe(df, tmp_path / "t" / "p=a", partition_by=None)
     save_dataframe(df, tmp_path / "t" / "q=b", partition_by=None)
     with pytest.raises(SchemaError, match="conflicting directory structure"):
-        load_dataframe(spark, tmp_path / "t")
+        load_dataframe(any_spark, tmp_path / "t")
 
 
-def test_byte_array_round_trip(spark, tmp_path):
+def test_byte_array_round_trip(any_spark, tmp_path):
     payloads = [b"", b"\x00\x01\xff", "ü".encode(), os.urandom(1000)]
-    df = spark.createDataFrame([(p,) for p in payloads], "payload binary")
+    df = any_spark.createDataFrame([(p,) for p in payloads], "payload binary")
     save_dataframe(df, tmp_path / "out", record_type="ByteArray")
     assert sorted(records_of(tmp_path / "out")) == sorted(payloads)
-    back = load_dataframe(spark, tmp_path / "out", record_type="ByteArray")
+    back = load_dataframe(any_spark, tmp_path / "out", record_type="ByteArray")
     assert back.schema == StructType([StructField("byte_array", BinaryType(), False)])
     assert sorted(r.byte_array for r in back.collect()) == sorted(payloads)
 
     with pytest.raises(SchemaError, match="ByteArray"):
         save_dataframe(df.withColumn("x", F.lit(1)), tmp_path / "bad", record_type="ByteArray")
 
-    parted = spark.createDataFrame([(b"a", 1), (b"b", 2)], "data binary, p int")
+    parted = any_spark.createDataFrame([(b"a", 1), (b"b", 2)], "data binary, p int")
     save_dataframe(parted, tmp_path / "parted", record_type="ByteArray", partition_by=["p"])
-    back = load_dataframe(spark, tmp_path / "parted", record_type="ByteArray")
+    back = load_dataframe(any_spark, tmp_path / "parted", record_type="ByteArray")
     assert sorted(tuple(r) for r in back.collect()) == [(b"a", 1), (b"b", 2)]
 
 
-def test_sample_inference_reads_a_fraction_of_the_splits(spark, tmp_path):
+def test_sample_inference_reads_a_fraction_of_the_splits(any_spark, tmp_path):
     (tmp_path / "in").mkdir()
     write_tf(tmp_path / "in" / "a.tfrecord", [tf_example(x=ints(1), y=floats(1.0))] * 20)
     write_tf(tmp_path / "in" / "b.tfrecord", [tf_example(x=byts(b"one"), y=floats(2.0))] * 20)
     # All records: x's kinds conflict.
     with pytest.raises(SchemaError, match="conflicting kinds"):
-        load_dataframe(spark, tmp_path / "in")
+        load_dataframe(any_spark, tmp_path / "in")
     # Half the splits: one file, so one kind; every field nullable.
-    sampled = load_dataframe(spark, tmp_path / "in", sample=0.5)
+    sampled = load_dataframe(any_spark, tmp_path / "in", sample=0.5)
     assert field_types(sampled)["y"] == FloatType()
     assert field_types(sampled)["x"] in (LongType(), StringType())
     assert all(nullability(sampled).values())
 
-    full = spark.createDataFrame([(i, float(i)) for i in range(200)], "a long, b double")
+    full = any_spark.createDataFrame([(i, float(i)) for i in range(200)], "a long, b double")
     save_dataframe(full.repartition(8), tmp_path / "many")
-    sampled = load_dataframe(spark, tmp_path / "many", sample=0.25)
+    sampled = load_dataframe(any_spark, tmp_path / "many", sample=0.25)
     assert field_types(sampled) == {"a": LongType(), "b": FloatType()}
     assert sampled.count() == 200
-    assert not any(nullability(load_dataframe(spark, tmp_path / "many")).values())
+    assert not any(nullability(load_dataframe(any_spark, tmp_path / "many")).values())
 
 
 @pytest.mark.parametrize("compression, tf_type, suffix",
                          [("gzip", "GZIP", ".tfrecord.gz"), ("zlib", "ZLIB", ".tfrecord.deflate")])
-def test_compressed_round_trip(spark, tmp_path, compression, tf_type, suffix):
-    df = spark.createDataFrame([(i, f"s{i}", [i, i + 1]) for i in range(100)],
+def test_compressed_round_trip(any_spark, tmp_path, compression, tf_type, suffix):
+    df = any_spark.createDataFrame([(i, f"s{i}", [i, i + 1]) for i in range(100)],
                                "id long, s string, l array<long>")
     save_dataframe(df.repartition(2), tmp_path / "out", compression=compression)
     files = data_files(tmp_path / "out")
     assert files and all(f.endswith(suffix) for f in files)
     assert len(records_of(tmp_path / "out", tf_type)) == 100
-    back = load_dataframe(spark, tmp_path / "out", schema=df.schema)
+    back = load_dataframe(any_spark, tmp_path / "out", schema=df.schema)
     assert sorted(back.collect()) == sorted(df.collect())
 
     save_dataframe(df, tmp_path / "parted", compression=compression,
                    partition_by=["id"] if compression == "zlib" else None)
-    assert load_dataframe(spark, tmp_path / "parted").count() == 100
+    assert load_dataframe(any_spark, tmp_path / "parted").count() == 100
 
 
 def test_load_is_lazy_and_splits_by_index(spark, tmp_path):

@@ -22,6 +22,7 @@ from pyspark.ml.util import (
 from tfrecord_io.cluster import MetricRecord, Metrics, Result
 from tfrecord_io.ml.inference import predict
 from tfrecord_io.ml.params import InferenceParams
+from tfrecord_io.spark.jvm import is_connect
 
 __all__ = ["TFModel", "TFTrainingSummary", "TFModelWriter", "TFModelReader", "SUMMARY_DIR"]
 
@@ -191,12 +192,12 @@ class TFModelWriter(MLWriter):
 
     def saveImpl(self, path: str) -> None:  # noqa: N802 - MLWriter's hook
         summary = self.instance._summary  # noqa: SLF001 - the writer of its own class
-        # The SparkContext, which every Spark the extras admit takes here (3.5 takes no session).
-        DefaultParamsWriter.saveMetadata(self.instance, path, self.sc,
+        DefaultParamsWriter.saveMetadata(self.instance, path, _metadata_io(self.sparkSession),
                                          extraMetadata={"hasSummary": summary is not None})
         if summary is not None:
-            self.sc.parallelize([summary.to_json()], 1).saveAsTextFile(
-                f"{path.rstrip('/')}/{SUMMARY_DIR}")
+            # A text file of one line, written by the DataFrame API (Spark Connect has no RDDs).
+            self.sparkSession.createDataFrame([(summary.to_json(),)], "value string") \
+                .coalesce(1).write.text(f"{path.rstrip('/')}/{SUMMARY_DIR}")
 
 
 class TFModelReader(MLReader["TFModel"]):
@@ -207,12 +208,17 @@ class TFModelReader(MLReader["TFModel"]):
         self.cls = cls
 
     def load(self, path: str) -> TFModel:
-        metadata = DefaultParamsReader.loadMetadata(path, self.sc)
+        metadata = DefaultParamsReader.loadMetadata(path, _metadata_io(self.sparkSession))
         model = self.cls()
         model._resetUid(metadata["uid"])  # noqa: SLF001 - as DefaultParamsReader does
         DefaultParamsReader.getAndSetParams(model, metadata)
         if metadata.get("hasSummary"):
-            lines = self.sc.textFile(
-                f"{path.rstrip('/')}/{SUMMARY_DIR}").collect()
-            model.setSummary(TFTrainingSummary.from_json("".join(lines)))
+            lines = self.sparkSession.read.text(f"{path.rstrip('/')}/{SUMMARY_DIR}").collect()
+            model.setSummary(TFTrainingSummary.from_json("".join(r.value for r in lines)))
         return model
+
+
+def _metadata_io(spark: Any) -> Any:
+    """What Spark ML's metadata helpers take: the SparkContext of a classic session (pyspark 3.5
+    takes no session there), the session itself over Spark Connect (which has no context)."""
+    return spark if is_connect(spark) else spark.sparkContext

@@ -95,14 +95,18 @@ schema that names a partition column sets its type.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence, Union
 
 from tfrecord_io.spark.jvm import (
     DATAFRAME_IO_CLASS,
+    DATAFRAME_SOURCE,
     PathLike,
     call,
+    call_remote,
     codec_class,
     ensure_jar,
+    is_connect,
     java_class,
     qualify,
 )
@@ -134,7 +138,10 @@ def save_dataframe(
     file per partition of ``df`` (with its split index ``_NAME.tfindex`` when uncompressed), or
     per partition and partition directory with ``partition_by``, written through Spark's output
     committer. Column types map to features as the module docstring's
-    table says; a null cell omits the feature.
+    table says; a null cell omits the feature. A DataFrame of a Spark Connect session is written
+    the same way, through the jar's data source
+    ``org.tfrecordio.spark.source.TFRecordDataFrameSource`` on the Connect server (which must
+    have the jar); ``path`` is then resolved there.
 
     Args:
         df: the DataFrame.
@@ -156,6 +163,9 @@ def save_dataframe(
     codec = codec_class(compression)
     if isinstance(partition_by, str):
         partition_by = [partition_by]
+    if is_connect(df):
+        _save_remote(df, path, record_type, codec, list(partition_by or []), conf or {})
+        return
     spark = df.sparkSession
     sc = spark.sparkContext
     ensure_jar(sc)
@@ -186,6 +196,9 @@ def load_dataframe(
     the module docstring says (the data source itself follows Spark's partition inference), the
     given or inferred nullability kept (Spark makes a file source's fields nullable), the given
     schema's column order. Spark's ``spark.sql.files.maxPartitionBytes`` sets the split size.
+    A Spark Connect session reads through the jar's data source
+    ``org.tfrecordio.spark.source.TFRecordDataFrameSource`` (these very rules), on the Connect
+    server, which must have the jar; ``path`` is then resolved there.
 
     Args:
         spark: the SparkSession.
@@ -231,6 +244,9 @@ def load_dataframe(
         schema_text = schema
     else:
         raise TypeError(f"schema must be a StructType, a DDL string or None, not {schema!r}")
+    if is_connect(spark):
+        return _load_remote(spark, path, schema_text, record_type, list(binary_features),
+                            fraction, conf or {})
     sc = spark.sparkContext
     ensure_jar(sc)
     jdf = call(
@@ -244,6 +260,51 @@ def load_dataframe(
         {str(k): str(v) for k, v in (conf or {}).items()},
     )
     return DataFrame(jdf, spark)
+
+
+def _save_remote(
+    df: "DataFrame",
+    path: PathLike,
+    record_type: str,
+    codec: Optional[str],
+    partition_by: list[str],
+    conf: Mapping[str, str],
+) -> None:
+    """:func:`save_dataframe` for a Spark Connect DataFrame, through the jar's
+    ``TFRecordDataFrameSource`` (``TFRecordDataFrames.save`` on the server)."""
+    options = {str(k): str(v) for k, v in conf.items()}
+    options.update(path=os.fspath(path), recordType=record_type)
+    if codec is not None:
+        options["codec"] = codec
+    options.update({f"partitionBy.{i}": str(c) for i, c in enumerate(partition_by)})
+    # "error": Spark Connect's client does not know the "errorifexists" spelling.
+    writer = df.write.format(DATAFRAME_SOURCE).mode("error").options(**options)
+    call_remote(writer.save)
+
+
+def _load_remote(
+    spark: "SparkSession",
+    path: PathLike,
+    schema_text: Optional[str],
+    record_type: str,
+    binary_features: list[str],
+    fraction: float,
+    conf: Mapping[str, str],
+) -> "DataFrame":
+    """:func:`load_dataframe` for a Spark Connect session, through the jar's
+    ``TFRecordDataFrameSource`` (``TFRecordDataFrames.load`` on the server).
+
+    Its schema is asked for at once, so that errors (a missing path, conflicting kinds) come
+    from this call, as on a classic session."""
+    options = {str(k): str(v) for k, v in conf.items()}
+    options.update(path=os.fspath(path), recordType=record_type, sample=repr(fraction))
+    if schema_text is not None:
+        options["schema"] = schema_text
+    if binary_features:
+        options["binaryFeatures"] = ",".join(str(f) for f in binary_features)
+    df = spark.read.format(DATAFRAME_SOURCE).options(**options).load()
+    call_remote(lambda: df.schema)
+    return df
 
 
 def _check_record_type(record_type: str) -> None:

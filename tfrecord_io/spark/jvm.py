@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from tfrecord_io.errors import JarNotFoundError, SchemaError
 from tfrecord_io.extras import require
@@ -29,12 +29,14 @@ __all__ = [
     "MAPRED_OUTPUT_FORMAT",
     "RDD_IO_CLASS",
     "DATAFRAME_IO_CLASS",
+    "DATAFRAME_SOURCE",
     "SCHEMA_EXCEPTION",
     "FEED_BATCHES_CLASS",
     "FEED_SENDER_CLASS",
     "EXECUTOR_LOSSES_CLASS",
     "CODECS",
     "is_dataframe",
+    "is_connect",
     "java_dataset",
     "java_records",
     "persist_java_rdd",
@@ -51,6 +53,7 @@ __all__ = [
     "codec_class",
     "qualify",
     "call",
+    "call_remote",
 ]
 
 _log = logging.getLogger(__name__)
@@ -67,6 +70,9 @@ MAPRED_OUTPUT_FORMAT = "org.tfrecordio.mapred.TFRecordOutputFormat"
 RDD_IO_CLASS = "org.tfrecordio.spark.TFRecordRDDs"
 #: The DataFrame codec and I/O of the jar (``save``, ``load``).
 DATAFRAME_IO_CLASS = "org.tfrecordio.spark.source.TFRecordDataFrames"
+#: :data:`DATAFRAME_IO_CLASS`'s ``save`` and ``load`` as a data source (``format(...)``), for
+#: Spark Connect clients, which have no py4j.
+DATAFRAME_SOURCE = "org.tfrecordio.spark.source.TFRecordDataFrameSource"
 #: The exception the jar throws for data that does not fit a schema.
 SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
 #: Makes the feed's batches of a DataFrame or an RDD of records (``cluster.feed``).
@@ -114,13 +120,24 @@ def configure(builder: Any) -> Any:
     return builder.config("spark.jars", ",".join(jars))
 
 
-def session(master: Optional[str] = None, app_name: str = "tfrecord-io", **conf: Any) -> "SparkSession":
+def session(
+    master: Optional[str] = None,
+    app_name: str = "tfrecord-io",
+    *,
+    remote: Optional[str] = None,
+    **conf: Any,
+) -> "SparkSession":
     """Gets or creates a SparkSession with the bundled jar configured.
 
     Args:
         master: Spark master URL (``local[*]``, ``yarn``, ``local-cluster[2,1,1024]``...);
             None keeps whatever ``spark-submit`` or the environment chose.
         app_name: application name for a new session.
+        remote: a Spark Connect server's URL (``sc://host:15002``): a client session of that
+            server (``SparkSession.builder.remote(remote)``) instead of a driver in this
+            process. The jar cannot be added from a client: the server must have been started
+            with it (``start-connect-server.sh --jars PATH`` with :func:`jar_path`'s PATH, or
+            ``spark.jars``). ``master`` must then be None; ``conf`` holds session settings.
         **conf: further Spark settings; pass dotted keys as ``**{"spark.x.y": v}``.
 
     If a session already exists, the jar is added to it with :func:`ensure_jar`.
@@ -139,6 +156,13 @@ def session(master: Optional[str] = None, app_name: str = "tfrecord-io", **conf:
     from pyspark import SparkContext  # noqa: PLC0415 - pyspark, the `spark` extra
     from pyspark.sql import SparkSession  # noqa: PLC0415 - pyspark, the `spark` extra
 
+    if remote is not None:
+        if master:
+            raise ValueError("give either master (a driver here) or remote (a Connect server)")
+        builder = SparkSession.builder.remote(remote)
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        return builder.getOrCreate()
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
@@ -235,6 +259,12 @@ def is_dataframe(data: Any) -> bool:
     return hasattr(data, "_jdf") and hasattr(data, "schema")
 
 
+def is_connect(data: Any) -> bool:
+    """Whether *data* (a session, DataFrame, Column...) belongs to a Spark Connect client:
+    there is no JVM behind it in this process, only the DataFrame API and SQL."""
+    return type(data).__module__.startswith("pyspark.sql.connect.")
+
+
 def java_dataset(df: Any) -> Any:
     """The Java ``Dataset<Row>`` behind the DataFrame *df*."""
     return df._jdf  # noqa: SLF001 - py4j's handle
@@ -322,6 +352,40 @@ def call(method: Any, *args: Any) -> Any:
         if translated is None:
             raise
         raise translated from None
+
+
+def call_remote(action: Callable[[], Any]) -> Any:
+    """Runs *action* (DataFrame calls of a Spark Connect client), turning the jar's errors that
+    the server reports into the Python ones :func:`call` gives: :data:`SCHEMA_EXCEPTION`
+    :class:`SchemaError`, ``FileNotFoundException`` :class:`FileNotFoundError`,
+    ``IllegalArgumentException`` :class:`ValueError`."""
+    try:
+        return action()
+    except Exception as e:
+        translated = _translate_remote(e)
+        if translated is None:
+            raise
+        raise translated from None
+
+
+def _translate_remote(error: Exception) -> Optional[Exception]:
+    """The Python exception for a Spark Connect error, from the Java classes that the server's
+    stack trace names (the server sends it unless ``spark.sql.connect.serverStacktrace.enabled``
+    is off; then the error is left as it is)."""
+    trace = str(getattr(error, "_stacktrace", None) or "")
+    message = str(getattr(error, "_message", None) or error).strip()
+    top = trace.split("\n", 1)[0].strip()
+    for name, kind, nested in (
+        (SCHEMA_EXCEPTION, SchemaError, True),
+        ("java.io.FileNotFoundException", FileNotFoundError, True),
+        ("java.lang.IllegalArgumentException", ValueError, False),
+    ):
+        if top == name:
+            return kind(message)
+        match = re.search(re.escape(name) + r": (.*)", trace) if nested else None
+        if match:
+            return kind(match.group(1).strip())
+    return None
 
 
 def _translate(java: Any) -> Optional[Exception]:

@@ -1,14 +1,21 @@
-"""TFRecord files as RDDs of records (``bytes``), through the jar's Hadoop formats."""
+"""TFRecord files as RDDs of records (``bytes``), through the jar's Hadoop formats.
+
+RDDs need the Spark driver in this process: a Spark Connect client has none, and these
+functions raise :class:`~tfrecord_io.errors.SparkConnectError` for its sessions and DataFrames,
+naming the DataFrame equivalent (records as one binary column, ``record_type="ByteArray"``).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
+from tfrecord_io.errors import SparkConnectError
 from tfrecord_io.spark.jvm import (
     RDD_IO_CLASS,
     PathLike,
     codec_class,
     ensure_jar,
+    is_connect,
     java_class,
     qualify,
     spark_context,
@@ -39,7 +46,17 @@ def save_records(
         compression: ``"gzip"`` (TensorFlow ``compression_type="GZIP"``), ``"zlib"``
             (``"ZLIB"``) or None.
         conf: extra Hadoop configuration for the job (``tfrecord.*`` keys and others).
+
+    Raises:
+        SparkConnectError: *rdd* is a DataFrame of a Spark Connect session.
     """
+    if is_connect(rdd):
+        raise SparkConnectError(
+            "save_records takes an RDD, which a Spark Connect session has none of: write a "
+            "DataFrame of one binary column with save_dataframe(df, path, "
+            "record_type='ByteArray'), or df.write.format('tfrecord')"
+            ".option('recordType', 'ByteArray').save(path)"
+        )
     sc = rdd.context
     ensure_jar(sc)
     hadoop_conf = dict(conf or {})
@@ -72,7 +89,17 @@ def load_records(
         sc: a SparkContext or SparkSession.
         path: any Hadoop path or URL, comma-separated for several.
         conf: extra Hadoop configuration (``tfrecord.input.corrupt.policy=skip``...).
+
+    Raises:
+        SparkConnectError: *sc* is a Spark Connect session.
     """
+    if is_connect(sc):
+        raise SparkConnectError(
+            "load_records returns an RDD, which a Spark Connect session has none of: read the "
+            "records as a DataFrame of one binary column 'byte_array' with "
+            "load_dataframe(spark, path, record_type='ByteArray'), or spark.read"
+            ".format('tfrecord').option('recordType', 'ByteArray').load(path)"
+        )
     sc = spark_context(sc)
     ensure_jar(sc)
     from pyspark import RDD  # noqa: PLC0415 - pyspark, the `spark` extra

@@ -2,6 +2,11 @@
 answers commands read on its stdin with one ``OK ...`` or ``ERROR ...`` line each, and shuts down
 when its stdin closes, so it never outlives the Python process that started it (every running one
 is also stopped at interpreter exit).
+
+A JVM that is not ours (Spark's own servers, run through ``spark-submit``) prints no ready line:
+a ``probe`` says when it is up instead, and :meth:`ChildJvm.stop` with ``timeout=0`` sends it
+SIGTERM at once. The JVM runs in a process group of its own, and stopping it ends the whole
+group, so processes it started (executors, their Python workers) go with it.
 """
 
 from __future__ import annotations
@@ -11,10 +16,11 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +72,11 @@ class ChildJvm:
         stderr_path: where its stderr goes.
         error: the exception type raised, called with a message.
         logs: files whose tails go into error messages.
+        env: variables set for the JVM, over this process's environment (without
+            :data:`SCRUBBED_ENV`).
+        cwd: its working directory (this process's when None).
+        probe: for a JVM that prints no ready line: called about once a second while
+            starting; the JVM is ready when it returns a dict (which :meth:`start` returns).
     """
 
     def __init__(
@@ -75,8 +86,15 @@ class ChildJvm:
         stderr_path: Path,
         error: Callable[[str], Exception],
         logs: Sequence[Path] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        probe: Callable[[], dict[str, Any] | None] | None = None,
     ) -> None:
         self._ready = f"{name} READY "
+        self._extra_env = dict(env or {})
+        self._cwd = cwd
+        self._probe = probe
         self._args = list(args)
         self._stderr_path = stderr_path
         self._error = error
@@ -97,12 +115,13 @@ class ChildJvm:
     def start(self, timeout: float) -> dict[str, Any]:
         """Runs the JVM and returns the JSON of its ready line (stops it on failure)."""
         env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+        env.update(self._extra_env)
         t0 = time.monotonic()
         with open(self._stderr_path, "wb") as stderr:
             try:
                 self._proc = subprocess.Popen(
                     self._args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                    env=env, text=True, encoding="utf-8", bufsize=1,
+                    env=env, cwd=self._cwd, text=True, encoding="utf-8", bufsize=1,
                     start_new_session=True,  # Ctrl-C in a terminal goes to Python, which stops us
                 )
             except OSError as e:
@@ -135,6 +154,10 @@ class ChildJvm:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise self.failure(f"not ready after {timeout:.0f} s")
+            if self._probe is not None and self.running:
+                found = self._probe()
+                if found is not None:
+                    return found
             try:
                 line = self._lines.get(timeout=min(remaining, 1.0))
             except queue.Empty:
@@ -170,7 +193,9 @@ class ChildJvm:
                     raise self._error(f"{line!r} failed: {answer[6:]}")
 
     def stop(self, timeout: float = 60.0) -> None:
-        """Closes the JVM's stdin (it shuts down), then SIGTERM, then SIGKILL."""
+        """Closes the JVM's stdin (it shuts down); after ``timeout`` seconds (0: at once)
+        SIGTERM, then SIGKILL, to its whole process group; once it is gone, SIGKILL to whatever
+        is left in its group."""
         proc, self._proc = self._proc, None
         if proc is not None:
             try:
@@ -181,15 +206,24 @@ class ChildJvm:
             try:
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                proc.terminate()
+                _signal_group(proc.pid, signal.SIGTERM)
                 try:
-                    proc.wait(timeout=10)
+                    proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
-                    proc.kill()
+                    _signal_group(proc.pid, signal.SIGKILL)
                     proc.wait()
+            _signal_group(proc.pid, signal.SIGKILL)  # what it started and left behind
             if proc.stdout is not None:
                 proc.stdout.close()
         _LIVE.discard(self)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Sends ``sig`` to the process group ``pgid`` (the JVM's own: it started a new session)."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 _LIVE: set[ChildJvm] = set()

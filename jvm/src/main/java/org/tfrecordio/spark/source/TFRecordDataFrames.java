@@ -99,6 +99,17 @@ public final class TFRecordDataFrames {
   public static Dataset<Row> load(SparkSession spark, String path, String schemaJsonOrDdl,
       String recordType, List<String> binaryFeatures, double sampleFraction,
       Map<String, String> hadoopConf) throws IOException {
+    return spark.baseRelationToDataFrame(relation(spark, path, schemaJsonOrDdl, recordType,
+        binaryFeatures, sampleFraction, hadoopConf));
+  }
+
+  /**
+   * The relation of {@link #load}: what {@link TFRecordDataFrameSource} gives Spark Connect clients,
+   * which cannot call {@link #load}.
+   */
+  public static TFRecordRelation relation(SparkSession spark, String path,
+      String schemaJsonOrDdl, String recordType, List<String> binaryFeatures,
+      double sampleFraction, Map<String, String> hadoopConf) throws IOException {
     RowEncoder.checkRecordType(recordType);
     if (!(sampleFraction > 0 && sampleFraction <= 1)) {
       throw new IllegalArgumentException("sample must be in (0, 1], not " + sampleFraction);
@@ -164,7 +175,7 @@ public final class TFRecordDataFrames {
         .option(TFRecordOptions.READ_SCHEMA, schema.json())
         .schema(schema);
     Dataset<Row> scan = reader.load(paths(path));
-    return spark.baseRelationToDataFrame(new TFRecordRelation(spark, schema, scan));
+    return new TFRecordRelation(spark, schema, scan);
   }
 
   private static StructType dataFields(StructType schema, Set<String> partitions) {
