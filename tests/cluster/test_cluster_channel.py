@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from conftest import node_processes
+from processes import node_processes
 
 import cluster_programs
 from tfrecord_io import cluster

@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import psutil
-from conftest import listening_ports, node_processes
+from processes import listening_ports, node_processes
 
 import cluster_programs
 from tfrecord_io import cluster

@@ -8,7 +8,7 @@ import signal
 import time
 
 import pytest
-from conftest import node_processes
+from processes import node_processes
 
 import cluster_programs
 from tfrecord_io import cluster

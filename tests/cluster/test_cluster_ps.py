@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import listening_ports, node_processes, spec_ports
+from processes import listening_ports, node_processes, spec_ports
 
 import cluster_programs
 from tfrecord_io import cluster, records

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import node_processes
+from processes import node_processes
 
 import cluster_programs
 from tfrecord_io import cluster

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 
 import pytest
-from conftest import listening_ports, node_processes, spec_ports
+from processes import listening_ports, node_processes, spec_ports
 
 import cluster_programs
 from tfrecord_io import cluster

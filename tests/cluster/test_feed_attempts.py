@@ -8,7 +8,7 @@ import json
 import pytest
 
 import feed_programs
-from conftest import node_processes
+from processes import node_processes
 from tfrecord_io import cluster
 
 RECORDS = 4000

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 
 import pytest
-from conftest import executor_of, node_processes
+from processes import executor_of, node_processes
 
 import feed_programs
 from tfrecord_io import cluster

@@ -7,7 +7,7 @@ import json
 import time
 
 import pytest
-from conftest import node_processes
+from processes import node_processes
 
 import feed_programs
 from tfrecord_io import cluster

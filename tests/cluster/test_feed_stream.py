@@ -7,7 +7,7 @@ import json
 import time
 
 import pytest
-from conftest import node_processes
+from processes import node_processes
 from pyspark.sql import functions as F
 
 import feed_programs

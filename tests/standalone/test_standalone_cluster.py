@@ -10,8 +10,8 @@ import threading
 import time
 
 import manager_programs
-import psutil
 import pytest
+from processes import node_processes
 from pyspark.sql import functions as F
 
 from tfrecord_io import cluster, records
@@ -19,12 +19,6 @@ from tfrecord_io.errors import ClusterError
 
 SIZES = [30, 20, 25, 35]
 
-
-def node_processes(cluster_name: str) -> list[psutil.Process]:
-    """Live processes whose command line names the cluster: its node processes."""
-    return [p for p in psutil.process_iter(["cmdline", "status"])
-            if p.info["status"] != psutil.STATUS_ZOMBIE
-            and any(cluster_name in part for part in p.info["cmdline"] or [])]
 
 
 @pytest.fixture(scope="module")

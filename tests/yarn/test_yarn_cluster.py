@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import manager_programs
-import psutil
 import pytest
+from processes import node_processes
 
 from tfrecord_io import cluster, records
 from tfrecord_io.errors import ClusterError
@@ -15,12 +15,6 @@ from tfrecord_io.errors import ClusterError
 # four files of unequal length: 110 records
 SIZES = [30, 20, 25, 35]
 
-
-def node_processes(cluster_name: str) -> list[psutil.Process]:
-    """Live processes whose command line names the cluster: its node processes."""
-    return [p for p in psutil.process_iter(["cmdline", "status"])
-            if p.info["status"] != psutil.STATUS_ZOMBIE
-            and any(cluster_name in part for part in p.info["cmdline"] or [])]
 
 
 @pytest.fixture(scope="module")

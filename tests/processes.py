@@ -1,0 +1,42 @@
+"""What a cluster left on this machine, listed for real: its node processes and listening
+ports (for the tests of tests/cluster, tests/yarn and tests/standalone; a test module cannot
+import ``conftest``, several share that name)."""
+
+from __future__ import annotations
+
+import psutil
+
+
+def node_processes(cluster_name: str) -> list[psutil.Process]:
+    """Live processes of the cluster's nodes: their command lines name the node's working
+    directory, which carries the cluster's name."""
+    found = []
+    for p in psutil.process_iter(["cmdline", "status"]):
+        cmdline = p.info["cmdline"] or []
+        alive = p.info["status"] != psutil.STATUS_ZOMBIE
+        if alive and any(cluster_name in part for part in cmdline):
+            found.append(p)
+    return found
+
+
+def executor_of(pid: int) -> int:
+    """The pid of the Spark executor JVM that *pid* is (a feeding task reports its JVM's pid),
+    or that it descends from (a Python worker, or a process it started)."""
+    process = psutil.Process(pid)
+    for p in [process, *process.parents()]:
+        if "CoarseGrainedExecutorBackend" in " ".join(p.cmdline()):
+            return p.pid
+    raise AssertionError(f"process {pid} does not run under a Spark executor")
+
+
+def listening_ports() -> set[int]:
+    """Ports on which something listens now (TCP, any address)."""
+    return {
+        c.laddr.port
+        for c in psutil.net_connections(kind="tcp")
+        if c.status == psutil.CONN_LISTEN
+    }
+
+
+def spec_ports(cluster_spec: dict) -> set[int]:
+    return {int(a.rsplit(":", 1)[1]) for addrs in cluster_spec.values() for a in addrs}
