@@ -8,7 +8,7 @@
 * :func:`build`: Conv 16 -> pool -> Conv 32 -> pool -> Dense 64 -> 10 logits, compiled with Adam;
 * :func:`export`: a SavedModel whose ``serving_default`` signature takes the encoded files
   (input ``image``, ``tf.string``) and gives ``scores`` (10 logits) and ``prediction`` (the
-  argmax, a float, as Spark ML's evaluators want it): what ``ml.predict`` runs on a DataFrame of
+  argmax, a double, as Spark ML's evaluators want it): what ``ml.predict`` runs on a DataFrame of
   the encoded images.
 
 TensorFlow is imported inside the functions: they run on the cluster's nodes, after the
@@ -102,7 +102,7 @@ def build(learning_rate: float) -> Any:
 def export(model: Any, path: str, *, is_chief: bool) -> None:
     """Save *model* as a SavedModel at *path* whose ``serving_default`` takes encoded images
     (``image``: ``tf.string`` of shape ``[batch]``) and gives ``scores`` (``[batch, 10]``
-    logits) and ``prediction`` (``[batch]``, the best class as a float).
+    logits) and ``prediction`` (``[batch]``, the best class as a double).
 
     Every worker of a multi-worker strategy must save (the save synchronizes them); only the
     chief's copy goes to *path*, the others' to a temporary directory."""
@@ -113,7 +113,7 @@ def export(model: Any, path: str, *, is_chief: bool) -> None:
         pixels = tf.map_fn(decode, image, fn_output_signature=tf.float32)
         scores = model(pixels, training=False)
         return {"scores": scores,
-                "prediction": tf.cast(tf.argmax(scores, axis=1), tf.float32)}
+                "prediction": tf.cast(tf.argmax(scores, axis=1), tf.float64)}
 
     with tempfile.TemporaryDirectory() as scratch:
         tf.saved_model.save(model, path if is_chief else f"{scratch}/model",

@@ -131,7 +131,8 @@ def test_grid_search_picks_the_rate_that_learns_and_its_summary_shows_why(
 ):
     grid_search = programs.grid_search
     args = grid_search.parse_args([jdbc["url"], f"{hdfs.url}/images/models/grid",
-                                   "--user", jdbc["user"], "--rates", "1e-5", "3e-3"])
+                                   "--user", jdbc["user"], "--rates", "1e-5", "3e-3",
+                                   "--limit", "1500"])
     found = grid_search.search(spark, args)
     assert found.rates == [1e-5, 3e-3]
     assert found.best_rate == 3e-3
