@@ -129,10 +129,11 @@ def test_the_cnn_fed_from_the_database_reaches_95_percent_on_the_held_out_rows(
 def test_grid_search_picks_the_rate_that_learns_and_its_summary_shows_why(
     spark, hdfs, jdbc, images_db, programs
 ):
+    # One worker per fit: CrossValidator makes 2 folds x 2 rates + 1 final fit = 5 clusters.
     grid_search = programs.grid_search
     args = grid_search.parse_args([jdbc["url"], f"{hdfs.url}/images/models/grid",
                                    "--user", jdbc["user"], "--rates", "1e-5", "3e-3",
-                                   "--limit", "1500"])
+                                   "--limit", "1500", "--workers", "1"])
     found = grid_search.search(spark, args)
     assert found.rates == [1e-5, 3e-3]
     assert found.best_rate == 3e-3
