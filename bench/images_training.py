@@ -67,9 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s: %(message)s")
 
+    from pyspark import cloudpickle
+
     import evaluate
     import train_database
     import train_shards
+
+    # The nodes do not have python/images on their path: the programs travel by value.
+    cloudpickle.register_pickle_by_value(train_shards)
+    cloudpickle.register_pickle_by_value(train_database)
     from tfrecord_io import spark as tfs
     from tfrecord_io.datasets import images, mnist
     from tfrecord_io.testing import postgres as pg
