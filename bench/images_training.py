@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         converted = images.convert(scratch / "png", out, shards=4, validation_fraction=0.2)
         log(f"convert: {converted.summary()} ({time.monotonic() - started:.1f} s)")
         jdbc = [db.jdbc_url, "--user", db.user]
+        per_epochs: dict[str, int] = {}
         rates: dict[str, list[float]] = {"shards": [], "fed": []}
         walls: dict[str, list[float]] = {"shards": [], "fed": []}
         for run in range(ns.runs):
@@ -123,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                     per_epoch = 8000
                     held_out = evaluate.validation_rows(
                         spark, evaluate.parse_args([model, *jdbc]))
+                per_epochs[source] = per_epoch
                 wall = time.monotonic() - started
                 walls[source].append(wall)
                 epochs = epoch_rates(result, per_epoch)
@@ -143,15 +145,16 @@ def main(argv: list[str] | None = None) -> int:
             f"(1/5/15 min) at the end; {ns.master}, 2 sync workers, {ns.epochs} epochs, "
             f"median of {ns.runs} runs",
             "",
-            "| input | images/epoch | median images/s (epochs 2..E) | every run | "
+            "| input | images trained/epoch | median images/s (epochs 2..E) | every run | "
             "median wall time of a run | vs shards |",
             "|---|---:|---:|---|---:|---:|",
         ]
         base = statistics.median(rates["shards"])
-        for source, label, n in (
-            ("shards", "PNG shards on HDFS, `ctx.dataset`", converted.records["train"]),
-            ("fed", "PNG rows from PostgreSQL (JDBC), `c.train` + `ctx.feed`", 8000),
+        for source, label in (
+            ("shards", "PNG shards on HDFS, `ctx.dataset`"),
+            ("fed", "PNG rows from PostgreSQL (JDBC), `c.train` + `ctx.feed`"),
         ):
+            n = per_epochs[source]
             median = statistics.median(rates[source])
             lines.append(f"| {label} | {n:,} | **{median:,.0f}** | "
                          + ", ".join(f"{r:,.0f}" for r in rates[source])
