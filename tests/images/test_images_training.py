@@ -83,8 +83,7 @@ def test_evaluate_reports_per_class_accuracy_that_matches_a_direct_computation(
 
     # The same, directly: every validation record decoded here, the SavedModel called here.
     serving = tf.saved_model.load(model).signatures["serving_default"]
-    spec = {"image/encoded": tf.io.FixedLenFeature([], tf.string),
-            "image/class/label": tf.io.FixedLenFeature([], tf.int64)}
+    spec = images.feature_spec(["image/encoded", "image/class/label"])
     labels, predicted = [], []
     for batch in tfr.parse_examples(tfr.dataset(f"{shards}/validation"), spec, batch_size=500):
         labels += batch["image/class/label"].numpy().tolist()
