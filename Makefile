@@ -93,7 +93,7 @@ $(PY):
 setup-python: $(PY)
 	$(PIP) install $(PIP_QUIET) 'pip>=24' 'setuptools>=77' wheel
 	$(PIP) install $(PIP_QUIET) '$(PYSPARK)' '$(TENSORFLOW)' 'tf-keras==2.21.*'
-	$(PIP) install $(PIP_QUIET) --no-build-isolation -e '.[test]'
+	$(PIP) install $(PIP_QUIET) --no-build-isolation -e '.[test,connect]'
 	@test -s $(JAR) || { echo "make setup: $(JAR) was not built" >&2; exit 1; }
 	@test -s $(TF_PLUGIN) || { echo "make setup: $(TF_PLUGIN) was not built" >&2; exit 1; }
 	@$(PY) -c 'import pyspark, sys; print("make setup: python", sys.version.split()[0], "pyspark", pyspark.__version__, "jar $(JAR)")'
