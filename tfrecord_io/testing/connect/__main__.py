@@ -6,13 +6,12 @@ SIGTERM.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import time
 from collections.abc import Sequence
 
 from tfrecord_io.errors import ConnectServerError
 from tfrecord_io.testing.connect.server import ConnectServer
+from tfrecord_io.testing.serving import serve
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
@@ -26,26 +25,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=15002, help="0 picks a free one")
     ns = parser.parse_args(argv)
 
-    def _terminate(*_: object) -> None:
-        raise KeyboardInterrupt
+    def describe(server: ConnectServer) -> None:
+        print(f"Spark Connect server ready on {server.url} (master {server.master})")
+        print(f"  log: {server.log_path}")
+        print(f"  client: SparkSession.builder.remote({server.url!r}).getOrCreate()")
 
-    signal.signal(signal.SIGTERM, _terminate)
-    try:
-        with ConnectServer(ns.base_dir, master=ns.master, port=ns.port) as server:
-            print(f"Spark Connect server ready on {server.url} (master {server.master})")
-            print(f"  log: {server.log_path}")
-            print(f"  client: SparkSession.builder.remote({server.url!r}).getOrCreate()")
-            print("Ctrl-C stops it.", flush=True)
-            while server.running:
-                time.sleep(1.0)
-            print("the Spark Connect server exited", file=sys.stderr)
-            return 1
-    except KeyboardInterrupt:
-        pass
-    except ConnectServerError as e:
-        print(e, file=sys.stderr)
-        return 1
-    return 0
+    return serve(lambda: ConnectServer(ns.base_dir, master=ns.master, port=ns.port), describe,
+                 "Spark Connect server", (ConnectServerError,))
 
 
 if __name__ == "__main__":

@@ -8,14 +8,13 @@ end of input (Ctrl-D) stops it too.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import time
 from collections.abc import Sequence
 
 from tfrecord_io.errors import MiniHdfsError
 from tfrecord_io.testing.minihdfs.classpath import ensure_classpath
 from tfrecord_io.testing.minihdfs.cluster import MiniHdfs
+from tfrecord_io.testing.serving import serve
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
@@ -34,12 +33,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--build", action="store_true", help="build a classpath with Maven if none")
     ns = parser.parse_args(argv)
 
-    def _terminate(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _terminate)
-    try:
-        cluster = MiniHdfs(
+    def make() -> MiniHdfs:
+        return MiniHdfs(
             ns.base_dir,
             datanodes=ns.datanodes,
             replication=ns.replication,
@@ -48,37 +43,30 @@ def _main(argv: Sequence[str] | None = None) -> int:
             block_size=ns.block_size,
             classpath=ensure_classpath(build=True) if ns.build else None,
         )
-        with cluster:
-            print(f"mini HDFS ready in {cluster.start_seconds:.1f} s")
-            print(f"  RPC:      {cluster.url}")
-            print(f"  WebHDFS:  {cluster.webhdfs_url}")
-            print(f"  web UI:   {cluster.http_url}")
-            print(f"  user:     {cluster.superuser} (superuser)")
-            print(f"  log:      {cluster.log_path}")
-            print(f"export HADOOP_CONF_DIR={cluster.conf_dir}")
-            print("Ctrl-C stops it.", flush=True)
-            if sys.stdin is not None and sys.stdin.isatty():
-                while True:
-                    try:
-                        line = input()
-                    except EOFError:
-                        break
-                    if line.strip():
-                        try:
-                            print(cluster.command(line))
-                        except MiniHdfsError as e:
-                            print(e)
-            else:
-                while cluster.running:
-                    time.sleep(1.0)
-                print("the mini HDFS JVM exited", file=sys.stderr)
-                return 1
-    except KeyboardInterrupt:
-        pass
-    except MiniHdfsError as e:
-        print(e, file=sys.stderr)
-        return 1
-    return 0
+
+    def describe(cluster: MiniHdfs) -> None:
+        print(f"mini HDFS ready in {cluster.start_seconds:.1f} s")
+        print(f"  RPC:      {cluster.url}")
+        print(f"  WebHDFS:  {cluster.webhdfs_url}")
+        print(f"  web UI:   {cluster.http_url}")
+        print(f"  user:     {cluster.superuser} (superuser)")
+        print(f"  log:      {cluster.log_path}")
+        print(f"export HADOOP_CONF_DIR={cluster.conf_dir}")
+
+    def interact(cluster: MiniHdfs) -> None:
+        """``stop-datanode I`` / ``restart-datanode I`` lines from the terminal, until EOF."""
+        while True:
+            try:
+                line = input()
+            except EOFError:
+                return
+            if line.strip():
+                try:
+                    print(cluster.command(line))
+                except MiniHdfsError as e:
+                    print(e)
+
+    return serve(make, describe, "mini HDFS JVM", (MiniHdfsError,), interact=interact)
 
 
 if __name__ == "__main__":

@@ -7,13 +7,12 @@ SIGTERM.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import time
 from collections.abc import Sequence
 
 from tfrecord_io.errors import MiniYarnError
 from tfrecord_io.testing.miniyarn.cluster import MiniYarn
+from tfrecord_io.testing.serving import serve
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
@@ -27,28 +26,16 @@ def _main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--nm-memory-mb", type=int, default=4096)
     ns = parser.parse_args(argv)
 
-    def _terminate(*_: object) -> None:
-        raise KeyboardInterrupt
+    def describe(cluster: MiniYarn) -> None:
+        print(f"test YARN ready: ResourceManager {cluster.resourcemanager}, "
+              f"HDFS {cluster.hdfs_url}")
+        print(f"  log: {cluster.log_path}")
+        print(f"export HADOOP_CONF_DIR={cluster.conf_dir}")
 
-    signal.signal(signal.SIGTERM, _terminate)
-    try:
-        with MiniYarn(ns.base_dir, nodemanagers=ns.nodemanagers,
-                      nm_memory_mb=ns.nm_memory_mb) as cluster:
-            print(f"test YARN ready: ResourceManager {cluster.resourcemanager}, "
-                  f"HDFS {cluster.hdfs_url}")
-            print(f"  log: {cluster.log_path}")
-            print(f"export HADOOP_CONF_DIR={cluster.conf_dir}")
-            print("Ctrl-C stops it (and kills every container).", flush=True)
-            while cluster.running:
-                time.sleep(1.0)
-            print("the test YARN JVM exited", file=sys.stderr)
-            return 1
-    except KeyboardInterrupt:
-        pass
-    except MiniYarnError as e:
-        print(e, file=sys.stderr)
-        return 1
-    return 0
+    return serve(lambda: MiniYarn(ns.base_dir, nodemanagers=ns.nodemanagers,
+                                  nm_memory_mb=ns.nm_memory_mb),
+                 describe, "test YARN JVM", (MiniYarnError,),
+                 stop_hint="Ctrl-C stops it (and kills every container).")
 
 
 if __name__ == "__main__":

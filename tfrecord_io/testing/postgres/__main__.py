@@ -9,9 +9,7 @@ SIGTERM; everything is removed at the end.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import time
 from collections.abc import Sequence
 
 from tfrecord_io.datasets import mnist
@@ -19,6 +17,7 @@ from tfrecord_io.errors import MnistError, PostgresError
 from tfrecord_io.testing.postgres.images import create_images_table, load_images, mnist_png_rows
 from tfrecord_io.testing.postgres.jdbc import find_jdbc_jars
 from tfrecord_io.testing.postgres.server import Postgres
+from tfrecord_io.testing.serving import serve
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
@@ -34,35 +33,22 @@ def _main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="load only the first N images")
     ns = parser.parse_args(argv)
 
-    def _terminate(*_: object) -> None:
-        raise KeyboardInterrupt
+    def describe(db: Postgres) -> None:
+        print(f"PostgreSQL ready in {db.start_seconds:.1f} s")
+        print(f"  libpq:  {db.url}")
+        print(f"  JDBC:   {db.jdbc_url}  (user {db.user}, no password)")
+        print(f"  log:    {db.log_path}")
+        if ns.mnist:
+            splits = {s.name: s for s in mnist.load(ns.mnist)}
+            split = splits.get("test") or splits["train"]
+            create_images_table(db)
+            n = load_images(db, mnist_png_rows(split, ns.limit))
+            print(f"  table:  images ({n} PNG images of the MNIST {split.name} set)")
+        jars = find_jdbc_jars()
+        print(f"  spark.jars: {','.join(jars) if jars else '(none: run `make setup`)'}")
 
-    signal.signal(signal.SIGTERM, _terminate)
-    try:
-        with Postgres(port=ns.port) as db:
-            print(f"PostgreSQL ready in {db.start_seconds:.1f} s")
-            print(f"  libpq:  {db.url}")
-            print(f"  JDBC:   {db.jdbc_url}  (user {db.user}, no password)")
-            print(f"  log:    {db.log_path}")
-            if ns.mnist:
-                splits = {s.name: s for s in mnist.load(ns.mnist)}
-                split = splits.get("test") or splits["train"]
-                create_images_table(db)
-                n = load_images(db, mnist_png_rows(split, ns.limit))
-                print(f"  table:  images ({n} PNG images of the MNIST {split.name} set)")
-            jars = find_jdbc_jars()
-            print(f"  spark.jars: {','.join(jars) if jars else '(none: run `make setup`)'}")
-            print("Ctrl-C stops it.", flush=True)
-            while db.running:
-                time.sleep(1.0)
-            print("the PostgreSQL server exited", file=sys.stderr)
-            return 1
-    except KeyboardInterrupt:
-        pass
-    except (PostgresError, MnistError) as e:
-        print(e, file=sys.stderr)
-        return 1
-    return 0
+    return serve(lambda: Postgres(port=ns.port), describe, "PostgreSQL server",
+                 (PostgresError, MnistError))
 
 
 if __name__ == "__main__":
