@@ -14,7 +14,7 @@ from tfrecord_io.testing import miniyarn
 
 @pytest.fixture(scope="package")
 def yarn(tmp_path_factory):
-    """A ResourceManager, two NodeManagers (4 GiB each, physical memory checked) and an HDFS
+    """A ResourceManager, two NodeManagers (8 GiB each, physical memory checked) and an HDFS
     on 127.0.0.1. Stopped at the end, which kills every container, also when tests failed."""
     if miniyarn.find_classpath() is None:
         pytest.fail(

@@ -15,8 +15,8 @@ import pytest
 from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
 
-# The test YARN's executor containers are 512 MiB of heap + 1536 MiB of overhead.
-CONTAINER_MIB = 2048
+# The test YARN's executor containers are 512 MiB of heap + 2560 MiB of overhead.
+CONTAINER_MIB = 3072
 
 
 def wait_for_file(path, timeout: float = 120.0) -> dict:
@@ -53,7 +53,7 @@ def test_a_container_killed_for_memory_quotes_yarn_and_names_the_settings(yarn_s
     text = str(error)
     assert error.node == "worker:1"
     assert "Container killed by YARN for exceeding physical memory limits" in text
-    assert "of 2 GB physical memory used" in text
+    assert "of 3 GB physical memory used" in text
     assert "exit status -104" in text
     assert "spark.executor.memoryOverhead" in text and "spark.executor.pyspark.memory" in text
     assert container in text

@@ -23,7 +23,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--base-dir", help="storage, conf and logs (default: a temporary dir)")
     parser.add_argument("--nodemanagers", type=int, default=2)
-    parser.add_argument("--nm-memory-mb", type=int, default=4096)
+    parser.add_argument("--nm-memory-mb", type=int, default=8192)
     ns = parser.parse_args(argv)
 
     def describe(cluster: MiniYarn) -> None:

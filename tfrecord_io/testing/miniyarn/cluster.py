@@ -49,7 +49,7 @@ class MiniYarn:
         base_dir: str | os.PathLike[str] | None = None,
         *,
         nodemanagers: int = 2,
-        nm_memory_mb: int = 4096,
+        nm_memory_mb: int = 8192,
         classpath: str | None = None,
         jvm_options: Sequence[str] = (),
         startup_timeout: float = 180.0,
@@ -167,7 +167,7 @@ class MiniYarn:
         executors: int = 2,
         executor_cores: int = 2,
         executor_memory: str = "512m",
-        executor_memory_overhead: str = "1536m",
+        executor_memory_overhead: str = "2560m",
         python: str | None = None,
     ) -> dict[str, str]:
         """Spark settings of a client-mode application on this cluster (``master="yarn"``).

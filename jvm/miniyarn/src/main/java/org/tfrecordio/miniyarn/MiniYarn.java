@@ -52,7 +52,7 @@ public final class MiniYarn {
     Path baseDir;
     Path confDir;
     int nodeManagers = 2;
-    int nmMemoryMb = 4096;
+    int nmMemoryMb = 8192;
     int nmVcores = 4;
     int dataNodes = 1;
   }
