@@ -4,6 +4,7 @@ the same data as TFRecord shards from HDFS (``input_mode="tensorflow"``).
 
     .venv/bin/python bench/feed.py                          # 200,000 records, 6 epochs; ~3 min
     .venv/bin/python bench/feed.py --records 400000 --epochs 8 --out bench/results-feed.md
+    .venv/bin/python bench/feed.py --runs 5                 # the median of 5 runs of each
 
 Data: a DataFrame of ``--records`` rows ``(id long, payload string of 1000 characters)``, i.e.
 ``tf.train.Example`` records of about 1 KB, in ``--partitions`` partitions, cached and counted
@@ -27,9 +28,14 @@ by 0.6-2 s, and the files path is faster without it.
   and handed to TensorFlow batch by batch.
 
 Each worker times every epoch from the first ``next()`` to the end of the epoch; an epoch's
-records/s is the records both workers read divided by the slower worker's time. The table
+records/s is the records both workers read divided by the slower worker's time. Each worker
+also takes its node process's CPU time over the epoch (``time.process_time()``: every thread
+of the process, TensorFlow's included): node CPU per record is both workers' CPU divided by the
+records read. On a real cluster that is what feeding costs the training hosts, since the
+feeding tasks run on other executors; here they share the 2 cores with the nodes. The table
 gives, per run, the first epoch (feed: includes the count job and the job start-up) and the
-median of the others; the ratio is feed / files on the medians.
+median of the others; the ratios are feed / files on the medians. With ``--runs N`` the files
+and feed clusters run N times each, in turns, and a last row gives the median of the runs.
 """
 
 from __future__ import annotations
@@ -71,10 +77,12 @@ def worker_main(args: dict, ctx) -> None:
     epochs = []
     for _ in range(args["epochs"]):
         start = time.perf_counter()
+        cpu = time.process_time()
         n = int(dataset.batch(4096).reduce(
             tf.constant(0, tf.int64), lambda n, b: n + tf.cast(tf.shape(b)[0], tf.int64)
         ))
         epochs.append({"records": n, "seconds": time.perf_counter() - start,
+                       "cpu": time.process_time() - cpu,
                        "began": time.time() - (time.perf_counter() - start)})
     path = os.path.join(args["out"], f"worker-{ctx.task_index}.json")
     with open(path, "w") as f:
@@ -109,34 +117,55 @@ def run(sc, source: str, df, path: str, epochs: int, workdir: Path) -> list[dict
     for e in range(epochs):
         records = sum(w[e]["records"] for w in per_worker)
         seconds = max(w[e]["seconds"] for w in per_worker)
+        cpu = sum(w[e]["cpu"] for w in per_worker)
         figures.append({"records": records, "seconds": seconds, "rate": records / seconds,
+                        "cpu_us": cpu / max(records, 1) * 1e6,
                         "began": min(w[e]["began"] for w in per_worker)})
     return figures
 
 
-def table(results: dict[str, list[dict]], ns: argparse.Namespace, record_bytes: float) -> str:
-    files = statistics.median(f["rate"] for f in results["files"][1:])
+def _later(figs: list[dict], key: str) -> float:
+    """The median of *key* over the epochs after the first."""
+    return statistics.median(f[key] for f in figs[1:])
+
+
+def table(runs: list[dict[str, list[dict]]], ns: argparse.Namespace, record_bytes: float) -> str:
+    """One row per run and input, then (several runs) the medians of the runs."""
     lines = [
-        "| input | records/epoch | epoch 1, records/s | later epochs, median records/s "
-        "(min-max) | MB/s (median) | vs files |",
-        "|---|---|---|---|---|---|",
+        "| run | input | records/epoch | epoch 1, records/s | later epochs, median records/s "
+        "(min-max) | MB/s (median) | vs files | node CPU per record | vs files |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     names = {"files": "TFRecord shards on HDFS, `ctx.dataset` (input_mode tensorflow)",
              "feed": "cached DataFrame, `c.train` + `ctx.feed` (input_mode spark)"}
-    for source in ("files", "feed"):
-        figs = results[source]
-        later = [f["rate"] for f in figs[1:]]
-        median = statistics.median(later)
+    for number, results in enumerate(runs, 1):
+        files_rate = _later(results["files"], "rate")
+        files_cpu = _later(results["files"], "cpu_us")
+        for source in ("files", "feed"):
+            figs = results[source]
+            later = [f["rate"] for f in figs[1:]]
+            median = statistics.median(later)
+            cpu = _later(figs, "cpu_us")
+            lines.append(
+                f"| {number} | {names[source]} | {figs[0]['records']:,} | {figs[0]['rate']:,.0f} | "
+                f"{median:,.0f} ({min(later):,.0f}-{max(later):,.0f}) | "
+                f"{median * record_bytes / 1e6:,.1f} | {median / files_rate:.0%} | "
+                f"{cpu:.2f} us | {cpu / files_cpu:.2f}x |"
+            )
+    if len(runs) > 1:
+        rate = {s: statistics.median(_later(r[s], "rate") for r in runs) for s in names}
+        cpu = {s: statistics.median(_later(r[s], "cpu_us") for r in runs) for s in names}
         lines.append(
-            f"| {names[source]} | {figs[0]['records']:,} | {figs[0]['rate']:,.0f} | "
-            f"{median:,.0f} ({min(later):,.0f}-{max(later):,.0f}) | "
-            f"{median * record_bytes / 1e6:,.1f} | {median / files:.0%} |"
+            f"| median of {len(runs)} | feed vs files | | | {rate['feed']:,.0f} vs "
+            f"{rate['files']:,.0f} | | {rate['feed'] / rate['files']:.0%} | "
+            f"{cpu['feed']:.2f} vs {cpu['files']:.2f} us | {cpu['feed'] / cpu['files']:.2f}x |"
         )
     head = (
         f"`{' '.join(['bench/feed.py', *sys.argv[1:]])}` on {platform.node()} "
         f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end), "
         f"{ns.records:,} records of {record_bytes:,.0f} bytes (serialized Example), "
-        f"{ns.partitions} partitions/shards, 2 workers, master `{ns.master}`, {ns.epochs} epochs."
+        f"{ns.partitions} partitions/shards, 2 workers, master `{ns.master}`, {ns.epochs} epochs, "
+        f"{len(runs)} run(s) of each."
     )
     return head + "\n\n" + "\n".join(lines) + "\n"
 
@@ -165,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--partitions", type=int, default=8)
     parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--runs", type=int, default=1,
+                        help="clusters of each input, in turns (the table gives their median)")
     parser.add_argument("--out", default=str(Path(__file__).with_name("results-feed.md")))
     parser.add_argument("--sources", default="files,feed",
                         help="which runs (comma-separated: files, feed); the table needs both")
@@ -206,22 +237,26 @@ def main(argv: list[str] | None = None) -> int:
         shards = tfr.list_files(path)
         total = sum(hdfs_client.stat(u).length for u in shards)
         record_bytes = total / ns.records - 16  # data bytes per record (framing excluded)
-        results = {}
+        runs = []
         sources = ns.sources.split(",")
-        for source in sources:
-            log(f"run: {source}")
-            results[source] = run(spark.sparkContext, source, df, path, ns.epochs, workdir)
-            for e, f in enumerate(results[source]):
-                log(f"  epoch {e + 1} began at {f.get('began', 0):.3f}")
-                log(f"  epoch {e + 1}: {f['records']:,} records in {f['seconds']:.2f} s "
-                    f"= {f['rate']:,.0f} records/s")
-        for source, figs in results.items():
-            expected = ns.records - ns.records % 2 if source == "feed" else ns.records
-            if any(f["records"] != expected for f in figs):
-                raise SystemExit(f"{source} read {[f['records'] for f in figs]}, not {expected}")
-        if len(results) < 2:
+        for number in range(1, ns.runs + 1):
+            results = {}
+            for source in sources:
+                log(f"run {number}: {source}")
+                results[source] = run(spark.sparkContext, source, df, path, ns.epochs,
+                                      Path(tempfile.mkdtemp(dir=workdir)))
+                for e, f in enumerate(results[source]):
+                    log(f"  epoch {e + 1}: {f['records']:,} records in {f['seconds']:.2f} s "
+                        f"= {f['rate']:,.0f} records/s, node CPU {f['cpu_us']:.2f} us/record")
+            for source, figs in results.items():
+                expected = ns.records - ns.records % 2 if source == "feed" else ns.records
+                if any(f["records"] != expected for f in figs):
+                    raise SystemExit(
+                        f"{source} read {[f['records'] for f in figs]}, not {expected}")
+            runs.append(results)
+        if len(sources) < 2:
             return 0
-        text = table(results, ns, record_bytes)
+        text = table(runs, ns, record_bytes)
         print(text)
         write_results(Path(ns.out), text)
         log(f"wrote {ns.out}")

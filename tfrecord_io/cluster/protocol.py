@@ -34,6 +34,7 @@ import struct
 import threading
 from typing import Any, Callable
 
+import numpy as np
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
@@ -144,6 +145,9 @@ class Stream:
         self._opener = AESGCM(receive_key)
         self._sent = 0
         self._received = 0
+        # Sealed messages are read into this buffer, reused (and grown when a message is
+        # longer): no allocation, and no zero-filling, per message.
+        self._inbox = bytearray(0)
         self._send_lock = threading.Lock()
         self.warn = True  #: log refusals (the handshake leaves that to its server)
         self.closed = False
@@ -197,9 +201,14 @@ class Stream:
                 f"a message announcing a {head_len}-byte header and a {payload_len}-byte "
                 f"payload, over the limits ({MAX_HEADER}, {max_payload})"
             )
-        sealed = bytearray(head_len + payload_len + TAG_BYTES)
-        self._read_into(memoryview(sealed))
-        plain = bytearray(head_len + payload_len)
+        size = head_len + payload_len + TAG_BYTES
+        if len(self._inbox) < size:
+            self._inbox = bytearray(max(size, 2 * len(self._inbox)))
+        sealed = memoryview(self._inbox)[:size]
+        self._read_into(sealed)
+        # The plaintext is the message's own (the payload outlives the next receive), left
+        # uninitialized: decryption writes every byte of it.
+        plain = np.empty(head_len + payload_len, np.uint8)
         try:
             self._opener.decrypt_into(gcm_nonce(self._received), sealed, bytes(prefix), plain)
         except InvalidTag:
