@@ -205,6 +205,8 @@ public final class MiniYarn {
     y.setBoolean("yarn.nodemanager.resource.memory.enforced", false);
     y.setLong("yarn.nodemanager.container-monitor.interval-ms", 1000);
     y.setInt("yarn.nodemanager.resource.memory-mb", opts.nmMemoryMb);
+    // MiniYARNCluster overwrites each NodeManager's memory with this one (default 4096).
+    y.setInt("yarn.minicluster.yarn.nodemanager.resource.memory-mb", opts.nmMemoryMb);
     y.setInt("yarn.nodemanager.resource.cpu-vcores", opts.nmVcores);
     y.setInt("yarn.scheduler.minimum-allocation-mb", 128);
     y.setInt("yarn.scheduler.maximum-allocation-mb", opts.nmMemoryMb);
