@@ -3,9 +3,16 @@
 
     .venv/bin/python bench/cluster.py                      # 3 runs of each; ~5 min on 2 cores
     .venv/bin/python bench/cluster.py --runs 5 --out bench/results-cluster.md
+    .venv/bin/python bench/cluster.py --manager yarn --only finish,exception,sigkill,shutdown
+    sudo .venv/bin/python bench/cluster.py --manager standalone --only finish,exception,sigkill,shutdown
 
-Measured, each ``--runs`` times on one SparkContext (``--master``, default
-``local-cluster[2,1,1024]``: two executor JVMs with one task slot each):
+Measured, each ``--runs`` times on one SparkContext: with ``--manager local-cluster`` (the
+default) on ``--master`` (default ``local-cluster[2,1,1024]``: two executor JVMs with one task
+slot each); with ``--manager yarn`` on the test YARN (``tfrecord_io.testing.miniyarn``: two
+NodeManagers, two executor containers of 2 cores, one task each, executors started by YARN);
+with ``--manager standalone`` on the test standalone cluster (``tfrecord_io.testing.standalone``,
+root only: a Master and two Workers, each Worker in its own network namespace, so the nodes'
+traffic crosses a virtual network). The benchmark starts and stops the cluster manager itself.
 
 * **start**: from ``cluster.run()`` to the end of the first training step on every node
   (``mode="sync"``, 2 workers, MultiWorkerMirroredStrategy, a one-layer Keras 3 model and a
@@ -37,6 +44,7 @@ to ``--out``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -294,7 +302,11 @@ def report_table(figures: dict[str, list[float]], args: argparse.Namespace) -> l
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--master", default="local-cluster[2,1,1024]")
+    parser.add_argument("--manager", choices=("local-cluster", "yarn", "standalone"),
+                        default="local-cluster",
+                        help="where the executors run (yarn and standalone: started here)")
+    parser.add_argument("--master", default="local-cluster[2,1,1024]",
+                        help="the master with --manager local-cluster")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", default="finish,exception,sigkill,shutdown,report",
                         help="scenarios, comma-separated (start is measured in all but report)")
@@ -302,23 +314,62 @@ def main(argv: list[str] | None = None) -> int:
                         help="report: ctx.report calls timed (default 5000)")
     parser.add_argument("--batches", type=int, default=200,
                         help="report: batches per Keras epoch (default 200)")
-    parser.add_argument("--out", default=str(Path(__file__).with_name("results-cluster.md")))
+    parser.add_argument("--out", default=None,
+                        help="default bench/results-cluster.md (local-cluster), "
+                             "bench/results-cluster-MANAGER.md (yarn, standalone)")
     args = parser.parse_args(argv)
+    if args.out is None:
+        suffix = "" if args.manager == "local-cluster" else f"-{args.manager}"
+        args.out = str(Path(__file__).with_name(f"results-cluster{suffix}.md"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    with contextlib.ExitStack() as stack:
+        session = stack.enter_context(_application(args))
+        return _measure(session, args)
 
+
+@contextlib.contextmanager
+def _application(args: argparse.Namespace):
+    """A SparkSession on the chosen cluster manager (which is started first and stopped last);
+    sets ``args.master`` to what it ran on."""
     from tfrecord_io import spark as tfs
 
-    session = tfs.session(
-        args.master,
-        app_name="tfrecord-io bench/cluster.py",
-        **{
-            "spark.driver.host": "127.0.0.1",
-            "spark.driver.bindAddress": "127.0.0.1",
-            "spark.ui.enabled": "false",
-            "spark.executor.memory": "1g",
-        },
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    settings = {"spark.ui.enabled": "false"}
+    with contextlib.ExitStack() as stack:
+        if args.manager == "yarn":
+            from tfrecord_io.testing import miniyarn
+
+            yarn = miniyarn.MiniYarn(Path(stack.enter_context(tempfile.TemporaryDirectory())),
+                                     nodemanagers=2)
+            stack.callback(yarn.stop)
+            yarn.start()
+            os.environ.update(yarn.env())
+            args.master = "yarn (test YARN: 2 NodeManagers, 2 executor containers)"
+            session = tfs.session("yarn", app_name="tfrecord-io bench/cluster.py",
+                                  **yarn.spark_conf(executors=NUM_WORKERS), **settings)
+        elif args.manager == "standalone":
+            from tfrecord_io.testing.standalone import StandaloneCluster, VirtualNetwork
+
+            network = stack.enter_context(VirtualNetwork(NUM_WORKERS))
+            manager = stack.enter_context(StandaloneCluster(
+                network, Path(stack.enter_context(tempfile.TemporaryDirectory()))))
+            args.master = (f"{manager.master_url} (test standalone cluster: a Worker on each of "
+                           f"{NUM_WORKERS} network namespaces)")
+            session = tfs.session(manager.master_url, app_name="tfrecord-io bench/cluster.py",
+                                  **manager.spark_conf(), **settings)
+        else:
+            session = tfs.session(args.master, app_name="tfrecord-io bench/cluster.py", **{
+                "spark.driver.host": "127.0.0.1",
+                "spark.driver.bindAddress": "127.0.0.1",
+                "spark.executor.memory": "1g",
+                **settings,
+            })
+        stack.callback(session.stop)
+        session.sparkContext.setLogLevel("ERROR")
+        yield session
+
+
+def _measure(session: object, args: argparse.Namespace) -> int:
+    """Runs the scenarios on *session* and writes the report."""
     args.load_start = os.getloadavg()[0]
     workdir = Path(tempfile.mkdtemp(prefix="bench-cluster-"))
     results: dict[str, list[float]] = {}
@@ -340,7 +391,6 @@ def main(argv: list[str] | None = None) -> int:
                     results.setdefault(key, []).append(value)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-        session.stop()
     args.load_end = os.getloadavg()[0]
     text = report(results, args, reports)
     print(text)

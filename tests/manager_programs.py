@@ -52,9 +52,14 @@ def raise_on(args, ctx):
     time.sleep(300)
 
 
+def host_of(args, ctx):
+    """Returns the node's host (``SPARK_LOCAL_IP``) at once."""
+    return os.environ.get("SPARK_LOCAL_IP")
+
+
 def train_until_stopped(args, ctx):
     """Sync training steps (one all-reduce each) for at most 600 s; OUT/worker-INDEX.started
-    says that the first step is done."""
+    says that the first step is done, and holds the node's host (``SPARK_LOCAL_IP``)."""
     import tensorflow as tf
 
     strategy = ctx.strategy()
@@ -64,7 +69,8 @@ def train_until_stopped(args, ctx):
         strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), None)
         step += 1
         if step == 1:
-            open(os.path.join(args["out"], f"worker-{ctx.task_index}.started"), "w").close()
+            with open(os.path.join(args["out"], f"worker-{ctx.task_index}.started"), "w") as f:
+                f.write(os.environ.get("SPARK_LOCAL_IP", ""))
         time.sleep(0.05)
 
 

@@ -1,4 +1,4 @@
-"""Fixtures of the standalone tests: two hosts on a virtual network (Linux network namespaces),
+"""Fixtures of the standalone tests: three hosts on a virtual network (Linux network namespaces),
 a Spark Master on the bridge and a Worker on each host, an HDFS on the bridge address, and a
 driver in the root namespace that reaches its executors only over that network."""
 
@@ -16,9 +16,10 @@ from tfrecord_io.testing.standalone import StandaloneCluster, VirtualNetwork
 
 @pytest.fixture(scope="package")
 def network():
-    """Two namespaced hosts (198.18.N.11, .12) on a bridge (198.18.N.1); all removed at the end,
-    with every process left in them, also when tests failed."""
-    net = VirtualNetwork(2)
+    """Three namespaced hosts (198.18.N.11, .12, .13) on a bridge (198.18.N.1): room for a
+    ps-mode cluster's three nodes, one per host. All removed at the end, with every process left
+    in them, also when tests failed."""
+    net = VirtualNetwork(3)
     try:
         net.create()
         yield net

@@ -1,0 +1,74 @@
+"""A Worker that joins late: ``cluster.run`` waits up to ``reservation_timeout`` for the task
+slots its nodes need, starts the nodes once the host is back, and raises ``ClusterError``
+(saying how many slots it had) when the host stays away."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import manager_programs
+import pytest
+
+from tfrecord_io import cluster
+from tfrecord_io.errors import ClusterError
+
+LATE = 2  # the host whose Worker is down when the cluster starts
+
+
+def slots_of(sc) -> int:
+    """Executors registered now (each is one task slot: a task takes all of its cores)."""
+    return sc._jsc.sc().getExecutorMemoryStatus().size() - 1  # minus the driver
+
+
+def wait_for_slots(sc, count: int, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while slots_of(sc) != count:
+        assert time.monotonic() < deadline, f"{slots_of(sc)} executors, not {count}"
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def host_down(standalone, standalone_spark):
+    """Host LATE's Worker and executor are gone: two of three slots left. The test may bring
+    the Worker back itself (``rejoin()``); else it is back afterwards."""
+    standalone.lose_host(LATE)
+    wait_for_slots(standalone_spark.sparkContext, 2)
+    back = []
+
+    def rejoin() -> None:
+        standalone.restart_worker(LATE)
+        back.append(True)
+
+    try:
+        yield rejoin
+    finally:
+        if not back:
+            standalone.restart_worker(LATE)
+        wait_for_slots(standalone_spark.sparkContext, 3)
+
+
+def test_a_worker_joining_within_the_reservation_timeout_gets_its_node(
+        host_down, standalone_spark, network):
+    joiner = threading.Timer(5.0, host_down)
+    begun = time.monotonic()
+    joiner.start()
+    try:
+        c = cluster.run(standalone_spark.sparkContext, manager_programs.host_of, {},
+                        num_workers=3, reservation_timeout=120)
+        with c:
+            result = c.wait(timeout=300)
+    finally:
+        joiner.join()
+    assert time.monotonic() - begun > 5.0  # it waited for the late host
+    assert sorted(result.values.values()) == sorted(h.address for h in network.hosts)
+
+
+def test_a_worker_that_stays_away_fails_the_run_after_the_reservation_timeout(
+        host_down, standalone_spark):
+    begun = time.monotonic()
+    with pytest.raises(ClusterError, match=r"needs 3 task slots .* has 2 after waiting 10 s"):
+        cluster.run(standalone_spark.sparkContext, manager_programs.raise_on,
+                    {"node": "none"}, num_workers=3, reservation_timeout=10)
+    waited = time.monotonic() - begun
+    assert 10.0 <= waited < 30.0
