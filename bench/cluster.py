@@ -22,6 +22,10 @@ traffic crosses a virtual network). The benchmark starts and stops the cluster m
   ``Cluster.wait()`` raising ``ClusterError``.
 * **SIGKILL**: worker 1 kills its own process (``SIGKILL``) after its first step; from the
   kill to ``ClusterError``.
+* **executor** (``--only ...,executor``; not with ``local-cluster``, whose lost executors are
+  not replaced for the next run): worker 1 kills its executor's JVM (on YARN, the container's
+  process); from the kill to ``ClusterError``, which waits for the reason the cluster manager
+  gives Spark (up to 8 s).
 * **finish**: every node returns from ``main_fun``; from the last return to ``wait()``
   returning (the nodes stopped and reaped).
 * **shutdown**: ``Cluster.shutdown()`` of a cluster whose nodes are still training (sleeping
@@ -108,6 +112,15 @@ def node_main(args: dict, ctx: cluster.NodeContext) -> None:
     if name == FAILING_NODE and scenario == "sigkill":
         mark("fail")
         os.kill(os.getpid(), signal.SIGKILL)
+    if name == FAILING_NODE and scenario == "executor":
+        import psutil
+
+        # the nearest: on YARN the container's launch script names the class too
+        executor = next(p for p in psutil.Process().parents()
+                        if "CoarseGrainedExecutorBackend" in " ".join(p.cmdline()))
+        mark("fail")
+        executor.kill()  # the whole executor (its YARN container's JVM) is lost
+        time.sleep(600)
     if scenario == "shutdown":
         time.sleep(600)  # training on, until shutdown() stops the node
     mark("end")
@@ -190,7 +203,7 @@ def one_run(sc: object, scenario: str, workdir: Path) -> dict[str, float]:
     c = cluster.run(sc, node_main, args, num_workers=NUM_WORKERS, mode="sync")
     try:
         figures: dict[str, float] = {}
-        if scenario in ("exception", "sigkill"):
+        if scenario in ("exception", "sigkill", "executor"):
             try:
                 c.wait(timeout=300)
             except ClusterError as e:
@@ -229,6 +242,7 @@ ROWS = [
     ("start", "`run()` -> first training step done on every node (2 workers, sync)"),
     ("exception", "exception in `main_fun` on worker:1 -> `ClusterError`"),
     ("sigkill", "worker:1 killed (SIGKILL) -> `ClusterError`"),
+    ("executor", "worker:1's executor JVM killed (SIGKILL) -> `ClusterError`"),
     ("finish", "last node returns from `main_fun` -> `wait()` returns"),
     ("shutdown", "`shutdown(wait=False)` of a training cluster -> every node gone"),
 ]
