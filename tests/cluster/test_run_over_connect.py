@@ -160,3 +160,12 @@ def test_feeding_over_connect_is_refused_at_once_saying_what_to_do(connect_spark
                     num_workers=2, input_mode="spark", progress=False)
     assert "needs a classic session" in str(info.value)
     assert "save_dataframe" in str(info.value) and "input_mode='tensorflow'" in str(info.value)
+
+
+def test_a_control_host_this_machine_cannot_listen_on_fails_at_once_saying_what_to_do(
+        any_spark, tmp_path):
+    with pytest.raises(cluster.ClusterError) as info:
+        cluster.run(any_spark, cluster_programs.record, {"out": str(tmp_path)}, num_workers=2,
+                    control_host="192.0.2.1", progress=False)  # TEST-NET-1: never local
+    assert str(info.value).startswith("cannot listen for the nodes on 192.0.2.1")
+    assert "TFRECORD_IO_CONTROL_HOST" in str(info.value)
