@@ -12,10 +12,11 @@ from processes import node_processes
 import cluster_programs
 from tfrecord_io import cluster
 from tfrecord_io.cluster import slots
+from tfrecord_io.cluster.application import application_of
 
 
 def test_more_nodes_than_the_application_has_slots_fails_at_once(sc):
-    have = slots.capacity(sc)
+    have = slots.capacity(application_of(sc))
     with pytest.raises(cluster.ClusterError) as info:
         cluster.run(sc, cluster_programs.record, {"out": "/nonexistent"}, num_workers=have + 1)
     assert f"needs {have + 1} task slots" in str(info.value)
@@ -23,7 +24,7 @@ def test_more_nodes_than_the_application_has_slots_fails_at_once(sc):
 
 
 def test_slots_held_by_another_job_fail_within_reservation_timeout(sc, tmp_path):
-    have = slots.capacity(sc)
+    have = slots.capacity(application_of(sc))
     flag = tmp_path / "go"
     busy = cluster.run(sc, cluster_programs.wait_for_file,
                        {"out": str(tmp_path), "flag": str(flag)}, num_workers=have - 1)

@@ -9,18 +9,42 @@ from dataclasses import dataclass, field
 import pytest
 
 from tfrecord_io.cluster import slots
+from tfrecord_io.cluster.application import ClassicApplication, ConnectApplication
 from tfrecord_io.errors import ClusterError
 
 
 @dataclass
-class Application:
+class Context:
     """The two things the check reads of a SparkContext: its master and its settings."""
 
     master: str
-    conf: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)
 
     def getConf(self):  # noqa: N802 - SparkContext's name
-        return self.conf
+        return self.settings
+
+
+def Application(master, settings=None):  # noqa: N802 - reads as the thing it makes
+    return ClassicApplication(Context(master, dict(settings or {})))
+
+
+@dataclass
+class RuntimeConfig:
+    settings: dict[str, str]
+
+    def get(self, key, default=None):
+        return self.settings.get(key, default)
+
+
+@dataclass
+class ConnectSession:
+    """What a Spark Connect session shows of its application: ``spark.conf``."""
+
+    conf: RuntimeConfig
+
+
+def connect_application(settings):
+    return ConnectApplication(ConnectSession(RuntimeConfig(settings)))
 
 
 def test_dynamic_allocation_on_yarn_fails_at_once_naming_the_setting():
@@ -44,3 +68,23 @@ def test_dynamic_allocation_off_or_unset_is_no_objection():
     assert not slots.dynamic_allocation(Application("spark://master:7077"))
     assert not slots.dynamic_allocation(
         Application("yarn", {"spark.dynamicAllocation.enabled": "false"}))
+
+
+def test_over_connect_capacity_comes_from_the_master_and_settings():
+    assert slots.capacity(connect_application({"spark.master": "local-cluster[2,1,1024]"})) == 2
+    assert slots.capacity(connect_application({"spark.master": "local[4]",
+                                               "spark.task.cpus": "2"})) == 2
+    assert slots.capacity(connect_application({
+        "spark.master": "yarn", "spark.executor.instances": "3",
+        "spark.executor.cores": "2"})) == 6
+    assert slots.capacity(connect_application({"spark.master": "yarn"})) is None
+
+
+def test_over_connect_too_few_slots_fail_before_submitting_naming_the_numbers():
+    app = connect_application({"spark.master": "local-cluster[2,1,1024]"})
+    with pytest.raises(ClusterError, match=r"needs 3 task slots .* has 2 \(local-cluster"):
+        slots.wait_for(app, 3, timeout=600)
+
+
+def test_over_connect_unknown_free_slots_leave_the_wait_to_spark():
+    slots.wait_for(connect_application({"spark.master": "yarn"}), 3, timeout=600)

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 import ml_programs
 from tfrecord_io import ml
-from tfrecord_io.errors import ModelError
+from tfrecord_io.errors import ModelError, SparkConnectError
 
 LINEAR = {"learning_rate": 0.1, "features": "features", "label": "label", "width": 3}
 
@@ -157,8 +157,9 @@ def test_cross_validation_over_a_two_point_grid_picks_the_learning_rate_that_fit
     assert losses[-1] < losses[0]
 
 
-def test_input_mode_tensorflow_writes_the_rows_as_files_that_train_fn_reads(spark, tmp_path):
-    df = ps_data(spark, 96)
+def test_input_mode_tensorflow_writes_the_rows_as_files_that_train_fn_reads(
+        any_spark, tmp_path):
+    df = ps_data(any_spark, 96)
     estimator = ml.TFEstimator(
         ml_programs.train_linear_from_files, LINEAR, numWorkers=1, epochs=4, batchSize=8,
         keras="legacy", inputMode="tensorflow", exportDir=str(tmp_path),
@@ -169,6 +170,15 @@ def test_input_mode_tensorflow_writes_the_rows_as_files_that_train_fn_reads(spar
     losses = model.summary.history("loss")
     assert len(losses) == 4 and losses[-1] < 0.5 * losses[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == [model.getModelDir().split("/")[-1]]
+
+
+def test_a_fed_fit_over_connect_is_refused_at_once_naming_input_mode_tensorflow(
+        connect_spark, tmp_path):
+    estimator = ml.TFEstimator(ml_programs.train_linear, LINEAR, numWorkers=1,
+                               inputMode="spark", exportDir=str(tmp_path))
+    with pytest.raises(SparkConnectError, match="input_mode='tensorflow'"):
+        estimator.fit(ps_data(connect_spark, 16))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_max_attempts_restarts_the_cluster_and_feeds_the_rows_again(spark, tmp_path):

@@ -1,20 +1,23 @@
 """One attempt of a cluster: a Spark barrier job of one task per node, watched from the driver.
 
-:class:`Attempt` submits the job from a thread of its own under a Spark job group, keeps what
-the nodes report over the control channel (registration, output, heartbeats, outcome), decides
+:class:`Attempt` submits the job from a thread of its own under a tag of its own (a job group, or
+a Spark Connect job tag: :mod:`tfrecord_io.cluster.application`), keeps what the nodes report
+over the control channel (registration, output, heartbeats, outcome), decides
 when the attempt is over -- every node running ``main_fun`` finished, or the first failure --
 and then tears it down: "stop" to every node, wait for each to report that its processes are
-gone, cancel the job group if Spark still runs it, join the job.
+gone, cancel the job if Spark still runs it, join the job.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from typing import Any, Callable
 
 from tfrecord_io.cluster import slots
+from tfrecord_io.cluster.application import CONTROL_HOST_ENV, SparkApplication
 from tfrecord_io.cluster.channel import ControlServer
 from tfrecord_io.cluster.description import AttemptDescription
 from tfrecord_io.cluster.losses import LOSS_WAIT, ExecutorLosses
@@ -48,7 +51,7 @@ class Attempt:
 
     def __init__(
         self,
-        sc: Any,
+        application: SparkApplication,
         roles: list[Role],
         description: AttemptDescription,
         payload: bytes,
@@ -58,7 +61,7 @@ class Attempt:
         losses: ExecutorLosses | None = None,
     ) -> None:
         self.number: int = description.attempt
-        self._sc = sc
+        self._application = application
         self._roles = roles
         self._description = description
         self._payload = payload
@@ -81,6 +84,7 @@ class Attempt:
         self.tensorboard_url: str | None = None
         self._spark_error: BaseException | None = None
         self._spark_done = False
+        self._outcomes: list[dict[str, Any]] = []  # what the tasks returned, once the job ended
         self._thread = threading.Thread(target=self._run_job, name=group, daemon=True)
 
     # -- the Spark job -------------------------------------------------------------------------
@@ -92,9 +96,10 @@ class Attempt:
     def _run_job(self) -> None:
         n = len(self._roles)
         try:
-            self._sc.setJobGroup(self._group, f"tfrecord-io cluster, attempt {self.number}", True)
             task = make_task(self._description, self._roles, self._payload)
-            self._sc.parallelize(range(n), n).barrier().mapPartitions(task).collect()
+            lines = self._application.submit(
+                self._group, f"tfrecord-io cluster, attempt {self.number}", task, n)
+            self._outcomes = [json.loads(line) for line in lines]
         except BaseException as e:  # noqa: BLE001 - handed to the watcher
             self._spark_error = e
         finally:
@@ -205,21 +210,40 @@ class Attempt:
             while len(self._registered) < len(self._roles) and not self._failures:
                 left = deadline - time.monotonic()
                 if left <= 0 or self._spark_done:
+                    unreachable = self._unreachable()
+                    if unreachable is not None:
+                        raise unreachable
                     missing = sorted(self._names - set(self._registered))
                     cause = ""
                     if self._spark_error is not None:
                         cause = f": the Spark job failed: {self._spark_error}"
+                    free = slots.free_slots(self._application)
+                    now = (f"the application has {free} task slots now, other jobs may be "
+                           "holding them") if free is not None else (
+                           "other jobs may be holding the application's task slots")
                     raise ClusterError(
                         f"only {len(self._registered)} of {len(self._roles)} nodes registered "
-                        f"within {timeout:.0f} s (missing: {', '.join(missing)}){cause}; the "
-                        f"application has {slots.free_slots(self._sc)} task slots now, other jobs "
-                        "may be holding them"
+                        f"within {timeout:.0f} s (missing: {', '.join(missing)}){cause}; {now}"
                     )
                 self._cond.wait(min(left, 0.5))
             error = self._error()
         if error is not None:
             self._name_loss()
             raise self.failure() or error
+
+    def _unreachable(self) -> ClusterError | None:
+        """The error of nodes whose Spark tasks could not connect back to the control channel
+        (they returned at once, saying so), or None."""
+        for outcome in self._outcomes:
+            if outcome.get("unreachable"):
+                return ClusterError(
+                    f"{outcome['node']} could not connect back to the driver's control channel "
+                    f"at {outcome['unreachable']} from its executor ({outcome.get('error')}): "
+                    "the executors must reach this address; give cluster.run(control_host=...) "
+                    f"or {CONTROL_HOST_ENV} an address of this machine that they can reach",
+                    node=str(outcome["node"]),
+                )
+        return None
 
     def wait_tensorboard(self, timeout: float) -> None:
         """Block until the chief reported TensorBoard's URL. Raises ClusterError on failure."""
@@ -307,8 +331,8 @@ class Attempt:
         if not spark_done and gang_started:
             self._thread.join(5.0)
         if self._thread.is_alive():
-            log.info("cancelling the Spark job group %s", self._group)
-            self._sc.cancelJobGroup(self._group)
+            log.info("cancelling the Spark job %s", self._group)
+            self._application.cancel(self._group)
         self._thread.join(_JOIN_TIMEOUT)
         if self._thread.is_alive():
             log.error("the Spark job of %s did not end within %.0f s", self._group, _JOIN_TIMEOUT)

@@ -20,6 +20,12 @@ from types import TracebackType
 from typing import Any, Callable
 
 from tfrecord_io.cluster import slots
+from tfrecord_io.cluster.application import (
+    CONTROL_HOST_ENV,
+    SparkApplication,
+    application_of,
+    feeding_needs_classic,
+)
 from tfrecord_io.cluster.attempt import Attempt
 from tfrecord_io.cluster.channel import ControlServer, new_secret
 from tfrecord_io.cluster.context import NodeContext
@@ -27,12 +33,12 @@ from tfrecord_io.cluster.description import AttemptDescription
 from tfrecord_io.cluster.feed.coordinator import FeedCoordinator
 from tfrecord_io.cluster.feed.replay import Replays
 from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
-from tfrecord_io.cluster.losses import ExecutorLosses
 from tfrecord_io.cluster.options import RunOptions, run_options
 from tfrecord_io.cluster.progress import Progress
 from tfrecord_io.cluster.results import MetricRecord, Metrics, Result, decode_value
 from tfrecord_io.cluster.roles import Role, roles as make_roles
 from tfrecord_io.errors import ClusterError
+from tfrecord_io.spark.jvm import is_connect
 
 __all__ = ["run", "Cluster"]
 
@@ -54,16 +60,17 @@ class Cluster:
 
     def __init__(
         self,
-        sc: Any,
+        application: SparkApplication,
         main_fun: Callable[[Any, NodeContext], Any],
         args: Any,
         roles: list[Role],
         options: RunOptions,
         progress: bool = True,
         on_report: Callable[[MetricRecord], Any] | None = None,
+        control_host: str | None = None,
     ) -> None:
         self._started = time.monotonic()
-        self._sc = sc
+        self._application = application
         self._roles = roles
         self._options = options
         self._max_attempts = options.max_attempts
@@ -73,8 +80,14 @@ class Cluster:
         self._payload = cloudpickle.dumps((main_fun, args))
         self._id = f"tfrecord-io-cluster-{os.getpid()}-{next(_ids)}-{int(time.time())}"
         self._secret = new_secret()
-        host = sc.getConf().get("spark.driver.host", "127.0.0.1")
-        self._server = ControlServer(host, self._secret, self._on_message, self._on_lost)
+        host = application.control_host(control_host)
+        try:
+            self._server = ControlServer(host, self._secret, self._on_message, self._on_lost)
+        except OSError as e:
+            raise ClusterError(
+                f"cannot listen for the nodes on {host} ({e}): give cluster.run(control_host=...) "
+                f"or {CONTROL_HOST_ENV} an address of this machine that the executors can reach"
+            ) from e
         self._lock = threading.Lock()
         self._attempt: Attempt | None = None
         self._shutdown = threading.Event()
@@ -87,7 +100,7 @@ class Cluster:
         self._replays = (Replays() if options.input_mode == "spark" and options.max_attempts > 1
                          else None)
         self._ending = threading.Event()  # wait() has begun: feeds end once fed
-        self._losses: ExecutorLosses | None = None
+        self._losses: Any = None  # the application's ExecutorLosses, once started
         self._metrics = Metrics()
         self._on_report = on_report
         self._progress = Progress(self._id, len(roles), enabled=progress)
@@ -167,12 +180,16 @@ class Cluster:
         Raises:
             ClusterError: a node failed while being fed (named, with its traceback), feeding
                 failed (e.g. the data changed since it was counted), or the cluster stopped.
+            SparkConnectError: *data* is a Spark Connect DataFrame (feeding needs a classic
+                session for now).
             ValueError: not ``input_mode="spark"``, or bad arguments.
             TimeoutError: *timeout* passed first.
         """
         if self._options.input_mode != "spark":
             raise ValueError("train() feeds clusters started with cluster.run(..., "
                              "input_mode='spark')")
+        if is_connect(data):
+            raise feeding_needs_classic()
         if isinstance(num_epochs, bool) or not isinstance(num_epochs, int) or num_epochs < 1:
             raise ValueError(f"num_epochs must be an int >= 1, not {num_epochs!r}")
         if not isinstance(feed, str) or not feed:
@@ -212,7 +229,7 @@ class Cluster:
                     coordinator.close()
                 fed = [r.name for r in self._roles if r.fed]
                 coordinator = FeedCoordinator(
-                    self._sc, self._secret, fed, attempt.feed_addresses(),
+                    self._application.spark_context(), self._secret, fed, attempt.feed_addresses(),
                     equal=self._options.mode == "sync", group=f"{self._id}-{attempt.number}",
                     failure=attempt.failure, reserved=len(self._roles), attempt=attempt.number,
                 )
@@ -312,7 +329,7 @@ class Cluster:
             attempt=number,
         )
         attempt = Attempt(
-            self._sc, self._roles, description, self._payload, f"{self._id}-{number}", self._server,
+            self._application, self._roles, description, self._payload, f"{self._id}-{number}", self._server,
             on_report=self._report, losses=self._losses,
         )
         with self._lock:
@@ -322,8 +339,8 @@ class Cluster:
     def _start(self) -> None:
         """First attempt: slots, submit, wait for every node to register (and TensorBoard)."""
         try:
-            slots.wait_for(self._sc, len(self._roles), self._reservation_timeout)
-            self._losses = _executor_losses(self._sc)
+            slots.wait_for(self._application, len(self._roles), self._reservation_timeout)
+            self._losses = self._application.executor_losses()
             attempt = self._new_attempt(0)
             attempt.start()
             attempt.wait_registered(self._reservation_timeout)
@@ -359,7 +376,8 @@ class Cluster:
                 )
                 attempt = self._new_attempt(attempt.number + 1)
                 try:
-                    slots.wait_for(self._sc, len(self._roles), self._reservation_timeout)
+                    slots.wait_for(self._application, len(self._roles),
+                                   self._reservation_timeout)
                     attempt.start()
                     attempt.wait_registered(self._reservation_timeout)
                 except ClusterError as e:
@@ -467,19 +485,8 @@ class Cluster:
             attempt.on_lost(node, reason)
 
 
-def _executor_losses(sc: Any) -> ExecutorLosses | None:
-    """The record of why Spark loses executors, from now on; None where the driver cannot
-    have it (then lost nodes are named without Spark's reason)."""
-    try:
-        return ExecutorLosses(sc)
-    except Exception:
-        log.warning("cannot record why Spark loses executors: lost nodes go without a cause",
-                    exc_info=True)
-        return None
-
-
 def run(
-    sc: Any,
+    spark: Any,
     main_fun: Callable[[Any, NodeContext], Any],
     args: Any = None,
     *,
@@ -496,15 +503,19 @@ def run(
     input_mode: str = "tensorflow",
     progress: bool = True,
     on_report: Callable[[MetricRecord], Any] | None = None,
+    control_host: str | None = None,
 ) -> Cluster:
-    """Start a TensorFlow cluster on the executors of *sc* running ``main_fun(args, ctx)``.
+    """Start a TensorFlow cluster on the executors of *spark* running ``main_fun(args, ctx)``.
 
     Returns once every node has a Spark task slot and has registered with the driver (and
     TensorBoard answers, with ``tensorboard=True``); training goes on in the background: call
     :meth:`Cluster.wait`.
 
     Args:
-        sc: the SparkContext. The cluster takes one task slot per node, all at once (barrier).
+        spark: the SparkContext, or a SparkSession: classic, or a Spark Connect client (then
+            the gang is a barrier stage of the DataFrame API, Spark >= 3.5, and
+            ``input_mode="spark"`` is not available). The cluster takes one task slot per
+            node, all at once (barrier).
         main_fun: ``main_fun(args, ctx)``, run in a fresh process on each node that runs user
             code; *ctx* is a :class:`NodeContext`. It must be importable on the executors, or
             defined in the driver's ``__main__`` (then it travels by value).
@@ -538,10 +549,16 @@ def run(
         on_report: called on the driver with each
             :class:`~tfrecord_io.cluster.results.MetricRecord` a node reports, in order, from
             one thread (not the one that called ``run``).
+        control_host: the address of this machine the control channel listens on, which
+            every executor must reach (default: ``TFRECORD_IO_CONTROL_HOST`` if set, else
+            ``spark.driver.host`` of a classic application, else, over Spark Connect, this
+            machine's address on its route to the Connect server's driver).
 
     Raises:
-        ClusterError: too few task slots, or the nodes did not all register within
-            *reservation_timeout* (every node started is stopped first).
+        ClusterError: too few task slots, the nodes could not connect back to
+            *control_host*, or did not all register within *reservation_timeout* (every node
+            started is stopped first).
+        SparkConnectError: ``input_mode="spark"`` over a Spark Connect session.
         ValueError: bad arguments.
     """
     if not callable(main_fun):
@@ -554,7 +571,10 @@ def run(
     )
     if on_report is not None and not callable(on_report):
         raise ValueError(f"on_report must be callable, not {on_report!r}")
-    cluster = Cluster(sc, main_fun, args, node_roles, options, progress=bool(progress),
-                      on_report=on_report)
+    application = application_of(spark)
+    if options.input_mode == "spark":
+        application.spark_context()  # raises SparkConnectError over Spark Connect
+    cluster = Cluster(application, main_fun, args, node_roles, options, progress=bool(progress),
+                      on_report=on_report, control_host=control_host)
     cluster._start()  # noqa: SLF001 - our own class
     return cluster

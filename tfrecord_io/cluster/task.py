@@ -3,7 +3,8 @@
 :func:`make_task` returns the function given to ``rdd.barrier().mapPartitions``. Barrier task
 *i* plays role *i*. It
 
-1. registers with the driver over the control channel (:mod:`tfrecord_io.cluster.channel`);
+1. registers with the driver over the control channel (:mod:`tfrecord_io.cluster.channel`)
+   -- or, when it cannot connect within :data:`CONNECT_TIMEOUT`, returns at once saying so;
    with ``input_mode="spark"`` a fed node first binds its feed server's socket on the
    executor's address (listening at once) and names it in the registration; the node process
    inherits the socket and serves it (:mod:`tfrecord_io.cluster.feed.server`);
@@ -45,10 +46,13 @@ from tfrecord_io.cluster.reporter import REPORT_FD_ENV
 from tfrecord_io.cluster.roles import Role, cluster_spec, tf_config
 from tfrecord_io.errors import ChannelError
 
-__all__ = ["make_task", "HEARTBEAT_TIMEOUT", "DRIVER_HEARTBEAT"]
+__all__ = ["make_task", "HEARTBEAT_TIMEOUT", "DRIVER_HEARTBEAT", "CONNECT_TIMEOUT"]
 
 #: A node process that sent no heartbeat for this long is taken as frozen.
 HEARTBEAT_TIMEOUT = 30.0
+#: How long a task tries to connect to the driver's control channel before it gives up (and
+#: returns, saying the driver is unreachable from its executor).
+CONNECT_TIMEOUT = 10.0
 #: How often the task tells the driver it is alive.
 DRIVER_HEARTBEAT = 2.0
 _STOP_GRACE = 3.0
@@ -300,7 +304,17 @@ def make_task(
         if feed is not None:
             feed.listen(64)
             hello["feed"] = f"{host}:{feed.getsockname()[1]}"
-        conn = NodeConnection(attempt.driver, attempt.secret, hello)
+        try:
+            conn = NodeConnection(attempt.driver, attempt.secret, hello,
+                                  timeout=CONNECT_TIMEOUT)
+        except (ChannelError, OSError) as e:
+            # The driver cannot hear this node: say so in the job's result, at once (raising
+            # would make Spark retry the stage for nothing).
+            if feed is not None:
+                feed.close()
+            yield json.dumps({"node": role.name, "ok": False, "unreachable": attempt.driver,
+                              "error": f"{type(e).__name__}: {e}"})
+            return
         workdir = tempfile.mkdtemp(prefix=f"{attempt.cluster}-{role.job_name}-{role.task_index}-")
         state = _Node(attempt, role, conn, workdir)
         listener = threading.Thread(target=state.listen, name="cluster-driver", daemon=True)

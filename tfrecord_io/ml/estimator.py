@@ -440,7 +440,7 @@ class TFEstimator(Estimator, InferenceParams):
             for name, directory in data_dirs.items():
                 save_dataframe(feeds[name][0], directory)
             c = cluster.run(
-                dataset.sparkSession.sparkContext, self.train_fn, args,
+                dataset.sparkSession, self.train_fn, args,
                 num_workers=self.getNumWorkers(), num_ps=self.getNumPs(), mode=self.getMode(),
                 keras=self.getKeras(), input_mode=self.getInputMode(),
                 max_attempts=self.getMaxAttempts(),

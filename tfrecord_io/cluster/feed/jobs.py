@@ -17,11 +17,11 @@ import logging
 import threading
 from typing import Any, Callable
 
-from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.feed.plan import Plan, plan_batches
 from tfrecord_io.cluster.feed.reports import EpochReport
 from tfrecord_io.cluster.feed.schedule import Call
 from tfrecord_io.errors import ClusterError
+from tfrecord_io.spark.jvm import max_concurrent_tasks
 
 __all__ = ["FeedJob", "SparkRunner", "check_data"]
 
@@ -193,7 +193,7 @@ class SparkRunner:
 
     def _tasks(self) -> int:
         """Feeding tasks per job: the task slots the cluster's nodes leave free (at least 1)."""
-        return max(1, slots.free_slots(self._sc) - self._reserved)
+        return max(1, max_concurrent_tasks(self._sc) - self._reserved)
 
     def make_plan(self, data: Any, record_type: str) -> Plan:
         """The batches of *data* for the fed nodes (a new job number: its batches are told

@@ -1,0 +1,240 @@
+"""The Spark application a cluster runs in, as the launcher sees it.
+
+:func:`application_of` wraps what the caller gave :func:`~tfrecord_io.cluster.run`:
+
+* :class:`ClassicApplication`: a ``SparkContext`` in this process (a classic ``SparkSession``
+  gives its ``sparkContext``). The barrier job is ``sc.parallelize(range(n), n).barrier()
+  .mapPartitions(task)`` under a job group, cancelled with ``cancelJobGroup``; free task slots
+  and why executors were lost are asked of the driver's JVM through py4j.
+* :class:`ConnectApplication`: a Spark Connect client session (no ``SparkContext``, no py4j;
+  the driver runs in the Connect server). The barrier job is a barrier stage of the DataFrame
+  API: ``spark.range(n, numPartitions=n).mapInArrow(..., barrier=True)`` (Spark >= 3.5),
+  tagged with ``spark.addTag`` from the submitting thread (the Connect client's tags are
+  per thread) and cancelled with ``spark.interruptTag``. Task slots come from the
+  configuration only; the causes of lost executors are not known.
+
+Either way the nodes' Spark tasks connect back to the control channel of this process, at
+:meth:`SparkApplication.control_host` (``TFRECORD_IO_CONTROL_HOST`` or ``run(control_host=)``
+when set), which the executors must reach.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import socket
+from typing import Any, Callable, Iterator
+
+from tfrecord_io.cluster.losses import ExecutorLosses
+from tfrecord_io.errors import SparkConnectError
+from tfrecord_io.spark.jvm import is_connect, max_concurrent_tasks
+
+__all__ = [
+    "SparkApplication",
+    "ClassicApplication",
+    "ConnectApplication",
+    "application_of",
+    "feeding_needs_classic",
+    "CONTROL_HOST_ENV",
+]
+
+log = logging.getLogger("tfrecord_io.cluster")
+
+#: The environment variable naming the address of this machine that the executors reach the
+#: control channel at (``run(control_host=...)`` wins over it).
+CONTROL_HOST_ENV = "TFRECORD_IO_CONTROL_HOST"
+
+Task = Callable[[Iterator[Any]], Iterator[str]]
+
+
+class SparkApplication:
+    """What the launcher needs of a Spark application (see the module docs)."""
+
+    #: ``"classic"`` or ``"connect"``.
+    kind: str = ""
+
+    @property
+    def master(self) -> str:
+        """The application's master URL (``spark.master``)."""
+        return self.conf("spark.master", "") or ""
+
+    def conf(self, key: str, default: str | None = None) -> str | None:
+        """The application's setting *key*, or *default*."""
+        raise NotImplementedError
+
+    def submit(self, tag: str, description: str, task: Task, n: int) -> list[str]:
+        """Run *task* as a barrier stage of *n* tasks (task *i* in partition *i*), blocking
+        until the job ends; return what the tasks yielded. The job carries *tag* (a job group
+        or a job tag): :meth:`cancel` ends it."""
+        raise NotImplementedError
+
+    def cancel(self, tag: str) -> None:
+        """Cancel the jobs submitted with *tag* (from any thread)."""
+        raise NotImplementedError
+
+    def free_slots(self) -> int | None:
+        """Task slots of the executors registered now (what Spark's barrier check counts), or
+        None where that cannot be asked."""
+        raise NotImplementedError
+
+    def executor_losses(self) -> ExecutorLosses | None:
+        """The record of why Spark loses executors, from now on; None where the driver's JVM
+        is out of reach (lost nodes are then named without Spark's reason)."""
+        raise NotImplementedError
+
+    def spark_context(self) -> Any:
+        """The ``SparkContext`` (feeding, ``input_mode="spark"``, needs it).
+
+        Raises:
+            SparkConnectError: a Spark Connect session has none.
+        """
+        raise NotImplementedError
+
+    def default_control_host(self) -> str:
+        """The address the executors reach this process at, when not given."""
+        raise NotImplementedError
+
+    def control_host(self, override: str | None = None) -> str:
+        """The address the control channel listens on, which every executor must reach:
+        *override*, else ``TFRECORD_IO_CONTROL_HOST``, else :meth:`default_control_host`."""
+        return override or os.environ.get(CONTROL_HOST_ENV) or self.default_control_host()
+
+
+class ClassicApplication(SparkApplication):
+    """A classic application: its ``SparkContext`` is in this process."""
+
+    kind = "classic"
+
+    def __init__(self, sc: Any) -> None:
+        self._sc = sc
+
+    @property
+    def master(self) -> str:
+        return str(self._sc.master)
+
+    def conf(self, key: str, default: str | None = None) -> str | None:
+        return self._sc.getConf().get(key, default)
+
+    def submit(self, tag: str, description: str, task: Task, n: int) -> list[str]:
+        self._sc.setJobGroup(tag, description, True)
+        return list(self._sc.parallelize(range(n), n).barrier().mapPartitions(task).collect())
+
+    def cancel(self, tag: str) -> None:
+        self._sc.cancelJobGroup(tag)
+
+    def free_slots(self) -> int | None:
+        return max_concurrent_tasks(self._sc)
+
+    def executor_losses(self) -> ExecutorLosses | None:
+        try:
+            return ExecutorLosses(self._sc)
+        except Exception:
+            log.warning("cannot record why Spark loses executors: lost nodes go without a cause",
+                        exc_info=True)
+            return None
+
+    def spark_context(self) -> Any:
+        return self._sc
+
+    def default_control_host(self) -> str:
+        return self.conf("spark.driver.host", "127.0.0.1") or "127.0.0.1"
+
+
+class ConnectApplication(SparkApplication):
+    """A Spark Connect client session's application (its driver runs in the Connect server)."""
+
+    kind = "connect"
+
+    def __init__(self, spark: Any) -> None:
+        self._spark = spark
+
+    def conf(self, key: str, default: str | None = None) -> str | None:
+        return self._spark.conf.get(key, default)
+
+    def submit(self, tag: str, description: str, task: Task, n: int) -> list[str]:
+        def partition(batches: Iterator[Any]) -> Iterator[Any]:
+            import pyarrow as pa  # noqa: PLC0415 - on the executor
+
+            rows = sum(batch.num_rows for batch in batches)
+            if rows != 1:  # range(n, numPartitions=n) puts one row in each partition
+                raise RuntimeError(f"a cluster task got {rows} rows instead of 1")
+            for line in task(iter(())):
+                yield pa.RecordBatch.from_pydict({"out": [line]})
+
+        # The client's tags are per thread: this thread's jobs carry it, cancel() finds them.
+        self._spark.addTag(tag)
+        try:
+            frame = self._spark.range(n, numPartitions=n).mapInArrow(
+                partition, "out string", barrier=True)
+            return [row.out for row in frame.collect()]
+        finally:
+            self._spark.removeTag(tag)
+
+    def cancel(self, tag: str) -> None:
+        self._spark.interruptTag(tag)
+
+    def free_slots(self) -> int | None:
+        return None
+
+    def executor_losses(self) -> ExecutorLosses | None:
+        log.info("Spark Connect: the causes of lost executors are not known here (no py4j)")
+        return None
+
+    def spark_context(self) -> Any:
+        raise feeding_needs_classic()
+
+    def default_control_host(self) -> str:
+        """This machine's address on its route to the Connect server's driver (the executors'
+        network, as seen from here); 127.0.0.1 when that driver is on loopback."""
+        driver = self.conf("spark.driver.host", None) or "127.0.0.1"
+        return _local_address_towards(driver)
+
+
+def _local_address_towards(host: str) -> str:
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return "127.0.0.1" if ":" not in host else host
+    except ValueError:
+        if host == "localhost":
+            return "127.0.0.1"
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, 1, type=socket.SOCK_DGRAM)[0]
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.connect(address)  # UDP: no packet is sent, only the route is chosen
+            return str(probe.getsockname()[0])
+    except OSError:
+        log.warning("cannot tell this machine's address towards %s; the control channel "
+                    "listens on this host's name (set %s to override)", host, CONTROL_HOST_ENV)
+        return socket.gethostname()
+
+
+def feeding_needs_classic() -> SparkConnectError:
+    """The error of feeding a cluster (``input_mode="spark"``) over Spark Connect."""
+    return SparkConnectError(
+        "feeding a cluster from Spark (input_mode='spark', Cluster.train) needs a classic "
+        "session for now (a SparkContext in this process); over Spark Connect write the data "
+        "with tfrecord_io.spark.save_dataframe and let the nodes read the shards "
+        "(input_mode='tensorflow', ctx.dataset)"
+    )
+
+
+def application_of(spark: Any) -> SparkApplication:
+    """The application of *spark*: a ``SparkContext``, a classic ``SparkSession`` or a Spark
+    Connect ``SparkSession``.
+
+    Raises:
+        ValueError: *spark* is none of them.
+    """
+    if isinstance(spark, SparkApplication):
+        return spark
+    if is_connect(spark):
+        return ConnectApplication(spark)
+    if hasattr(spark, "sparkContext"):
+        return ClassicApplication(spark.sparkContext)
+    if hasattr(spark, "parallelize") and hasattr(spark, "getConf"):
+        return ClassicApplication(spark)
+    raise ValueError(
+        f"cluster.run needs a SparkContext or a SparkSession (classic or Spark Connect), "
+        f"not {type(spark).__name__}"
+    )
