@@ -74,8 +74,8 @@ POSTGRES_JDBC_CP := .tools/postgres-jdbc.classpath
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: help setup setup-system setup-python setup-jvm setup-spark35 setup-ship jar tf-plugin dist publish-m2 docs test test-jvm \
-  test-python test-spark35 lint bench hdfs yarn postgres connect clean distclean
+.PHONY: help setup setup-system setup-python setup-jvm setup-spark35 setup-ship jar tf-plugin dist publish-m2 docs test \
+  test-jvm test-python test-spark35 lint bench hdfs yarn postgres connect clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -124,10 +124,10 @@ setup-spark35: setup-python | $(PY35)
 # $(PYTHON), with the package (a wheel of this checkout with the jar and the plugin that
 # setup-python built), the TensorFlow runtime, TensorBoard and pandas (pandas UDFs), and
 # tf-keras without its dependency on the `tensorflow` distribution (tensorflow-cpu is the same
-# module); no pyspark: Spark on YARN ships its own pyspark.zip and py4j to the containers. Packed
-# by venv-pack as an uncompressed tar: on one machine that packs in seconds and unpacks in
-# seconds, where gzip's level 1 takes half a minute each way. TensorFlow's C++ headers (287 MB) stay
-# out: they compile extensions, executors do not.
+# module); no pyspark: Spark on YARN ships its own pyspark.zip and py4j to the containers.
+# Packed by venv-pack as an uncompressed tar: on one machine that packs and unpacks in seconds,
+# where gzip's level 1 takes half a minute each way. TensorFlow's C++ headers (287 MB) stay out:
+# they compile extensions, executors do not. docs/deploying.md shows these commands.
 setup-ship: setup-python
 	rm -rf $(SHIP_VENV) $(SHIP_WHEELS)
 	TFRECORD_IO_JAR=$(abspath $(JAR)) TFRECORD_IO_TF_PLUGIN=$(abspath $(TF_PLUGIN)) \
