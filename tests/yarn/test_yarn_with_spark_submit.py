@@ -20,9 +20,8 @@ from tfrecord_io.testing.miniyarn import SHIPPED_PYTHON
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "python" / "train_on_yarn.py"
-# Room beside the client-mode application of the other tests (three executors of 3 GB and its
-# ApplicationMaster), wherever YARN put those: a driver container of 1 GB (the driver's JVM and
-# its Python, which imports no TensorFlow) and two executors of 2 GB (a node of a linear model).
+# A driver container of 1 GB (the driver's JVM and its Python, which imports no TensorFlow) and
+# two executors of 2 GB (a node of a linear model).
 CONF = {
     "spark.driver.memory": "512m",
     "spark.driver.memoryOverhead": "512m",
