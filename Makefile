@@ -4,8 +4,10 @@
 #                 test extras, jar built against the venv's pyspark, hdfs:// plugin against its
 #                 TensorFlow), the sbt launcher, the JVM dependencies,
 #                 .tools/minihdfs.classpath for the test HDFS, the PostgreSQL JDBC driver
-#                 (.tools/postgres-jdbc.classpath), PostgreSQL itself, and .venv-spark35 (pyspark 3.5,
-#                 the package with the very same jar, not rebuilt)
+#                 (.tools/postgres-jdbc.classpath), PostgreSQL itself, .venv-spark35 (pyspark 3.5,
+#                 the package with the very same jar, not rebuilt), and the environment YARN
+#                 applications ship to their containers: .venv-ship (TensorFlow and the package
+#                 from a wheel, no pyspark) packed by venv-pack into .tools/ship-env.tar
 #   make test     run every test: JUnit (bin/sbt core/test, with ArchUnit's package order),
 #                 pytest (which also builds the sdist and wheel and tests the wheel in a fresh
 #                 venv without javac or g++, tests/packaging; and checks the import contracts
@@ -50,6 +52,13 @@ PYSPARK35 ?= pyspark==3.5.*
 VENV35 ?= .venv-spark35
 PY35 := $(VENV35)/bin/python
 PIP35 := $(PY35) -m pip --disable-pip-version-check --no-input
+# The environment that YARN applications ship to their containers (spark.archives): a plain venv
+# with the package installed from a wheel, TensorFlow and what executors import, no pyspark.
+SHIP_VENV ?= .venv-ship
+SHIP_PY := $(SHIP_VENV)/bin/python
+SHIP_PIP := $(SHIP_PY) -m pip --disable-pip-version-check --no-input
+SHIP_ENV := .tools/ship-env.tar
+SHIP_WHEELS := .tools/ship-wheel
 SBT := bin/sbt
 PYTEST_ARGS ?=
 JAR := tfrecord_io/jars/tfrecord-io.jar
@@ -65,8 +74,8 @@ POSTGRES_JDBC_CP := .tools/postgres-jdbc.classpath
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: help setup setup-system setup-python setup-jvm setup-spark35 jar tf-plugin dist publish-m2 docs test test-jvm \
-  test-python test-spark35 lint bench hdfs yarn postgres connect clean distclean
+.PHONY: help setup setup-system setup-python setup-jvm setup-spark35 setup-ship jar tf-plugin dist publish-m2 docs test \
+  test-jvm test-python test-spark35 lint bench hdfs yarn postgres connect clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -74,7 +83,7 @@ help:
 # ---------------------------------------------------------------------------------------------
 # setup
 
-setup: setup-system setup-python setup-jvm setup-spark35
+setup: setup-system setup-python setup-jvm setup-spark35 setup-ship
 	@echo "make setup: done"
 
 # From Debian's packages if missing: iproute2 (`ip`) for the standalone tests' network
@@ -110,6 +119,26 @@ setup-spark35: setup-python | $(PY35)
 	TFRECORD_IO_JAR=$(abspath $(JAR)) TFRECORD_IO_TF_PLUGIN=$(abspath $(TF_PLUGIN)) \
 	  $(PIP35) install $(PIP_QUIET) --no-build-isolation -e '.[test]'
 	@$(PY35) -c 'import pyspark, sys; v = pyspark.__version__; assert v.startswith("3.5."), v; print("make setup: $(VENV35): python", sys.version.split()[0], "pyspark", v, "jar $(JAR)")'
+
+# The environment shipped with YARN applications, $(SHIP_ENV): a venv made from the same
+# $(PYTHON), with the package (a wheel of this checkout with the jar and the plugin that
+# setup-python built), the TensorFlow runtime, TensorBoard and pandas (pandas UDFs), and
+# tf-keras without its dependency on the `tensorflow` distribution (tensorflow-cpu is the same
+# module); no pyspark: Spark on YARN ships its own pyspark.zip and py4j to the containers.
+# Packed by venv-pack as an uncompressed tar: on one machine that packs and unpacks in seconds,
+# where gzip's level 1 takes half a minute each way. TensorFlow's C++ headers (287 MB) stay out:
+# they compile extensions, executors do not. docs/deploying.md shows these commands.
+setup-ship: setup-python
+	rm -rf $(SHIP_VENV) $(SHIP_WHEELS)
+	TFRECORD_IO_JAR=$(abspath $(JAR)) TFRECORD_IO_TF_PLUGIN=$(abspath $(TF_PLUGIN)) \
+	  $(PIP) wheel $(PIP_QUIET) --no-deps --no-build-isolation --wheel-dir $(SHIP_WHEELS) .
+	$(PYTHON) -m venv $(SHIP_VENV)
+	$(SHIP_PIP) install $(PIP_QUIET) '$(TENSORFLOW)' 'tensorboard==2.21.*' 'pandas<3' \
+	  $(SHIP_WHEELS)/tfrecord_io-*.whl
+	$(SHIP_PIP) install $(PIP_QUIET) --no-deps 'tf-keras==2.21.*'
+	$(VENV)/bin/venv-pack --quiet --force --prefix $(SHIP_VENV) --output $(SHIP_ENV) \
+	  --exclude 'lib/python*/site-packages/tensorflow/include/*'
+	@echo "make setup: $(SHIP_ENV) ($$(du -h $(SHIP_ENV) | cut -f1)) from $(SHIP_VENV)"
 
 # Fetches the sbt launcher on first use, resolves every JVM dependency of the build (Maven
 # Central only) and writes .tools/minihdfs.classpath, .tools/miniyarn.classpath and
@@ -233,4 +262,4 @@ clean:
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
 
 distclean: clean
-	rm -rf $(VENV) $(VENV35) .tools
+	rm -rf $(VENV) $(VENV35) $(SHIP_VENV) .tools

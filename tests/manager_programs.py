@@ -97,7 +97,6 @@ def sgd_resume(args, ctx):
     attempt started to OUT/attempt-A-job-index.json, and w to OUT/final-job-index.json."""
     import tempfile
 
-    import psutil
     import tensorflow as tf
 
     strategy = ctx.strategy()
@@ -124,12 +123,41 @@ def sgd_resume(args, ctx):
         if int(step.numpy()) % 5 == 0:
             manager.save()
         if ctx.attempt == 0 and me == args["kill_node"] and int(step.numpy()) == args["kill_step"]:
-            for parent in psutil.Process().parents():
-                if "CoarseGrainedExecutorBackend" in " ".join(parent.cmdline()):
-                    parent.kill()
+            kill_executor()
             time.sleep(60)  # ended with its container
     with open(os.path.join(args["out"], f"final-{name}.json"), "w") as f:
         json.dump({"attempt": ctx.attempt, "step": int(step.numpy()), "w": float(w.numpy())}, f)
+
+
+def kill_executor():
+    """Kills the Spark executor JVM this process descends from (read from /proc: the shipped
+    environment has no psutil)."""
+    import signal
+
+    pid = os.getppid()
+    while pid > 1:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"CoarseGrainedExecutorBackend" in f.read():
+                os.kill(pid, signal.SIGKILL)
+                return
+        with open(f"/proc/{pid}/stat") as f:
+            pid = int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def report_environment(args, ctx):
+    """Writes where this node process's Python, tfrecord_io and TensorFlow come from, its
+    working directory, PYTHONPATH and YARN container to OUT/JOB-INDEX-environment.json."""
+    import sys
+
+    import tensorflow as tf
+
+    import tfrecord_io
+
+    with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}-environment.json"),
+              "w") as f:
+        json.dump({"executable": sys.executable, "tfrecord_io": tfrecord_io.__file__,
+                   "tensorflow": tf.__file__, "pythonpath": os.environ.get("PYTHONPATH", ""),
+                   "container": os.environ.get("CONTAINER_ID")}, f)
 
 
 def ps_train_read(args, ctx):

@@ -1,15 +1,23 @@
-"""Fixtures of the YARN tests: the test YARN with its HDFS (one child JVM), and a client-mode
-Spark application on it, both for the whole directory."""
+"""Fixtures of the YARN tests: the test YARN with its HDFS (one child JVM), the Python
+environment that applications ship to their containers, and a client-mode Spark application on
+it, all for the whole directory."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from tfrecord_io import fs
 from tfrecord_io.testing import miniyarn
+
+ROOT = Path(__file__).resolve().parents[2]
+# The packed environment (venv-pack) of `make setup` (setup-ship): TensorFlow and tfrecord-io
+# installed, no pyspark.
+SHIP_ENV = ROOT / ".tools" / "ship-env.tar"
 
 
 @pytest.fixture(scope="package")
@@ -31,30 +39,56 @@ def yarn(tmp_path_factory):
 
 
 @pytest.fixture(scope="package")
-def yarn_spark(yarn):
+def shipped_env(yarn):
+    """The packed environment of ``make setup``, uploaded once to the test HDFS: its
+    ``hdfs://`` URL, which every application of the session localizes from there."""
+    if not SHIP_ENV.is_file():
+        pytest.fail(f"no {SHIP_ENV.relative_to(ROOT)} (the environment the YARN tests ship to "
+                    "their containers): run `make setup` (its setup-ship step)", pytrace=False)
+    url = f"{yarn.hdfs_url}/apps/ship-env.tar"
+    with SHIP_ENV.open("rb") as src, fs.open(url, "wb") as dst:
+        shutil.copyfileobj(src, dst, 8 << 20)
+    return url
+
+
+@pytest.fixture(scope="package")
+def yarn_spark(yarn, shipped_env):
     """A SparkSession on the test YARN (client mode, three executors of 2 cores, one task
     each: room for a ps-mode cluster's three nodes, or two workers and the task feeding them;
     it outlives 16 lost executors), made with ``tfrecord_io.spark.session(master="yarn")``
-    and ``HADOOP_CONF_DIR`` set. Any Spark application already running in this process (the
-    ``spark`` fixture's) is stopped first."""
+    and ``HADOOP_CONF_DIR`` set. Executors run the shipped environment's Python
+    (``spark.archives``), with no PYTHONPATH of this process. Any Spark application already
+    running in this process (the ``spark`` fixture's) is stopped first."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     from tfrecord_io import spark as tfs
+    from tfrecord_io.cluster import slots
 
     active = SparkSession.getActiveSession() or SparkContext._active_spark_context
     if active is not None:
         active.stop()
     saved = os.environ.get("HADOOP_CONF_DIR")
     os.environ.update(yarn.env())
-    session = tfs.session(
-        "yarn", app_name="tfrecord-io-yarn-tests",
-        **yarn.spark_conf(executors=3),
-        **{"spark.ui.enabled": "false", "spark.task.maxFailures": "2",
-           # the tests kill containers on purpose: the application must outlive them
-           "spark.executor.maxNumFailures": "16"},
-    )
+    # Spark's YARN client adds its JVM's PYTHONPATH to the executors' (this checkout, when the
+    # tests run with PYTHONPATH set): the driver JVM must start without it.
+    pythonpath = os.environ.pop("PYTHONPATH", None)
+    _stop_driver_jvm_with_pythonpath()
+    try:
+        session = tfs.session(
+            "yarn", app_name="tfrecord-io-yarn-tests",
+            **yarn.spark_conf(executors=3, archive=shipped_env),
+            **{"spark.ui.enabled": "false", "spark.task.maxFailures": "2",
+               # the tests kill containers on purpose: the application must outlive them
+               "spark.executor.maxNumFailures": "16"},
+        )
+    finally:
+        if pythonpath is not None:
+            os.environ["PYTHONPATH"] = pythonpath
     session.sparkContext.setLogLevel("ERROR")
+    # Every executor localizes the environment before it starts: wait for the three (the first
+    # test's cluster.run waits for its slots a minute only).
+    slots.wait_for(session.sparkContext, 3, timeout=600)
     try:
         yield session
     finally:
@@ -65,8 +99,27 @@ def yarn_spark(yarn):
             os.environ["HADOOP_CONF_DIR"] = saved
 
 
+def _stop_driver_jvm_with_pythonpath() -> None:
+    """Stops the driver JVM that an earlier Spark test of this process started with PYTHONPATH
+    in its environment, so that the next session starts a new one (pyspark starts its JVM once
+    per process and keeps it)."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None or not gateway.jvm.java.lang.System.getenv("PYTHONPATH"):
+        return
+    process = getattr(gateway, "proc", None)
+    gateway.shutdown()
+    if process is not None:
+        process.stdin.close()  # pyspark's JVM exits when its stdin closes
+        process.wait(timeout=60)
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+
+
 def _register_programs() -> None:
-    # Node programs travel by value: executors and node processes do not have tests/ on their path.
+    # Node programs travel by value: executors and node processes do not have tests/ on their path
+    # (nor anything else of this checkout: they run the shipped environment).
     # The feeding programs are tests/cluster's (that directory is on the path for them only).
     sys.path.append(str(Path(__file__).resolve().parent.parent / "cluster"))
     import feed_programs

@@ -25,6 +25,6 @@ from tfrecord_io.testing.miniyarn.classpath import (
     MAIN_CLASS,
     find_classpath,
 )
-from tfrecord_io.testing.miniyarn.cluster import MiniYarn
+from tfrecord_io.testing.miniyarn.cluster import SHIPPED_DIR, SHIPPED_PYTHON, MiniYarn
 
-__all__ = ["MiniYarn", "MiniYarnError", "CLASSPATH_ENV", "MAIN_CLASS", "find_classpath"]
+__all__ = ["MiniYarn", "MiniYarnError", "SHIPPED_DIR", "SHIPPED_PYTHON", "CLASSPATH_ENV", "MAIN_CLASS", "find_classpath"]

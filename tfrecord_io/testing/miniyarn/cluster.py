@@ -25,7 +25,12 @@ from tfrecord_io.testing.miniyarn.classpath import (
     find_classpath,
 )
 
-__all__ = ["MiniYarn"]
+__all__ = ["MiniYarn", "SHIPPED_DIR", "SHIPPED_PYTHON"]
+
+#: Where a shipped environment (``--archives ARCHIVE#environment``) is unpacked in a
+#: container's working directory, and its interpreter there.
+SHIPPED_DIR = "environment"
+SHIPPED_PYTHON = f"./{SHIPPED_DIR}/bin/python"
 
 
 class MiniYarn:
@@ -169,20 +174,31 @@ class MiniYarn:
         executor_memory: str = "512m",
         executor_memory_overhead: str = "2560m",
         python: str | None = None,
+        archive: str | None = None,
     ) -> dict[str, str]:
         """Spark settings of a client-mode application on this cluster (``master="yarn"``).
 
         The site files' settings are passed as ``spark.hadoop.*`` too, so that a driver JVM
         started before ``HADOOP_CONF_DIR`` was set reaches this cluster all the same. Spark's jars
         are taken from the installed pyspark on every node (``spark.yarn.jars=local:...``), not
-        uploaded. Executors run ``python`` (this interpreter by default) with this process's
-        ``PYTHONPATH``. Each task takes all of its executor's cores. A TensorFlow node process
-        started by a task is in the executor container's process tree, so its memory counts
-        against ``executor_memory_overhead``.
+        uploaded. Each task takes all of its executor's cores. A TensorFlow node process started
+        by a task is in the executor container's process tree, so its memory counts against
+        ``executor_memory_overhead``.
+
+        With *archive* (a packed Python environment, e.g. by venv-pack; best an ``hdfs://`` URL,
+        which every application localizes without uploading it again), the environment travels
+        with the application: ``spark.yarn.dist.archives=ARCHIVE#environment`` (what
+        ``spark-submit --archives`` sets on YARN; ``spark.archives`` would also unpack it on the
+        client-mode driver, whose Java untar refuses a venv's ``bin/python`` symbolic link), and
+        executors and the ApplicationMaster run ``./environment/bin/python`` from their
+        container, with no ``PYTHONPATH`` of this process. Without it, executors run *python* (this interpreter by
+        default) with this process's ``PYTHONPATH``.
         """
         import pyspark  # noqa: PLC0415 - only who runs Spark needs it
 
         jars = Path(pyspark.__file__).resolve().parent / "jars"
+        if archive is not None:
+            python = SHIPPED_PYTHON
         python = python or sys.executable
         conf = {f"spark.hadoop.{k}": v for k, v in self.hadoop_conf().items()}
         conf.update({
@@ -201,6 +217,9 @@ class MiniYarn:
             "spark.yarn.appMasterEnv.PYSPARK_PYTHON": python,
             "spark.executorEnv.PYSPARK_PYTHON": python,
         })
+        if archive is not None:
+            conf["spark.yarn.dist.archives"] = f"{archive}#{SHIPPED_DIR}"
+            return conf
         pythonpath = os.environ.get("PYTHONPATH")
         if pythonpath:
             conf["spark.executorEnv.PYTHONPATH"] = pythonpath
