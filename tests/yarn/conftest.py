@@ -57,13 +57,14 @@ def yarn_spark(yarn, shipped_env):
     each: room for a ps-mode cluster's three nodes, or two workers and the task feeding them;
     it outlives 16 lost executors), made with ``tfrecord_io.spark.session(master="yarn")``
     and ``HADOOP_CONF_DIR`` set. Executors run the shipped environment's Python
-    (``spark.archives``), with no PYTHONPATH of this process. Any Spark application already
-    running in this process (the ``spark`` fixture's) is stopped first."""
+    (``spark.yarn.dist.archives``), with no PYTHONPATH of this process. Any Spark application
+    already running in this process (the ``spark`` fixture's) is stopped first."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     from tfrecord_io import spark as tfs
     from tfrecord_io.cluster import slots
+    from tfrecord_io.cluster.application import application_of
 
     active = SparkSession.getActiveSession() or SparkContext._active_spark_context
     if active is not None:
@@ -88,7 +89,7 @@ def yarn_spark(yarn, shipped_env):
     session.sparkContext.setLogLevel("ERROR")
     # Every executor localizes the environment before it starts: wait for the three (the first
     # test's cluster.run waits for its slots a minute only).
-    slots.wait_for(session.sparkContext, 3, timeout=600)
+    slots.wait_for(application_of(session), 3, timeout=600)
     try:
         yield session
     finally:

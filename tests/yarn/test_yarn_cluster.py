@@ -4,6 +4,9 @@ save the model to HDFS, and leave nothing behind; a failing node is named."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 
 import manager_programs
 import pytest
@@ -78,4 +81,23 @@ def test_an_exception_in_main_fun_is_a_cluster_error_naming_the_node(yarn_spark,
         with c:
             c.wait(timeout=300)
     assert "planned failure on worker:1" in str(failure.value)
+    assert node_processes(c.name) == []
+
+
+def test_a_killed_node_process_is_a_cluster_error_naming_the_node_within_seconds(
+        yarn_spark, tmp_path):
+    c = cluster.run(yarn_spark.sparkContext, manager_programs.hold_memory_on,
+                    {"out": str(tmp_path), "node": "none"}, num_workers=2)
+    with c:
+        started = tmp_path / "worker-1.json"
+        deadline = time.monotonic() + 300
+        while not started.exists() or not started.read_text():
+            assert time.monotonic() < deadline, "worker:1 did not start"
+            time.sleep(0.5)
+        os.kill(json.loads(started.read_text())["pid"], signal.SIGKILL)
+        killed = time.monotonic()
+        with pytest.raises(ClusterError, match=r"^worker:1 failed: .*was killed by SIGKILL"):
+            c.wait(timeout=120)
+        surfaced = time.monotonic() - killed
+    assert surfaced < 15.0, f"the failure took {surfaced:.1f} s to surface"
     assert node_processes(c.name) == []

@@ -38,3 +38,12 @@ def test_sql_over_a_table_on_hdfs(yarn, yarn_spark):
         assert yarn_spark.sql("SELECT count(*) FROM yarn_people WHERE part = 1").first()[0] == 1
     finally:
         yarn_spark.sql("DROP TABLE yarn_people")
+
+
+def test_save_records_and_load_records_through_hdfs(yarn, yarn_spark):
+    from tfrecord_io.spark import load_records, save_records
+
+    path = f"{yarn.hdfs_url}/source/records"
+    data = [b"record-%04d" % i for i in range(500)]
+    save_records(yarn_spark.sparkContext.parallelize(data, 5), path, compression="gzip")
+    assert sorted(load_records(yarn_spark.sparkContext, path).collect()) == data

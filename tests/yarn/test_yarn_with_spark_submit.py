@@ -21,7 +21,8 @@ from tfrecord_io.testing.miniyarn import SHIPPED_PYTHON
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "python" / "train_on_yarn.py"
 # A driver container of 1 GB (the driver's JVM and its Python, which imports no TensorFlow) and
-# two executors of 2 GB (a node of a linear model).
+# two executors of 3 GB, as in the client-mode tests (a sync worker's process tree has reached
+# 2 GB).
 CONF = {
     "spark.driver.memory": "512m",
     "spark.driver.memoryOverhead": "512m",
@@ -29,7 +30,7 @@ CONF = {
     "spark.executor.cores": "2",
     "spark.task.cpus": "2",
     "spark.executor.memory": "512m",
-    "spark.executor.memoryOverhead": "1536m",
+    "spark.executor.memoryOverhead": "2560m",
 }
 
 
