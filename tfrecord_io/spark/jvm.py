@@ -166,6 +166,11 @@ def session(
     builder = SparkSession.builder.appName(app_name)
     if master:
         builder = builder.master(master)
+    if (master or "").startswith("yarn") and "spark.yarn.isPython" not in conf:
+        # Spark's YARN client sends pyspark.zip and py4j to the containers only for a Python
+        # application, which spark-submit marks when the driver JVM starts with a YARN master;
+        # a JVM this process started earlier (for a local session) is not marked.
+        builder = builder.config("spark.yarn.isPython", "true")
     for key, value in conf.items():
         builder = builder.config(key, value)
     starts = SparkContext._active_spark_context is None  # noqa: SLF001 - no public getter

@@ -203,10 +203,6 @@ class MiniYarn:
         conf = {f"spark.hadoop.{k}": v for k, v in self.hadoop_conf().items()}
         conf.update({
             "spark.submit.deployMode": "client",
-            # Spark's YARN client sends pyspark.zip and py4j to the containers for Python
-            # applications only, which spark-submit marks when the driver JVM starts with a
-            # YARN master; a JVM this process started earlier for another master is not.
-            "spark.yarn.isPython": "true",
             "spark.yarn.jars": f"local:{jars}/*",
             "spark.yarn.am.memory": "512m",
             "spark.executor.instances": str(executors),
