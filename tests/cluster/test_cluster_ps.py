@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from datafiles import write_record_shards
 from processes import listening_ports, node_processes, spec_ports
 
 import cluster_programs
-from tfrecord_io import cluster, records
+from tfrecord_io import cluster
 
 # five files of unequal length: 145 records
 SIZES = [30, 20, 25, 40, 30]
@@ -18,11 +19,7 @@ SIZES = [30, 20, 25, 40, 30]
 @pytest.fixture(scope="module")
 def hdfs_records(hdfs):
     base = f"{hdfs.url}/cluster/ps-input"
-    expected = []
-    for i, n in enumerate(SIZES):
-        recs = [f"file{i}-record{j:03d}" for j in range(n)]
-        records.write(f"{base}/part-{i:05d}.tfrecord", [r.encode() for r in recs])
-        expected += recs
+    expected = write_record_shards(base, SIZES)
     return base, expected
 
 

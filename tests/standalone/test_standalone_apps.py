@@ -13,10 +13,11 @@ import feed_programs
 import manager_programs
 import numpy as np
 import pytest
+from datafiles import write_record_shards
 
 from pyspark.sql import functions as F
 
-from tfrecord_io import cluster, ml, records
+from tfrecord_io import cluster, ml
 
 # uneven partitions (one empty) of records b"r0".."r299"
 SIZES = [0, 120, 3, 177]
@@ -84,11 +85,7 @@ PS_SIZES = [30, 20, 25, 35]
 @pytest.fixture(scope="module")
 def ps_trained(standalone_spark, standalone_hdfs, tmp_path_factory):
     base = f"{standalone_hdfs.url}/apps/input"
-    expected = []
-    for i, n in enumerate(PS_SIZES):
-        recs = [f"file{i}-record{j:03d}" for j in range(n)]
-        records.write(f"{base}/part-{i:05d}.tfrecord", [r.encode() for r in recs])
-        expected += recs
+    expected = write_record_shards(base, PS_SIZES)
     out = tmp_path_factory.mktemp("standalone-ps")
     c = cluster.run(standalone_spark.sparkContext, manager_programs.ps_train_read,
                     {"out": str(out), "paths": base}, mode="ps", num_workers=1, num_ps=1)

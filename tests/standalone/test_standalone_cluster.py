@@ -11,10 +11,11 @@ import time
 
 import manager_programs
 import pytest
+from datafiles import write_record_shards
 from processes import node_processes
 from pyspark.sql import functions as F
 
-from tfrecord_io import cluster, records
+from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
 
 SIZES = [30, 20, 25, 35]
@@ -24,11 +25,7 @@ SIZES = [30, 20, 25, 35]
 @pytest.fixture(scope="module")
 def hdfs_input(standalone_hdfs):
     base = f"{standalone_hdfs.url}/cluster/input"
-    expected = []
-    for i, n in enumerate(SIZES):
-        recs = [f"file{i}-record{j:03d}" for j in range(n)]
-        records.write(f"{base}/part-{i:05d}.tfrecord", [r.encode() for r in recs])
-        expected += recs
+    expected = write_record_shards(base, SIZES)
     return base, expected
 
 

@@ -12,8 +12,9 @@ import feed_programs
 import manager_programs
 import numpy as np
 import pytest
+from datafiles import write_record_shards
 
-from tfrecord_io import cluster, ml, records
+from tfrecord_io import cluster, ml
 
 SIZES = [30, 20, 25, 35]
 # uneven partitions (one empty) of records b"r0".."r399"
@@ -24,11 +25,7 @@ N_FEED = sum(FEED_SIZES)
 @pytest.fixture(scope="module")
 def ps_trained(yarn, yarn_spark, tmp_path_factory):
     base = f"{yarn.hdfs_url}/apps/input"
-    expected = []
-    for i, n in enumerate(SIZES):
-        recs = [f"file{i}-record{j:03d}" for j in range(n)]
-        records.write(f"{base}/part-{i:05d}.tfrecord", [r.encode() for r in recs])
-        expected += recs
+    expected = write_record_shards(base, SIZES)
     out = tmp_path_factory.mktemp("yarn-ps")
     flag = out / "go"
     c = cluster.run(yarn_spark.sparkContext, manager_programs.ps_train_read,

@@ -10,9 +10,10 @@ import time
 
 import manager_programs
 import pytest
+from datafiles import write_record_shards
 from processes import node_processes
 
-from tfrecord_io import cluster, records
+from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
 
 # four files of unequal length: 110 records
@@ -23,11 +24,7 @@ SIZES = [30, 20, 25, 35]
 @pytest.fixture(scope="module")
 def hdfs_input(yarn):
     base = f"{yarn.hdfs_url}/cluster/input"
-    expected = []
-    for i, n in enumerate(SIZES):
-        recs = [f"file{i}-record{j:03d}" for j in range(n)]
-        records.write(f"{base}/part-{i:05d}.tfrecord", [r.encode() for r in recs])
-        expected += recs
+    expected = write_record_shards(base, SIZES)
     return base, expected
 
 
