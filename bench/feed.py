@@ -5,6 +5,7 @@ the same data as TFRecord shards from HDFS (``input_mode="tensorflow"``).
     .venv/bin/python bench/feed.py                          # 200,000 records, 6 epochs; ~3 min
     .venv/bin/python bench/feed.py --records 400000 --epochs 8 --out bench/results-feed.md
     .venv/bin/python bench/feed.py --runs 5                 # the median of 5 runs of each
+    .venv/bin/python bench/feed.py --sources files,feed,connect --runs 5  # and over Connect
 
 Data: a DataFrame of ``--records`` rows ``(id long, payload string of 1000 characters)``, i.e.
 ``tf.train.Example`` records of about 1 KB, in ``--partitions`` partitions, cached and counted
@@ -26,6 +27,11 @@ by 0.6-2 s, and the files path is faster without it.
 * **feed**: ``ctx.feed("train")`` while the driver runs ``c.train(df, num_epochs)``: rows are
   encoded to Examples in the executors' JVMs, batched, sent over the authenticated feed channel
   and handed to TensorFlow batch by batch.
+* **connect** (with ``--sources ...,connect``): the same feed from a Spark Connect client. A
+  Connect server (``tfrecord_io.testing.connect``, Spark's ``SparkConnectServer``) runs a second
+  application on the same ``--master``; the same DataFrame is made and cached there, and
+  ``c.train`` feeds it through the jar's feed source on the server (no JVM in this process).
+  Its ratio to the classic feed is the last column of the median row.
 
 Each worker times every epoch from the first ``next()`` to the end of the epoch; an epoch's
 records/s is the records both workers read divided by the slower worker's time. Each worker
@@ -96,10 +102,10 @@ def run(sc, source: str, df, path: str, epochs: int, workdir: Path) -> list[dict
     out = workdir / source
     out.mkdir()
     args = {"source": source, "path": path, "epochs": epochs, "out": str(out)}
-    mode = "spark" if source == "feed" else "tensorflow"
+    mode = "tensorflow" if source == "files" else "spark"
     report = None
     with cluster.run(sc, worker_main, args, num_workers=2, input_mode=mode) as c:
-        if source == "feed":
+        if source != "files":
             report = c.train(df, num_epochs=epochs)
         c.wait(timeout=3600)
     per_worker = [json.loads((out / f"worker-{w}.json").read_text()) for w in range(2)]
@@ -137,11 +143,13 @@ def table(runs: list[dict[str, list[dict]]], ns: argparse.Namespace, record_byte
         "|---|---|---|---|---|---|---|---|---|",
     ]
     names = {"files": "TFRecord shards on HDFS, `ctx.dataset` (input_mode tensorflow)",
-             "feed": "cached DataFrame, `c.train` + `ctx.feed` (input_mode spark)"}
+             "feed": "cached DataFrame, `c.train` + `ctx.feed` (input_mode spark)",
+             "connect": "the same from a Spark Connect client"}
+    names = {s: name for s, name in names.items() if s in runs[0]}
     for number, results in enumerate(runs, 1):
         files_rate = _later(results["files"], "rate")
         files_cpu = _later(results["files"], "cpu_us")
-        for source in ("files", "feed"):
+        for source in names:
             figs = results[source]
             later = [f["rate"] for f in figs[1:]]
             median = statistics.median(later)
@@ -160,6 +168,13 @@ def table(runs: list[dict[str, list[dict]]], ns: argparse.Namespace, record_byte
             f"{rate['files']:,.0f} | | {rate['feed'] / rate['files']:.0%} | "
             f"{cpu['feed']:.2f} vs {cpu['files']:.2f} us | {cpu['feed'] / cpu['files']:.2f}x |"
         )
+        if "connect" in rate:
+            lines.append(
+                f"| median of {len(runs)} | Connect feed vs classic feed | | | "
+                f"{rate['connect']:,.0f} vs {rate['feed']:,.0f} | | "
+                f"{rate['connect'] / rate['feed']:.0%} | {cpu['connect']:.2f} vs "
+                f"{cpu['feed']:.2f} us | {cpu['connect'] / cpu['feed']:.2f}x |"
+            )
     head = (
         f"`{' '.join(['bench/feed.py', *sys.argv[1:]])}` on {platform.node()} "
         f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end), "
@@ -198,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="clusters of each input, in turns (the table gives their median)")
     parser.add_argument("--out", default=str(Path(__file__).with_name("results-feed.md")))
     parser.add_argument("--sources", default="files,feed",
-                        help="which runs (comma-separated: files, feed); the table needs both")
+                        help="which runs (comma-separated: files, feed, connect); the table "
+                        "needs files and feed")
     ns = parser.parse_args(argv)
     import logging
 
@@ -222,11 +238,29 @@ def main(argv: list[str] | None = None) -> int:
         "spark.hadoop.dfs.replication": "2",
     })
     spark.sparkContext.setLogLevel("ERROR")
+    sources = ns.sources.split(",")
+    server = remote = None
     try:
-        payload = F.expr("substring(repeat(sha2(cast(id as string), 256), 16), 1, 1000)")
-        df = spark.range(0, ns.records, numPartitions=ns.partitions).select(
-            F.col("id"), payload.alias("payload")).cache()
-        assert df.count() == ns.records
+        def data(session):
+            payload = F.expr("substring(repeat(sha2(cast(id as string), 256), 16), 1, 1000)")
+            frame = session.range(0, ns.records, numPartitions=ns.partitions).select(
+                F.col("id"), payload.alias("payload")).cache()
+            assert frame.count() == ns.records
+            return frame
+
+        df = data(spark)
+        if "connect" in sources:
+            from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+            from tfrecord_io.testing.connect import ConnectServer
+
+            log("starting a Spark Connect server on the same master")
+            server = ConnectServer(master=ns.master, conf={
+                "spark.executor.memory": "1g", "spark.ui.enabled": "false"}).start()
+            remote = RemoteSparkSession.builder.remote(server.url).getOrCreate()
+            os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"  # Connect columns from here on
+            remote_df = data(remote)
+            del os.environ["SPARK_CONNECT_MODE_ENABLED"]
         path = f"{hdfs.url}/bench/feed-{os.getpid()}"
         log(f"writing {ns.records:,} Examples to {path}")
         tfs.save_dataframe(df, path)
@@ -238,18 +272,18 @@ def main(argv: list[str] | None = None) -> int:
         total = sum(hdfs_client.stat(u).length for u in shards)
         record_bytes = total / ns.records - 16  # data bytes per record (framing excluded)
         runs = []
-        sources = ns.sources.split(",")
         for number in range(1, ns.runs + 1):
             results = {}
             for source in sources:
                 log(f"run {number}: {source}")
-                results[source] = run(spark.sparkContext, source, df, path, ns.epochs,
+                on = (remote, remote_df) if source == "connect" else (spark.sparkContext, df)
+                results[source] = run(on[0], source, on[1], path, ns.epochs,
                                       Path(tempfile.mkdtemp(dir=workdir)))
                 for e, f in enumerate(results[source]):
                     log(f"  epoch {e + 1}: {f['records']:,} records in {f['seconds']:.2f} s "
                         f"= {f['rate']:,.0f} records/s, node CPU {f['cpu_us']:.2f} us/record")
             for source, figs in results.items():
-                expected = ns.records - ns.records % 2 if source == "feed" else ns.records
+                expected = ns.records if source == "files" else ns.records - ns.records % 2
                 if any(f["records"] != expected for f in figs):
                     raise SystemExit(
                         f"{source} read {[f['records'] for f in figs]}, not {expected}")
@@ -261,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
         write_results(Path(ns.out), text)
         log(f"wrote {ns.out}")
     finally:
+        if remote is not None:
+            remote.stop()
+        if server is not None:
+            server.stop()
         spark.stop()
         hdfs.stop()
     return 0

@@ -156,12 +156,12 @@ def sc(spark):
 @pytest.fixture(scope="session")
 def connect_server(tmp_path_factory):
     """A real Spark Connect server (``connect_server.url`` is ``sc://127.0.0.1:PORT``): Spark's
-    ``SparkConnectServer`` from the installed pyspark, on a local cluster of two executor JVMs,
-    with the bundled jar; stopped with its whole process tree at the end of the session."""
+    ``SparkConnectServer`` from the installed pyspark, on the classic session's master (a local
+    cluster of two executor JVMs), with the bundled jar; stopped with its whole process tree at the end of the session."""
     from tfrecord_io.testing import connect
 
     server = connect.ConnectServer(
-        tmp_path_factory.mktemp("connect"),
+        tmp_path_factory.mktemp("connect"), master=SPARK_MASTER,
         conf={"spark.task.maxFailures": "4", "spark.executor.memory": "1g",
               "spark.python.worker.reuse": "true", "spark.hadoop.dfs.replication": "2"},
     )

@@ -92,3 +92,12 @@ def test_train_stops_the_feeding_and_raises_timeout_error_when_its_timeout_passe
         c.wait(timeout=120)
     for w in range(2):  # the stopped epoch ends short: the late readers get nothing
         assert json.loads((tmp_path / f"worker-{w}-read.json").read_text())["ids"] == []
+
+
+def test_wait_ends_a_feed_that_was_never_trained(sc, tmp_path):
+    args = {"out": str(tmp_path), "pause": 0}
+    c = cluster.run(sc, feed_programs.read_late, args, num_workers=1, input_mode="spark")
+    with c:
+        c.wait(timeout=300)  # the reader waits for a first epoch: it sees the feed's end
+    assert json.loads((tmp_path / "worker-0-read.json").read_text()) == {"ids": []}
+    assert node_processes(c.name) == []

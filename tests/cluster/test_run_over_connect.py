@@ -19,7 +19,6 @@ import cluster_programs
 from tfrecord_io import cluster
 from tfrecord_io.cluster import driver as cluster_driver
 from tfrecord_io.cluster.channel import ControlServer
-from tfrecord_io.errors import SparkConnectError
 
 
 def _pids(out) -> dict[str, int]:
@@ -152,14 +151,6 @@ def test_nodes_that_cannot_connect_back_fail_fast_naming_the_address(
     assert f"could not connect back to the driver's control channel at {unreachable}" in message
     assert "control_host" in message and "TFRECORD_IO_CONTROL_HOST" in message
     assert list(tmp_path.iterdir()) == []
-
-
-def test_feeding_over_connect_is_refused_at_once_saying_what_to_do(connect_spark):
-    with pytest.raises(SparkConnectError) as info:
-        cluster.run(connect_spark, cluster_programs.record, {"out": "/nonexistent"},
-                    num_workers=2, input_mode="spark", progress=False)
-    assert "needs a classic session" in str(info.value)
-    assert "save_dataframe" in str(info.value) and "input_mode='tensorflow'" in str(info.value)
 
 
 def test_a_control_host_this_machine_cannot_listen_on_fails_at_once_saying_what_to_do(

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 import ml_programs
 from tfrecord_io import ml
-from tfrecord_io.errors import ModelError, SparkConnectError
+from tfrecord_io.errors import ModelError
 
 LINEAR = {"learning_rate": 0.1, "features": "features", "label": "label", "width": 3}
 
@@ -172,13 +172,18 @@ def test_input_mode_tensorflow_writes_the_rows_as_files_that_train_fn_reads(
     assert sorted(p.name for p in tmp_path.iterdir()) == [model.getModelDir().split("/")[-1]]
 
 
-def test_a_fed_fit_over_connect_is_refused_at_once_naming_input_mode_tensorflow(
-        connect_spark, tmp_path):
-    estimator = ml.TFEstimator(ml_programs.train_linear, LINEAR, numWorkers=1,
-                               inputMode="spark", exportDir=str(tmp_path))
-    with pytest.raises(SparkConnectError, match="input_mode='tensorflow'"):
-        estimator.fit(ps_data(connect_spark, 16))
-    assert list(tmp_path.iterdir()) == []
+def test_a_fed_fit_trains_on_the_rows_of_a_connect_dataframe(connect_spark, tmp_path):
+    df = ps_data(connect_spark, 96)
+    estimator = ml.TFEstimator(
+        ml_programs.train_linear, LINEAR, numWorkers=1, epochs=4, batchSize=8, keras="legacy",
+        inputMode="spark", exportDir=str(tmp_path), outputMapping={"prediction": "prediction"},
+    )
+    model = estimator.fit(df)
+    losses = model.summary.history("loss")
+    assert len(losses) == 4 and losses[-1] < 0.5 * losses[0]
+    labels = np.array([r.label for r in df.collect()])
+    got = np.array([r.prediction for r in model.transform(df).collect()])
+    assert np.sqrt(np.mean((got - labels) ** 2)) < 0.5 * np.std(labels)
 
 
 def test_max_attempts_restarts_the_cluster_and_feeds_the_rows_again(spark, tmp_path):

@@ -35,7 +35,6 @@ __all__ = [
     "ClassicApplication",
     "ConnectApplication",
     "application_of",
-    "feeding_needs_classic",
     "CONTROL_HOST_ENV",
 ]
 
@@ -84,7 +83,7 @@ class SparkApplication:
         raise NotImplementedError
 
     def spark_context(self) -> Any:
-        """The ``SparkContext`` (feeding, ``input_mode="spark"``, needs it).
+        """The ``SparkContext`` (a classic application's feeding jobs are submitted with it).
 
         Raises:
             SparkConnectError: a Spark Connect session has none.
@@ -182,7 +181,9 @@ class ConnectApplication(SparkApplication):
         return None
 
     def spark_context(self) -> Any:
-        raise feeding_needs_classic()
+        raise SparkConnectError(
+            "a Spark Connect session has no SparkContext: use the DataFrame API (the cluster "
+            "feeds Connect DataFrames through it)")
 
     def default_control_host(self) -> str:
         """This machine's address on its route to the Connect server's driver (the executors'
@@ -207,16 +208,6 @@ def _local_address_towards(host: str) -> str:
         log.warning("cannot tell this machine's address towards %s; the control channel "
                     "listens on this host's name (set %s to override)", host, CONTROL_HOST_ENV)
         return socket.gethostname()
-
-
-def feeding_needs_classic() -> SparkConnectError:
-    """The error of feeding a cluster (``input_mode="spark"``) over Spark Connect."""
-    return SparkConnectError(
-        "feeding a cluster from Spark (input_mode='spark', Cluster.train) needs a classic "
-        "session for now (a SparkContext in this process); over Spark Connect write the data "
-        "with tfrecord_io.spark.save_dataframe and let the nodes read the shards "
-        "(input_mode='tensorflow', ctx.dataset)"
-    )
 
 
 def application_of(spark: Any) -> SparkApplication:

@@ -24,13 +24,12 @@ from tfrecord_io.cluster.application import (
     CONTROL_HOST_ENV,
     SparkApplication,
     application_of,
-    feeding_needs_classic,
 )
 from tfrecord_io.cluster.attempt import Attempt
 from tfrecord_io.cluster.channel import ControlServer, new_secret
 from tfrecord_io.cluster.context import NodeContext
 from tfrecord_io.cluster.description import AttemptDescription
-from tfrecord_io.cluster.feed.coordinator import FeedCoordinator
+from tfrecord_io.cluster.feed.coordinator import FeedCoordinator, check_data
 from tfrecord_io.cluster.feed.replay import Replays
 from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
 from tfrecord_io.cluster.options import RunOptions, run_options
@@ -38,7 +37,6 @@ from tfrecord_io.cluster.progress import Progress
 from tfrecord_io.cluster.results import MetricRecord, Metrics, Result, decode_value
 from tfrecord_io.cluster.roles import Role, roles as make_roles
 from tfrecord_io.errors import ClusterError
-from tfrecord_io.spark.jvm import is_connect
 
 __all__ = ["run", "Cluster"]
 
@@ -180,16 +178,17 @@ class Cluster:
         Raises:
             ClusterError: a node failed while being fed (named, with its traceback), feeding
                 failed (e.g. the data changed since it was counted), or the cluster stopped.
-            SparkConnectError: *data* is a Spark Connect DataFrame (feeding needs a classic
-                session for now).
+            SparkConnectError: *data* is a streaming DataFrame of a Spark Connect session
+                (streams are fed from a classic session only).
+            TypeError: *data* is not a DataFrame of this cluster's kind of session (or, on a
+                classic session, an RDD).
             ValueError: not ``input_mode="spark"``, or bad arguments.
             TimeoutError: *timeout* passed first.
         """
         if self._options.input_mode != "spark":
             raise ValueError("train() feeds clusters started with cluster.run(..., "
                              "input_mode='spark')")
-        if is_connect(data):
-            raise feeding_needs_classic()
+        check_data(self._application, data)
         if isinstance(num_epochs, bool) or not isinstance(num_epochs, int) or num_epochs < 1:
             raise ValueError(f"num_epochs must be an int >= 1, not {num_epochs!r}")
         if not isinstance(feed, str) or not feed:
@@ -229,7 +228,7 @@ class Cluster:
                     coordinator.close()
                 fed = [r.name for r in self._roles if r.fed]
                 coordinator = FeedCoordinator(
-                    self._application.spark_context(), self._secret, fed, attempt.feed_addresses(),
+                    self._application, self._secret, fed, attempt.feed_addresses(),
                     equal=self._options.mode == "sync", group=f"{self._id}-{attempt.number}",
                     failure=attempt.failure, reserved=len(self._roles), attempt=attempt.number,
                 )
@@ -253,8 +252,14 @@ class Cluster:
             TimeoutError: *timeout* seconds passed; the cluster keeps running.
         """
         self._ending.set()
-        if self._feeds is not None:
-            self._feeds.end_all(after_pending=self._finished)
+        feeds = self._feeds
+        if feeds is None and self._options.input_mode == "spark":
+            try:  # nothing was fed yet: readers waiting for a first epoch must see the end too
+                feeds = self._coordinator()
+            except ClusterError:  # the cluster has already ended
+                feeds = None
+        if feeds is not None:
+            feeds.end_all(after_pending=self._finished)
         if not self._finished.wait(timeout):
             raise TimeoutError(
                 f"the cluster did not finish within {timeout} s; it is still running"
@@ -558,7 +563,6 @@ def run(
         ClusterError: too few task slots, the nodes could not connect back to
             *control_host*, or did not all register within *reservation_timeout* (every node
             started is stopped first).
-        SparkConnectError: ``input_mode="spark"`` over a Spark Connect session.
         ValueError: bad arguments.
     """
     if not callable(main_fun):
@@ -572,8 +576,6 @@ def run(
     if on_report is not None and not callable(on_report):
         raise ValueError(f"on_report must be callable, not {on_report!r}")
     application = application_of(spark)
-    if options.input_mode == "spark":
-        application.spark_context()  # raises SparkConnectError over Spark Connect
     cluster = Cluster(application, main_fun, args, node_roles, options, progress=bool(progress),
                       on_report=on_report, control_host=control_host)
     cluster._start()  # noqa: SLF001 - our own class

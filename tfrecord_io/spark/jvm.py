@@ -33,6 +33,7 @@ __all__ = [
     "SCHEMA_EXCEPTION",
     "FEED_BATCHES_CLASS",
     "FEED_SENDER_CLASS",
+    "FEED_SOURCE",
     "EXECUTOR_LOSSES_CLASS",
     "CODECS",
     "is_dataframe",
@@ -79,6 +80,8 @@ SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
 FEED_BATCHES_CLASS = "org.tfrecordio.spark.feed.FeedBatches"
 #: The feed's feeding task: sends a plan's batches from the executors' JVMs.
 FEED_SENDER_CLASS = "org.tfrecordio.spark.feed.FeedSender"
+#: The feed's counting and feeding jobs as a data source, for Spark Connect clients.
+FEED_SOURCE = "org.tfrecordio.spark.feed.FeedSource"
 #: The driver's listener that records why Spark's scheduler removed each executor.
 EXECUTOR_LOSSES_CLASS = "org.tfrecordio.spark.cluster.ExecutorLosses"
 

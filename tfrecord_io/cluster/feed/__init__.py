@@ -27,7 +27,10 @@ feed of the epoch being read and as many of later ones
 (:mod:`~tfrecord_io.cluster.feed.buffer`, :mod:`~tfrecord_io.cluster.feed.server`), and a full
 buffer holds the sender back through TCP. TensorFlow receives each batch as one string and
 its records' offsets, and cuts the records itself. No row is pickled, nothing is queued or
-copied in Python per record.
+copied in Python per record. From a Spark Connect client (no JVM in the driver's process) the
+same batches and feeding tasks are reached through the DataFrame API, by reading the jar's feed
+source on the Connect server (:mod:`~tfrecord_io.cluster.feed.connect`); the rules below are
+the same.
 
 **Who is fed.** The nodes that run ``main_fun`` in the training cluster: every worker in
 ``mode="sync"``, the chief (the coordinator) in ``mode="ps"``. The evaluator is not fed.

@@ -14,13 +14,16 @@ import logging
 import threading
 from typing import Any, Callable
 
-from tfrecord_io.cluster.feed.jobs import SparkRunner, check_data
+from tfrecord_io.cluster.application import SparkApplication
+from tfrecord_io.cluster.feed.connect import ConnectRunner
+from tfrecord_io.cluster.feed.jobs import SparkRunner
 from tfrecord_io.cluster.feed.links import FeedLinks
 from tfrecord_io.cluster.feed.reports import Feeding
 from tfrecord_io.cluster.feed.schedule import Call, FeedSchedule
+from tfrecord_io.cluster.slots import capacity
 from tfrecord_io.errors import ClusterError
 
-__all__ = ["FeedCoordinator"]
+__all__ = ["FeedCoordinator", "check_data"]
 
 log = logging.getLogger("tfrecord_io.cluster")
 
@@ -28,11 +31,28 @@ log = logging.getLogger("tfrecord_io.cluster")
 _TICK = 0.1
 
 
+def _over_connect(application: SparkApplication) -> bool:
+    return application.kind == "connect"
+
+
+def check_data(application: SparkApplication, data: Any) -> None:
+    """Raise unless *data* is what ``Cluster.train`` feeds in *application*: a DataFrame of
+    its kind of session, or an RDD of ``bytes`` in a classic one.
+
+    Raises:
+        TypeError: anything else.
+        SparkConnectError: a streaming DataFrame over Spark Connect.
+    """
+    (ConnectRunner if _over_connect(application) else SparkRunner).check(data)
+
+
 class FeedCoordinator:
     """Feeds the readers of one attempt (see the module docs).
 
     Args:
-        sc: the SparkContext.
+        application: the Spark application (classic: the feeding jobs are submitted through
+            its SparkContext, :mod:`~tfrecord_io.cluster.feed.jobs`; Spark Connect: through
+            the DataFrame API, :mod:`~tfrecord_io.cluster.feed.connect`).
         secret: the cluster's secret.
         nodes: the fed nodes' names, in worker order.
         addresses: each fed node's feed server, ``host:port``.
@@ -45,7 +65,7 @@ class FeedCoordinator:
 
     def __init__(
         self,
-        sc: Any,
+        application: SparkApplication,
         secret: str,
         nodes: list[str],
         addresses: dict[str, str],
@@ -57,14 +77,24 @@ class FeedCoordinator:
     ) -> None:
         self.attempt = attempt  #: the attempt whose nodes it feeds
         self.failure = failure  #: returns that attempt's failure so far, or None
+        self._application = application
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._inbox: list[Call] = []
         self._pending: set[Feeding] = set()
         self._closed = False
         self._links = FeedLinks(nodes, addresses, secret, on_change=self._wake.set)
-        runner = SparkRunner(sc, secret, [addresses[n] for n in nodes], equal, group, reserved,
-                             self._wake.set)
+        fed = [addresses[n] for n in nodes]
+        runner: SparkRunner | ConnectRunner
+        if _over_connect(application):
+            most = capacity(application)  # feeding tasks: the slots the nodes leave free
+            runner = ConnectRunner(secret, fed, equal, group,
+                                   None if most is None else max(1, most - reserved),
+                                   self._wake.set)
+        else:
+            runner = SparkRunner(application.spark_context(), secret, fed, equal, group,
+                                 reserved, self._wake.set)
+        self._runner = runner
         self._schedule = FeedSchedule(self._links, runner, equal, failure)
         self._thread = threading.Thread(target=self._loop, name=f"feed-{group}", daemon=True)
         self._thread.start()
@@ -72,7 +102,7 @@ class FeedCoordinator:
     def train(self, data: Any, num_epochs: int, feed: str, record_type: str,
               trigger: dict[str, Any] | None, cache: bool = True) -> Feeding:
         """Start feeding *data*; see ``Cluster.train``."""
-        check_data(data)
+        check_data(self._application, data)
         streaming = bool(getattr(data, "isStreaming", False))
         if streaming and num_epochs != 1:
             raise ValueError("a streaming DataFrame is fed as one open epoch: num_epochs must be 1")

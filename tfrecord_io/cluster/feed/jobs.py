@@ -17,48 +17,19 @@ import logging
 import threading
 from typing import Any, Callable
 
+from tfrecord_io.cluster.feed.outcome import Outcome, ThreadJob
 from tfrecord_io.cluster.feed.plan import Plan, plan_batches
 from tfrecord_io.cluster.feed.reports import EpochReport
 from tfrecord_io.cluster.feed.schedule import Call
 from tfrecord_io.errors import ClusterError
 from tfrecord_io.spark.jvm import max_concurrent_tasks
 
-__all__ = ["FeedJob", "SparkRunner", "check_data"]
+__all__ = ["FeedJob", "SparkRunner"]
 
 log = logging.getLogger("tfrecord_io.cluster")
 
 
-
-class _Outcome:
-    """The end of a job run by a thread or a future: value or error, and a wake-up call."""
-
-    def __init__(self, wake: Callable[[], None]) -> None:
-        self._wake = wake
-        self._ended = threading.Event()
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    def end(self, value: Any = None, error: BaseException | None = None) -> None:
-        self._value, self._error = value, error
-        self._ended.set()
-        self._wake()
-
-    def done(self) -> bool:
-        return self._ended.is_set()
-
-    def wait(self, timeout: float) -> bool:
-        return self._ended.wait(timeout)
-
-    @property
-    def error(self) -> BaseException | None:
-        return self._error
-
-    @property
-    def value(self) -> Any:
-        return self._value
-
-
-class FeedJob(_Outcome):
+class FeedJob(Outcome):
     """Epoch *epoch* of feed *feed*: *plan*'s batches sent to the feed servers at *addresses*
     (in worker order), submitted at construction (see the module docs)."""
 
@@ -96,27 +67,7 @@ class FeedJob(_Outcome):
             self._future.cancel(True)
 
 
-class _ThreadJob(_Outcome):
-    """*work* run in a thread of its own (a call's planning)."""
-
-    def __init__(self, name: str, work: Callable[[], Any], wake: Callable[[], None]) -> None:
-        super().__init__(wake)
-        threading.Thread(target=self._run, args=(work,), name=name, daemon=True).start()
-
-    def _run(self, work: Callable[[], Any]) -> None:
-        try:
-            value = work()
-        except BaseException as e:  # noqa: BLE001 - the job's outcome, read by the schedule
-            self.end(error=e)
-            return
-        self.end(value)
-
-    def cancel(self) -> None:
-        """Planning is not cancelled (it counts and builds; nothing waits on the nodes): its
-        result is dropped."""
-
-
-class _StreamJob(_Outcome):
+class _StreamJob(Outcome):
     """A streaming DataFrame fed as one epoch: a feeding job per micro-batch."""
 
     def __init__(self, runner: SparkRunner, call: Call, epoch: int, result: EpochReport,
@@ -208,16 +159,29 @@ class SparkRunner:
         return FeedJob(self._sc, plan, self._secret, self._addresses, feed, epoch,
                        f"{self._group}-feed-{feed}-{epoch}-{self._jobs}", self._wake)
 
+    @staticmethod
+    def check(data: Any) -> None:
+        """Raise TypeError unless *data* is a DataFrame of a classic session or an RDD (what
+        ``train`` feeds from a classic session)."""
+        from pyspark import RDD  # noqa: PLC0415 - Spark on the driver
+
+        from tfrecord_io.spark.jvm import is_dataframe  # noqa: PLC0415
+
+        if not (is_dataframe(data) or isinstance(data, RDD)):
+            raise TypeError(
+                "a cluster started from a classic session feeds a DataFrame of a classic "
+                f"session or an RDD of bytes records, not {type(data).__name__}")
+
     # -- Runner --------------------------------------------------------------------------------
 
-    def plan(self, call: Call) -> _ThreadJob:
+    def plan(self, call: Call) -> ThreadJob:
         def work() -> Plan:
             plan = self.make_plan(call.data, call.record_type)
             if call.keep:
                 plan.persist(self._sc, f"tfrecord-io feed {call.feed!r}: batches")
             return plan
 
-        return _ThreadJob(f"feed-{call.feed}-plan", work, self._wake)
+        return ThreadJob(f"feed-{call.feed}-plan", work, self._wake)
 
     def feed(self, call: Call, epoch: int) -> FeedJob:
         return self.submit(call.plan, call.feed, epoch)
@@ -228,17 +192,3 @@ class SparkRunner:
     def release(self, call: Call) -> None:
         if call.keep and call.plan is not None:
             call.plan.unpersist()
-
-
-def check_data(data: Any) -> None:
-    """Raise TypeError unless *data* is a DataFrame or an RDD (what ``train`` feeds)."""
-    from pyspark import RDD  # noqa: PLC0415 - Spark on the driver
-
-    from tfrecord_io.spark.jvm import is_dataframe  # noqa: PLC0415
-
-    if is_dataframe(data):
-        return
-
-    if not isinstance(data, RDD):
-        raise TypeError(
-            f"train() feeds a DataFrame or an RDD of bytes records, not {type(data).__name__}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BATCH_BYTES", "Plan", "plan_batches"]
+__all__ = ["BATCH_BYTES", "Deal", "deal", "Plan", "plan_batches"]
 
 #: Target bytes of one batch (records plus their lengths table). 1 MiB: on the test machine a
 #: buffer of 2 MiB or more costs 30-70 times as much per byte to allocate and fill as a 1 MiB
@@ -31,6 +31,42 @@ __all__ = ["BATCH_BYTES", "Plan", "plan_batches"]
 #: are already small at 1,000 records of 1 KB.
 BATCH_BYTES = 1024 * 1024
 _NO_LIMIT = (1 << 63) - 1
+
+
+@dataclass(frozen=True)
+class Deal:
+    """How a feeding job deals records to the workers, as the JVM's ``FeedBatches`` takes it.
+
+    Attributes:
+        offsets: comma-separated, the global index of each partition's first record; empty:
+            record *i* of partition *p* has the index ``p + i`` (round robin, nothing dropped).
+        counts: comma-separated records per partition as counted (checked while batching),
+            or empty.
+        limit: records whose global index is at or past it are dropped.
+        per_worker: records each worker gets (the equal-share rule), else None.
+        dropped: records left out by the equal-share rule.
+    """
+
+    offsets: str = ""
+    counts: str = ""
+    limit: int = _NO_LIMIT
+    per_worker: int | None = None
+    dropped: int = 0
+
+
+def deal(counts: list[int] | None, workers: int) -> Deal:
+    """The deal of records among *workers* workers: with *counts* (records per partition, in
+    partition order) the equal-share rule, else round robin with nothing dropped (see the
+    module docs)."""
+    if counts is None:
+        return Deal()
+    total = sum(counts)
+    per_worker = total // workers
+    offsets = [0]
+    for n in counts[:-1]:
+        offsets.append(offsets[-1] + n)
+    return Deal(",".join(map(str, offsets)), ",".join(map(str, counts)), per_worker * workers,
+                per_worker, total - per_worker * workers)
 
 
 @dataclass
@@ -115,31 +151,18 @@ def plan_batches(
             )
         source = java_records(data)
         partitions = data.getNumPartitions()
-    per_worker = None
-    dropped = 0
+    counts = None
     if equal:
         count = jclass.countRows if frame else jclass.countRecords
         counts = [int(n) for n in call(count, source)]
-        total = sum(counts)
-        per_worker = total // workers
-        dropped = total - per_worker * workers
-        offsets = [0]
-        for n in counts[:-1]:
-            offsets.append(offsets[-1] + n)
-        limit = per_worker * workers
-        counted = ",".join(map(str, counts))
         partitions = len(counts)
-    else:
-        offsets = list(range(partitions))
-        limit = _NO_LIMIT
-        counted = ""
-    text = ",".join(map(str, offsets))
+    rule = deal(counts, workers)
     if frame:
-        jbatches = call(jclass.fromRows, source, record_type, text, counted, limit, workers,
-                        job, batch_bytes)
+        jbatches = call(jclass.fromRows, source, record_type, rule.offsets, rule.counts,
+                        rule.limit, workers, job, batch_bytes)
     else:
-        jbatches = call(jclass.fromRecords, source, text, counted, limit, workers, job,
-                        batch_bytes)
+        jbatches = call(jclass.fromRecords, source, rule.offsets, rule.counts, rule.limit,
+                        workers, job, batch_bytes)
     if tasks is not None and 0 < tasks < partitions:
         jbatches = jbatches.coalesce(tasks)
-    return Plan(jbatches, per_worker, dropped, partitions)
+    return Plan(jbatches, rule.per_worker, rule.dropped, partitions)

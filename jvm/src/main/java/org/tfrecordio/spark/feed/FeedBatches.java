@@ -59,7 +59,9 @@ public final class FeedBatches {
    * The batches of {@code df}'s rows, encoded as {@code recordType} ("Example",
    * "SequenceExample" or "ByteArray") by {@link InternalRowEncoder}.
    *
-   * @param offsets comma-separated, one per partition: the global index of its first row
+   * @param offsets comma-separated, one per partition: the global index of its first row;
+   *     empty: {@code offsets[p] = p} for every partition (records dealt round robin from
+   *     every partition, with no limit none is dropped)
    * @param counts comma-separated rows per partition as counted, checked while batching (a
    *     partition that has a different number fails the task: the data changed since it was
    *     counted); empty: not checked
@@ -118,8 +120,8 @@ public final class FeedBatches {
     final int batchBytes;
 
     Deal(long[] offsets, long[] counts, long limit, int workers, int job, int batchBytes) {
-      if (offsets == null || workers < 1 || batchBytes < 1) {
-        throw new IllegalArgumentException("a feed plan needs offsets, workers >= 1 and "
+      if (workers < 1 || batchBytes < 1) {
+        throw new IllegalArgumentException("a feed plan needs workers >= 1 and "
             + "batchBytes >= 1");
       }
       this.offsets = offsets;
@@ -185,12 +187,13 @@ public final class FeedBatches {
     private final Iterator<T> input;
     private final BatchBuilder[] batches;
     private final List<byte[]> ready = new ArrayList<>();
+    private final long first;
     private long index;
     private int seq;
     private boolean finished;
 
     Dealer(Deal deal, int partition, Iterator<T> input) {
-      if (partition >= deal.offsets.length) {
+      if (deal.offsets != null && partition >= deal.offsets.length) {
         throw new IllegalStateException("partition " + partition + " has no offset in the feed "
             + "plan (" + deal.offsets.length + " partitions planned): the data changed since it "
             + "was planned; cache it");
@@ -199,6 +202,7 @@ public final class FeedBatches {
       this.partition = partition;
       this.input = input;
       this.batches = new BatchBuilder[deal.workers];
+      this.first = deal.offsets == null ? partition : deal.offsets[partition];
     }
 
     abstract void add(BatchBuilder batch, T element);
@@ -225,7 +229,7 @@ public final class FeedBatches {
           return;
         }
         T element = input.next();
-        long global = deal.offsets[partition] + index;
+        long global = first + index;
         index++;
         if (global >= deal.limit) {
           continue;

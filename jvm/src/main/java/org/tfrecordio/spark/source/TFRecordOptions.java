@@ -12,7 +12,7 @@ import org.apache.hadoop.io.compress.CompressionCodecFactory;
 import org.apache.hadoop.io.compress.DefaultCodec;
 import org.apache.hadoop.io.compress.GzipCodec;
 import org.tfrecordio.spark.RowEncoder;
-import scala.Tuple2;
+import org.tfrecordio.spark.SourceOptions;
 
 /**
  * The options of {@code format("tfrecord")}, looked up case-insensitively, in this project's
@@ -75,13 +75,7 @@ public final class TFRecordOptions implements Serializable {
 
   /** The options as Spark passes them (a Scala map, on Scala 2.12 and 2.13 alike). */
   static TFRecordOptions of(scala.collection.Map<String, String> options) {
-    Map<String, String> copy = new TreeMap<>();
-    scala.collection.Iterator<Tuple2<String, String>> it = options.iterator();
-    while (it.hasNext()) {
-      Tuple2<String, String> kv = it.next();
-      copy.put(kv._1(), kv._2());
-    }
-    return of(copy);
+    return of(SourceOptions.of(options));
   }
 
   /** The value of an option, or null. */

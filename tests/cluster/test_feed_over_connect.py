@@ -1,0 +1,106 @@
+"""Cluster.train from a Spark Connect client: a Connect DataFrame is fed to the workers without
+a JVM in this process (the jar's feed source runs the counting and feeding jobs on the Connect
+server's executors): every record of an epoch reaches one worker, sync workers get equal
+shares, two feeds are fed in turns, an early stop ends feeding promptly, a failing node is
+named, and nothing is left behind (no node process, no temporary view, no kept batches)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from processes import node_processes
+
+import feed_programs
+from tfrecord_io import cluster
+from tfrecord_io.errors import ClusterError, SparkConnectError
+
+pytestmark = pytest.mark.connect
+
+N_TRAIN = 1001  # odd: in sync mode one record is dropped per epoch
+N_VAL = 301
+
+
+def _views(spark) -> list[str]:
+    return [t.name for t in spark.catalog.listTables() if t.name.startswith("tfrecord_io_feed")]
+
+
+def _frame(spark, n, partitions):
+    return spark.range(0, n, 1, numPartitions=partitions).selectExpr("id")
+
+
+def test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares(connect_spark, tmp_path):
+    train = _frame(connect_spark, N_TRAIN, 5).cache()
+    validation = _frame(connect_spark, N_VAL, 3)
+    args = {"out": str(tmp_path), "epochs": 2, "feeds": ["train", "validation"],
+            "features": {"train": "example", "validation": "example"}}
+    c = cluster.run(connect_spark, feed_programs.read_epochs, args, num_workers=2,
+                    input_mode="spark", progress=False)
+    with c:
+        t = c.train(train, num_epochs=2, block=False)
+        v = c.train(validation, num_epochs=2, feed="validation", block=False, cache=False)
+        reports = {"train": t.result(timeout=600), "validation": v.result(timeout=600)}
+        c.wait(timeout=600)
+    read = [json.loads((tmp_path / f"worker-{w}-read.json").read_text()) for w in range(2)]
+    for feed, n in (("train", N_TRAIN), ("validation", N_VAL)):
+        for epoch in range(2):
+            ids = [read[w]["epochs"][feed][epoch] for w in range(2)]
+            assert [len(i) for i in ids] == [n // 2, n // 2]
+            assert sorted(ids[0] + ids[1]) == list(range(n - n % 2))  # the last one dropped
+            assert {w: n // 2 for w in range(2)} == reports[feed].epochs[epoch].records
+            assert reports[feed].epochs[epoch].dropped == n % 2
+    assert all(r["after_end"] == {"train": 0, "validation": 0} for r in read)
+    assert node_processes(c.name) == []
+    assert _views(connect_spark) == []
+
+
+def test_workers_returning_early_end_the_feeding_without_a_hang(connect_spark, tmp_path):
+    n = 200_000
+    data = _frame(connect_spark, n, 4).cache()
+    args = {"out": str(tmp_path), "take": 50, "how": "return"}
+    c = cluster.run(connect_spark, feed_programs.read_then_stop, args, num_workers=2,
+                    input_mode="spark", progress=False)
+    with c:
+        report = c.train(data, num_epochs=3, timeout=300)
+        c.wait(timeout=300)
+    # Epoch 1 was cut short (its rest dropped), epochs 2 and 3 were never fed: nobody read.
+    assert len(report.epochs) == 1
+    assert sum(report.epochs[0].records.values()) + report.epochs[0].dropped == n
+    assert report.epochs[0].dropped > 0
+    for w in range(2):
+        assert json.loads((tmp_path / f"worker-{w}-stop.json").read_text())["read"] == 50
+    assert node_processes(c.name) == []
+    assert _views(connect_spark) == []
+
+
+def test_a_node_failing_while_fed_fails_train_naming_it(connect_spark, tmp_path):
+    data = _frame(connect_spark, 50_000, 4).cache()
+    args = {"out": str(tmp_path), "node": "worker:1", "after": 100, "epochs": 3}
+    c = cluster.run(connect_spark, feed_programs.fail_while_fed, args, num_workers=2,
+                    input_mode="spark", progress=False)
+    with pytest.raises(ClusterError, match="worker:1") as info:
+        with c:
+            c.train(data, num_epochs=3, timeout=300)
+    assert "planned failure on worker:1" in str(info.value)
+    assert node_processes(c.name) == []
+    assert _views(connect_spark) == []
+
+
+def test_a_streaming_dataframe_is_refused_at_once_saying_why(connect_spark, tmp_path):
+    stream = connect_spark.readStream.format("rate").load()
+    c = cluster.run(connect_spark, feed_programs.read_late, {"out": str(tmp_path), "pause": 0},
+                    num_workers=1, input_mode="spark", progress=False)
+    with c:
+        with pytest.raises(SparkConnectError, match="classic session"):
+            c.train(stream)
+        c.shutdown()
+    assert node_processes(c.name) == []
+
+
+def test_an_rdd_or_classic_dataframe_is_refused_by_a_connect_cluster(connect_spark, tmp_path):
+    c = cluster.run(connect_spark, feed_programs.read_late, {"out": str(tmp_path), "pause": 0},
+                    num_workers=1, input_mode="spark", progress=False)
+    with c:
+        with pytest.raises(TypeError, match="DataFrame of a Connect session"):
+            c.train([b"r1", b"r2"])
+        c.shutdown()

@@ -1,0 +1,65 @@
+"""The end of a job the feeding schedule started (its :class:`~tfrecord_io.cluster.feed
+.schedule.Job`): :class:`Outcome` holds it, :class:`ThreadJob` runs plain work in a thread.
+What the runners of :mod:`~tfrecord_io.cluster.feed.jobs` (classic) and
+:mod:`~tfrecord_io.cluster.feed.connect` (Spark Connect) build their jobs on."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable
+
+__all__ = ["Outcome", "ThreadJob"]
+
+
+class Outcome:
+    """The end of a job: value or error, and a wake-up call for whoever waits on it."""
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self._wake = wake
+        self._ended = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def end(self, value: Any = None, error: BaseException | None = None) -> None:
+        """Record the end (*value*, or *error*) and wake the waiter."""
+        self._value, self._error = value, error
+        self._ended.set()
+        self._wake()
+
+    def done(self) -> bool:
+        """Whether it has ended."""
+        return self._ended.is_set()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait up to *timeout* seconds for the end; whether it has ended."""
+        return self._ended.wait(timeout)
+
+    @property
+    def error(self) -> BaseException | None:
+        """Why it failed, or None."""
+        return self._error
+
+    @property
+    def value(self) -> Any:
+        """Its result."""
+        return self._value
+
+
+class ThreadJob(Outcome):
+    """*work* run in a thread of its own (a call's planning)."""
+
+    def __init__(self, name: str, work: Callable[[], Any], wake: Callable[[], None]) -> None:
+        super().__init__(wake)
+        threading.Thread(target=self._run, args=(work,), name=name, daemon=True).start()
+
+    def _run(self, work: Callable[[], Any]) -> None:
+        try:
+            value = work()
+        except BaseException as e:  # noqa: BLE001 - the job's outcome, read by the schedule
+            self.end(error=e)
+            return
+        self.end(value)
+
+    def cancel(self) -> None:
+        """Planning is not cancelled (it counts and builds; nothing waits on the nodes): its
+        result is dropped."""
