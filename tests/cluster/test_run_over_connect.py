@@ -7,17 +7,19 @@ Connect server's local cluster, and the nodes connect back to this process."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import time
 import urllib.request
 
 import pytest
-from processes import listening_ports, node_processes
+from processes import executor_of, listening_ports, node_processes
 
 import cluster_programs
 from tfrecord_io import cluster
 from tfrecord_io.cluster import driver as cluster_driver
+from tfrecord_io.cluster.application import application_of
 from tfrecord_io.cluster.channel import ControlServer
 
 
@@ -111,6 +113,31 @@ def test_a_node_killed_from_outside_is_named_and_its_peer_stopped(any_spark, tmp
     assert info.value.node == "worker:1"
     assert node_processes(c.name) == []
     assert not _alive(pids["worker-0"])
+
+
+def test_a_lost_executor_is_named_with_the_reason_the_connect_servers_driver_gives(
+        connect_spark, tmp_path):
+    application = application_of(connect_spark)
+    slots = application.free_slots()
+    assert slots == 4  # local-cluster[2,2,...]: asked of the server's driver, no job run
+    c = cluster.run(connect_spark, cluster_programs.wait_for_file,
+                    {"out": str(tmp_path), "flag": str(tmp_path / "never")}, num_workers=2,
+                    progress=False)
+    with c:
+        pids = _wait_for_pids(tmp_path, 2)
+        os.kill(executor_of(pids["worker-1"]), signal.SIGKILL)
+        with pytest.raises(cluster.ClusterError) as info:
+            c.wait(timeout=120)
+    assert re.search(r"worker:1 .*Spark lost executor \d+ on \S+: \S", str(info.value)), \
+        str(info.value)
+    deadline = time.monotonic() + 30  # the orphaned node follows its Python worker out
+    while node_processes(c.name) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert node_processes(c.name) == []
+    deadline = time.monotonic() + 120  # the master starts a new executor: leave 4 slots
+    while application.free_slots() != slots and time.monotonic() < deadline:
+        time.sleep(1)
+    assert application.free_slots() == slots
 
 
 def test_too_few_slots_fail_at_once_before_submitting(any_spark, tmp_path):

@@ -10,8 +10,10 @@
   the driver runs in the Connect server). The barrier job is a barrier stage of the DataFrame
   API: ``spark.range(n, numPartitions=n).mapInArrow(..., barrier=True)`` (Spark >= 3.5),
   tagged with ``spark.addTag`` from the submitting thread (the Connect client's tags are
-  per thread) and cancelled with ``spark.interruptTag``. Task slots come from the
-  configuration only; the causes of lost executors are not known.
+  per thread) and cancelled with ``spark.interruptTag``. Free task slots and why executors
+  were lost are asked of the server's driver through the jar's driver-status source
+  (:data:`~tfrecord_io.spark.jvm.DRIVER_STATUS_SOURCE`, answered on the driver without a
+  Spark job).
 
 Either way the nodes' Spark tasks connect back to the control channel of this process, at
 :meth:`SparkApplication.control_host` (``TFRECORD_IO_CONTROL_HOST`` or ``run(control_host=)``
@@ -28,7 +30,13 @@ from typing import Any, Callable, Iterator
 
 from tfrecord_io.cluster.losses import ExecutorLosses
 from tfrecord_io.errors import SparkConnectError
-from tfrecord_io.spark.jvm import is_connect, max_concurrent_tasks
+from tfrecord_io.spark.jvm import (
+    DRIVER_STATUS_SOURCE,
+    executor_loss,
+    executor_losses,
+    is_connect,
+    max_concurrent_tasks,
+)
 
 __all__ = [
     "SparkApplication",
@@ -127,11 +135,12 @@ class ClassicApplication(SparkApplication):
 
     def executor_losses(self) -> ExecutorLosses | None:
         try:
-            return ExecutorLosses(self._sc)
+            listener = executor_losses(self._sc)
         except Exception:
             log.warning("cannot record why Spark loses executors: lost nodes go without a cause",
                         exc_info=True)
             return None
+        return ExecutorLosses(lambda task, timeout: executor_loss(listener, task, timeout))
 
     def spark_context(self) -> Any:
         return self._sc
@@ -173,12 +182,38 @@ class ConnectApplication(SparkApplication):
     def cancel(self, tag: str) -> None:
         self._spark.interruptTag(tag)
 
+    def _status(self, action: str, **options: Any) -> list[Any]:
+        """The rows of the jar's driver-status source for *action* (answered on the driver,
+        without a Spark job)."""
+        reader = self._spark.read.format(DRIVER_STATUS_SOURCE).option("action", action)
+        for key, value in options.items():
+            reader = reader.option(key, str(value))
+        return list(reader.load().collect())
+
     def free_slots(self) -> int | None:
-        return None
+        try:
+            return int(self._status("slots")[0].slots)
+        except Exception:
+            log.warning("cannot ask the Connect server's driver for its task slots (has it "
+                        "tfrecord-io's jar?): the check reads the configuration only",
+                        exc_info=True)
+            return None
 
     def executor_losses(self) -> ExecutorLosses | None:
-        log.info("Spark Connect: the causes of lost executors are not known here (no py4j)")
-        return None
+        try:
+            self._status("watch")
+        except Exception:
+            log.warning("cannot record why Spark loses executors (has the Connect server "
+                        "tfrecord-io's jar?): lost nodes go without a cause", exc_info=True)
+            return None
+
+        def lookup(task: int, timeout: float) -> dict[str, str] | None:
+            rows = self._status("loss", task=int(task), timeoutMs=max(0, int(timeout * 1000)))
+            if not rows:
+                return None
+            return {k: str(v) for k, v in rows[0].asDict().items() if v is not None}
+
+        return ExecutorLosses(lookup)
 
     def spark_context(self) -> Any:
         raise SparkConnectError(

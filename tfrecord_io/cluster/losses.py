@@ -2,8 +2,9 @@
 
 A node whose Spark task loses its link to the driver names no cause itself: its executor (or
 its whole YARN container, or its host) is gone. :class:`ExecutorLosses` asks the jar's listener
-(``org.tfrecordio.spark.cluster.ExecutorLosses``, added to the SparkContext when a cluster
-starts) which executor ran the node's task and why Spark removed it -- the reason the cluster
+(``org.tfrecordio.spark.cluster.ExecutorLosses``, added to the driver's SparkContext when a
+cluster starts; through py4j, or over Spark Connect through the jar's driver-status source)
+which executor ran the node's task and why Spark removed it -- the reason the cluster
 manager gave: on YARN the container's id, exit status and YARN's diagnostic, on a standalone
 cluster the Master's ("worker lost", the executor's exit code), on Kubernetes the pod's.
 :func:`describe` words it, and names the settings to raise for a container killed for memory.
@@ -13,11 +14,9 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import Callable
 
-from tfrecord_io.spark.jvm import executor_loss, executor_losses
-
-__all__ = ["ExecutorLosses", "LOSS_WAIT", "describe"]
+__all__ = ["ExecutorLosses", "Lookup", "LOSS_WAIT", "describe"]
 
 log = logging.getLogger("tfrecord_io.cluster")
 
@@ -30,15 +29,20 @@ _MEMORY = re.compile(r"exceeding (physical|virtual) memory limits")
 _MEMORY_EXIT = {"physical": -104, "virtual": -103}
 
 
+#: Asks the driver what it knows of the executor that ran a task: (task id, seconds to wait
+#: for Spark's reason) -> ``executor`` and, when known, ``host``, ``container``, ``reason``; or
+#: None for a task never seen.
+Lookup = Callable[[int, float], "dict[str, str] | None"]
+
+
 class ExecutorLosses:
-    """The causes Spark records for the executors of one SparkContext (see the module docs).
+    """The causes Spark records for the executors of one application (see the module docs),
+    asked through *lookup*: the jar's listener through py4j (a classic driver,
+    :func:`tfrecord_io.spark.jvm.executor_loss`), or its driver-status source over Spark
+    Connect."""
 
-    Raises (from the constructor) whatever py4j raises when the driver has no JVM with the jar,
-    e.g. under Spark Connect: the caller then goes without causes.
-    """
-
-    def __init__(self, sc: Any) -> None:
-        self._listener = executor_losses(sc)
+    def __init__(self, lookup: Lookup) -> None:
+        self._lookup = lookup
 
     def explain(self, task_id: int, timeout: float, container: str | None = None) -> str | None:
         """The loss of the executor that ran the Spark task *task_id*, in words (waiting up to
@@ -48,7 +52,7 @@ class ExecutorLosses:
         *container*: the task's YARN container as the task saw it (``CONTAINER_ID``), for
         executors that registered before the listener was added."""
         try:
-            loss = executor_loss(self._listener, task_id, timeout)
+            loss = self._lookup(task_id, timeout)
         except Exception:
             log.warning("could not ask Spark why task %s's executor was lost", task_id,
                         exc_info=True)

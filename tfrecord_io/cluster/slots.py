@@ -2,9 +2,9 @@
 
 A barrier stage needs all its tasks running together. Spark itself, when slots are short,
 re-checks every 15 s for about 10 minutes before it fails; the cluster checks first and fails
-at once with the numbers. Over Spark Connect only the configuration is known (the master,
-executor instances and cores, ``spark.task.cpus``): the check before submitting reads that, and
-Spark's own check does the rest.
+at once with the numbers: from the master URL and configuration (what the application will
+have), then from the executors registered now (asked of the driver: through py4j, or over
+Spark Connect through the jar's driver-status source).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _task_cpus(app: SparkApplication) -> int:
 
 def free_slots(app: SparkApplication) -> int | None:
     """Task slots of the executors registered now (what Spark's barrier check counts), or None
-    where the application cannot be asked (Spark Connect)."""
+    where the driver cannot be asked (a Connect server without the jar)."""
     return app.free_slots()
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "FEED_SENDER_CLASS",
     "FEED_SOURCE",
     "EXECUTOR_LOSSES_CLASS",
+    "DRIVER_STATUS_SOURCE",
     "CODECS",
     "is_dataframe",
     "is_connect",
@@ -84,6 +85,8 @@ FEED_SENDER_CLASS = "org.tfrecordio.spark.feed.FeedSender"
 FEED_SOURCE = "org.tfrecordio.spark.feed.FeedSource"
 #: The driver's listener that records why Spark's scheduler removed each executor.
 EXECUTOR_LOSSES_CLASS = "org.tfrecordio.spark.cluster.ExecutorLosses"
+#: Free task slots and executor losses as a data source answered on the driver (Spark Connect).
+DRIVER_STATUS_SOURCE = "org.tfrecordio.spark.cluster.DriverStatus"
 
 _JAR_NAME = "tfrecord-io.jar"
 #: ``compression`` argument -> Hadoop codec class.
