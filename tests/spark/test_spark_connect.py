@@ -64,3 +64,17 @@ def test_load_records_of_a_connect_session_names_the_dataframe_equivalent(connec
 
 def test_spark_connect_error_is_a_type_error():
     assert issubclass(SparkConnectError, TypeError)
+
+
+def test_a_connect_server_for_a_pyspark_without_one_needs_its_jar_and_says_how_to_fetch_it(
+    tmp_path,
+):
+    from tfrecord_io.testing import connect  # here: importing it marks a module's tests connect
+
+    if connect.bundles_server():
+        pytest.skip("this pyspark bundles its Connect server (pyspark 4.x)")
+    server = connect.ConnectServer(tmp_path, server_jar=tmp_path / "missing.jar")
+    with pytest.raises(connect.ConnectServerError,
+                       match=r"org\.apache\.spark:spark-connect_2\.12:3\.5\.\d+ .*make setup-spark35"):
+        server.start()
+    assert not server.running
