@@ -5,20 +5,22 @@
 #                 TensorFlow), the sbt launcher, the JVM dependencies,
 #                 .tools/minihdfs.classpath for the test HDFS, the PostgreSQL JDBC driver
 #                 (.tools/postgres-jdbc.classpath), PostgreSQL itself, .venv-spark35 (pyspark 3.5,
-#                 the package with the very same jar, not rebuilt), and the environment YARN
+#                 the package with the very same jar, not rebuilt, the Connect client) with Spark
+#                 3.5's Connect server jar (.tools/spark-connect_2.12-*.jar), and the environment YARN
 #                 applications ship to their containers: .venv-ship (TensorFlow and the package
 #                 from a wheel, no pyspark) packed by venv-pack into .tools/ship-env.tar
 #   make test     run every test: JUnit (bin/sbt core/test, with ArchUnit's package order),
 #                 pytest (which also builds the sdist and wheel and tests the wheel in a fresh
 #                 venv without javac or g++, tests/packaging; and checks the import contracts
 #                 and ruff, tests/architecture), then on pyspark 3.5 (test-spark35) the Spark
-#                 tests, the ml tests and the launcher's and feed's main paths
+#                 tests, the ml tests and the launcher's and feed's main paths, classic and Connect
 #
 # tests/yarn and tests/standalone (markers yarn, standalone) start real cluster managers; the
 # standalone ones need root and iproute2 (`ip`), for network namespaces. tests/postgres and the
 # docs' database snippets start a PostgreSQL server (Debian's package, which setup-system installs).
 # Tests marked connect run on a Spark Connect client of a real Connect server
-# (tfrecord_io.testing.connect), with the classic tests they mirror.
+# (tfrecord_io.testing.connect), with the classic tests they mirror; on pyspark 3.5 the server is
+# the separate jar that setup-spark35 fetches.
 # Fast inner loop (no Spark, no HDFS; markers applied by tests/conftest.py):
 #   .venv/bin/python -m pytest -m "not spark and not hdfs and not packaging"
 #
@@ -29,7 +31,8 @@
 # hdfs (start the test HDFS by hand), yarn (the test YARN), postgres (the test PostgreSQL with the
 # MNIST images by hand), connect (a Spark Connect server with the jar on 127.0.0.1:15002), clean,
 # distclean.
-# Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', PYSPARK35='pyspark==3.5.*',
+# Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', SPARK35_VERSION=3.5.7 (pyspark 3.5 and its
+# Connect server),
 # PYTEST_ARGS='-k name -x', PIP_QUIET=.
 
 SHELL := /bin/bash
@@ -47,9 +50,16 @@ PIP_QUIET ?= -q
 PYSPARK ?= pyspark==4.3.0
 # Installed before the package too: setup.py compiles the TensorFlow hdfs:// plugin against it.
 TENSORFLOW ?= tensorflow-cpu==2.21.*
-# The second Spark line the same jar is tested on (Scala 2.12), in its own environment.
-PYSPARK35 ?= pyspark==3.5.*
+# The second Spark line the same jar is tested on (Scala 2.12), in its own environment, with
+# Spark 3.5's Connect server: pyspark 3.5 does not bundle it, Maven Central publishes it as
+# org.apache.spark:spark-connect_2.12 of each version, and the server must be of the client's
+# very version. Pinned to the newest 3.5 whose spark-connect_2.12 jar the registry serves here
+# (3.5.8 and 3.5.9 it does not).
+SPARK35_VERSION ?= 3.5.7
+PYSPARK35 ?= pyspark==$(SPARK35_VERSION)
 VENV35 ?= .venv-spark35
+# The published jar is shaded with its gRPC, protobuf and Guava: on its own beside pyspark's jars.
+CONNECT35_JAR := .tools/spark-connect_2.12-$(SPARK35_VERSION).jar
 PY35 := $(VENV35)/bin/python
 PIP35 := $(PY35) -m pip --disable-pip-version-check --no-input
 # The environment that YARN applications ship to their containers (spark.archives): a plain venv
@@ -86,10 +96,11 @@ help:
 setup: setup-system setup-python setup-jvm setup-spark35 setup-ship
 	@echo "make setup: done"
 
-# From Debian's packages if missing: iproute2 (`ip`) for the standalone tests' network
-# namespaces; PostgreSQL (initdb, postgres) for the test database, which the tests start
+# From Debian's packages if missing: Maven (`mvn`: the test HDFS's classpath, Spark 3.5's
+# Connect server); iproute2 (`ip`) for the standalone tests' network namespaces; PostgreSQL (initdb, postgres) for the test database, which the tests start
 # themselves: the package is told not to create and start a cluster of its own.
 setup-system:
+	@command -v mvn >/dev/null || { apt-get update -q && apt-get install -y -q maven; }
 	@command -v ip >/dev/null || { apt-get update -q && apt-get install -y -q iproute2; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { \
 	  mkdir -p /etc/postgresql-common/createcluster.d && \
@@ -112,13 +123,26 @@ $(PY35):
 
 # pyspark 3.5 (Scala 2.12) with the package installed editable from this checkout, taking the
 # jar and the plugin that setup-python built (TFRECORD_IO_JAR, TFRECORD_IO_TF_PLUGIN: setup.py
-# copies nothing onto itself and compiles nothing): one jar, two Spark lines.
-setup-spark35: setup-python | $(PY35)
+# copies nothing onto itself and compiles nothing): one jar, two Spark lines. Also Spark 3.5's
+# Connect server jar ($(CONNECT35_JAR), where tfrecord_io.testing.connect finds it) and the
+# Connect client's dependencies by name: pyspark 3.5's own `connect` extra pins numpy<2, which
+# TensorFlow 2.21 does not take (pandas and pyarrow come with the test extra).
+setup-spark35: setup-python $(CONNECT35_JAR) | $(PY35)
 	$(PIP35) install $(PIP_QUIET) 'pip>=24' 'setuptools>=77' wheel
-	$(PIP35) install $(PIP_QUIET) '$(PYSPARK35)' '$(TENSORFLOW)' 'tf-keras==2.21.*'
+	$(PIP35) install $(PIP_QUIET) '$(PYSPARK35)' '$(TENSORFLOW)' 'tf-keras==2.21.*' \
+	  'grpcio>=1.56' 'grpcio-status>=1.56' 'googleapis-common-protos>=1.56.4'
 	TFRECORD_IO_JAR=$(abspath $(JAR)) TFRECORD_IO_TF_PLUGIN=$(abspath $(TF_PLUGIN)) \
 	  $(PIP35) install $(PIP_QUIET) --no-build-isolation -e '.[test]'
-	@$(PY35) -c 'import pyspark, sys; v = pyspark.__version__; assert v.startswith("3.5."), v; print("make setup: $(VENV35): python", sys.version.split()[0], "pyspark", v, "jar $(JAR)")'
+	@$(PY35) -c 'import pyspark, sys; v = pyspark.__version__; assert v == "$(SPARK35_VERSION)", f"pyspark {v} in $(VENV35), but the Connect server jar is $(CONNECT35_JAR): set SPARK35_VERSION, not PYSPARK35"; print("make setup: $(VENV35): python", sys.version.split()[0], "pyspark", v, "jar $(JAR), Connect server $(CONNECT35_JAR)")'
+
+# Spark 3.5's Connect server, of the version the 3.5 environment has (a new version is a new
+# file), fetched by Maven (which checks the registry's checksums) from Maven Central.
+$(CONNECT35_JAR):
+	mkdir -p $(@D)
+	mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
+	  -Dartifact=org.apache.spark:spark-connect_2.12:$(SPARK35_VERSION) \
+	  -DoutputDirectory=$(abspath $(@D)) -Dmdep.overWriteReleases=true
+	test -s $@
 
 # The environment shipped with YARN applications, $(SHIP_ENV): a venv made from the same
 # $(PYTHON), with the package (a wheel of this checkout with the jar and the plugin that
@@ -203,12 +227,14 @@ test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_C
 # jar built against pyspark 4.3. Spark's Python workers run the 3.5 environment too.
 # On pyspark 3.5: the Spark I/O tests, the ml tests (ml.predict without arrow_udf, TFEstimator
 # and TFModel), and the main paths of the launcher (a sync cluster) and of the feed (epochs).
-# Not the Connect cases (marker connect): pyspark 3.5 bundles no Connect server to test against.
-SPARK35_TESTS := tests/spark tests/ml tests/cluster/test_cluster_sync.py tests/cluster/test_feed_epochs.py
+# With their Connect cases (marker connect), on Spark 3.5's Connect server ($(CONNECT35_JAR)),
+# and the launcher and the feed over a Connect session.
+SPARK35_TESTS := tests/spark tests/ml tests/cluster/test_cluster_sync.py tests/cluster/test_feed_epochs.py \
+  tests/cluster/test_run_over_connect.py tests/cluster/test_feed_over_connect.py
 
-test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(POSTGRES_JDBC_CP) | $(PY35)
+test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(POSTGRES_JDBC_CP) $(CONNECT35_JAR) | $(PY35)
 	@rc=0; PYSPARK_PYTHON=$(abspath $(PY35)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY35)) \
-	  $(PY35) -m pytest $(SPARK35_TESTS) -m "not connect" -ra $(PYTEST_ARGS) || rc=$$?; \
+	  $(PY35) -m pytest $(SPARK35_TESTS) -ra $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-spark35: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
 

@@ -156,8 +156,11 @@ def sc(spark):
 @pytest.fixture(scope="session")
 def connect_server(tmp_path_factory):
     """A real Spark Connect server (``connect_server.url`` is ``sc://127.0.0.1:PORT``): Spark's
-    ``SparkConnectServer`` from the installed pyspark, on the classic session's master (a local
-    cluster of two executor JVMs), with the bundled jar; stopped with its whole process tree at the end of the session."""
+    ``SparkConnectServer`` from the installed pyspark (pyspark 3.5 bundles none: there Spark's
+    separate ``spark-connect_2.12`` jar, which ``ConnectServer`` finds in ``.tools/``, where
+    ``make setup-spark35`` puts it), on the classic session's master (a local cluster of two
+    executor JVMs), with the bundled jar; stopped with its whole process tree at the end of the
+    session."""
     from tfrecord_io.testing import connect
 
     server = connect.ConnectServer(

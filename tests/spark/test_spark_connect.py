@@ -64,3 +64,17 @@ def test_load_records_of_a_connect_session_names_the_dataframe_equivalent(connec
 
 def test_spark_connect_error_is_a_type_error():
     assert issubclass(SparkConnectError, TypeError)
+
+
+def test_a_connect_server_whose_jar_is_missing_says_which_artifact_to_fetch(tmp_path):
+    import pyspark
+
+    from tfrecord_io.testing import connect  # here: importing it marks a module's tests connect
+
+    artifact = connect.server_jar_name().rsplit("-", 1)[0]  # spark-connect_2.12 on pyspark 3.5
+    server = connect.ConnectServer(tmp_path, server_jar=tmp_path / "missing.jar")
+    with pytest.raises(connect.ConnectServerError) as info:
+        server.start()
+    assert f"org.apache.spark:{artifact}:{pyspark.__version__} " in str(info.value)
+    assert "make setup-spark35" in str(info.value) and "missing.jar" in str(info.value)
+    assert not server.running

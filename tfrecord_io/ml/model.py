@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyspark
 from pyspark import keyword_only
 from pyspark.ml import Model
 from pyspark.ml.param import Param, Params, TypeConverters
@@ -220,5 +221,36 @@ class TFModelReader(MLReader["TFModel"]):
 
 def _metadata_io(spark: Any) -> Any:
     """What Spark ML's metadata helpers take: the SparkContext of a classic session (pyspark 3.5
-    takes no session there), the session itself over Spark Connect (which has no context)."""
-    return spark if is_connect(spark) else spark.sparkContext
+    takes no session there), the session itself over Spark Connect (which has no context) on
+    pyspark 4, and over Spark Connect on pyspark 3.5 a :class:`_ConnectMetadataIO` of it."""
+    if not is_connect(spark):
+        return spark.sparkContext
+    return spark if int(pyspark.__version__.split(".", 1)[0]) >= 4 else _ConnectMetadataIO(spark)
+
+
+class _ConnectMetadataIO:
+    """What pyspark 3.5's ``DefaultParamsWriter.saveMetadata`` and
+    ``DefaultParamsReader.loadMetadata`` use of a SparkContext (``version``, a one-line text
+    file written by ``parallelize([line], 1).saveAsTextFile(path)`` and read by
+    ``textFile(path, 1).first()``), done with a Spark Connect session's DataFrame API: the same
+    files as a classic session writes."""
+
+    def __init__(self, spark: Any) -> None:
+        self._spark = spark
+        self._lines: list[str] = []
+        self.version = spark.version
+
+    def parallelize(self, lines: list[str], _slices: int = 1) -> _ConnectMetadataIO:
+        self._lines = list(lines)
+        return self
+
+    def saveAsTextFile(self, path: str) -> None:  # noqa: N802 - the RDD method it stands for
+        self._spark.createDataFrame([(line,) for line in self._lines], "value string") \
+            .coalesce(1).write.text(path)
+
+    def textFile(self, path: str, _partitions: int = 1) -> _ConnectMetadataIO:  # noqa: N802
+        self._lines = [row.value for row in self._spark.read.text(path).collect()]
+        return self
+
+    def first(self) -> str:
+        return self._lines[0]

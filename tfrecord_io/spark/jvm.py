@@ -8,6 +8,7 @@ JVM side is a change in one place. Scala/Java users of the same jar call the for
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import re
@@ -381,11 +382,15 @@ def call_remote(action: Callable[[], Any]) -> Any:
 
 def _translate_remote(error: Exception) -> Optional[Exception]:
     """The Python exception for a Spark Connect error, from the Java classes that the server's
-    stack trace names (the server sends it unless ``spark.sql.connect.serverStacktrace.enabled``
-    is off; then the error is left as it is)."""
+    stack trace names (a Spark 4 server sends it unless
+    ``spark.sql.connect.serverStacktrace.enabled`` is off). Spark 3.5's Connect client keeps no
+    stack trace: there the top Java class is the first of the classes that the server's gRPC
+    status names, and the causes are found in the message, which holds a failed task's text
+    (abbreviated by the server)."""
     trace = str(getattr(error, "_stacktrace", None) or "")
     message = str(getattr(error, "_message", None) or error).strip()
-    top = trace.split("\n", 1)[0].strip()
+    top = trace.split("\n", 1)[0].strip() if trace else next(iter(_remote_classes(error)), "")
+    causes = trace or message
     for name, kind, nested in (
         (SCHEMA_EXCEPTION, SchemaError, True),
         ("java.io.FileNotFoundException", FileNotFoundError, True),
@@ -393,10 +398,36 @@ def _translate_remote(error: Exception) -> Optional[Exception]:
     ):
         if top == name:
             return kind(message)
-        match = re.search(re.escape(name) + r": (.*)", trace) if nested else None
+        match = re.search(re.escape(name) + r": (.*)", causes) if nested else None
         if match:
             return kind(match.group(1).strip())
     return None
+
+
+def _remote_classes(error: BaseException) -> list[str]:
+    """The Java classes (the thrown one first, then its superclasses) that a Spark Connect
+    server named in the gRPC status of *error*: Spark 3.5's client raises its exception while
+    handling the gRPC error, which stays its ``__context__``. Empty when there is none."""
+    call = error.__context__
+    if call is None or not hasattr(call, "trailing_metadata"):
+        return []
+    try:
+        from google.rpc import error_details_pb2  # noqa: PLC0415 - the Connect client's deps
+        from grpc_status import rpc_status  # noqa: PLC0415
+
+        status = rpc_status.from_call(call)
+    except Exception:  # noqa: BLE001 - not a gRPC call after all, or no client dependencies
+        return []
+    for detail in status.details if status is not None else ():
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            try:
+                classes = json.loads(info.metadata.get("classes", "[]"))
+            except ValueError:
+                return []
+            return [str(c) for c in classes] if isinstance(classes, list) else []
+    return []
 
 
 def _translate(java: Any) -> Optional[Exception]:

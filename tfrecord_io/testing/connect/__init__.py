@@ -8,6 +8,10 @@ executors are JVMs of their own, bound to 127.0.0.1 on a free port, with the bun
 ``SparkSession.builder.remote(server.url)`` (or :meth:`ConnectServer.session`). Stopping it
 ends the server's whole process tree.
 
+pyspark 4.x bundles the server; pyspark 3.5 does not, and takes Spark's separate
+``spark-connect_2.12`` jar of its very version (``server_jar``, else ``$TFRECORD_IO_CONNECT_JAR``,
+else ``.tools/`` of the checkout, where ``make setup-spark35`` puts it: :func:`find_server_jar`).
+
 Modules: :mod:`~tfrecord_io.testing.connect.server` (:class:`ConnectServer`) and ``__main__``.
 
 By hand, for developers (``make connect``)::
@@ -22,6 +26,13 @@ Example::
 """
 
 from tfrecord_io.errors import ConnectServerError
-from tfrecord_io.testing.connect.server import ConnectServer, spark_home
+from tfrecord_io.testing.connect.server import (
+    ConnectServer,
+    bundles_server,
+    find_server_jar,
+    server_jar_name,
+    spark_home,
+)
 
-__all__ = ["ConnectServer", "ConnectServerError", "spark_home"]
+__all__ = ["ConnectServer", "ConnectServerError", "bundles_server", "find_server_jar",
+           "server_jar_name", "spark_home"]

@@ -17,31 +17,91 @@ from typing import Any
 from tfrecord_io.errors import ConnectServerError
 from tfrecord_io.testing.childjvm import ChildJvm
 
-__all__ = ["ConnectServer", "spark_home"]
+__all__ = ["ConnectServer", "bundles_server", "find_server_jar", "server_jar_name", "spark_home"]
 
 #: The server's main class (``sbin/start-connect-server.sh`` runs it through spark-submit).
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 _HOST = "127.0.0.1"
 
 
-def spark_home() -> Path:
-    """The installed pyspark's directory, which holds ``bin/spark-submit`` and ``jars/``.
+#: A Connect server jar for a pyspark that bundles none (pyspark 3.5): a path to
+#: ``spark-connect_2.12-VERSION.jar``.
+SERVER_JAR_ENV = "TFRECORD_IO_CONNECT_JAR"
+_TOOLS_DIR = Path(__file__).resolve().parents[3] / ".tools"
 
-    Raises:
-        ConnectServerError: pyspark is missing, or has no Spark Connect server jar.
-    """
+
+def _pyspark_home() -> Path:
     try:
         import pyspark  # noqa: PLC0415 - only the tests' server needs it
     except ImportError as e:
         raise ConnectServerError(
             "the Spark Connect server needs pyspark: pip install 'tfrecord-io[connect]'"
         ) from e
-    home = Path(pyspark.__file__).resolve().parent
-    if not any((home / "jars").glob("spark-connect_*.jar")):
+    return Path(pyspark.__file__).resolve().parent
+
+
+def bundles_server() -> bool:
+    """Whether the installed pyspark bundles Spark's Connect server (pyspark 4.x does, in
+    ``jars/spark-connect_*.jar``; pyspark 3.5 does not).
+
+    Raises:
+        ConnectServerError: pyspark is missing.
+    """
+    return any((_pyspark_home() / "jars").glob("spark-connect_*.jar"))
+
+
+def server_jar_name() -> str:
+    """The file name of the Connect server jar that matches the installed pyspark exactly:
+    ``spark-connect_SCALA-VERSION.jar``, as Maven Central publishes
+    ``org.apache.spark:spark-connect_SCALA:VERSION``.
+
+    Raises:
+        ConnectServerError: pyspark is missing.
+    """
+    import pyspark  # noqa: PLC0415
+
+    cores = sorted((_pyspark_home() / "jars").glob("spark-core_*.jar"))
+    scala = cores[0].name.split("_", 1)[1].split("-", 1)[0] if cores else "2.12"
+    return f"spark-connect_{scala}-{pyspark.__version__}.jar"
+
+
+def find_server_jar() -> Path | None:
+    """The separate Connect server jar for a pyspark that bundles none: ``$TFRECORD_IO_CONNECT_JAR``,
+    else ``.tools/`` :func:`server_jar_name` at the repository root (``make setup-spark35``
+    fetches it there); None when neither exists.
+    """
+    named = os.environ.get(SERVER_JAR_ENV)
+    if named:
+        return Path(named)
+    candidate = _TOOLS_DIR / server_jar_name()
+    return candidate if candidate.is_file() else None
+
+
+def spark_home(server_jar: str | os.PathLike[str] | None = None) -> Path:
+    """The installed pyspark's directory, which holds ``bin/spark-submit`` and ``jars/``.
+
+    Args:
+        server_jar: the Connect server jar for a pyspark that bundles none (pyspark 3.5).
+
+    Raises:
+        ConnectServerError: pyspark is missing, *server_jar* is given but not a file, or
+            pyspark bundles no Spark Connect server and *server_jar* is None.
+    """
+    home = _pyspark_home()
+    given = server_jar is not None
+    if bundles_server() and not given:
+        return home
+    if not given or not Path(server_jar).is_file():
+        import pyspark  # noqa: PLC0415
+
+        where = f"{server_jar} is not a file" if server_jar is not None else "no server jar given"
+        what = ("needs the Connect server jar it was given" if given else
+                "bundles no Spark Connect server")
         raise ConnectServerError(
-            f"{home / 'jars'} has no spark-connect_*.jar: this server runs the Connect server "
-            "that pyspark 4.x bundles (pyspark 3.5's is a separate package, "
-            "org.apache.spark:spark-connect_2.12, which this helper does not fetch)"
+            f"pyspark {pyspark.__version__} {what} ({where}): fetch "
+            f"org.apache.spark:{server_jar_name().rsplit('-', 1)[0]}:{pyspark.__version__} "
+            f"from Maven Central into {_TOOLS_DIR / server_jar_name()} (`make setup-spark35` "
+            f"does), or name the jar in ${SERVER_JAR_ENV}"
         )
     return home
 
@@ -69,6 +129,10 @@ class ConnectServer:
         master: the server's Spark master; the default runs two executor JVMs of one core.
         port: the gRPC port on 127.0.0.1; 0 picks a free one.
         jars: jars for its classpath and its executors' (the bundled tfrecord-io jar when None).
+        server_jar: Spark's Connect server jar (``spark-connect_2.12-VERSION.jar`` of the
+            installed pyspark's very version), for a pyspark that bundles none (pyspark 3.5);
+            :func:`find_server_jar`'s when None. With pyspark 4.x, which bundles its server,
+            a given jar is only checked to exist.
         conf: further Spark settings of the server's application.
         python: the Python of Spark's workers (this interpreter when None).
         startup_timeout: seconds to wait until it accepts connections.
@@ -83,6 +147,7 @@ class ConnectServer:
         master: str = "local-cluster[2,1,1024]",
         port: int = 0,
         jars: list[str] | None = None,
+        server_jar: str | os.PathLike[str] | None = None,
         conf: Mapping[str, str] | None = None,
         python: str | None = None,
         startup_timeout: float = 180.0,
@@ -92,6 +157,7 @@ class ConnectServer:
         self.master = master
         self.port = port
         self.jars = jars
+        self.server_jar = server_jar
         self.conf = dict(conf or {})
         self.python = python or sys.executable
         self.startup_timeout = startup_timeout
@@ -101,12 +167,18 @@ class ConnectServer:
         """Starts the server and waits until its port accepts connections; returns self."""
         if self._child is not None:
             raise ConnectServerError("this ConnectServer is already started")
-        home = spark_home()
+        bundled = bundles_server()
+        server_jar = self.server_jar or (None if bundled else find_server_jar())
+        home = spark_home(server_jar)
+        if bundled:
+            server_jar = None  # the bundled server runs; a given jar was only checked
         jars = self.jars
         if jars is None:
             from tfrecord_io.spark import jar_path  # noqa: PLC0415 - pyspark is there (above)
 
             jars = [jar_path()]
+        if server_jar is not None:
+            jars = [str(Path(server_jar).resolve()), *jars]
         if self.base_dir is None:
             self.base_dir = Path(tempfile.mkdtemp(prefix="spark-connect-"))
         self.base_dir = self.base_dir.resolve()
