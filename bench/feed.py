@@ -38,7 +38,9 @@ records/s is the records both workers read divided by the slower worker's time. 
 also takes its node process's CPU time over the epoch (``time.process_time()``: every thread
 of the process, TensorFlow's included): node CPU per record is both workers' CPU divided by the
 records read. On a real cluster that is what feeding costs the training hosts, since the
-feeding tasks run on other executors; here they share the 2 cores with the nodes. The table
+feeding tasks run on other executors; here they share the 2 cores with the nodes. The machine's
+busy cores over each epoch (``/proc/stat``: every process, feeding tasks, nodes and drivers
+alike) tell when a run is bound by the machine's CPU rather than by the path. The table
 gives, per run, the first epoch (feed: includes the count job and the job start-up) and the
 median of the others; the ratios are feed / files on the medians. With ``--runs N`` the files
 and feed clusters run N times each, in turns, and a last row gives the median of the runs.
@@ -62,6 +64,50 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 T0 = time.monotonic()
+
+
+class MachineCpu:
+    """Samples the whole machine's busy CPU time (``/proc/stat``: every process, the Spark
+    executors' feeding tasks and the node processes alike) every 50 ms in a thread, so that
+    :meth:`cores` can tell how many cores were busy over any wall-clock window."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._samples: list[tuple[float, float]] = []
+        self._tick = os.sysconf("SC_CLK_TCK")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _busy(self) -> float:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        return (sum(fields[:8]) - idle) / self._tick
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            self._samples.append((time.time(), self._busy()))
+            self._stop.wait(0.05)
+
+    def _at(self, when: float) -> float:
+        samples = self._samples
+        for (t0, b0), (t1, b1) in zip(samples, samples[1:]):
+            if t0 <= when <= t1:
+                return b0 + (b1 - b0) * (when - t0) / max(t1 - t0, 1e-9)
+        return samples[-1][1] if when > samples[-1][0] else samples[0][1]
+
+    def cores(self, start: float, end: float) -> float:
+        """Cores busy on average between the wall-clock times *start* and *end*."""
+        return (self._at(end) - self._at(start)) / max(end - start, 1e-9)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+CPU: MachineCpu | None = None
 
 
 def log(msg: str) -> None:
@@ -124,7 +170,10 @@ def run(sc, source: str, df, path: str, epochs: int, workdir: Path) -> list[dict
         records = sum(w[e]["records"] for w in per_worker)
         seconds = max(w[e]["seconds"] for w in per_worker)
         cpu = sum(w[e]["cpu"] for w in per_worker)
+        began = min(w[e]["began"] for w in per_worker)
+        busy = CPU.cores(began, began + seconds) if CPU is not None else float("nan")
         figures.append({"records": records, "seconds": seconds, "rate": records / seconds,
+                        "busy": busy,
                         "cpu_us": cpu / max(records, 1) * 1e6,
                         "began": min(w[e]["began"] for w in per_worker)})
     return figures
@@ -139,8 +188,9 @@ def table(runs: list[dict[str, list[dict]]], ns: argparse.Namespace, record_byte
     """One row per run and input, then (several runs) the medians of the runs."""
     lines = [
         "| run | input | records/epoch | epoch 1, records/s | later epochs, median records/s "
-        "(min-max) | MB/s (median) | vs files | node CPU per record | vs files |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "(min-max) | MB/s (median) | vs files | node CPU per record | vs files | machine cores "
+        "busy |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     names = {"files": "TFRecord shards on HDFS, `ctx.dataset` (input_mode tensorflow)",
              "feed": "cached DataFrame, `c.train` + `ctx.feed` (input_mode spark)",
@@ -158,22 +208,25 @@ def table(runs: list[dict[str, list[dict]]], ns: argparse.Namespace, record_byte
                 f"| {number} | {names[source]} | {figs[0]['records']:,} | {figs[0]['rate']:,.0f} | "
                 f"{median:,.0f} ({min(later):,.0f}-{max(later):,.0f}) | "
                 f"{median * record_bytes / 1e6:,.1f} | {median / files_rate:.0%} | "
-                f"{cpu:.2f} us | {cpu / files_cpu:.2f}x |"
+                f"{cpu:.2f} us | {cpu / files_cpu:.2f}x | {_later(figs, 'busy'):.2f} |"
             )
     if len(runs) > 1:
         rate = {s: statistics.median(_later(r[s], "rate") for r in runs) for s in names}
         cpu = {s: statistics.median(_later(r[s], "cpu_us") for r in runs) for s in names}
+        busy = {s: statistics.median(_later(r[s], "busy") for r in runs) for s in names}
         lines.append(
             f"| median of {len(runs)} | feed vs files | | | {rate['feed']:,.0f} vs "
             f"{rate['files']:,.0f} | | {rate['feed'] / rate['files']:.0%} | "
-            f"{cpu['feed']:.2f} vs {cpu['files']:.2f} us | {cpu['feed'] / cpu['files']:.2f}x |"
+            f"{cpu['feed']:.2f} vs {cpu['files']:.2f} us | {cpu['feed'] / cpu['files']:.2f}x | "
+            f"{busy['feed']:.2f} vs {busy['files']:.2f} |"
         )
         if "connect" in rate:
             lines.append(
                 f"| median of {len(runs)} | Connect feed vs classic feed | | | "
                 f"{rate['connect']:,.0f} vs {rate['feed']:,.0f} | | "
                 f"{rate['connect'] / rate['feed']:.0%} | {cpu['connect']:.2f} vs "
-                f"{cpu['feed']:.2f} us | {cpu['connect'] / cpu['feed']:.2f}x |"
+                f"{cpu['feed']:.2f} us | {cpu['connect'] / cpu['feed']:.2f}x | "
+                f"{busy['connect']:.2f} vs {busy['feed']:.2f} |"
             )
     head = (
         f"`{' '.join(['bench/feed.py', *sys.argv[1:]])}` on {platform.node()} "
@@ -229,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     from tfrecord_io import spark as tfs
     from tfrecord_io.testing.minihdfs import MiniHdfs
 
+    global CPU
+    CPU = MachineCpu()
     workdir = Path(tempfile.mkdtemp(prefix="tfrecord-io-bench-feed-"))
     log("starting the mini HDFS (2 DataNodes, replication 2)")
     hdfs = MiniHdfs(datanodes=2, replication=2).start()
