@@ -228,9 +228,13 @@ test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_C
 # On pyspark 3.5: the Spark I/O tests, the ml tests (ml.predict without arrow_udf, TFEstimator
 # and TFModel), and the main paths of the launcher (a sync cluster) and of the feed (epochs).
 # With their Connect cases (marker connect), on Spark 3.5's Connect server ($(CONNECT35_JAR)),
-# and the launcher and the feed over a Connect session.
+# and the launcher and the feed over a Connect session; the Spark conversions of the CLI and of
+# tfrecord_io.datasets.images.
 SPARK35_TESTS := tests/spark tests/ml tests/cluster/test_cluster_sync.py tests/cluster/test_feed_epochs.py \
-  tests/cluster/test_run_over_connect.py tests/cluster/test_feed_over_connect.py
+  tests/cluster/test_run_over_connect.py tests/cluster/test_feed_over_connect.py \
+  tests/datasets/test_images_spark.py \
+  tests/cli/test_cli_mnist.py::test_spark_conversion_on_executors_matches_the_local_one_byte_for_byte \
+  tests/cli/test_cli_images.py::test_spark_conversion_matches_the_local_one_byte_for_byte
 
 test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(POSTGRES_JDBC_CP) $(CONNECT35_JAR) | $(PY35)
 	@rc=0; PYSPARK_PYTHON=$(abspath $(PY35)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY35)) \

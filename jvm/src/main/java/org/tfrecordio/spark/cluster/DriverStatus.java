@@ -1,28 +1,20 @@
 package org.tfrecordio.spark.cluster;
 
-import java.util.EnumSet;
 import java.util.Map;
-import java.util.Set;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.connector.catalog.SupportsRead;
-import org.apache.spark.sql.connector.catalog.Table;
-import org.apache.spark.sql.connector.catalog.TableCapability;
-import org.apache.spark.sql.connector.catalog.TableProvider;
-import org.apache.spark.sql.connector.expressions.Transform;
-import org.apache.spark.sql.connector.read.LocalScan;
-import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.unsafe.types.UTF8String;
+import org.tfrecordio.spark.DriverAnswers;
 
 /**
  * What the driver knows of its executors, as a data source for clients that reach the driver
  * only through the DataFrame API (Spark Connect, where {@code tfrecord_io.cluster.application}
- * reads it). Its scan is a {@link LocalScan}: answered on the driver while the query is planned,
- * without a Spark job, so it answers also while every task slot is busy.
+ * reads it), answered on the driver without a Spark job ({@link DriverAnswers}), so it answers
+ * also while every task slot is busy.
  *
  * <pre>
  * spark.read.format(DriverStatus.class.getName()).option("action", "slots").load()
@@ -35,14 +27,14 @@ import org.apache.spark.unsafe.types.UTF8String;
  *     // {@link ExecutorLosses#lossOfTask}
  * </pre>
  */
-public final class DriverStatus implements TableProvider {
+public final class DriverStatus extends DriverAnswers {
   public static final String ACTION = "action";
   public static final String SLOTS = "slots";
   public static final String WATCH = "watch";
   public static final String LOSS = "loss";
 
   @Override
-  public StructType inferSchema(CaseInsensitiveStringMap options) {
+  protected StructType schema(CaseInsensitiveStringMap options) {
     switch (options.getOrDefault(ACTION, "")) {
       case SLOTS:
         return new StructType().add("slots", DataTypes.IntegerType, false);
@@ -60,92 +52,41 @@ public final class DriverStatus implements TableProvider {
   }
 
   @Override
-  public Table getTable(StructType schema, Transform[] partitioning,
-      Map<String, String> properties) {
-    return new Status(schema);
-  }
-
-  /** The one table: its scan reads the options it is given. */
-  private static final class Status implements Table, SupportsRead {
-    private final StructType schema;
-
-    Status(StructType schema) {
-      this.schema = schema;
-    }
-
-    @Override
-    public String name() {
-      return "tfrecord-io driver status";
-    }
-
-    @Override
-    public StructType schema() {
-      return schema;
-    }
-
-    @Override
-    public Set<TableCapability> capabilities() {
-      return EnumSet.of(TableCapability.BATCH_READ);
-    }
-
-    @Override
-    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-      return () -> new Answer(schema, options);
+  protected InternalRow[] rows(CaseInsensitiveStringMap options) {
+    SparkContext sc = SparkContext.getOrCreate();
+    switch (options.get(ACTION)) {
+      case SLOTS:
+        int slots = sc.maxNumConcurrentTasks(
+            sc.resourceProfileManager().defaultResourceProfile());
+        return new InternalRow[] {new GenericInternalRow(new Object[] {slots})};
+      case WATCH:
+        ExecutorLosses.register(sc);
+        return new InternalRow[] {new GenericInternalRow(new Object[] {true})};
+      default:
+        return loss(sc, options);
     }
   }
 
-  /** The answer, computed on the driver when Spark asks for the rows. */
-  private static final class Answer implements LocalScan {
-    private final StructType schema;
-    private final CaseInsensitiveStringMap options;
-
-    Answer(StructType schema, CaseInsensitiveStringMap options) {
-      this.schema = schema;
-      this.options = options;
+  private static InternalRow[] loss(SparkContext sc, CaseInsensitiveStringMap options) {
+    long task = Long.parseLong(options.get("task"));
+    long timeoutMs = Long.parseLong(options.getOrDefault("timeoutMs", "0"));
+    Map<String, String> loss;
+    try {
+      loss = ExecutorLosses.register(sc).lossOfTask(task, timeoutMs);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for the loss of task "
+          + task, e);
     }
-
-    @Override
-    public StructType readSchema() {
-      return schema;
+    if (loss == null) {
+      return new InternalRow[0];
     }
-
-    @Override
-    public InternalRow[] rows() {
-      SparkContext sc = SparkContext.getOrCreate();
-      switch (options.get(ACTION)) {
-        case SLOTS:
-          int slots = sc.maxNumConcurrentTasks(
-              sc.resourceProfileManager().defaultResourceProfile());
-          return new InternalRow[] {new GenericInternalRow(new Object[] {slots})};
-        case WATCH:
-          ExecutorLosses.register(sc);
-          return new InternalRow[] {new GenericInternalRow(new Object[] {true})};
-        default:
-          return loss(sc);
-      }
+    Object[] values = new Object[4];
+    String[] keys = {"executor", "host", "container", "reason"};
+    for (int i = 0; i < keys.length; i++) {
+      String value = loss.get(keys[i]);
+      values[i] = value == null ? null : UTF8String.fromString(value);
     }
-
-    private InternalRow[] loss(SparkContext sc) {
-      long task = Long.parseLong(options.get("task"));
-      long timeoutMs = Long.parseLong(options.getOrDefault("timeoutMs", "0"));
-      Map<String, String> loss;
-      try {
-        loss = ExecutorLosses.register(sc).lossOfTask(task, timeoutMs);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while waiting for the loss of task "
-            + task, e);
-      }
-      if (loss == null) {
-        return new InternalRow[0];
-      }
-      Object[] values = new Object[4];
-      String[] keys = {"executor", "host", "container", "reason"};
-      for (int i = 0; i < keys.length; i++) {
-        String value = loss.get(keys[i]);
-        values[i] = value == null ? null : UTF8String.fromString(value);
-      }
-      return new InternalRow[] {new GenericInternalRow(values)};
-    }
+    return new InternalRow[] {new GenericInternalRow(values)};
   }
 }
