@@ -81,10 +81,11 @@ def test_the_spark_progress_bar_counts_the_shards_written(spark, mnist_png_tree,
     # The tests' session, started from Python, has Spark's own console bar: pretend it has not.
     conf = spark.sparkContext.getConf().set("spark.ui.showConsoleProgress", "false")
     monkeypatch.setattr(type(spark.sparkContext), "getConf", lambda self: conf)
+    group = spark.sparkContext.getLocalProperty("spark.jobGroup.id")  # earlier tests' leftover
     images.convert(mnist_png_tree, tmp_path / "out", shards=3, validation_fraction=0.25,
                    validation_shards=1, spark=spark, progress=True)
     assert "images (Spark): 100%" in capsys.readouterr().err
-    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None  # restored
+    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") == group  # restored
 
 
 def test_no_second_bar_when_spark_shows_its_own(spark, mnist_png_tree, tmp_path, capsys):
