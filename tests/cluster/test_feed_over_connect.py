@@ -55,8 +55,10 @@ def test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares(connect_sp
 
 
 def test_workers_returning_early_end_the_feeding_without_a_hang(connect_spark, tmp_path):
-    n = 200_000
-    data = _frame(connect_spark, n, 4).cache()
+    # ~50 MB per worker, more than its buffer (32 batches of ~1 MiB): feeding tasks would wait
+    # on a worker that stopped reading, and the rest of the epoch must be dropped.
+    n = 100_000
+    data = _frame(connect_spark, n, 4).selectExpr("id", "repeat('x', 1000) AS pad")
     args = {"out": str(tmp_path), "take": 50, "how": "return"}
     c = cluster.run(connect_spark, feed_programs.read_then_stop, args, num_workers=2,
                     input_mode="spark", progress=False)
