@@ -202,7 +202,7 @@ $(POSTGRES_JDBC_CP): build.sbt
 # tests
 
 # Every suite always runs; the target fails if any failed.
-# Each suite's time is printed, so CI logs show what each costs.
+# Each suite's time, and pytest's slowest tests, are printed, so CI logs show what each costs.
 test:
 	@status=0; \
 	for suite in test-jvm test-python test-spark35; do \
@@ -219,7 +219,7 @@ test-jvm:
 
 # pytest's exit status 5 (no tests collected) is a failure here.
 test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_CP)
-	@rc=0; $(PY) -m pytest tests -ra $(PYTEST_ARGS) || rc=$$?; \
+	@rc=0; $(PY) -m pytest tests -ra --durations=40 $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-python: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
 
@@ -238,7 +238,7 @@ SPARK35_TESTS := tests/spark tests/ml tests/cluster/test_cluster_sync.py tests/c
 
 test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(POSTGRES_JDBC_CP) $(CONNECT35_JAR) | $(PY35)
 	@rc=0; PYSPARK_PYTHON=$(abspath $(PY35)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY35)) \
-	  $(PY35) -m pytest $(SPARK35_TESTS) -ra $(PYTEST_ARGS) || rc=$$?; \
+	  $(PY35) -m pytest $(SPARK35_TESTS) -ra --durations=15 $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-spark35: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
 
