@@ -185,10 +185,8 @@ class ConnectApplication(SparkApplication):
     def _status(self, action: str, **options: Any) -> list[Any]:
         """The rows of the jar's driver-status source for *action* (answered on the driver,
         without a Spark job)."""
-        reader = self._spark.read.format(DRIVER_STATUS_SOURCE).option("action", action)
-        for key, value in options.items():
-            reader = reader.option(key, str(value))
-        return list(reader.load().collect())
+        return list(self._spark.read.format(DRIVER_STATUS_SOURCE)
+                    .options(action=action, **options).load().collect())
 
     def free_slots(self) -> int | None:
         try:

@@ -14,7 +14,7 @@ import time
 from tfrecord_io.cluster.application import SparkApplication
 from tfrecord_io.errors import ClusterError
 
-__all__ = ["free_slots", "capacity", "dynamic_allocation", "wait_for"]
+__all__ = ["free_slots", "feeding_tasks", "capacity", "dynamic_allocation", "wait_for"]
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
@@ -28,6 +28,14 @@ def free_slots(app: SparkApplication) -> int | None:
     """Task slots of the executors registered now (what Spark's barrier check counts), or None
     where the driver cannot be asked (a Connect server without the jar)."""
     return app.free_slots()
+
+
+def feeding_tasks(app: SparkApplication, reserved: int) -> int | None:
+    """How many feeding tasks a job runs at most: the task slots left beside the *reserved*
+    ones that the cluster's nodes hold (at least 1), or None where the slots cannot be asked
+    (then one task per partition)."""
+    free = app.free_slots()
+    return None if free is None else max(1, free - reserved)
 
 
 def capacity(app: SparkApplication) -> int | None:

@@ -31,10 +31,12 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from tfrecord_io.cluster.application import SparkApplication
 from tfrecord_io.cluster.feed.outcome import Outcome, ThreadJob
 from tfrecord_io.cluster.feed.plan import BATCH_BYTES, Deal, deal
 from tfrecord_io.cluster.feed.reports import EpochReport
 from tfrecord_io.cluster.feed.schedule import Call
+from tfrecord_io.cluster.slots import feeding_tasks
 from tfrecord_io.errors import ClusterError, SparkConnectError
 from tfrecord_io.spark.jvm import FEED_SOURCE, is_connect
 
@@ -57,6 +59,7 @@ class ConnectPlan:
         rule: how records are dealt (:func:`~tfrecord_io.cluster.feed.plan.deal`).
         job: the batches' job number (retried tasks' batches are told apart by it).
         keep: whether the batches are kept on the server for later epochs.
+        tasks: feeding tasks per job at most (partitions are coalesced), or None.
     """
 
     session: Any
@@ -64,6 +67,7 @@ class ConnectPlan:
     rule: Deal
     job: int
     keep: bool
+    tasks: int | None = None
 
     @property
     def per_worker(self) -> int | None:
@@ -77,11 +81,8 @@ class ConnectPlan:
 
     def read(self, action: str, **options: Any) -> Any:
         """The feed source's DataFrame for *action* on this plan's view."""
-        reader = (self.session.read.format(FEED_SOURCE).option("view", self.view)
-                  .option("action", action))
-        for key, value in options.items():
-            reader = reader.option(key, str(value))
-        return reader.load()
+        return self.session.read.format(FEED_SOURCE).options(
+            view=self.view, action=action, **options).load()
 
 
 class ConnectFeedJob(Outcome):
@@ -94,23 +95,29 @@ class ConnectFeedJob(Outcome):
         super().__init__(wake)
         self.feed = feed
         self.epoch = epoch
+        self._frame = frame
         self._session = frame.sparkSession
         self._tag = tag
+        self._turn = threading.Lock()  # orders its start against a cancel
+        self._started = False
         self._cancelled = threading.Event()
-        threading.Thread(target=self._run, args=(frame, after), name=f"{tag}-collect",
-                         daemon=True).start()
+        if after is None:
+            self._start()
+        else:
+            after.add_done_callback(lambda _: self._start())
 
-    def _run(self, frame: Any, after: Outcome | None) -> None:
-        while after is not None and not after.wait(0.1):
-            if self._cancelled.is_set():
-                break
-        if self._cancelled.is_set():  # never submitted
-            self.end(error=ClusterError("cancelled"))
-            return
+    def _start(self) -> None:
+        with self._turn:
+            if self._cancelled.is_set():  # cancelled while queued: never submitted
+                return
+            self._started = True
+        threading.Thread(target=self._run, name=f"{self._tag}-collect", daemon=True).start()
+
+    def _run(self) -> None:
         session = self._session
         session.addTag(self._tag)
         try:
-            rows = frame.collect()
+            rows = self._frame.collect()
         except BaseException as e:  # noqa: BLE001 - the job's outcome, read by the schedule
             self.end(error=ClusterError("cancelled") if self._cancelled.is_set() else e)
             return
@@ -120,9 +127,14 @@ class ConnectFeedJob(Outcome):
 
     def cancel(self) -> None:
         """Cancel the job, whatever its state; returns at once."""
-        if self.done() or self._cancelled.is_set():
+        with self._turn:
+            if self.done() or self._cancelled.is_set():
+                return
+            self._cancelled.set()
+            started = self._started
+        if not started:
+            self.end(error=ClusterError("cancelled"))
             return
-        self._cancelled.set()
         threading.Thread(target=self._interrupt, name=f"{self._tag}-cancel",
                          daemon=True).start()
 
@@ -140,21 +152,23 @@ class ConnectRunner:
     Connect.
 
     Args:
+        application: the Spark Connect application (its driver runs the jobs).
         secret: the cluster's secret.
         addresses: the fed nodes' feed servers, ``host:port``, in worker order.
         equal: the equal-share rule (``mode="sync"``).
         group: prefix of the feeding jobs' tags and views.
-        tasks: feeding tasks per job at most (partitions are coalesced), or None.
+        reserved: task slots the cluster's nodes hold (the rest may run feeding tasks).
         wake: called when a job ends (the schedule has something to do).
     """
 
-    def __init__(self, secret: str, addresses: list[str], equal: bool, group: str,
-                 tasks: int | None, wake: Callable[[], None]) -> None:
+    def __init__(self, application: SparkApplication, secret: str, addresses: list[str],
+                 equal: bool, group: str, reserved: int, wake: Callable[[], None]) -> None:
+        self._application = application
         self._secret = secret
         self._addresses = addresses
         self.equal = equal
         self._group = re.sub(r"\W", "_", group)
-        self._tasks = tasks
+        self._reserved = reserved
         self._wake = wake
         self._jobs = 0
         self._last: dict[str, ConnectFeedJob] = {}
@@ -184,7 +198,8 @@ class ConnectRunner:
         def work() -> ConnectPlan:
             session = call.data.sparkSession
             call.data.createOrReplaceTempView(view)
-            plan = ConnectPlan(session, view, Deal(), job, call.keep)
+            plan = ConnectPlan(session, view, Deal(), job, call.keep,
+                               feeding_tasks(self._application, self._reserved))
             if self.equal:
                 rows = plan.read("count").collect()
                 counts = [int(r.rows) for r in sorted(rows, key=lambda r: r.partition)]
@@ -200,9 +215,9 @@ class ConnectRunner:
         frame = plan.read(
             "send", recordType=call.record_type, offsets=rule.offsets, counts=rule.counts,
             limit=rule.limit, workers=len(self._addresses), job=plan.job,
-            batchBytes=BATCH_BYTES, tasks=self._tasks or 0, secret=self._secret,
+            batchBytes=BATCH_BYTES, tasks=plan.tasks or 0, secret=self._secret,
             addresses=",".join(self._addresses), feed=call.feed, epoch=epoch,
-            keep=str(plan.keep).lower())
+            keep=plan.keep)
         tag = f"tfrecord-io-{self._group}-feed-{self._jobs}"
         job = ConnectFeedJob(frame, tag, call.feed, epoch,
                              self._last.get(call.feed), self._wake)

@@ -20,7 +20,6 @@ from tfrecord_io.cluster.feed.jobs import SparkRunner
 from tfrecord_io.cluster.feed.links import FeedLinks
 from tfrecord_io.cluster.feed.reports import Feeding
 from tfrecord_io.cluster.feed.schedule import Call, FeedSchedule
-from tfrecord_io.cluster.slots import capacity
 from tfrecord_io.errors import ClusterError
 
 __all__ = ["FeedCoordinator", "check_data"]
@@ -31,8 +30,10 @@ log = logging.getLogger("tfrecord_io.cluster")
 _TICK = 0.1
 
 
-def _over_connect(application: SparkApplication) -> bool:
-    return application.kind == "connect"
+#: The feeding schedule's Spark (:class:`~tfrecord_io.cluster.feed.schedule.Runner`), by the
+#: application's kind.
+_RUNNERS: dict[str, type[SparkRunner] | type[ConnectRunner]] = {
+    "classic": SparkRunner, "connect": ConnectRunner}
 
 
 def check_data(application: SparkApplication, data: Any) -> None:
@@ -43,7 +44,7 @@ def check_data(application: SparkApplication, data: Any) -> None:
         TypeError: anything else.
         SparkConnectError: a streaming DataFrame over Spark Connect.
     """
-    (ConnectRunner if _over_connect(application) else SparkRunner).check(data)
+    _RUNNERS[application.kind].check(data)
 
 
 class FeedCoordinator:
@@ -85,17 +86,9 @@ class FeedCoordinator:
         self._closed = False
         self._links = FeedLinks(nodes, addresses, secret, on_change=self._wake.set)
         fed = [addresses[n] for n in nodes]
-        runner: SparkRunner | ConnectRunner
-        if _over_connect(application):
-            most = capacity(application)  # feeding tasks: the slots the nodes leave free
-            runner = ConnectRunner(secret, fed, equal, group,
-                                   None if most is None else max(1, most - reserved),
-                                   self._wake.set)
-        else:
-            runner = SparkRunner(application.spark_context(), secret, fed, equal, group,
-                                 reserved, self._wake.set)
-        self._runner = runner
-        self._schedule = FeedSchedule(self._links, runner, equal, failure)
+        self._runner = _RUNNERS[application.kind](application, secret, fed, equal, group,
+                                                  reserved, self._wake.set)
+        self._schedule = FeedSchedule(self._links, self._runner, equal, failure)
         self._thread = threading.Thread(target=self._loop, name=f"feed-{group}", daemon=True)
         self._thread.start()
 

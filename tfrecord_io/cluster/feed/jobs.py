@@ -17,12 +17,13 @@ import logging
 import threading
 from typing import Any, Callable
 
+from tfrecord_io.cluster.application import SparkApplication
 from tfrecord_io.cluster.feed.outcome import Outcome, ThreadJob
 from tfrecord_io.cluster.feed.plan import Plan, plan_batches
 from tfrecord_io.cluster.feed.reports import EpochReport
 from tfrecord_io.cluster.feed.schedule import Call
+from tfrecord_io.cluster.slots import feeding_tasks
 from tfrecord_io.errors import ClusterError
-from tfrecord_io.spark.jvm import max_concurrent_tasks
 
 __all__ = ["FeedJob", "SparkRunner"]
 
@@ -122,7 +123,7 @@ class SparkRunner:
     """The :class:`~tfrecord_io.cluster.feed.schedule.Runner` of one attempt.
 
     Args:
-        sc: the SparkContext.
+        application: the classic Spark application (its SparkContext submits the jobs).
         secret: the cluster's secret.
         addresses: the fed nodes' feed servers, ``host:port``, in worker order.
         equal: the equal-share rule (``mode="sync"``).
@@ -131,9 +132,10 @@ class SparkRunner:
         wake: called when a job ends (the schedule has something to do).
     """
 
-    def __init__(self, sc: Any, secret: str, addresses: list[str], equal: bool, group: str,
-                 reserved: int, wake: Callable[[], None]) -> None:
-        self._sc = sc
+    def __init__(self, application: SparkApplication, secret: str, addresses: list[str],
+                 equal: bool, group: str, reserved: int, wake: Callable[[], None]) -> None:
+        self._application = application
+        self._sc = application.spark_context()
         self._secret = secret
         self._addresses = addresses
         self.equal = equal
@@ -142,16 +144,13 @@ class SparkRunner:
         self._wake = wake
         self._jobs = 0
 
-    def _tasks(self) -> int:
-        """Feeding tasks per job: the task slots the cluster's nodes leave free (at least 1)."""
-        return max(1, max_concurrent_tasks(self._sc) - self._reserved)
-
     def make_plan(self, data: Any, record_type: str) -> Plan:
         """The batches of *data* for the fed nodes (a new job number: its batches are told
         apart from any other plan's)."""
         self._jobs += 1
         return plan_batches(self._sc, data, len(self._addresses), self._jobs, equal=self.equal,
-                            record_type=record_type, tasks=self._tasks())
+                            record_type=record_type,
+                            tasks=feeding_tasks(self._application, self._reserved))
 
     def submit(self, plan: Plan, feed: str, epoch: int) -> FeedJob:
         """Submit the feeding job of *epoch* of *plan*."""

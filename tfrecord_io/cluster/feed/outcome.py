@@ -16,15 +16,30 @@ class Outcome:
 
     def __init__(self, wake: Callable[[], None]) -> None:
         self._wake = wake
+        self._lock = threading.Lock()
         self._ended = threading.Event()
+        self._callbacks: list[Callable[[Outcome], None]] = []
         self._value: Any = None
         self._error: BaseException | None = None
 
     def end(self, value: Any = None, error: BaseException | None = None) -> None:
-        """Record the end (*value*, or *error*) and wake the waiter."""
-        self._value, self._error = value, error
-        self._ended.set()
+        """Record the end (*value*, or *error*), wake the waiter and run the done-callbacks."""
+        with self._lock:
+            self._value, self._error = value, error
+            self._ended.set()
+            callbacks, self._callbacks = self._callbacks, []
         self._wake()
+        for callback in callbacks:
+            callback(self)
+
+    def add_done_callback(self, callback: Callable[[Outcome], None]) -> None:
+        """Call ``callback(self)`` once it has ended: at once (in this thread) if it has, else
+        in the thread that ends it."""
+        with self._lock:
+            if not self._ended.is_set():
+                self._callbacks.append(callback)
+                return
+        callback(self)
 
     def done(self) -> bool:
         """Whether it has ended."""

@@ -88,38 +88,53 @@ public final class FeedSource implements RelationProvider {
     return value;
   }
 
-  /** {@code count}: the rows of each partition of the view, as {@link FeedBatches#countRows}. */
-  private static final class Counts extends BaseRelation implements TableScan {
-    private final SQLContext sqlContext;
-    private final String view;
+  /** What both actions' relations share: the client's view, the schema of the rows read. */
+  private abstract static class ViewRelation extends BaseRelation implements TableScan {
+    final SQLContext sqlContext;
+    final String view;
+    private final StructType schema;
+    private final String name;
 
-    Counts(SQLContext sqlContext, String view) {
+    ViewRelation(SQLContext sqlContext, String view, StructType schema, String name) {
       this.sqlContext = sqlContext;
       this.view = view;
+      this.schema = schema;
+      this.name = name;
+    }
+
+    /** The data fed: the view's rows. */
+    final Dataset<Row> data() {
+      return sqlContext.sparkSession().table(view);
     }
 
     @Override
-    public SQLContext sqlContext() {
+    public final SQLContext sqlContext() {
       return sqlContext;
     }
 
     @Override
-    public StructType schema() {
-      return new StructType().add("partition", DataTypes.IntegerType, false)
-          .add("rows", DataTypes.LongType, false);
+    public final StructType schema() {
+      return schema;
+    }
+
+    @Override
+    public final String toString() {
+      return name;
+    }
+  }
+
+  /** {@code count}: the rows of each partition of the view, as {@link FeedBatches#countRows}. */
+  private static final class Counts extends ViewRelation {
+    Counts(SQLContext sqlContext, String view) {
+      super(sqlContext, view, new StructType().add("partition", DataTypes.IntegerType, false)
+          .add("rows", DataTypes.LongType, false), "tfrecord-io feed counts of " + view);
     }
 
     @Override
     public RDD<Row> buildScan() {
-      Dataset<Row> data = sqlContext.sparkSession().table(view);
       sqlContext.sparkContext().setJobDescription("tfrecord-io feed: counting " + view);
-      return FeedBatches.internalRows(data).mapPartitionsWithIndex(new CountRows(), false)
+      return FeedBatches.internalRows(data()).mapPartitionsWithIndex(new CountRows(), false)
           .rdd();
-    }
-
-    @Override
-    public String toString() {
-      return "tfrecord-io feed counts of " + view;
     }
   }
 
@@ -140,25 +155,13 @@ public final class FeedSource implements RelationProvider {
   }
 
   /** {@code send}: the feeding job of one epoch; its rows are the tasks' reports. */
-  private static final class Sends extends BaseRelation implements TableScan {
-    private final SQLContext sqlContext;
-    private final String view;
+  private static final class Sends extends ViewRelation {
     private final Map<String, String> options; // null: release, nothing to send
 
     Sends(SQLContext sqlContext, String view, Map<String, String> options) {
-      this.sqlContext = sqlContext;
-      this.view = view;
+      super(sqlContext, view, new StructType().add("report", DataTypes.StringType, false),
+          "tfrecord-io feed of " + view);
       this.options = options;
-    }
-
-    @Override
-    public SQLContext sqlContext() {
-      return sqlContext;
-    }
-
-    @Override
-    public StructType schema() {
-      return new StructType().add("report", DataTypes.StringType, false);
     }
 
     @Override
@@ -181,9 +184,8 @@ public final class FeedSource implements RelationProvider {
     }
 
     private JavaRDD<byte[]> batches() {
-      Dataset<Row> data = sqlContext.sparkSession().table(view);
       int workers = Integer.parseInt(required(options, "workers"));
-      JavaRDD<byte[]> batches = FeedBatches.fromRows(data,
+      JavaRDD<byte[]> batches = FeedBatches.fromRows(data(),
           options.getOrDefault("recordType", "Example"), options.getOrDefault("offsets", ""),
           options.getOrDefault("counts", ""),
           Long.parseLong(options.getOrDefault("limit", Long.toString(Long.MAX_VALUE))), workers,
@@ -191,11 +193,6 @@ public final class FeedSource implements RelationProvider {
           Integer.parseInt(required(options, "batchBytes")));
       int tasks = Integer.parseInt(options.getOrDefault("tasks", "0"));
       return tasks > 0 && tasks < batches.getNumPartitions() ? batches.coalesce(tasks) : batches;
-    }
-
-    @Override
-    public String toString() {
-      return "tfrecord-io feed of " + view;
     }
   }
 

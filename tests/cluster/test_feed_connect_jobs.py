@@ -1,0 +1,155 @@
+"""ConnectFeedJob, driven with a fake Connect session: a feed's jobs run one after the other, a
+job cancelled while queued is never submitted, and a cancel interrupts the job's tag again and
+again until its collect returns, also when the first interrupts come before the server has
+seen the operation."""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+from tfrecord_io.cluster.feed.connect import ConnectFeedJob
+from tfrecord_io.cluster.feed.outcome import Outcome
+from tfrecord_io.errors import ClusterError
+
+WAIT = 10  # seconds; only ever reached when a test fails
+
+
+class FakeSession:
+    """A Connect session whose operations are tagged as the client's are (per thread)."""
+
+    def __init__(self) -> None:
+        self.tags: dict[int, set[str]] = {}
+        self.interrupts: list[str] = []
+        self.frames: list[FakeFrame] = []
+
+    def addTag(self, tag: str) -> None:  # noqa: N802 - pyspark's name
+        self.tags.setdefault(threading.get_ident(), set()).add(tag)
+
+    def removeTag(self, tag: str) -> None:  # noqa: N802
+        self.tags[threading.get_ident()].discard(tag)
+
+    def interruptTag(self, tag: str) -> None:  # noqa: N802
+        self.interrupts.append(tag)
+        for frame in self.frames:
+            frame.interrupt(tag)
+
+
+class FakeFrame:
+    """A feed source read: its collect blocks until released or interrupted. The server sees
+    the operation only once *seen* is set: interrupts before that are lost, as on a server."""
+
+    def __init__(self, session: FakeSession, reports: list[str], seen: bool = True) -> None:
+        self.sparkSession = session
+        self.reports = reports
+        self.submitted = threading.Event()
+        self.seen = threading.Event()
+        self.release = threading.Event()
+        self.interrupted = threading.Event()
+        self.tag: set[str] = set()
+        if seen:
+            self.seen.set()
+        session.frames.append(self)
+
+    def interrupt(self, tag: str) -> None:
+        if self.seen.is_set() and tag in self.tag:
+            self.interrupted.set()
+
+    def collect(self) -> list[SimpleNamespace]:
+        self.tag = set(self.sparkSession.tags.get(threading.get_ident(), ()))
+        self.submitted.set()
+        while not self.release.wait(0.01):
+            if self.interrupted.is_set():
+                raise RuntimeError("OPERATION_CANCELED")
+        return [SimpleNamespace(report=r) for r in self.reports]
+
+
+def _job(frame: FakeFrame, tag: str = "t1", after: Outcome | None = None) -> ConnectFeedJob:
+    return ConnectFeedJob(frame, tag, "train", 1, after, wake=lambda: None)
+
+
+def test_a_job_collects_its_tasks_reports_under_its_tag():
+    session = FakeSession()
+    frame = FakeFrame(session, ['{"records": 3}', '{"records": 4}'])
+    job = _job(frame, tag="feed-7")
+    assert frame.submitted.wait(WAIT)
+    frame.release.set()
+    assert job.wait(WAIT)
+    assert job.error is None and job.value == [{"records": 3}, {"records": 4}]
+    assert frame.tag == {"feed-7"}
+    assert all(not tags for tags in session.tags.values())  # the tag is removed after
+
+
+def test_a_job_queued_behind_the_feeds_previous_one_is_submitted_when_that_one_ends():
+    session = FakeSession()
+    first, second = FakeFrame(session, []), FakeFrame(session, [])
+    running = _job(first, "t1")
+    queued = _job(second, "t2", after=running)
+    assert first.submitted.wait(WAIT)
+    assert not second.submitted.wait(0.2)
+    first.release.set()
+    assert second.submitted.wait(WAIT)
+    second.release.set()
+    assert queued.wait(WAIT) and queued.error is None
+
+
+def test_a_job_cancelled_while_queued_ends_at_once_and_is_never_submitted():
+    session = FakeSession()
+    first, second = FakeFrame(session, []), FakeFrame(session, [])
+    running = _job(first, "t1")
+    queued = _job(second, "t2", after=running)
+    queued.cancel()
+    assert queued.done()
+    assert isinstance(queued.error, ClusterError)
+    first.release.set()
+    assert running.wait(WAIT)
+    assert not second.submitted.wait(0.2)
+
+
+def test_cancelling_a_running_job_interrupts_its_tag_and_ends_it_cancelled():
+    session = FakeSession()
+    frame = FakeFrame(session, [])
+    job = _job(frame, "t1")
+    assert frame.submitted.wait(WAIT)
+    job.cancel()
+    assert job.wait(WAIT)
+    assert isinstance(job.error, ClusterError) and "cancelled" in str(job.error)
+    assert session.interrupts[0] == "t1"
+
+
+def test_a_cancel_before_the_server_has_seen_the_operation_is_repeated_until_it_takes():
+    session = FakeSession()
+    frame = FakeFrame(session, [], seen=False)
+    job = _job(frame, "t1")
+    assert frame.submitted.wait(WAIT)
+    job.cancel()
+    while not session.interrupts:  # the first interrupt is lost: the server has not seen it
+        assert not job.wait(0.05)
+    frame.seen.set()
+    assert job.wait(WAIT)
+    assert isinstance(job.error, ClusterError)
+    assert len(session.interrupts) >= 2
+
+
+def test_a_job_that_fails_on_its_own_ends_with_sparks_error():
+    class Failing(FakeFrame):
+        def collect(self):
+            raise RuntimeError("executor lost")
+
+    job = _job(Failing(FakeSession(), []), "t1")
+    assert job.wait(WAIT)
+    assert isinstance(job.error, RuntimeError) and "executor lost" in str(job.error)
+
+
+@pytest.mark.parametrize("ended_first", [True, False])
+def test_done_callbacks_run_once_whether_added_before_or_after_the_end(ended_first):
+    outcome, calls = Outcome(lambda: None), []
+    if ended_first:
+        outcome.end(1)
+    outcome.add_done_callback(calls.append)
+    if not ended_first:
+        assert calls == []
+        outcome.end(1)
+    assert calls == [outcome]
