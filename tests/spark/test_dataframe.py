@@ -691,8 +691,8 @@ def test_load_dataframe_reads_only_the_partitions_a_filter_selects(spark, tmp_pa
 
     got = sorted(r.id for r in back.filter("year = 2021").select("id").collect())
     assert got == [i for i, y, _ in rows if y == 2021]
-    metrics = spark.sparkContext._jvm.org.tfrecordio.spark.source.ReadMetrics.last()
-    assert metrics.recordsRead() == 20  # the files of year=2021 only
+    scan = spark.read.format("org.tfrecordio.spark.source.ReadMetricsSource").load().first()
+    assert scan.read == 20  # the files of year=2021 only
 
     # Conditions partly on data columns, negated or alternative, still select exactly.
     query = "not (year = 2021 and id > 40) and (region = 'r1' or year in (2022, 2023))"
