@@ -1,5 +1,6 @@
 """A failing node makes Cluster.wait raise ClusterError naming it, every other node is stopped,
-and nothing of the cluster is left behind."""
+and nothing of the cluster is left behind. (An exception before the first step and a node killed
+from outside are tested on both kinds of session, in test_run_over_connect.py.)"""
 
 from __future__ import annotations
 
@@ -43,17 +44,6 @@ def _fails(sc, program, args, **kw) -> tuple[cluster.ClusterError, cluster.Clust
     return info.value, c
 
 
-def test_exception_before_the_first_step_names_the_node_with_its_traceback(sc, tmp_path):
-    error, c = _fails(sc, cluster_programs.raise_on, {"out": str(tmp_path), "node": "worker:1"})
-    assert error.node == "worker:1"
-    message = str(error)
-    assert message.startswith("worker:1 failed: ValueError: planned failure on worker:1")
-    assert "Traceback (most recent call last)" in message
-    assert "raise_on" in message  # the frame of main_fun on the node
-    assert node_processes(c.name) == []
-    assert not any(_alive(pid) for pid in _pids(tmp_path).values())
-
-
 def test_exception_mid_training_names_the_node(sc, tmp_path):
     args = {"out": str(tmp_path), "fail_node": "worker:1", "fail_step": 20, "how": "raise"}
     error, c = _fails(sc, cluster_programs.train, args)
@@ -78,19 +68,6 @@ def test_node_killed_mid_training_names_the_node_not_its_peer(sc, tmp_path):
     assert error.node == "worker:1"
     assert "SIGKILL" in str(error)
     assert node_processes(c.name) == []
-
-
-def test_killed_from_outside_names_the_node(sc, tmp_path):
-    c = cluster.run(sc, cluster_programs.wait_for_file,
-                    {"out": str(tmp_path), "flag": str(tmp_path / "never")}, num_workers=2)
-    with c:
-        pids = _wait_for_pids(tmp_path, 2)
-        os.kill(pids["worker-1"], signal.SIGKILL)
-        with pytest.raises(cluster.ClusterError, match=r"^worker:1 failed: .*SIGKILL") as info:
-            c.wait(timeout=120)
-    assert info.value.node == "worker:1"
-    assert node_processes(c.name) == []
-    assert not _alive(pids["worker-0"])
 
 
 def test_frozen_node_is_reported_and_killed(sc, tmp_path):

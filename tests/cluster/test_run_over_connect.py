@@ -97,6 +97,7 @@ def test_an_exception_names_the_node_and_its_traceback_within_seconds(any_spark,
     assert info.value.node == "worker:1"
     assert str(info.value).startswith("worker:1 failed: ValueError: planned failure on worker:1")
     assert "Traceback (most recent call last)" in str(info.value)
+    assert "raise_on" in str(info.value)  # the frame of main_fun on the node
     assert node_processes(c.name) == []
     assert not any(_alive(pid) for pid in _pids(tmp_path).values())
 
