@@ -19,6 +19,9 @@ import org.tfrecordio.minihdfs.MiniHdfs;
  * NameNode, N DataNodes) and a MiniYARNCluster (one ResourceManager, M NodeManagers), every server
  * bound to 127.0.0.1 and known by it.
  *
+ * <p>The NodeManagers set localized files' permissions in-process ({@link NioLocalFs}), as a
+ * NodeManager with Hadoop's native library does.
+ *
  * <p>The NodeManagers check the physical memory of each container's process tree, as production
  * clusters without cgroups do: a container that grows past its size is killed (strict cgroup
  * enforcement off, monitoring on; virtual memory not checked).
@@ -218,6 +221,10 @@ public final class MiniYarn {
     y.setBoolean("yarn.nodemanager.disk-health-checker.enable", false);
     // Application logs stay in the NodeManagers' log dirs (no aggregation service here).
     y.setBoolean("yarn.log-aggregation-enable", false);
+    // Localized files get their permissions by a system call each, as on a NodeManager with
+    // Hadoop's native library, not by a chmod process each (NioLocalFs). Not in the client's
+    // site files: only this JVM has the class.
+    y.set("fs.AbstractFileSystem.file.impl", NioLocalFs.class.getName());
 
     yarn = new org.apache.hadoop.yarn.server.MiniYARNCluster("miniyarn", opts.nodeManagers, 1, 1);
     yarn.init(y);
