@@ -54,6 +54,7 @@ public abstract class DriverAnswers implements TableProvider {
     }
 
     @Override
+    @SuppressWarnings("deprecation") // Spark 4 prefers columns(); Spark 3.5 has schema() only
     public StructType schema() {
       return schema;
     }
