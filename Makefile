@@ -1,8 +1,9 @@
 # tfrecord-io developer commands. On a fresh machine (Python >= 3.10, a JDK >= 11, make, curl, g++):
 #
 #   make setup    install everything: .venv with pyspark, TensorFlow and the package (editable,
-#                 test extras, jar built against the venv's pyspark, hdfs:// plugin against its
-#                 TensorFlow), the sbt launcher, the JVM dependencies,
+#                 test extras, moto's S3 server among them, jar built against the venv's
+#                 pyspark, the TensorFlow plugin against its TensorFlow), the sbt launcher, the
+#                 JVM dependencies,
 #                 .tools/minihdfs.classpath for the test HDFS, the PostgreSQL JDBC driver
 #                 (.tools/postgres-jdbc.classpath), PostgreSQL itself, .venv-spark35 (pyspark 3.5,
 #                 the package with the very same jar, not rebuilt, the Connect client) with Spark
@@ -29,7 +30,8 @@
 # ~/.m2), docs (the documentation site into site/: mkdocs build --strict; tests/docs builds it
 # too), test-jvm, test-python, test-spark35, lint (ruff and the import contracts alone), bench,
 # hdfs (start the test HDFS by hand), yarn (the test YARN), postgres (the test PostgreSQL with the
-# MNIST images by hand), connect (a Spark Connect server with the jar on 127.0.0.1:15002), clean,
+# MNIST images by hand), connect (a Spark Connect server with the jar on 127.0.0.1:15002), s3 (the
+# test S3 server, moto's, with a bucket `data`; prints the AWS_* settings to export), clean,
 # distclean.
 # Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', SPARK35_VERSION=3.5.7 (pyspark 3.5 and its
 # Connect server),
@@ -85,7 +87,7 @@ export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: help setup setup-system setup-python setup-jvm setup-spark35 setup-ship jar tf-plugin dist publish-m2 docs test \
-  test-jvm test-python test-spark35 lint bench hdfs yarn postgres connect clean distclean
+  test-jvm test-python test-spark35 lint bench hdfs yarn postgres connect s3 clean distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -285,6 +287,9 @@ postgres: | $(PY)
 
 connect: $(JAR)
 	$(PY) -m tfrecord_io.testing.connect
+
+s3: | $(PY)
+	$(PY) -m tfrecord_io.testing.s3 --bucket data
 
 clean:
 	rm -rf build dist site *.egg-info .pytest_cache target project/target project/project \

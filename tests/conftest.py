@@ -12,6 +12,8 @@ Markers are applied here from what a test uses, so that nobody has to remember t
 * ``tensorflow``: its module imports TensorFlow;
 * ``postgres``: it uses the test PostgreSQL server (the ``postgres`` fixture of tests/postgres,
   also through fixtures built on it);
+* ``s3``: it uses the test S3 server (the ``s3`` fixture: moto's, with authentication; also
+  through ``s3_env`` and ``s3_bucket``);
 * ``connect`` (and ``spark``): it uses the ``connect_spark`` fixture (a Spark Connect client of
   a real Connect server, ``connect_server``, whose executors are JVMs of their own), or is the
   ``connect`` case of a test on ``any_spark`` (each test on a classic session, then on a
@@ -46,6 +48,7 @@ _SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master", "connect_server", "c
                              "any_spark"})
 _HDFS_FIXTURES = frozenset({"hdfs"})
 _POSTGRES_FIXTURES = frozenset({"postgres", "images_db", "jdbc"})
+_S3_FIXTURES = frozenset({"s3"})
 # Fixture -> marker of the tests on real cluster managers (tests/yarn, tests/standalone).
 _CLUSTER_FIXTURES = {"connect_spark": "connect", "connect_server": "connect",
                      "yarn": "yarn", "yarn_spark": "yarn",
@@ -57,6 +60,7 @@ _MARKING_IMPORTS = {
     "tfrecord_io.testing.minihdfs": "hdfs",
     "tfrecord_io.testing.miniyarn": "yarn",
     "tfrecord_io.testing.postgres": "postgres",
+    "tfrecord_io.testing.s3": "s3",
     "tfrecord_io.testing.standalone": "standalone",
     "tfrecord_io.testing.connect": "connect",
 }
@@ -79,7 +83,7 @@ def _imported_markers(module: types.ModuleType | None) -> set[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test ``spark``, ``hdfs``, ``postgres``, ``tensorflow``, ``connect``, ``yarn``,
+    """Mark each test ``spark``, ``hdfs``, ``postgres``, ``s3``, ``tensorflow``, ``connect``, ``yarn``,
     ``standalone`` from what it uses; the ``yarn`` and ``standalone`` tests go last, grouped."""
     by_module: dict[str, set[str]] = {}
     for item in items:
@@ -95,6 +99,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             markers.add("hdfs")
         if fixtures & _POSTGRES_FIXTURES:
             markers.add("postgres")
+        if fixtures & _S3_FIXTURES:
+            markers.add("s3")
         markers.update(_CLUSTER_FIXTURES[f] for f in fixtures if f in _CLUSTER_FIXTURES)
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("any_spark") == "connect":
@@ -116,10 +122,23 @@ def spark_master() -> str:
 
 
 @pytest.fixture(scope="session")
-def spark():
+def event_logs(tmp_path_factory):
+    """The directory where the test sessions' Spark applications (the classic one and the
+    Connect server's) write their event logs, uncompressed: what a reader of Spark's history
+    sees (tests/cluster/test_secrets.py reads them)."""
+    return tmp_path_factory.mktemp("eventlogs")
+
+
+def _event_log_conf(directory) -> dict[str, str]:
+    return {"spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{directory}",
+            "spark.eventLog.compress": "false"}
+
+
+@pytest.fixture(scope="session")
+def spark(event_logs):
     """A SparkSession on a local cluster: two executor JVMs with their own Python workers,
     with the PostgreSQL JDBC driver (``make setup`` fetches it) in ``spark.jars`` for the tests
-    of Spark's JDBC source (tests/postgres)."""
+    of Spark's JDBC source (tests/postgres), writing its event log to :func:`event_logs`."""
     from tfrecord_io import spark as tfs
     from tfrecord_io.testing.postgres.jdbc import find_jdbc_jars
 
@@ -139,6 +158,7 @@ def spark():
             # with the configuration of whichever test reaches it first, so the replication
             # its files get is set here, once, for every test.
             "spark.hadoop.dfs.replication": "2",
+            **_event_log_conf(event_logs),
             **({"spark.jars": ",".join(jdbc_jars)} if jdbc_jars else {}),
         },
     )
@@ -154,19 +174,20 @@ def sc(spark):
 
 
 @pytest.fixture(scope="session")
-def connect_server(tmp_path_factory):
+def connect_server(tmp_path_factory, event_logs):
     """A real Spark Connect server (``connect_server.url`` is ``sc://127.0.0.1:PORT``): Spark's
     ``SparkConnectServer`` from the installed pyspark (pyspark 3.5 bundles none: there Spark's
     separate ``spark-connect_2.12`` jar, which ``ConnectServer`` finds in ``.tools/``, where
     ``make setup-spark35`` puts it), on the classic session's master (a local cluster of two
-    executor JVMs), with the bundled jar; stopped with its whole process tree at the end of the
-    session."""
+    executor JVMs), with the bundled jar, writing its event log to :func:`event_logs`; stopped
+    with its whole process tree at the end of the session."""
     from tfrecord_io.testing import connect
 
     server = connect.ConnectServer(
         tmp_path_factory.mktemp("connect"), master=SPARK_MASTER,
         conf={"spark.task.maxFailures": "4", "spark.executor.memory": "1g",
-              "spark.python.worker.reuse": "true", "spark.hadoop.dfs.replication": "2"},
+              "spark.python.worker.reuse": "true", "spark.hadoop.dfs.replication": "2",
+              **_event_log_conf(event_logs)},
     )
     try:
         try:
@@ -294,6 +315,47 @@ def postgres():
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """An S3-compatible server for the session (:class:`tfrecord_io.testing.s3.S3Server`: moto's
+    standalone server on 127.0.0.1, every request signed with the access key it makes at start),
+    removed at the end, also after a failure. Never skips: without moto it fails, saying how to
+    get it. Tests reach it through :func:`s3_env`."""
+    from tfrecord_io.testing import s3 as s3_server
+
+    server = s3_server.S3Server()
+    try:
+        try:
+            server.start()
+        except s3_server.S3ServerError as e:
+            pytest.fail(f"the test S3 server did not start: {e}", pytrace=False)
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_bucket(s3):
+    """The name of a bucket of :func:`s3` for the session's tests (each test works under a
+    prefix of its own)."""
+    name = "tfrecord-io-tests"
+    s3.create_bucket(name)
+    return name
+
+
+@pytest.fixture
+def s3_env(s3, s3_bucket, monkeypatch):
+    """:func:`s3`, with the standard AWS settings that point at it (endpoint, key, secret,
+    region) in ``os.environ`` for the test, so that child processes have them too; any other
+    ``AWS_*`` or ``TFRECORD_IO_S3_*`` setting of the developer's environment is removed."""
+    for name in list(os.environ):
+        if name.startswith(("AWS_", "TFRECORD_IO_S3_")):
+            monkeypatch.delenv(name)
+    for name, value in s3.environment().items():
+        monkeypatch.setenv(name, value)
+    return s3
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,13 @@ __all__ = [
     "HttpError",
     "HttpFileNotFoundError",
     "HttpPermissionError",
+    "ObjectStoreError",
+    "ObjectStoreFileNotFoundError",
+    "ObjectStorePermissionError",
+    "ObjectStoreFileExistsError",
+    "BucketNotFoundError",
     "InputNotFoundError",
+    "SpecialFileError",
     "UnsupportedURLError",
     "UnsupportedOperationError",
     "JarNotFoundError",
@@ -35,6 +41,7 @@ __all__ = [
     "StandaloneClusterError",
     "PostgresError",
     "ConnectServerError",
+    "S3ServerError",
     "ModelError",
     "TensorBoardError",
     "ClusterError",
@@ -104,8 +111,8 @@ class MissingDependencyError(TFRecordError, ImportError):
 #
 # Failures of file system operations are OSErrors, whatever the scheme: a missing path is a
 # FileNotFoundError, a denied one a PermissionError, an existing one a FileExistsError. Local
-# files raise Python's own; HDFS and HTTP raise the subclasses below, which are also
-# TFRecordErrors and name the URL in their message.
+# files raise Python's own; HDFS, HTTP and object stores raise the subclasses below, which are
+# also TFRecordErrors and name the URL in their message.
 
 
 class HdfsError(TFRecordError, OSError):
@@ -136,9 +143,42 @@ class HttpPermissionError(HttpError, PermissionError):
     """The server refuses the request (HTTP 401 or 403; S3 also says 403 for a missing key)."""
 
 
+class ObjectStoreError(TFRecordError, OSError):
+    """An object store operation (``s3://``) failed: an unreachable or stalled endpoint after
+    the retries, a connection lost in the middle of a read, an upload that did not complete.
+    The message names the URL."""
+
+
+class ObjectStoreFileNotFoundError(ObjectStoreError, FileNotFoundError):
+    """No object (and no "directory": no key below it) at an ``s3://`` URL whose bucket
+    exists."""
+
+
+class ObjectStorePermissionError(ObjectStoreError, PermissionError):
+    """The object store refuses the request: wrong or missing credentials (an unknown access
+    key, a secret that does not match it, an expired token) or no permission for the bucket
+    or key (S3 also says 403 for a missing key when the caller may not list the bucket)."""
+
+
+class ObjectStoreFileExistsError(ObjectStoreError, FileExistsError):
+    """An object or "directory" exists at an ``s3://`` URL where it should not."""
+
+
+class BucketNotFoundError(ObjectStoreError):
+    """The bucket of an ``s3://`` URL does not exist. Not a ``FileNotFoundError``: a wrong
+    bucket name is a configuration error, so :func:`tfrecord_io.fs.exists` and globs raise it
+    rather than answer "nothing there"."""
+
+
 class InputNotFoundError(TFRecordError, FileNotFoundError):
     """An input path does not exist, a glob matches no file, or a directory holds no data files
     (:func:`tfrecord_io.fs.expand`)."""
+
+
+class SpecialFileError(TFRecordError, OSError):
+    """A FIFO, socket or device where a listing expects data files (an input directory or glob of
+    :func:`tfrecord_io.fs.expand`): damaged input, never opened, since reading it could block
+    forever or never end. The message names it and says what it is."""
 
 
 class UnsupportedURLError(TFRecordError, ValueError):
@@ -208,6 +248,12 @@ class PostgresError(TFRecordError):
 class ConnectServerError(TFRecordError):
     """The test Spark Connect server (:mod:`tfrecord_io.testing.connect`) could not be started.
     The message has the tail of its log."""
+
+
+class S3ServerError(TFRecordError):
+    """The test S3 server (:mod:`tfrecord_io.testing.s3`) could not be started: moto's server
+    is not installed (the ``test`` extra), or it did not come up. The message has the tail of
+    its log."""
 
 
 class ModelError(TFRecordError):

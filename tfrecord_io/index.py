@@ -71,7 +71,8 @@ def write_index(data_path: str | os.PathLike[str], index: Iterable[Entry] | None
     """Write the sidecar index of an uncompressed TFRecord file and return the index's path.
 
     Args:
-        data_path: local path, ``file://`` or ``hdfs://``/``webhdfs://`` URL of the data file.
+        data_path: local path, ``file://`` or ``hdfs://``/``webhdfs://``/``s3://`` URL of the
+            data file.
         index: the entries, if already known; by default the file is scanned (with CRC checks).
             Given entries are checked for consistency, and against the file's size when it is
             local.

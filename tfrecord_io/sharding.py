@@ -48,7 +48,7 @@ class Piece:
     """One unit of reading: a whole file, or a byte range of an uncompressed indexed file.
 
     Attributes:
-        path: local path or ``hdfs://`` / ``webhdfs://`` URL.
+        path: local path or URL (``hdfs://``, ``webhdfs://``, ``s3://``, ...).
         compression: ``"none"``, ``"gzip"`` or ``"zlib"``.
         start: byte offset of the first record (0 for a whole file).
         end: end of the range (exclusive: the records starting in ``[start, end)``), or None for
@@ -69,7 +69,7 @@ class Piece:
 
     @property
     def remote(self) -> bool:
-        """Whether the piece lives on HDFS."""
+        """Whether the piece is not on a local disk (HDFS, an object store, ...)."""
         return not fs.is_local(self.path)
 
 

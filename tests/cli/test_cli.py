@@ -346,6 +346,9 @@ def test_count_errors(capsys, tmp_path):
     status, out, err = run(capsys, "count", tmp_path / "bad.tfrecord")
     assert status == 1 and out == ""
     assert f"corrupt TFRecord in {tmp_path / 'bad.tfrecord'} at byte offset" in err
+    os.mkfifo(tmp_path / "d" / "part-0")  # a FIFO in an input directory: refused, never opened
+    status, out, err = run(capsys, "count", tmp_path / "d")
+    assert (status, out) == (2, "") and f"{tmp_path / 'd' / 'part-0'}: a FIFO, not a regular" in err
 
 
 # -- head -------------------------------------------------------------------------------------

@@ -284,3 +284,40 @@ def test_write_png_folders_writes_each_image_into_its_digits_folder(tmp_path):
         index = int(path.stem)
         assert path.parent.name == str(labels[index])
         np.testing.assert_array_equal(np.asarray(Image.open(path)), pixels[index])
+
+
+def _within(seconds: float, fn):
+    """fn()'s result, or its exception, from a thread that must end within *seconds* (reading a
+    FIFO nobody writes would block for ever)."""
+    import threading
+
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append(fn())
+        except BaseException as e:  # noqa: BLE001 - handed to the test's thread
+            outcome.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "still running: a FIFO was opened"
+    return outcome[0]
+
+
+def test_a_fifo_beside_the_images_is_damaged_input_never_opened(tree, tmp_path):
+    import os
+
+    fifo = tree / "3" / "99999.png"
+    os.mkfifo(fifo)
+    classes, files = images.list_images(tree)
+    assert [(f.path, f.special) for f in files if f.special] == [("3/99999.png", "FIFO")]
+    error = _within(60, lambda: images.convert(tree, tmp_path / "out", shards=2))
+    assert isinstance(error, DamagedImageError)
+    assert str(error) == f"{fifo}: a FIFO, not a regular file"
+    assert not (tmp_path / "out").exists()
+    result = _within(60, lambda: images.convert(tree, tmp_path / "out", shards=2,
+                                                on_corrupt="skip"))
+    assert result.skipped == [("3/99999.png", f"{fifo}: a FIFO, not a regular file")]
+    assert result.records["train"] == MNIST_PNG_LIMIT

@@ -36,6 +36,7 @@ RUN_BY = {
     "tf_dataset.py": "test_tf_dataset_trains_keras_on_the_mnist_shards_on_hdfs",
     "dataframes.py": "test_dataframes_write_and_read_examples_both_ways",
     "fs_urls.py": "test_fs_urls_writes_lists_expands_and_deletes_on_hdfs",
+    "s3_tensorflow.py": "test_s3_tensorflow_writes_lists_and_reads_through_python_and_tensorflow",
     "images.py": "test_images_converts_the_mnist_png_folders_and_tensorflow_decodes_them",
     "jdbc_images.py": "test_jdbc_images_writes_the_table_as_image_shards_on_hdfs",
     "jdbc_feed.py": "test_jdbc_feed_trains_keras_on_two_workers_from_the_table",
@@ -251,6 +252,21 @@ def test_fs_urls_writes_lists_expands_and_deletes_on_hdfs(hdfs):
     assert [len(files) for _, _, files in names["tree"]] == [0, 1, 1]
     assert names["files"] == [f"{data}/more/part-01.txt", f"{data}/part-00.txt"]
     assert names["gone"]
+
+
+def test_s3_tensorflow_writes_lists_and_reads_through_python_and_tensorflow(s3_env, s3_bucket):
+    # The page's bucket is the test server's (its AWS_* settings are in the environment).
+    text = (SNIPPETS / "s3_tensorflow.py").read_text().replace("s3://my-bucket",
+                                                             f"s3://{s3_bucket}/docs")
+    names: dict = {"__name__": "__main__"}
+    exec(compile(text, str(SNIPPETS / "s3_tensorflow.py"), "exec"), names)
+    data = f"s3://{s3_bucket}/docs/tfrecord-io-demo"
+    assert names["listed"] == [f"{data}/part-0.tfrecord", f"{data}/part-1.tfrecord"]
+    assert names["files"] == names["listed"]
+    assert names["read"] == names["same"] == [b"first", b"second", b"third"]
+    from tfrecord_io import fs
+
+    assert not fs.exists(data)
 
 
 def test_jdbc_images_writes_the_table_as_image_shards_on_hdfs(spark, hdfs, jdbc, images_db):

@@ -145,4 +145,34 @@ def test_bad_arguments_are_value_errors(tmp_path):
     with pytest.raises(ValueError, match="no input paths"):
         fs.expand([])
     with pytest.raises(UnsupportedURLError, match="unsupported URL scheme"):
-        fs.expand("s3://bucket/x")
+        fs.expand("az://container/x")
+
+
+def test_a_fifo_in_an_input_directory_is_damaged_input_never_opened(tmp_path):
+    """Opening the FIFO would block this test forever: expand must refuse it from its listing."""
+    import os
+    import threading
+
+    from tfrecord_io.errors import SpecialFileError
+
+    _tree(tmp_path, {"data/part-0": b"x", "data/part-2": b"y"})
+    os.mkfifo(tmp_path / "data" / "part-1")
+    outcome: list[BaseException | list[str]] = []
+
+    def run(pattern) -> None:
+        try:
+            outcome.append(fs.expand(pattern))
+        except BaseException as e:  # noqa: BLE001 - handed to the test thread
+            outcome.append(e)
+
+    for pattern in (tmp_path / "data", f"{tmp_path}/data/part-*"):
+        outcome.clear()
+        thread = threading.Thread(target=run, args=(pattern,), daemon=True)
+        thread.start()
+        thread.join(20)
+        assert not thread.is_alive(), "expand opened the FIFO"
+        (error,) = outcome
+        assert isinstance(error, SpecialFileError) and isinstance(error, OSError)
+        assert f"{tmp_path / 'data' / 'part-1'}: a FIFO, not a regular file" in str(error)
+    # named on its own, it is taken as given (as /dev/stdin or a shell's <(...) would be)
+    assert fs.expand(tmp_path / "data" / "part-1") == [str(tmp_path / "data" / "part-1")]

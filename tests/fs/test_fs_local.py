@@ -241,10 +241,10 @@ def test_name_of_sources_and_targets(tmp_path):
 
 
 def test_unsupported_urls_are_value_errors_saying_what_works():
-    with pytest.raises(UnsupportedURLError, match="unsupported URL scheme 's3'") as err:
-        fs.open("s3://bucket/x")
+    with pytest.raises(UnsupportedURLError, match="unsupported URL scheme 'az'") as err:
+        fs.open("az://container/x")
     assert isinstance(err.value, ValueError) and isinstance(err.value, TFRecordError)
-    assert "hdfs://" in str(err.value) and "https://" in str(err.value)
+    assert all(f"{s}://" in str(err.value) for s in ("hdfs", "https", "s3"))
     with pytest.raises(UnsupportedURLError, match="remote host"):
         fs.stat("file://otherhost/x")
 
@@ -291,3 +291,27 @@ def test_operations_a_protocol_lacks_are_reported(tmp_path):
         HttpFileSystem().ls("https://example.invalid/d")
     with pytest.raises(ValueError, match="across file systems"):
         fs.rename(tmp_path / "a", "hdfs://nn:8020/a")
+
+
+# -- special files ---------------------------------------------------------------------------
+
+
+def test_fifos_sockets_and_devices_are_marked_never_plain_files(tmp_path):
+    import socket
+
+    _tree(tmp_path, {"d/data.bin": b"12345"})
+    os.mkfifo(tmp_path / "d" / "pipe")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "d" / "sock"))
+        (tmp_path / "d" / "null").symlink_to("/dev/null")
+        listed = {Path(e.url).name: (e.is_dir, e.size, e.special)
+                  for e in fs.ls(tmp_path / "d", detail=True)}
+    assert listed == {"data.bin": (False, 5, ""), "pipe": (False, 0, "FIFO"),
+                      "sock": (False, 0, "socket"), "null": (False, 0, "character device")}
+    assert fs.stat(tmp_path / "d" / "pipe").special == "FIFO"
+    assert fs.stat(tmp_path / "d").special == ""
+    assert fs.stat(tmp_path / "d" / "data.bin").special == ""
+    walked = [(d, [(Path(f.url).name, f.special) for f in files])
+              for d, _, files in fs.walk(tmp_path, detail=True)]
+    assert walked[1][1] == [("data.bin", ""), ("null", "character device"), ("pipe", "FIFO"),
+                            ("sock", "socket")]

@@ -161,7 +161,7 @@ def test_bad_arguments(tmp_path):
         with pytest.raises(ValueError):
             tfr.dataset(path, **kwargs)
     with pytest.raises(ValueError, match="unsupported URL scheme"):
-        tfr.dataset("s3://bucket/x")
+        tfr.dataset("az://container/x")
     with pytest.raises(ValueError):
         tfr.dataset([])
 

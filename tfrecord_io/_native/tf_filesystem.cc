@@ -1,10 +1,11 @@
-// TensorFlow modular file system plugin for hdfs:// and webhdfs://.
+// TensorFlow modular file system plugin for hdfs://, webhdfs:// and s3://.
 //
-// TensorFlow 2.21 has no HDFS file system. This plugin registers the two schemes with
-// TensorFlow's C file system API (filesystem_interface.h) and forwards every operation to a table
-// of callbacks that tfrecord_io.tf.filesystem installs from Python (ctypes). The callbacks use
-// tfrecord_io.hdfs (the hdfs-native client, or WebHDFS), so TensorFlow gets the same URLs,
-// Hadoop configuration, user and DataNode failover as the rest of tfrecord-io, with no JVM and no
+// TensorFlow 2.21 has no HDFS and no S3 file system (it keeps gs://, which this plugin leaves
+// alone). This plugin registers the three schemes with TensorFlow's C file system API
+// (filesystem_interface.h) and forwards every operation to a table of callbacks that
+// tfrecord_io.tf.filesystem installs from Python (ctypes). The callbacks use tfrecord_io.fs (for
+// HDFS the hdfs-native client or WebHDFS, for S3 pyarrow's client), so TensorFlow gets the same
+// URLs, configuration and credentials as the rest of tfrecord-io, with no JVM and no
 // libhdfs.so. TensorFlow's own C++ code (TFRecordDataset, tf.io.gfile, checkpoints) does
 // everything else: it asks for large reads (the dataset's buffer_size), so the cost of a Python
 // call is paid per chunk, never per record.
@@ -63,7 +64,8 @@ const TFRecordIOCallbacks* Callbacks(TF_Status* status) {
   const TFRecordIOCallbacks* cb = g_callbacks.load(std::memory_order_acquire);
   if (cb == nullptr) {
     TF_SetStatus(status, TF_FAILED_PRECONDITION,
-                 "tfrecord-io's HDFS file system is not active in this process: import "
+                 "tfrecord-io's file system (hdfs://, webhdfs://, s3://) is not active in this "
+                 "process: import "
                  "tfrecord_io.tf and call tfrecord_io.tf.register_filesystems() first");
   }
   return cb;
@@ -117,7 +119,7 @@ int64_t Read(const TF_RandomAccessFile* file, uint64_t offset, size_t n, char* b
   auto* f = static_cast<ReadFile*>(file->plugin_file);
   int64_t got = cb->read(f->handle, offset, n, buffer, status);
   if (got < 0) {
-    if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "HDFS read failed");
+    if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "read failed");
     return -1;
   }
   if (static_cast<uint64_t>(got) < n) {
@@ -149,7 +151,7 @@ void Append(const TF_WritableFile* file, const char* buffer, size_t n, TF_Status
   if (cb == nullptr) return;
   auto* f = static_cast<WriteFile*>(file->plugin_file);
   if (f->handle < 0) {
-    TF_SetStatus(status, TF_FAILED_PRECONDITION, "append to a closed HDFS file");
+    TF_SetStatus(status, TF_FAILED_PRECONDITION, "append to a closed file");
     return;
   }
   cb->write(f->handle, buffer, n, status);
@@ -184,7 +186,7 @@ void Init(TF_Filesystem* filesystem, TF_Status* status) {
 void Cleanup(TF_Filesystem* filesystem) {}
 
 // TensorFlow's default translation keeps only the path of a URI; the callbacks need the whole
-// URL (the NameNode is in it).
+// URL (the NameNode, the bucket are in it).
 char* TranslateName(const TF_Filesystem* filesystem, const char* uri) {
   return CopyString(uri, std::strlen(uri));
 }
@@ -212,7 +214,7 @@ void NewWritableFile(const TF_Filesystem* filesystem, const char* path, TF_Writa
 void NewAppendableFile(const TF_Filesystem* filesystem, const char* path, TF_WritableFile* file,
                        TF_Status* status) {
   TF_SetStatus(status, TF_UNIMPLEMENTED,
-               (std::string("tfrecord-io's HDFS file system cannot append to existing files: ") +
+               (std::string("tfrecord-io's file system cannot append to existing files: ") +
                 path)
                    .c_str());
 }
@@ -253,7 +255,7 @@ int ListNames(const char* path, int kind, char*** entries, TF_Status* status) {
   if (cb == nullptr) return -1;
   NameList list;
   if (cb->list(path, kind, &list, status) < 0) {
-    if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "HDFS listing failed");
+    if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "listing failed");
     FreeNames(&list);
     return -1;
   }
@@ -389,11 +391,13 @@ TF_CAPI_EXPORT int tfrecord_io_add_name(void* names, const char* name) {
 TF_CAPI_EXPORT void TF_InitPlugin(TF_FilesystemPluginInfo* info) {
   info->plugin_memory_allocate = Allocate;
   info->plugin_memory_free = Free;
-  info->num_schemes = 2;
+  // Keep in step with tfrecord_io.tf.plugin.SCHEMES.
+  info->num_schemes = 3;
   info->ops = static_cast<TF_FilesystemPluginOps*>(
       Allocate(info->num_schemes * sizeof(info->ops[0])));
   FillOps(&info->ops[0], "hdfs");
   FillOps(&info->ops[1], "webhdfs");
+  FillOps(&info->ops[2], "s3");
 }
 
 }  // extern "C"

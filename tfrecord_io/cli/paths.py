@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tfrecord_io import fs
-from tfrecord_io.errors import InputError
+from tfrecord_io.errors import InputError, SpecialFileError
 
 __all__ = ["expand_paths"]
 
@@ -16,9 +16,10 @@ def expand_paths(patterns: Sequence[str]) -> list[str]:
     all files sorted together, duplicates dropped.
 
     Raises:
-        InputError: a PATH that is missing, matches no file, or holds no data files, naming it.
+        InputError: a PATH that is missing, matches no file, or holds no data files, or a FIFO,
+            socket or device inside a PATH's directory or among its matches, naming it.
     """
     try:
         return fs.expand(list(patterns), allow_empty=False)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, SpecialFileError, ValueError) as exc:
         raise InputError(str(exc)) from None

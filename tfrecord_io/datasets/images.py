@@ -20,7 +20,8 @@ Class folders are sorted by name (code point order, as Python's ``sorted``) and 
 do; 1 for the numbering of TensorFlow's ``build_image_data.py``, which keeps 0 for "background".
 Names starting with ``.`` or ``_`` are skipped (Hadoop's hidden files), and so are files
 directly in SRC. Every other file is an image: a JPEG or PNG (by content, not by name), stored
-in the record as it is, never re-encoded.
+in the record as it is, never re-encoded. A FIFO, socket or device in a class folder is a
+damaged file (below), and is never opened.
 
 Records (:func:`encode`), the layout of ``build_image_data.py``:
 
@@ -52,10 +53,10 @@ Everything is written under a hidden temporary directory in OUT and moved into p
 end: a failed conversion leaves neither set nor label file behind (and removes OUT if it made
 it).
 
-A damaged file -- cut short, a bad PNG chunk, not a JPEG or PNG -- follows *on_corrupt*, the
-package's damage policy: ``"fail"`` (default) raises :class:`DamagedImageError` naming it and
-writes nothing; ``"skip"`` leaves it out, logs it, and lists it in
-:attr:`ImageConversion.skipped`.
+A damaged file -- cut short, a bad PNG chunk, not a JPEG or PNG, not a regular file -- follows
+*on_corrupt*, the package's damage policy: ``"fail"`` (default) raises
+:class:`DamagedImageError` naming it and writes nothing; ``"skip"`` leaves it out, logs it, and
+lists it in :attr:`ImageConversion.skipped`.
 """
 
 from __future__ import annotations
@@ -153,12 +154,16 @@ class ImageFile:
         url: where to read it.
         label: its class's number, ``image/class/label``.
         text: its class's name, ``image/class/text``.
+        special: what the entry is when it is not a regular file (``"FIFO"``, ``"socket"``,
+            a device: :attr:`tfrecord_io.fs.FileInfo.special`), ``""`` for a file. Such an
+            entry is damaged input, never read.
     """
 
     path: str
     url: str
     label: int
     text: str
+    special: str = ""
 
 
 @dataclass
@@ -244,14 +249,16 @@ def list_images(
     files = []
     for label, name in enumerate(classes, start=first_label):
         top = fs.join(source, name)
-        for directory, dirs, names in fs.walk(top):
-            dirs[:] = [d for d in dirs if not _hidden(d)]
+        for directory, dirs, entries in fs.walk(top, detail=True):
+            dirs[:] = [d for d in dirs if not _hidden(posixpath.basename(d.url.rstrip("/")))]
             below = directory[len(top):].strip("/")
-            for file_name in names:
+            for entry in entries:
+                file_name = posixpath.basename(entry.url)
                 if _hidden(file_name):
                     continue
                 path = posixpath.join(name, below, file_name) if below else f"{name}/{file_name}"
-                files.append(ImageFile(path, fs.join(directory, file_name), label, name))
+                files.append(ImageFile(path, fs.join(directory, file_name), label, name,
+                                       entry.special))
     files.sort(key=lambda f: f.path)
     return classes, files
 
@@ -331,6 +338,8 @@ def _shard_records(
     *skipped(path, reason)* (``"skip"``). *done(1)* after each file."""
     for image in shard:
         try:
+            if image.special:  # never opened: reading a FIFO or a device may never end
+                raise DamagedImageError(f"{image.url}: a {image.special}, not a regular file")
             record = encode(image, _read(image.url))
         except DamagedImageError as exc:
             if on_corrupt == "fail":

@@ -132,8 +132,8 @@ def load(location: str | os.PathLike[str]) -> list[Split]:
     """Find, read and check the MNIST sets present at *location*.
 
     Args:
-        location: local directory, ``hdfs://``/``webhdfs://`` directory, or ``http(s)://``
-            base URL (files are then requested by their candidate names).
+        location: local directory, ``hdfs://``/``webhdfs://``/``s3://`` directory, or
+            ``http(s)://`` base URL (files are then requested by their candidate names).
 
     Returns:
         The sets found, train first; each checked (magic numbers, sizes, equal counts).

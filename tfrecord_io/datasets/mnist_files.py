@@ -1,5 +1,5 @@
-"""Where MNIST comes from and goes to: local, ``hdfs://`` or ``http(s)://`` inputs, local or HDFS
-output, all through the location layer (:mod:`tfrecord_io.fs`)."""
+"""Where MNIST comes from and goes to: local, ``hdfs://``, ``s3://`` or ``http(s)://`` inputs,
+local, HDFS or S3 output, all through the location layer (:mod:`tfrecord_io.fs`)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def input_kind(location: str) -> str:
 
 
 def list_names(location: str) -> set[str]:
-    """Names of the files directly in a local or HDFS directory."""
+    """Names of the regular files directly in a local, HDFS or S3 directory (a FIFO or device
+    named like an IDX file is not one: it is never read)."""
     try:
         info = fs.stat(location)
     except FileNotFoundError:
@@ -39,7 +40,8 @@ def list_names(location: str) -> set[str]:
     if not info.is_dir:
         raise MnistError(f"{location}: not a directory; give the directory of the IDX files")
     return {
-        posixpath.basename(i.url.rstrip("/")) for i in fs.ls(location, detail=True) if not i.is_dir
+        posixpath.basename(i.url.rstrip("/")) for i in fs.ls(location, detail=True)
+        if not i.is_dir and not i.special
     }
 
 
@@ -62,7 +64,7 @@ def fetch(url: str) -> bytes | None:
 
 
 class OutputDir:
-    """The conversion's output directory, local or HDFS: its path and the URL Spark uses."""
+    """The conversion's output directory, local, HDFS or S3: its path and the URL Spark uses."""
 
     def __init__(self, location: str) -> None:
         self.local = fs.is_local(location)

@@ -1,5 +1,5 @@
-"""Open any URL: one file system layer for local paths, HDFS and HTTP, in the manner of fsspec
-but small.
+"""Open any URL: one file system layer for local paths, HDFS, HTTP and S3, in the manner of
+fsspec but small.
 
 ::
 
@@ -9,6 +9,7 @@ but small.
         header = f.read(12)                                             # https://, a local path
     fs.stat("https://example.org/mnist/t10k-labels-idx1-ubyte.gz").size
     fs.glob("hdfs://namenode:8020/data/part-*")                         # sorted URLs
+    fs.ls("s3://bucket/data/")                                          # AWS or S3-compatible
     fs.expand(["data/", "hdfs://namenode:8020/more/*.tfrecord"])        # Hadoop-style inputs
 
 Protocols (:func:`protocols`, :func:`register` for more), one module each:
@@ -16,7 +17,9 @@ Protocols (:func:`protocols`, :func:`register` for more), one module each:
 * local paths, ``file:///path`` and Hadoop's ``file:/path`` (:mod:`~tfrecord_io.fs.local`);
   bare paths are always local;
 * ``hdfs://`` and ``webhdfs://`` through :mod:`tfrecord_io.hdfs` (:mod:`~tfrecord_io.fs.hdfs`);
-* ``http://`` and ``https://``, read-only, with timeouts (:mod:`~tfrecord_io.fs.http`).
+* ``http://`` and ``https://``, read-only, with timeouts (:mod:`~tfrecord_io.fs.http`);
+* ``s3://`` (Amazon S3 and S3-compatible stores, configured the standard AWS way) through
+  pyarrow's S3 client (:mod:`~tfrecord_io.fs.s3`); its writes appear only when closed.
 
 The operations are written once (:mod:`~tfrecord_io.fs.operations`): :func:`open`,
 :func:`stat`, :func:`exists`, :func:`isdir`, :func:`ls`, :func:`glob`, :func:`walk`,
@@ -26,9 +29,9 @@ data files that every reader uses. Path and URL helpers: :func:`split_url`, :fun
 :func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`.
 
 Errors are one family, whatever the protocol: a missing path raises ``FileNotFoundError``, a
-denied one ``PermissionError``, an existing one ``FileExistsError`` (for HDFS and HTTP the
-``HdfsError``/``HttpError`` subclasses of :mod:`tfrecord_io.errors`, which name the URL); all
-are ``OSError``. An unknown scheme raises :class:`~tfrecord_io.errors.UnsupportedURLError` (a
+denied one ``PermissionError``, an existing one ``FileExistsError`` (for HDFS, HTTP and S3 the
+``HdfsError``/``HttpError``/``ObjectStoreError`` subclasses of :mod:`tfrecord_io.errors`, which
+name the URL); all are ``OSError``. An unknown scheme raises :class:`~tfrecord_io.errors.UnsupportedURLError` (a
 ``ValueError``), an operation the protocol lacks
 :class:`~tfrecord_io.errors.UnsupportedOperationError`.
 """

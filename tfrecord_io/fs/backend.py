@@ -20,12 +20,18 @@ class FileInfo:
         size: size in bytes (0 for directories, -1 if the system does not say, as HTTP may).
         is_dir: whether it is a directory.
         mtime: modification time, seconds since the epoch (0.0 if the file system does not say).
+        special: for a local entry that is neither a regular file nor a directory, what it is
+            (``"FIFO"``, ``"socket"``, ``"character device"``, ``"block device"``); ``""``
+            otherwise. Such an entry is never data: reading it could block forever (a FIFO
+            nobody writes) or never end (a device), so listings mark it and their users refuse
+            it (:func:`~tfrecord_io.fs.expand`, the image converter) rather than open it.
     """
 
     url: str
     size: int
     is_dir: bool
     mtime: float = 0.0
+    special: str = ""
 
 
 class FileSystem:
@@ -42,6 +48,10 @@ class FileSystem:
     protocols: tuple[str, ...] = ()
     #: Whether :meth:`ls` works (globs and directories need it).
     can_list = True
+    #: Whether a file opened with ``open(target, "wb")`` appears only when closed, whole, and
+    #: leaves nothing when its ``with`` block raises (object stores): then
+    #: :func:`~tfrecord_io.fs.atomic_write` writes in place, with no temporary sibling.
+    atomic_writes = False
 
     def _unsupported(self, what: str, target: str) -> UnsupportedOperationError:
         return UnsupportedOperationError(

@@ -15,6 +15,10 @@ This is the one definition used by every reader (``tfrecord_io.tf``, the CLI, MN
 * **Symbolic links** (local) are followed: a link to a file is a file, a link to a directory is
   walked (a link back to a directory being walked is skipped with a warning); a dangling link
   inside a directory raises ``FileNotFoundError`` naming it.
+* **Regular files only** in directories and glob matches: a FIFO, socket or device found there
+  is damaged input and raises :class:`~tfrecord_io.errors.SpecialFileError` naming it; it is
+  never opened (reading it could block forever). One named on its own is taken as given, like
+  any file (``/dev/stdin``, a shell's ``<(...)``).
 * **Errors**: a missing input raises :class:`~tfrecord_io.errors.InputNotFoundError` ("PATH: no
   such file or directory"; on HDFS the ``HdfsFileNotFoundError`` naming the URL), a glob that
   matches nothing raises ``InputNotFoundError`` too: both are ``FileNotFoundError``. A
@@ -32,7 +36,7 @@ import posixpath
 from collections.abc import Iterable
 from typing import Any, Union
 
-from tfrecord_io.errors import InputNotFoundError, TFRecordError
+from tfrecord_io.errors import InputNotFoundError, SpecialFileError, TFRecordError
 from tfrecord_io.fs.backend import FileInfo
 from tfrecord_io.fs.operations import glob, walk
 from tfrecord_io.fs.registry import filesystem
@@ -75,6 +79,17 @@ def _files_below(directory: str) -> list[FileInfo]:
     return files
 
 
+def _regular(found: list[FileInfo], given: str) -> list[FileInfo]:
+    """*found*, listed from *given*, unless it holds a FIFO, socket or device."""
+    for info in found:
+        if info.special:
+            raise SpecialFileError(
+                f"{info.url}: a {info.special}, not a regular file, in the input {given}: it is "
+                "not read (remove it, or name the data files)"
+            )
+    return found
+
+
 def _expand_one(given: str, allow_empty: bool) -> list[FileInfo]:
     fs, target = filesystem(given)
     if fs.can_list and has_magic(target):
@@ -87,6 +102,7 @@ def _expand_one(given: str, allow_empty: bool) -> list[FileInfo]:
         found: list[FileInfo] = []
         for m in matches:
             found.extend(_files_below(m.url) if m.is_dir else [m])
+        _regular(found, given)
         if not found and not allow_empty:
             raise InputNotFoundError(
                 f"{given} holds no data files (names starting with _ or . are skipped)"
@@ -100,7 +116,7 @@ def _expand_one(given: str, allow_empty: bool) -> list[FileInfo]:
         raise InputNotFoundError(f"{given}: no such file or directory") from None
     if not info.is_dir:
         return [info]
-    found = _files_below(target)
+    found = _regular(_files_below(target), given)
     if not found:
         message = f"{given} holds no data files (names starting with _ or . are skipped)"
         if not allow_empty:
@@ -115,14 +131,18 @@ def expand(paths: Paths, *, detail: bool = False, allow_empty: bool = True) -> l
 
     Args:
         paths: files, directories and globs; local paths, ``file:``, ``hdfs://``,
-            ``webhdfs://`` or ``http(s)://`` URLs (the last only as files).
+            ``webhdfs://``, ``s3://`` or ``http(s)://`` URLs (the last only as files).
         detail: give :class:`~tfrecord_io.fs.FileInfo` (with sizes) rather than strings.
         allow_empty: whether a directory, or a glob's directories, holding no data files is
             fine (a warning is logged) or an :class:`~tfrecord_io.errors.InputNotFoundError`.
 
     Raises:
         InputNotFoundError: a missing local input or a glob matching nothing (both name it).
+        SpecialFileError: a FIFO, socket or device in an input directory or among a glob's
+            matches (named).
         HdfsFileNotFoundError: a missing HDFS input (also a ``FileNotFoundError``).
+        ObjectStoreFileNotFoundError: a missing ``s3://`` input (also a ``FileNotFoundError``);
+            a bucket that does not exist raises :class:`~tfrecord_io.errors.BucketNotFoundError`.
         UnsupportedURLError: a URL scheme no file system serves (also a ``ValueError``).
         ValueError: an empty path or no paths at all.
     """

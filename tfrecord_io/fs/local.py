@@ -1,5 +1,7 @@
 """Local files (plain paths and ``file:`` URLs), through :mod:`os`. Symbolic links are followed:
-a link to a file is that file, a link to a directory that directory."""
+a link to a file is that file, a link to a directory that directory. Entries that are neither
+regular files nor directories (FIFOs, sockets, devices) are reported with
+:attr:`FileInfo.special <tfrecord_io.fs.FileInfo>` saying what they are, never as plain files."""
 
 from __future__ import annotations
 
@@ -14,9 +16,22 @@ from tfrecord_io.fs.backend import FileInfo, FileSystem
 __all__ = ["LocalFileSystem"]
 
 
+_SPECIAL = ((_stat.S_ISFIFO, "FIFO"), (_stat.S_ISSOCK, "socket"),
+            (_stat.S_ISCHR, "character device"), (_stat.S_ISBLK, "block device"))
+
+
+def _special(mode: int) -> str:
+    """What a non-regular, non-directory entry is; "" for regular files and directories."""
+    if _stat.S_ISREG(mode) or _stat.S_ISDIR(mode):
+        return ""
+    return next((name for test, name in _SPECIAL if test(mode)), "special file")
+
+
 def _info(path: str, st: os.stat_result) -> FileInfo:
     is_dir = _stat.S_ISDIR(st.st_mode)
-    return FileInfo(path, 0 if is_dir else st.st_size, is_dir, st.st_mtime)
+    special = _special(st.st_mode)
+    size = 0 if is_dir or special else st.st_size
+    return FileInfo(path, size, is_dir, st.st_mtime, special)
 
 
 class LocalFileSystem(FileSystem):

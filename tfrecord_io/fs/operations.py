@@ -61,12 +61,15 @@ def open(  # noqa: A001 - mirrors builtins.open
     """Opens a path or URL as a file object (a context manager).
 
     Args:
-        url: a local path, ``file://``, ``hdfs://``, ``webhdfs://``, ``http://`` or ``https://``
-            URL (or any registered scheme).
+        url: a local path, ``file://``, ``hdfs://``, ``webhdfs://``, ``http://``, ``https://``
+            or ``s3://`` URL (or any registered scheme).
         mode: ``"rb"`` or ``"wb"``; ``"r"``/``"w"`` give text (UTF-8 unless *encoding*). HDFS
-            creates missing parent directories when writing; local files do not.
+            creates missing parent directories when writing; local files do not; ``s3://`` has
+            none to create, and its writes appear only when the file is closed (an exception
+            in the file's ``with`` block uploads nothing).
         options: passed to the file system: ``offset=`` for HDFS, ``timeout=`` (seconds) for
-            HTTP, ``buffering=`` for local files.
+            HTTP, ``buffering=`` for local files, ``buffer_size=`` (bytes per ranged read) for
+            ``s3://``.
 
     Raises:
         FileNotFoundError, PermissionError: the file is missing or access is denied (the
@@ -82,7 +85,19 @@ def open(  # noqa: A001 - mirrors builtins.open
     f = fs.open(target, binary_mode, **options)
     if binary_mode == mode:
         return f
-    return io.TextIOWrapper(f, encoding=encoding or "utf-8")  # type: ignore[arg-type]
+    return _TextFile(f, encoding=encoding or "utf-8")  # type: ignore[arg-type]
+
+
+class _TextFile(io.TextIOWrapper):
+    """Text over a binary file whose writes can be abandoned (an object store's): an exception
+    in the ``with`` block abandons them, as it does for the binary file itself."""
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        abort = getattr(self.buffer, "abort", None)
+        if exc_type is not None and abort is not None:
+            abort()  # the wrapper is closed with it: nothing is flushed or uploaded
+            return
+        super().__exit__(exc_type, exc, tb)
 
 
 def stat(url: Location) -> FileInfo:
@@ -282,8 +297,9 @@ def rename(src: Location, dst: Location) -> None:
 
 
 def replace(src: Location, dst: Location) -> None:
-    """Renames *src* to *dst*, replacing a file at *dst*: atomically on local disks; on HDFS
-    the old file is deleted first, so for a moment there is none."""
+    """Renames *src* to *dst*, replacing a file at *dst*: atomically on local disks and (for
+    a file) on ``s3://``, by a server-side copy; on HDFS the old file is deleted first, so for
+    a moment there is none."""
     fs, s, d = _same_filesystem(src, dst)
     fs.replace(s, d)
 
@@ -293,9 +309,14 @@ def atomic_write(url: Location) -> Iterator[IO[bytes]]:
     """A binary writer whose data appears at *url* only when the ``with`` block ends without
     an exception: it goes to a hidden sibling (``.NAME.<unique>.tmp``, skipped by readers of
     the directory) that then :func:`replace`\\ s *url*. On an exception the sibling is deleted
-    and *url* is left as it was.
+    and *url* is left as it was. On a file system whose writes are atomic already (object
+    stores: ``s3://``) it writes *url* itself, and an exception uploads nothing.
     """
     fs, target = filesystem(url)
+    if fs.atomic_writes:
+        with fs.open(target, "wb") as f:
+            yield f
+        return
     root, path = split_root(target)
     directory, name = posixpath.split(path)
     temp = root + posixpath.join(directory, f".{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")

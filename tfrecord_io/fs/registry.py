@@ -1,6 +1,6 @@
 """The protocol registry: which :class:`~tfrecord_io.fs.backend.FileSystem` serves each URL
 scheme. Built-in file systems are imported on first use, so ``import tfrecord_io.fs`` stays
-light (no HDFS or HTTP client loaded)."""
+light (no HDFS, HTTP or S3 client loaded)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ _registry: dict[str, _Factory] = {
     "webhdfs": "tfrecord_io.fs.hdfs:HdfsFileSystem",
     "http": "tfrecord_io.fs.http:HttpFileSystem",
     "https": "tfrecord_io.fs.http:HttpFileSystem",
+    "s3": "tfrecord_io.fs.s3:S3FileSystem",
 }
 _instances: dict[Any, FileSystem] = {}
 _lock = threading.Lock()

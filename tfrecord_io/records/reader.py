@@ -98,9 +98,9 @@ class RecordReader:
     record decompressed whole before the break.
 
     Args:
-        source: local path, ``file://`` URL, ``hdfs://``/``webhdfs://`` URL, or a binary file
-            object. A file object is not closed by the reader; it is read from its current
-            position, which counts as byte offset 0.
+        source: local path, ``file://`` URL, ``hdfs://``/``webhdfs://``/``s3://`` URL, or a
+            binary file object. A file object is not closed by the reader; it is read from its
+            current position, which counts as byte offset 0.
         compression: None to detect from the file name (``.gz`` gzip; ``.deflate``, ``.zlib``,
             ``.zz`` zlib; otherwise none -- and none for file objects), or ``"gzip"``,
             ``"zlib"``, ``"none"``/``""`` in any letter case.

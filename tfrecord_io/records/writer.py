@@ -40,17 +40,18 @@ class RecordWriter:
 
     Use it as a context manager: on a clean exit it closes the file and writes the sidecar index
     (see ``docs/index-format.md``); if the block raises, the file is closed but no index is
-    written. Uncompressed output is byte-identical to ``tf.io.TFRecordWriter``'s.
+    written (and on ``s3://`` nothing at all: the object appears only on a clean exit).
+    Uncompressed output is byte-identical to ``tf.io.TFRecordWriter``'s.
 
     Args:
-        target: local path, ``file://`` URL, ``hdfs://``/``webhdfs://`` URL, or a binary file
-            object (written at its current position, not closed by the writer).
+        target: local path, ``file://`` URL, ``hdfs://``/``webhdfs://``/``s3://`` URL, or a
+            binary file object (written at its current position, not closed by the writer).
         compression: None to detect from the file name (``.gz`` gzip; ``.deflate``, ``.zlib``,
             ``.zz`` zlib; otherwise none -- and none for file objects), or ``"gzip"``,
             ``"zlib"``, ``"none"``/``""`` in any letter case.
         index: None: write the sidecar index ``DIR/_NAME.tfindex`` when the target is an
-            uncompressed local path. False: never. True: always, also to an hdfs URL; raises
-            ValueError where impossible (compressed output, file object).
+            uncompressed local path. False: never. True: always, also to an hdfs or s3 URL;
+            raises ValueError where impossible (compressed output, file object).
 
     When the target is a local path, an existing sidecar index of that path is removed as the
     file is opened (it describes the file being overwritten), and the new one, if any, is
@@ -143,7 +144,7 @@ class RecordWriter:
         if exc_type is None:
             self.close()
         else:
-            self._abort()
+            self._abort(exc_type, exc, tb)
 
     def write(self, record: bytes | bytearray | memoryview) -> None:
         """Append one record (any bytes-like object)."""
@@ -237,15 +238,22 @@ class RecordWriter:
         if self.index_path is not None:
             self._write_index()
 
-    def _abort(self) -> None:
-        """Close after a failure: keep what was written, write no index."""
+    def _abort(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close after a failure and write no index. The file opened for the target learns of
+        the failure (its ``__exit__`` gets it): a local or HDFS file keeps what was written; an
+        object store's upload is abandoned, so nothing appears."""
         if self._closed:
             return
         self._closed = True
         try:
             self._flush()
         finally:
-            self._stack.close()
+            self._stack.__exit__(exc_type, exc, tb)
         if self.index_path is not None:
             log.warning("Not writing the index of %s: writing it failed", self.path)
 

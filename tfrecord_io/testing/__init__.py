@@ -7,7 +7,8 @@ in one JVM (``python -m tfrecord_io.testing.miniyarn``); both run through
 :mod:`tfrecord_io.testing.childjvm`. :mod:`tfrecord_io.testing.standalone` runs a Spark
 standalone cluster whose Workers are hosts on a virtual network (Linux network namespaces; root).
 :mod:`tfrecord_io.testing.postgres` runs a PostgreSQL server holding a table of images
-(``python -m tfrecord_io.testing.postgres``).
+(``python -m tfrecord_io.testing.postgres``). :mod:`tfrecord_io.testing.s3` runs an
+S3-compatible server (moto's) with authentication (``python -m tfrecord_io.testing.s3``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from tfrecord_io.fs.expand import Paths
 from tfrecord_io.sharding import Piece, check_shards, shard_plan
 from tfrecord_io.tf.chunks import DEFAULT_CHUNK_BYTES, read_chunks, read_chunks_skipping
 from tfrecord_io.tf.features import DEFAULT_SAMPLE, infer_features
-from tfrecord_io.tf.plugin import hdfs_in_tensorflow
+from tfrecord_io.tf.plugin import filesystems_in_tensorflow, serves
 from tfrecord_io.tf.runtime import import_tensorflow
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,8 +122,8 @@ def dataset(
     """A ``tf.data.Dataset`` of the serialized records (scalar ``tf.string``) of TFRecord files.
 
     Args:
-        paths: a local path, ``file://``, ``hdfs://`` or ``webhdfs://`` URL, glob or directory,
-            or a list of them (see the module docs).
+        paths: a local path, ``file://``, ``hdfs://``, ``webhdfs://`` or ``s3://`` URL, glob or
+            directory, or a list of them (see the module docs).
         compression: None to detect per file from its name, or ``"gzip"``, ``"zlib"``,
             ``"none"`` (any letter case) for every file.
         num_shards: how many readers share the input.
@@ -181,10 +181,14 @@ def dataset(
         return tf.data.Dataset.from_tensor_slices(tf.constant([], dtype=tf.string))
 
     native_ok = reader == "auto" and on_corrupt == "fail"
-    native_remote = native_ok and any(p.remote and p.whole for p in pieces) and hdfs_in_tensorflow()
+    # Remote files go to TensorFlow's reader when the plugin serves their scheme inside
+    # TensorFlow (hdfs, webhdfs, s3); others (http, or a plugin TensorFlow refused) to ours.
+    native_remote = native_ok and any(
+        p.remote and p.whole and serves(p.path) for p in pieces
+    ) and filesystems_in_tensorflow()
 
     def is_native(p: Piece) -> bool:
-        return native_ok and p.whole and (native_remote or not p.remote)
+        return native_ok and p.whole and (not p.remote or (native_remote and serves(p.path)))
 
     # Consecutive pieces read the same way make one dataset; the datasets are concatenated.
     parts = []

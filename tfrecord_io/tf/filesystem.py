@@ -1,11 +1,13 @@
-"""The Python half of TensorFlow's ``hdfs://`` / ``webhdfs://`` file system.
+"""The Python half of TensorFlow's ``hdfs://``, ``webhdfs://`` and ``s3://`` file systems.
 
 ``_native/tf_filesystem.cc`` is a TensorFlow modular file system plugin (a shared library that
 setup.py builds against the installed TensorFlow). TensorFlow loads it with
 ``tf.experimental.register_filesystem_plugin`` (done by :func:`tfrecord_io.tf.plugin.register_filesystems`);
 this module then hands it a table of ctypes callbacks that serve each operation with
-:mod:`tfrecord_io.hdfs`. TensorFlow asks for large reads, so this Python code runs once per
-chunk (megabytes), while TensorFlow's C++ does the record framing.
+:mod:`tfrecord_io.fs` alone, so TensorFlow sees every URL exactly as the rest of tfrecord-io does
+(the same configuration, credentials, errors; on ``s3://`` the same atomic writes). TensorFlow
+asks for large reads, so this Python code runs once per chunk (megabytes), while TensorFlow's
+C++ does the record framing.
 
 No TensorFlow import here: :mod:`tfrecord_io.tf.runtime` owns that.
 """
@@ -23,8 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tfrecord_io import hdfs
-from tfrecord_io.errors import PluginNotBuiltError, TFRecordError
+from tfrecord_io import fs
+from tfrecord_io.errors import BucketNotFoundError, PluginNotBuiltError, TFRecordError
 
 __all__ = ["plugin_path", "install", "installed"]
 
@@ -102,15 +104,17 @@ def _code(e: BaseException) -> int:
         return _PERMISSION_DENIED
     if isinstance(e, FileExistsError):
         return _ALREADY_EXISTS
-    if isinstance(e, (NotADirectoryError, IsADirectoryError)):
-        return _FAILED_PRECONDITION
-    if isinstance(e, (ConnectionError, TimeoutError)) or "cannot reach" in str(e):
+    if isinstance(e, (NotADirectoryError, IsADirectoryError, BucketNotFoundError)):
+        return _FAILED_PRECONDITION  # a missing bucket is a configuration error, not "no file"
+    text = str(e)
+    if isinstance(e, (ConnectionError, TimeoutError)) or "cannot reach" in text or \
+            "did not answer" in text:
         return _UNAVAILABLE
     return _UNKNOWN
 
 
 class _Provider:
-    """Serves the plugin's callbacks with tfrecord_io.hdfs; one per process."""
+    """Serves the plugin's callbacks with tfrecord_io.fs; one per process."""
 
     def __init__(self, lib: ctypes.CDLL) -> None:
         self._lib = lib
@@ -163,17 +167,17 @@ class _Provider:
     # -- reading
 
     def _stat(self, uri: bytes, length: Any, mtime: Any, is_dir: Any, status: Any) -> int:
-        st = hdfs.stat(uri.decode())
-        length[0] = st.length
-        mtime[0] = int(st.modification_time * 1e9)
+        st = fs.stat(uri.decode())
+        length[0] = st.size
+        mtime[0] = int(st.mtime * 1e9)
         is_dir[0] = int(st.is_dir)
         return 0
 
     def _open_read(self, uri: bytes, handle: Any, status: Any) -> int:
         # No read-ahead thread of ours: hdfs-native already streams up to 100 packets ahead in
         # its own tasks, and a second thread only added GIL hand-offs (bench/tf_hdfs.py measured
-        # reading faster without it).
-        f = hdfs.open(uri.decode(), "rb")
+        # reading faster without it); s3:// reads through a buffer of large ranged GETs.
+        f = fs.open(uri.decode(), "rb")
         key = self._new_id()
         self._readers[key] = (f, threading.Lock())
         handle[0] = key
@@ -194,17 +198,17 @@ class _Provider:
             try:
                 entry[0].close()
             except Exception:
-                log.debug("closing an HDFS reader failed", exc_info=True)
+                log.debug("closing a reader failed", exc_info=True)
 
     def _list(self, uri: bytes, kind: int, names: Any, status: Any) -> int:
         url = uri.decode()
         if kind == 0:
-            st = hdfs.stat(url)
+            st = fs.stat(url)
             if not st.is_dir:
                 raise NotADirectoryError(f"not a directory: {url}")
-            found = [posixpath.basename(s.url.rstrip("/")) for s in hdfs.ls(url)]
+            found = [posixpath.basename(u.rstrip("/")) for u in fs.ls(url)]
         else:
-            found = hdfs.glob(url)
+            found = fs.glob(url)
         add = self._lib.tfrecord_io_add_name
         for name in found:
             if add(names, name.encode()) != 0:
@@ -217,7 +221,7 @@ class _Provider:
         url = uri.decode()
         if _is_dir(url):
             raise IsADirectoryError(f"is a directory: {url}")
-        f = hdfs.open(url, "wb")
+        f = fs.open(url, "wb")  # HDFS makes the parents; s3:// uploads when it is closed
         key = self._new_id()
         self._writers[key] = f
         handle[0] = key
@@ -241,37 +245,39 @@ class _Provider:
     def _mkdir(self, uri: bytes, kind: int, status: Any) -> int:
         url = uri.decode()
         if kind == 0:
-            if hdfs.exists(url):
+            if fs.exists(url):
                 raise FileExistsError(f"already exists: {url}")
-            parent = hdfs.stat(url.rstrip("/").rsplit("/", 1)[0] or url)  # missing: NOT_FOUND
+            parent = fs.stat(fs.split(url.rstrip("/"))[0])  # missing: NOT_FOUND
             if not parent.is_dir:
                 raise NotADirectoryError(f"parent is not a directory: {parent.url}")
-        hdfs.makedirs(url)
+        fs.makedirs(url)
         return 0
 
     def _remove(self, uri: bytes, kind: int, status: Any) -> int:
         url = uri.decode()
-        st = hdfs.stat(url)
+        st = fs.stat(url)
         if kind == 0 and st.is_dir:
             raise IsADirectoryError(f"is a directory, not a file: {url}")
         if kind == 1 and not st.is_dir:
             raise NotADirectoryError(f"not a directory: {url}")
-        hdfs.delete(url, recursive=kind == 2)
+        fs.delete(url, recursive=kind == 2)
         return 0
 
     def _rename(self, src: bytes, dst: bytes, status: Any) -> int:
         s, d = src.decode(), dst.decode()
         target_is_dir = _is_dir(d)  # None: no target
-        if hdfs.stat(s).is_dir:
-            # Moving a whole directory (HDFS can; some of TensorFlow's savers do) onto nothing.
+        if fs.stat(s).is_dir:
+            # Moving a whole directory (some of TensorFlow's savers do) onto nothing: HDFS
+            # renames it, s3:// copies it object by object.
             if target_is_dir is not None:
                 raise FileExistsError(f"rename of directory {s} onto an existing path: {d}")
+            fs.rename(s, d)
         elif target_is_dir:
             raise IsADirectoryError(f"rename target is a directory: {d}")
-        elif target_is_dir is not None:
-            # TensorFlow's rename replaces the target (checkpoints rely on it); HDFS's does not.
-            hdfs.delete(d)
-        hdfs.rename(s, d)
+        else:
+            # TensorFlow's rename replaces the target (checkpoints rely on it): on HDFS the old
+            # file is deleted first; on s3:// a server-side copy replaces it at once.
+            fs.replace(s, d)
         return 0
 
     def close_all(self) -> None:
@@ -281,13 +287,13 @@ class _Provider:
             try:
                 self._writers.pop(key).close()
             except Exception:
-                log.warning("closing an HDFS file at exit failed", exc_info=True)
+                log.warning("closing a file at exit failed", exc_info=True)
 
 
 def _is_dir(url: str) -> bool | None:
-    """Whether ``url`` is a directory; None if nothing is there (one NameNode call)."""
+    """Whether ``url`` is a directory; None if nothing is there (one stat)."""
     try:
-        return hdfs.stat(url).is_dir
+        return fs.stat(url).is_dir
     except FileNotFoundError:
         return None
 

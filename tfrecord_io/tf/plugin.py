@@ -1,16 +1,20 @@
-"""The bridge to tfrecord-io's TensorFlow file system plugin for ``hdfs://`` and ``webhdfs://``.
+"""The bridge to tfrecord-io's TensorFlow file system plugin for ``hdfs://``, ``webhdfs://`` and
+``s3://``.
 
-HDFS inside TensorFlow (:func:`register_filesystems`)
-----------------------------------------------------
+HDFS and S3 inside TensorFlow (:func:`register_filesystems`)
+------------------------------------------------------------
 tfrecord-io ships a TensorFlow file system plugin (in the Linux x86_64 wheel, compiled against
 TensorFlow 2.21; from source, compiled against the TensorFlow present at build time; if the
-installed TensorFlow refuses it, :func:`hdfs_in_tensorflow` warns once and tfrecord-io reads HDFS
-with its Python reader) that teaches TensorFlow the ``hdfs://`` and ``webhdfs://`` URLs of
-:mod:`tfrecord_io.hdfs`: same NameNode addresses, ``HADOOP_CONF_DIR``, user and DataNode failover,
-served by the hdfs-native client with no JVM and no libhdfs. After
-:func:`register_filesystems` (which :func:`dataset` calls for HDFS inputs) everything in
-TensorFlow takes these URLs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``, ``tf.io.TFRecordWriter``,
-checkpoints, ``model.save``. Appending to an existing HDFS file is not supported.
+installed TensorFlow refuses it, :func:`filesystems_in_tensorflow` warns once and tfrecord-io
+reads with its Python reader) that teaches TensorFlow the URLs of :data:`SCHEMES`, served by
+:mod:`tfrecord_io.fs` exactly as in the rest of tfrecord-io: for ``hdfs://`` and ``webhdfs://``
+the same NameNode addresses, ``HADOOP_CONF_DIR``, user and DataNode failover (the hdfs-native
+client, no JVM, no libhdfs); for ``s3://`` the same AWS configuration (endpoint, credentials
+chain, region, path-style addressing: :mod:`tfrecord_io.fs.s3`) and writes that appear only
+when closed. After :func:`register_filesystems` (which :func:`dataset` calls for such inputs)
+everything in TensorFlow takes these URLs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``,
+``tf.io.TFRecordWriter``, checkpoints, ``model.save``. Appending to an existing file is not
+supported. TensorFlow's own ``gs://`` is left as it is.
 
 The plugin's C++ half is ``tfrecord_io/_native/tf_filesystem.cc``; its Python half, the
 callbacks it calls, is :mod:`tfrecord_io.tf.filesystem`.
@@ -25,7 +29,12 @@ from tfrecord_io.errors import PluginNotBuiltError, TFRecordError
 from tfrecord_io.tf import filesystem as _filesystem
 from tfrecord_io.tf.runtime import import_tensorflow
 
-__all__ = ["register_filesystems", "hdfs_in_tensorflow"]
+__all__ = ["SCHEMES", "filesystems_in_tensorflow", "hdfs_in_tensorflow", "register_filesystems",
+           "serves"]
+
+#: The URL schemes the plugin serves inside TensorFlow (those of ``TF_InitPlugin`` in
+#: ``_native/tf_filesystem.cc``).
+SCHEMES = ("hdfs", "webhdfs", "s3")
 
 log = logging.getLogger(__name__)
 
@@ -35,18 +44,19 @@ _filesystems_error: BaseException | None = None  # why the plugin could not be r
 
 
 def register_filesystems() -> None:
-    """Makes ``hdfs://`` and ``webhdfs://`` URLs work everywhere in TensorFlow, in this process.
+    """Makes ``hdfs://``, ``webhdfs://`` and ``s3://`` URLs work everywhere in TensorFlow, in
+    this process.
 
     Loads tfrecord-io's TensorFlow file system plugin (``tf.experimental.register_filesystem_plugin``)
-    and connects it to :mod:`tfrecord_io.hdfs`. Afterwards ``tf.data.TFRecordDataset``,
+    and connects it to :mod:`tfrecord_io.fs`. Afterwards ``tf.data.TFRecordDataset``,
     ``tf.io.gfile``, ``tf.io.TFRecordWriter``, checkpoints and ``model.save`` take the URLs that
-    Spark uses. Safe to call more than once, from any thread.
+    Spark and the rest of tfrecord-io use. Safe to call more than once, from any thread.
 
     Raises:
         PluginNotBuiltError: the package was installed without TensorFlow present, so the plugin
             was not compiled (reinstall with TensorFlow installed).
         TFRecordError: TensorFlow refused the plugin (e.g. another plugin, such as
-            tensorflow-io's, already serves ``hdfs://`` in this process).
+            tensorflow-io's, already serves ``hdfs://`` or ``s3://`` in this process).
     """
     with _filesystems_lock:
         if _filesystem.installed():
@@ -57,7 +67,7 @@ def register_filesystems() -> None:
             tf.experimental.register_filesystem_plugin(str(path))
         except tf.errors.OpError as e:
             raise TFRecordError(
-                f"TensorFlow {tf.__version__} cannot load tfrecord-io's hdfs:// file system "
+                f"TensorFlow {tf.__version__} cannot load tfrecord-io's file system "
                 f"plugin {path}: {e.message}. The plugin is compiled against one TensorFlow "
                 "for one platform (a wheel's: Linux x86_64, TensorFlow 2.21); to build it for "
                 "this one, reinstall tfrecord-io from its source distribution with TensorFlow "
@@ -68,17 +78,23 @@ def register_filesystems() -> None:
             _filesystem.install(path)
         except (OSError, AttributeError) as e:  # not the plugin this Python code belongs to
             raise TFRecordError(
-                f"tfrecord-io's hdfs:// file system plugin {path} loaded but does not match this "
+                f"tfrecord-io's file system plugin {path} loaded but does not match this "
                 f"tfrecord-io ({e}): reinstall tfrecord-io."
             ) from e
 
 
-def hdfs_in_tensorflow() -> bool:
-    """Whether TensorFlow can read hdfs:// itself (registering the plugin on first use).
+def serves(url: str) -> bool:
+    """Whether *url* has one of the plugin's :data:`SCHEMES` (whether or not it is loaded)."""
+    return "://" in url and url.split("://", 1)[0].lower() in SCHEMES
+
+
+def filesystems_in_tensorflow() -> bool:
+    """Whether TensorFlow can read the plugin's :data:`SCHEMES` itself (registering the plugin
+    on first use).
 
     When it cannot (no plugin in this installation, or the installed TensorFlow refuses the
     bundled one: another ABI, another platform), logs one warning naming the reason, once per
-    process, and returns False: :func:`~tfrecord_io.tf.dataset` then reads HDFS with
+    process, and returns False: :func:`~tfrecord_io.tf.dataset` then reads those URLs with
     tfrecord-io's Python reader.
     """
     global _filesystems_error
@@ -88,5 +104,10 @@ def hdfs_in_tensorflow() -> bool:
                 register_filesystems()
             except (PluginNotBuiltError, TFRecordError) as e:
                 _filesystems_error = e
-                log.warning("reading HDFS with tfrecord-io's Python reader (slower): %s", e)
+                log.warning("reading %s URLs with tfrecord-io's Python reader (slower): %s",
+                            "/".join(SCHEMES), e)
     return _filesystems_error is None
+
+
+#: The name :func:`filesystems_in_tensorflow` had when the plugin served HDFS alone.
+hdfs_in_tensorflow = filesystems_in_tensorflow

@@ -1,0 +1,383 @@
+"""tfrecord_io.fs on a real S3-compatible server (conftest.py's ``s3``: moto's server, every
+request signed), configured the standard AWS way (``s3_env``: AWS_ENDPOINT_URL_S3, the key,
+the region); and what happens when the server is wrong, silent or gone."""
+
+from __future__ import annotations
+
+import gc
+import os
+import socket
+import tempfile
+import threading
+import time
+import uuid
+
+import pytest
+
+from tfrecord_io import fs
+from tfrecord_io.errors import (
+    BucketNotFoundError,
+    InputNotFoundError,
+    ObjectStoreError,
+    ObjectStoreFileNotFoundError,
+    ObjectStorePermissionError,
+    UnsupportedOperationError,
+)
+from tfrecord_io.fs.s3 import S3FileSystem
+from tfrecord_io.testing.s3 import S3Server
+
+
+@pytest.fixture
+def base(s3_env, s3_bucket, request):
+    """A fresh prefix of the session's bucket (nothing there yet)."""
+    return f"s3://{s3_bucket}/fs/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def staging(tmp_path, monkeypatch):
+    """The directory where writes are staged before their upload, empty at the start."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def _put(url: str, data: bytes = b"") -> None:
+    with fs.open(url, "wb") as f:
+        f.write(data)
+
+
+def _get(url: str) -> bytes:
+    with fs.open(url) as f:
+        return f.read()
+
+
+def _keys(server, bucket: str, prefix: str) -> list[str]:
+    """The keys under *prefix*, as the server lists them (boto3, not tfrecord-io)."""
+    pages = server.client().get_paginator("list_objects_v2").paginate(Bucket=bucket,
+                                                                     Prefix=prefix)
+    return sorted(o["Key"] for page in pages for o in page.get("Contents", []))
+
+
+def _prefix(url: str) -> str:
+    return url.split("/", 3)[3]
+
+
+# -- the server -----------------------------------------------------------------------------
+
+
+def test_the_server_takes_only_requests_signed_with_its_key(s3, s3_bucket):
+    import boto3
+    from botocore.exceptions import ClientError
+
+    assert s3.client().head_bucket(Bucket=s3_bucket)
+    for key, secret, code in ((s3.access_key, "wrong-secret", "SignatureDoesNotMatch"),
+                              ("AKIAUNKNOWN000000000", s3.secret_key, "InvalidAccessKeyId")):
+        other = boto3.client("s3", endpoint_url=s3.endpoint_url, region_name="us-east-1",
+                             aws_access_key_id=key, aws_secret_access_key=secret)
+        with pytest.raises(ClientError) as err:
+            other.list_objects_v2(Bucket=s3_bucket)
+        assert err.value.response["Error"]["Code"] == code
+
+
+def test_a_failed_start_leaves_no_process_and_no_directory():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        server = S3Server(taken.getsockname()[1], auth=False, startup_timeout=60)
+        from tfrecord_io.errors import S3ServerError
+
+        with pytest.raises(S3ServerError, match="exited at start"):
+            server.start()
+    assert server.base_dir is None and not server.running
+
+
+# -- files, directories, listing ------------------------------------------------------------
+
+
+def test_open_stat_and_exists(base):
+    _put(f"{base}/d/f.bin", b"hello s3")
+    assert _get(f"{base}/d/f.bin") == b"hello s3"
+    with fs.open(f"{base}/d/t.txt", "w") as f:
+        f.write("text \u00fc\n")
+    with fs.open(f"{base}/d/t.txt", "r") as f:
+        assert f.read() == "text \u00fc\n"
+    info = fs.stat(f"{base}/d/f.bin")
+    assert (info.url, info.size, info.is_dir) == (f"{base}/d/f.bin", 8, False)
+    assert abs(info.mtime - time.time()) < 120
+    assert fs.isdir(f"{base}/d") and fs.isdir(f"{base}/d/") and fs.exists(f"{base}/d/f.bin")
+    assert not fs.exists(f"{base}/d/nope") and not fs.isdir(f"{base}/d/f.bin")
+    _put(f"{base}/empty")
+    assert _get(f"{base}/empty") == b"" and fs.stat(f"{base}/empty").size == 0
+
+
+def test_ls_glob_and_walk(base, s3_bucket):
+    for name in ("b/part-1", "b/part-0", "a/part-0", "_SUCCESS", "top"):
+        _put(f"{base}/{name}", b"xy")
+    assert fs.ls(base) == [f"{base}/{n}" for n in ("_SUCCESS", "a", "b", "top")]
+    assert fs.ls(base + "/") == [f"{base}/{n}" for n in ("_SUCCESS", "a", "b", "top")]
+    assert [(e.url, e.size, e.is_dir) for e in fs.ls(f"{base}/b", detail=True)] == [
+        (f"{base}/b/part-0", 2, False), (f"{base}/b/part-1", 2, False)]
+    assert fs.glob(f"{base}/*/part-?") == [f"{base}/a/part-0", f"{base}/b/part-0",
+                                           f"{base}/b/part-1"]
+    assert fs.glob(f"{base}/*", skip_hidden=True) == [f"{base}/a", f"{base}/b", f"{base}/top"]
+    assert fs.glob(f"{base}/missing/*") == []
+    assert list(fs.walk(base)) == [
+        (base, ["a", "b"], ["_SUCCESS", "top"]),
+        (f"{base}/a", [], ["part-0"]),
+        (f"{base}/b", [], ["part-0", "part-1"]),
+    ]
+    assert f"s3://{s3_bucket}/fs" in fs.ls(f"s3://{s3_bucket}")
+    with pytest.raises(ObjectStoreFileNotFoundError, match=f"{base}/nothing"):
+        fs.ls(f"{base}/nothing")
+
+
+def test_listing_goes_on_past_a_page_of_1000_keys(s3_env):
+    bucket = "tfrecord-io-pages"  # a bucket of its own: the server lists a bucket key by key
+    s3_env.create_bucket(bucket)
+    names = [f"part-{i:05d}" for i in range(1010)]
+    s3_env.fill(bucket, {f"data/{n}": b"r" for n in names})
+    assert fs.expand(f"s3://{bucket}/data") == [f"s3://{bucket}/data/{n}" for n in names]
+
+
+def test_seeks_read_ranges(base):
+    data = os.urandom(3 << 20)
+    _put(f"{base}/blob", data)
+    with fs.open(f"{base}/blob", buffer_size=64 << 10) as f:
+        for offset, n in ((2_000_000, 100), (5, 70_000), (len(data) - 10, 100), (1 << 20, 1 << 20)):
+            f.seek(offset)
+            assert f.read(n) == data[offset:offset + n]
+        assert f.seek(-4, os.SEEK_END) == len(data) - 4 and f.read() == data[-4:]
+        f.seek(len(data) + 5)
+        assert f.read(10) == b""
+    with fs.open(f"{base}/blob") as f:
+        assert f.read() == data
+
+
+def test_expand_on_s3(base):
+    for name, size in (("part-1", 3), ("part-0", 1), ("_SUCCESS", 0), ("_temporary/0/part-9", 2),
+                       ("day=1/part-0", 4), (".part-0.crc", 2)):
+        _put(f"{base}/{name}", b"x" * size)
+    found = fs.expand(base, detail=True)
+    assert [(i.url, i.size) for i in found] == [
+        (f"{base}/day=1/part-0", 4), (f"{base}/part-0", 1), (f"{base}/part-1", 3)
+    ]
+    assert fs.expand([f"{base}/part-*", f"{base}/part-0"]) == [f"{base}/part-0", f"{base}/part-1"]
+    with pytest.raises(ObjectStoreFileNotFoundError) as err:
+        fs.expand(f"{base}/absent")
+    assert f"{base}/absent" in str(err.value) and isinstance(err.value, FileNotFoundError)
+    with pytest.raises(InputNotFoundError, match="no file matches"):
+        fs.expand(f"{base}/*.parquet")
+
+
+def test_makedirs_rename_replace_and_delete(base):
+    fs.makedirs(f"{base}/empty/sub")
+    assert fs.isdir(f"{base}/empty/sub") and fs.ls(f"{base}/empty/sub") == []
+    _put(f"{base}/a", b"A")
+    _put(f"{base}/b", b"B")
+    with pytest.raises(FileExistsError):
+        fs.makedirs(f"{base}/a")
+    with pytest.raises(FileExistsError):
+        fs.rename(f"{base}/a", f"{base}/b")
+    fs.replace(f"{base}/a", f"{base}/b")
+    assert _get(f"{base}/b") == b"A" and not fs.exists(f"{base}/a")
+    fs.rename(f"{base}/b", f"{base}/c")
+    assert _get(f"{base}/c") == b"A" and not fs.exists(f"{base}/b")
+    with pytest.raises(FileNotFoundError, match=f"{base}/b"):
+        fs.rename(f"{base}/b", f"{base}/d")
+    for name in ("tree/x", "tree/sub/y", "tree/sub/deeper/z"):
+        _put(f"{base}/{name}", name.encode())
+    fs.rename(f"{base}/tree", f"{base}/moved")
+    assert not fs.exists(f"{base}/tree")
+    assert [(d, f) for _, d, f in fs.walk(f"{base}/moved")] == [
+        (["sub"], ["x"]), (["deeper"], ["y"]), ([], ["z"])]
+    assert _get(f"{base}/moved/sub/deeper/z") == b"tree/sub/deeper/z"
+    with pytest.raises(ObjectStoreError, match="not empty"):
+        fs.delete(f"{base}/moved")
+    fs.delete(f"{base}/moved", recursive=True)
+    fs.delete(f"{base}/c")
+    with pytest.raises(FileNotFoundError):
+        fs.delete(f"{base}/c")
+    fs.delete(f"{base}/empty/sub")
+    assert not fs.exists(f"{base}/moved") and not fs.exists(f"{base}/empty/sub")
+    with pytest.raises(UnsupportedOperationError, match="bucket"):
+        fs.delete("s3://" + base.split("/")[2], recursive=True)
+
+
+# -- writes appear whole, or not at all -------------------------------------------------------
+
+
+def test_a_large_write_appears_only_when_closed_as_a_multipart_upload(base, s3, s3_bucket,
+                                                                      staging):
+    data = os.urandom(11 << 20)  # more than pyarrow's 10 MiB of one part
+    f = fs.open(f"{base}/big", "wb")
+    for i in range(0, len(data), 1 << 20):
+        f.write(data[i:i + (1 << 20)])
+    f.flush()
+    assert _keys(s3, s3_bucket, _prefix(base)) == [] and not fs.exists(f"{base}/big")
+    f.close()
+    head = s3.client().head_object(Bucket=s3_bucket, Key=f"{_prefix(base)}/big")
+    assert head["ContentLength"] == len(data) and "-" in head["ETag"]  # a multipart ETag
+    assert _get(f"{base}/big") == data
+    assert list(staging.iterdir()) == []
+
+
+def test_a_failed_write_leaves_nothing_and_keeps_the_old_object(base, s3, s3_bucket, staging):
+    _put(f"{base}/kept", b"old")
+    for url in (f"{base}/new", f"{base}/kept"):
+        with pytest.raises(RuntimeError, match="writer failed"):
+            with fs.open(url, "wb") as f:
+                f.write(b"partial " * 1000)
+                raise RuntimeError("writer failed")
+    with pytest.raises(RuntimeError, match="writer failed"):
+        with fs.open(f"{base}/text", "w") as f:  # text mode too
+            f.write("partial\n")
+            raise RuntimeError("writer failed")
+    assert _keys(s3, s3_bucket, _prefix(base)) == [f"{_prefix(base)}/kept"]
+    assert _get(f"{base}/kept") == b"old"
+    assert s3.client().list_multipart_uploads(Bucket=s3_bucket).get("Uploads", []) == []
+    assert list(staging.iterdir()) == []
+
+
+def test_an_abandoned_writer_uploads_nothing(base, s3, s3_bucket, staging, caplog):
+    f = fs.open(f"{base}/abandoned", "wb")
+    f.write(b"never closed")
+    del f
+    gc.collect()
+    assert _keys(s3, s3_bucket, _prefix(base)) == []
+    assert "never closed" in caplog.text and list(staging.iterdir()) == []
+
+
+def test_atomic_write_writes_in_place(base, s3, s3_bucket):
+    target = f"{base}/_part-0.tfindex"
+    with fs.atomic_write(target) as f:
+        f.write(b"0 17\n")
+    with pytest.raises(RuntimeError):
+        with fs.atomic_write(target) as f:
+            f.write(b"partial")
+            raise RuntimeError("writer failed")
+    assert _get(target) == b"0 17\n"
+    assert _keys(s3, s3_bucket, _prefix(base)) == [_prefix(target)]  # no temporary object ever
+
+
+# -- errors name the URL ----------------------------------------------------------------------
+
+
+def test_a_missing_object_is_file_not_found_naming_the_url(base):
+    url = f"{base}/absent.tfrecord"
+    for op in (lambda: fs.open(url), lambda: fs.stat(url), lambda: fs.delete(url)):
+        with pytest.raises(ObjectStoreFileNotFoundError, match=url) as err:
+            op()
+        assert isinstance(err.value, FileNotFoundError)
+    assert not fs.exists(url) and fs.glob(f"{base}/absent*") == []
+
+
+def test_a_missing_bucket_is_its_own_error(s3_env):
+    url = "s3://no-such-bucket-here/data/part-0"
+    for op in (lambda: fs.stat(url), lambda: fs.exists(url), lambda: fs.open(url),
+               lambda: fs.open(url, "wb"), lambda: fs.ls("s3://no-such-bucket-here/data"),
+               lambda: fs.glob("s3://no-such-bucket-here/*"), lambda: fs.makedirs(url),
+               lambda: fs.expand(url)):
+        with pytest.raises(BucketNotFoundError, match="no-such-bucket-here.* does not exist"):
+            op()
+
+
+@pytest.mark.parametrize("wrong", ["secret", "key"])
+def test_wrong_credentials_are_a_permission_error_naming_the_url(base, monkeypatch, wrong):
+    _put(f"{base}/data", b"x")
+    if wrong == "secret":
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    else:
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAUNKNOWN000000000")
+    for op in (lambda: fs.open(f"{base}/data"), lambda: fs.stat(f"{base}/data"),
+               lambda: fs.ls(base), lambda: _put(f"{base}/other", b"y")):
+        with pytest.raises(ObjectStorePermissionError, match=f"access denied to {base}") as err:
+            op()
+        assert isinstance(err.value, PermissionError) and "AWS_ACCESS_KEY_ID" in str(err.value)
+
+
+def test_the_generic_endpoint_variable_and_explicit_settings(base, s3, monkeypatch):
+    _put(f"{base}/data", b"x")
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3.endpoint_url)
+    assert fs.stat(f"{base}/data").size == 1
+    for name in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"):
+        monkeypatch.delenv(name)
+    explicit = S3FileSystem(endpoint_url=s3.endpoint_url, access_key=s3.access_key,
+                            secret_key=s3.secret_key, addressing="path")
+    assert explicit.stat(f"{base}/data").size == 1
+    monkeypatch.setenv("TFRECORD_IO_S3_ADDRESSING", "sideways")
+    with pytest.raises(ValueError, match="TFRECORD_IO_S3_ADDRESSING"):
+        fs.stat(f"{base}/data")
+
+
+# -- nothing hangs ----------------------------------------------------------------------------
+
+
+def test_an_unreachable_endpoint_fails_fast_naming_the_url(s3_env, monkeypatch):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+    started = time.monotonic()
+    with pytest.raises(ObjectStoreError, match="s3://some-bucket/x.*did not answer"):
+        fs.stat("s3://some-bucket/x")
+    assert time.monotonic() - started < 20
+
+
+def test_a_silent_endpoint_times_out(s3_env, monkeypatch):
+    """A server that accepts connections and never answers: each request gives up after the
+    request timeout, then the retries."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_S3", f"http://127.0.0.1:{listener.getsockname()[1]}")
+        monkeypatch.setenv("TFRECORD_IO_S3_REQUEST_TIMEOUT", "1")
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+        started = time.monotonic()
+        with pytest.raises(ObjectStoreError, match="s3://silent-bucket/x"):
+            fs.stat("s3://silent-bucket/x")
+        assert time.monotonic() - started < 20
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+        for conn in held:
+            conn.close()
+
+
+def test_a_server_that_stops_mid_read_is_an_error_naming_the_url(monkeypatch):
+    """A server of its own (the session's must live on): killed while a file is being read."""
+    with S3Server(auth=False) as server:
+        for name, value in server.environment().items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+        monkeypatch.setenv("TFRECORD_IO_S3_CONNECT_TIMEOUT", "2")
+        url = server.create_bucket("doomed") + "/part-0"
+        data = os.urandom(2 << 20)
+        _put(url, data)
+        with fs.open(url, buffer_size=256 << 10) as f:
+            assert f.read(1000) == data[:1000]
+            server.kill()
+            started = time.monotonic()
+            with pytest.raises(ObjectStoreError, match=f"{url}.*did not answer") as err:
+                f.read()
+            assert time.monotonic() - started < 20
+            assert "read byte 262144" in str(err.value)
+        pid, directory = server._process.pid, server.base_dir
+    assert not os.path.exists(directory)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -1,0 +1,197 @@
+"""TensorFlow itself reads and writes ``s3://`` through tfrecord-io's file system plugin, served
+by tfrecord_io.fs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``, ``tf.io.TFRecordWriter`` and
+checkpoints, against the session's real S3 server (conftest.py's ``s3``: moto's, every request
+signed), configured the standard AWS way (``s3_env``). TensorFlow's own ``gs://`` stays."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import time
+import uuid
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tfrecord_io import fs, records
+from tfrecord_io import tf as tfr
+from tfrecord_io.tf import datasets as tf_datasets
+from tfrecord_io.tf import plugin as tf_plugin
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _registered():
+    tfr.register_filesystems()
+
+
+@pytest.fixture
+def base(s3_env, s3_bucket, request):
+    """A fresh prefix of the session's bucket."""
+    return f"s3://{s3_bucket}/tf-fs/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
+
+
+def some_records(n: int, seed: int) -> list[bytes]:
+    rnd = random.Random(seed)
+    return [f"{seed}-{i}:".encode() + rnd.randbytes(rnd.randrange(0, 3000)) for i in range(n)]
+
+
+def tf_read(*paths: str, **kwargs) -> list[bytes]:
+    ds = tf.data.TFRecordDataset(list(paths), **kwargs)
+    return [bytes(r) for batch in ds.batch(1024) for r in batch.numpy().tolist()]
+
+
+def test_the_plugin_serves_s3_and_leaves_gs_to_tensorflow():
+    schemes = set(tf.io.gfile.get_registered_schemes())
+    assert {"hdfs", "webhdfs", "s3", "gs"} <= schemes
+    assert tf_plugin.SCHEMES == ("hdfs", "webhdfs", "s3")
+    assert tf_plugin.serves("s3://b/k") and not tf_plugin.serves("gs://b/k")
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def test_tfrecord_dataset_reads_s3_urls(base):
+    recs = some_records(2000, 1)  # ~3 MB
+    url = f"{base}/data.tfrecord"
+    records.write(url, recs)
+    assert tf_read(url) == recs
+    assert tf_read(url, buffer_size=1000) == recs  # many small reads, each at its offset
+    records.write(f"{base}/data.tfrecord.gz", recs[:300])
+    assert tf_read(f"{base}/data.tfrecord.gz", compression_type="GZIP") == recs[:300]
+
+
+def test_dataset_reads_s3_files_with_tensorflows_reader(base, monkeypatch):
+    recs = some_records(600, 4)
+    records.write(f"{base}/part-0.tfrecord", recs[:300])
+    records.write(f"{base}/part-1.tfrecord", recs[300:])
+    monkeypatch.setattr(tf_datasets, "_python_dataset", None)  # the Python reader must not be used
+    assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
+    shards = [
+        [bytes(r) for r in tfr.dataset(base, num_shards=2, shard_index=k).as_numpy_iterator()]
+        for k in range(2)
+    ]
+    assert shards == [recs[:300], recs[300:]]
+
+
+def test_dataset_reads_byte_ranges_of_indexed_s3_files(base):
+    recs = some_records(400, 7)
+    records.write(f"{base}/part-0.tfrecord", recs, index=True)
+    shards = [[bytes(r) for r in tfr.dataset(base, num_shards=3, shard_index=k)
+               .as_numpy_iterator()] for k in range(3)]
+    assert all(shards) and [r for s in shards for r in s] == recs
+
+
+def test_tfrecord_writer_output_appears_when_closed(base):
+    recs = some_records(500, 3)
+    url = f"{base}/written.tfrecord"
+    with tf.io.TFRecordWriter(url) as w:
+        for r in recs:
+            w.write(r)
+        w.flush()
+        assert not fs.exists(url)  # staged until closed
+    assert list(records.read(url)) == recs
+
+
+def test_damaged_s3_file_is_a_data_loss_error(base):
+    url = f"{base}/bad.tfrecord"
+    records.write(url, some_records(50, 6))
+    with fs.open(url) as f:
+        data = bytearray(f.read())
+    data[len(data) // 2] ^= 0xFF
+    with fs.open(url, "wb") as f:
+        f.write(bytes(data))
+    with pytest.raises(tf.errors.DataLossError):
+        tf_read(url)
+
+
+# -- tf.io.gfile -----------------------------------------------------------------------------
+
+
+def test_gfile_write_read_stat_list_glob(base):
+    with tf.io.gfile.GFile(f"{base}/a/b/hello.txt", "w") as f:
+        f.write("hello ")
+        f.write("S3")
+    assert tf.io.gfile.exists(f"{base}/a/b/hello.txt")
+    assert not tf.io.gfile.exists(f"{base}/a/b/nope.txt")
+    with tf.io.gfile.GFile(f"{base}/a/b/hello.txt") as f:
+        assert f.read() == "hello S3"
+    assert tf.io.gfile.stat(f"{base}/a/b/hello.txt").length == 8
+    assert tf.io.gfile.isdir(f"{base}/a") and not tf.io.gfile.isdir(f"{base}/a/b/hello.txt")
+    assert tf.io.gfile.listdir(f"{base}/a") == ["b"]
+    assert tf.io.gfile.glob(f"{base}/a/*/*.txt") == [f"{base}/a/b/hello.txt"]
+    assert [(d, sorted(f)) for d, _, f in tf.io.gfile.walk(f"{base}/a")] == [
+        (f"{base}/a", []), (f"{base}/a/b", ["hello.txt"])]
+
+
+def test_gfile_namespace_changes(base):
+    tf.io.gfile.makedirs(base)
+    tf.io.gfile.mkdir(f"{base}/d")
+    tf.io.gfile.mkdir(f"{base}/d")  # as on local disk: already there is fine
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.io.gfile.mkdir(f"{base}/no/parent")
+    tf.io.gfile.makedirs(f"{base}/d/e/f")
+    assert tf.io.gfile.isdir(f"{base}/d/e/f")
+    for name, text in (("x", "1"), ("y", "2")):
+        with tf.io.gfile.GFile(f"{base}/d/{name}", "w") as f:
+            f.write(text)
+    with pytest.raises(tf.errors.AlreadyExistsError):
+        tf.io.gfile.rename(f"{base}/d/x", f"{base}/d/y")
+    tf.io.gfile.rename(f"{base}/d/x", f"{base}/d/y", overwrite=True)  # replaces, as TF expects
+    assert sorted(tf.io.gfile.listdir(f"{base}/d")) == ["e", "y"]
+    with tf.io.gfile.GFile(f"{base}/d/y") as f:
+        assert f.read() == "1"
+    tf.io.gfile.copy(f"{base}/d/y", f"{base}/d/z")
+    tf.io.gfile.remove(f"{base}/d/y")
+    assert sorted(tf.io.gfile.listdir(f"{base}/d")) == ["e", "z"]
+    tf.io.gfile.rename(f"{base}/d", f"{base}/moved")  # a whole directory
+    assert sorted(tf.io.gfile.listdir(f"{base}/moved")) == ["e", "z"]
+    tf.io.gfile.rmtree(f"{base}/moved")
+    assert not tf.io.gfile.exists(f"{base}/moved") and not tf.io.gfile.exists(f"{base}/d")
+
+
+def test_errors_name_the_url(base, s3_env, monkeypatch):
+    url = f"{base}/missing.tfrecord"
+    with pytest.raises(tf.errors.NotFoundError, match=url):
+        tf_read(url)
+    with pytest.raises(tf.errors.NotFoundError):
+        tf.io.gfile.stat(url)
+    with pytest.raises(tf.errors.FailedPreconditionError, match="no-such-bucket-here"):
+        tf.io.gfile.exists("s3://no-such-bucket-here/x")
+    records.write(f"{base}/data.tfrecord", [b"x"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    with pytest.raises(tf.errors.PermissionDeniedError, match=f"access denied to {base}"):
+        tf_read(f"{base}/data.tfrecord")
+
+
+def test_an_unreachable_endpoint_is_unavailable_within_seconds(s3_env, monkeypatch):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    started = time.monotonic()
+    with pytest.raises(tf.errors.UnavailableError, match="s3://any-bucket/x.tfrecord"):
+        tf_read("s3://any-bucket/x.tfrecord")
+    assert time.monotonic() - started < 20
+
+
+# -- training state on S3 --------------------------------------------------------------------
+
+
+def test_checkpoints_save_and_restore_on_s3(base):
+    url = f"{base}/ckpt"
+    v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=v), url, max_to_keep=2)
+    for step in range(3):
+        v.assign_add(tf.ones_like(v))
+        manager.save(checkpoint_number=step)
+    assert tf.train.latest_checkpoint(url) == f"{url}/ckpt-2"
+    assert len(tf.io.gfile.glob(f"{url}/ckpt-*.index")) == 2  # the oldest was deleted
+
+    restored = tf.Variable(tf.zeros((2, 3)))
+    tf.train.Checkpoint(v=restored).restore(tf.train.latest_checkpoint(url)).assert_consumed()
+    np.testing.assert_array_equal(restored.numpy(), v.numpy())
