@@ -123,7 +123,7 @@ def measure(runs: int, java: bool) -> dict[str, list[float]]:
     def hmac_receive(seq: int) -> bool:
         return hmac.compare_digest(hmac_side(0), expected)
 
-    key = derive_key(secret, b"s" * 16, b"c" * 16, TO_SERVER)
+    key = derive_key(secret, b"s" * 16, b"c" * 16, TO_SERVER, "driver")
     frame = bytes(seal(key, 0, HEADER, payload))
     opener = AESGCM(key)
     sealed = memoryview(frame)[PREFIX_BYTES:]

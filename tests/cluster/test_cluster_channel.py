@@ -41,7 +41,7 @@ def test_connections_without_the_secret_are_refused_and_the_cluster_finishes(sc,
         server_nonce = _greeting(forged)
         client_nonce = bytes(NONCE_BYTES)
         forged.sendall(MAGIC + client_nonce)
-        key = derive_key("guessed secret", server_nonce, client_nonce, TO_SERVER)
+        key = derive_key("guessed key", server_nonce, client_nonce, TO_SERVER, "driver")
         forged.sendall(seal(key, 0, b'{"type":"hello","node":"worker:0","attempt":0}'))
         assert _closed_by_peer(forged)
         # a client that sends garbage (e.g. a pickle)

@@ -19,7 +19,7 @@ def _node(tmp_path, role_index=1) -> NodeDescription:
                           keras="legacy", tensorboard=False, reservation_timeout=60.0,
                           max_attempts=2, env={"A": "1"}, input_mode="spark")
     attempt = AttemptDescription.of(options, cluster="c-1", driver="198.18.0.1:4000",
-                                    secret="s" * 64, attempt=1)
+                                    control_key="c" * 64, feed_key="f" * 64, attempt=1)
     all_roles = roles("sync", 2, 0, False)
     spec = cluster_spec(all_roles, ["198.18.0.11:5000", "198.18.0.12:5000"])
     role = all_roles[role_index]
@@ -66,3 +66,9 @@ def test_descriptions_are_frozen(tmp_path):
     except dataclasses.FrozenInstanceError:
         return
     raise AssertionError("a NodeDescription could be changed")
+
+
+def test_the_keys_never_show_in_a_repr(tmp_path):
+    node = _node(tmp_path)
+    for text in (repr(node.attempt), repr(node), str(node)):
+        assert "c" * 64 not in text and "f" * 64 not in text

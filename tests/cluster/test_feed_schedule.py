@@ -14,6 +14,7 @@ import pytest
 
 from tfrecord_io.cluster.feed.reports import Feeding
 from tfrecord_io.cluster.feed.schedule import Call, EpochState, FeedSchedule
+from tfrecord_io.cluster.messages import EndEpoch, FailEpoch, Message
 from tfrecord_io.errors import ClusterError
 
 # -- a fake Spark ----------------------------------------------------------------------------
@@ -158,15 +159,14 @@ class FakeLinks:
                    for other, asked in n.asked.items()
                    if other != feed and other not in n.stopped)
 
-    def send(self, node: str, message: dict[str, Any]) -> None:
+    def send(self, node: str, message: Message) -> None:
         n = self.by_name[node]
         if n.gone:
             return
-        key = (message["feed"], message["epoch"])
-        if message["type"] == "end_epoch":
-            n.ends[key] = message["sent"]
-        elif message["type"] == "fail_epoch":
-            n.failed[key] = message["reason"]
+        if isinstance(message, EndEpoch):
+            n.ends[(message.feed, message.epoch)] = message.sent
+        elif isinstance(message, FailEpoch):
+            n.failed[(message.feed, message.epoch)] = message.reason
 
 
 # -- the world -------------------------------------------------------------------------------

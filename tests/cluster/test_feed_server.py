@@ -26,7 +26,7 @@ def server():
     secret = new_secret()
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
-    srv = FeedServer(listener, secret, capacity=2)
+    srv = FeedServer(listener, secret, name="worker:0", attempt=0, capacity=2)
     srv.secret = secret
     yield srv
     srv.close("finished")
@@ -34,7 +34,8 @@ def server():
 
 def _feeder(server, secret=None, epoch=1):
     wire = connect(server.address, secret or server.secret,
-                   {"type": "feeder", "feed": "train", "epoch": epoch})
+                   {"type": "feeder", "feed": "train", "epoch": epoch, "attempt": 0},
+                   server="worker:0")
     reply, _ = wire.receive(max_payload=0)
     return wire, reply
 

@@ -1,5 +1,6 @@
-"""The cluster's protocol (docs/protocol.md), on real sockets: the golden vectors, and every
-kind of message it must refuse."""
+"""The cluster's protocol, version 2 (docs/protocol.md), on real sockets: the golden vectors,
+the purpose keys and the server binding, the hello's limits, and every kind of message it must
+refuse. (Hostile peers against whole servers: test_hostile_peers.py.)"""
 
 from __future__ import annotations
 
@@ -19,10 +20,14 @@ from protocol_vectors import make_vectors
 
 from tfrecord_io.cluster import protocol
 from tfrecord_io.cluster.protocol import (
+    CONTROL,
+    FEED,
     MAGIC,
     MAX_HEADER,
+    MAX_HELLO,
     NONCE_BYTES,
     PREFIX_BYTES,
+    PURPOSE_INFO,
     TAG_BYTES,
     TO_CLIENT,
     TO_SERVER,
@@ -31,6 +36,7 @@ from tfrecord_io.cluster.protocol import (
     accept,
     connect,
     derive_key,
+    purpose_key,
     seal,
 )
 from tfrecord_io.errors import ChannelError
@@ -39,6 +45,9 @@ VECTORS = json.loads(
     (pathlib.Path(__file__).resolve().parents[2] / "docs" / "protocol-vectors.json").read_text()
 )
 SECRET = VECTORS["secret"]
+#: The purpose key the vectors' connection is made under, and the server it is bound to.
+KEY = VECTORS["feed_key"]
+SERVER = VECTORS["server"]
 KEYS = {k: bytes.fromhex(v) for k, v in VECTORS["keys"].items()}
 
 
@@ -48,16 +57,16 @@ def _messages(direction: str) -> list[dict]:
 
 SERVER_NONCE, CLIENT_NONCE = b"s" * NONCE_BYTES, b"c" * NONCE_BYTES
 #: The key of the client's messages on the connections _pair makes.
-CLIENT_KEY = derive_key(SECRET, SERVER_NONCE, CLIENT_NONCE, TO_SERVER)
+CLIENT_KEY = derive_key(KEY, SERVER_NONCE, CLIENT_NONCE, TO_SERVER, SERVER)
 
 
-def _pair(secret_a: str = SECRET, secret_b: str = SECRET) -> tuple[Stream, Stream]:
+def _pair(key_a: str = KEY, key_b: str = KEY) -> tuple[Stream, Stream]:
     """A client and a server stream over a socket pair, keys as a handshake makes them."""
     a, b = socket.socketpair()
-    client = Stream(a, derive_key(secret_a, SERVER_NONCE, CLIENT_NONCE, TO_SERVER),
-                    derive_key(secret_a, SERVER_NONCE, CLIENT_NONCE, TO_CLIENT))
-    server = Stream(b, derive_key(secret_b, SERVER_NONCE, CLIENT_NONCE, TO_CLIENT),
-                    derive_key(secret_b, SERVER_NONCE, CLIENT_NONCE, TO_SERVER))
+    client = Stream(a, derive_key(key_a, SERVER_NONCE, CLIENT_NONCE, TO_SERVER, SERVER),
+                    derive_key(key_a, SERVER_NONCE, CLIENT_NONCE, TO_CLIENT, SERVER))
+    server = Stream(b, derive_key(key_b, SERVER_NONCE, CLIENT_NONCE, TO_CLIENT, SERVER),
+                    derive_key(key_b, SERVER_NONCE, CLIENT_NONCE, TO_SERVER, SERVER))
     return client, server
 
 
@@ -82,10 +91,60 @@ def test_the_vectors_file_is_what_its_script_makes():
     assert make_vectors() == VECTORS
 
 
-def test_the_vectors_keys_are_hkdf_sha256_of_the_secret_salted_with_both_nonces():
+def test_the_vectors_are_of_version_2():
+    assert VECTORS["version"] == 2
+    assert MAGIC == bytes.fromhex("5446494f00020d0a")
+    assert VECTORS["server_greeting"].startswith(MAGIC.hex())
+    assert VECTORS["client_greeting"].startswith(MAGIC.hex())
+
+
+def test_the_purpose_keys_are_hkdf_sha256_of_the_secret_with_the_purpose_as_info():
+    for purpose in (CONTROL, FEED):
+        expected = _hkdf_sha256(SECRET.encode(), b"", PURPOSE_INFO + purpose.encode())
+        assert VECTORS["purpose"][purpose] == expected.hex() == purpose_key(SECRET, purpose)
+    assert VECTORS["feed_key"] == VECTORS["purpose"][FEED]
+    assert PURPOSE_INFO == b"tfrecord-io protocol 2 purpose: "
+
+
+def test_each_purpose_has_its_own_key_which_is_not_the_secret():
+    control, feed = purpose_key(SECRET, CONTROL), purpose_key(SECRET, FEED)
+    assert len({control, feed, SECRET}) == 3
+    assert len(control) == len(feed) == 64
+    assert purpose_key("another secret", FEED) != feed
+    with pytest.raises(ValueError, match="no key purpose 'tensorboard'"):
+        purpose_key(SECRET, "tensorboard")
+
+
+def test_the_vectors_keys_are_hkdf_sha256_of_the_feed_key_salted_with_both_nonces_for_the_server():
     salt = bytes.fromhex(VECTORS["server_nonce"]) + bytes.fromhex(VECTORS["client_nonce"])
-    assert KEYS["client_to_server"] == _hkdf_sha256(SECRET.encode(), salt, TO_SERVER)
-    assert KEYS["server_to_client"] == _hkdf_sha256(SECRET.encode(), salt, TO_CLIENT)
+    bound = b"\0" + SERVER.encode()
+    assert KEYS["client_to_server"] == _hkdf_sha256(KEY.encode(), salt, TO_SERVER + bound)
+    assert KEYS["server_to_client"] == _hkdf_sha256(KEY.encode(), salt, TO_CLIENT + bound)
+    assert len(TO_SERVER) == len(TO_CLIENT) == 40
+    control = VECTORS["control_keys"]
+    assert control["server"] == "driver"
+    assert bytes.fromhex(control["keys"]["client_to_server"]) == _hkdf_sha256(
+        VECTORS["purpose"][CONTROL].encode(), salt, TO_SERVER + b"\0driver")
+
+
+def test_keys_bound_to_another_server_differ_in_both_directions():
+    other = VECTORS["other_server"]
+    assert other["server"] != SERVER
+    for direction, info in (("client_to_server", TO_SERVER), ("server_to_client", TO_CLIENT)):
+        theirs = bytes.fromhex(other["keys"][direction])
+        assert theirs != KEYS[direction]
+        assert theirs == derive_key(KEY, bytes.fromhex(VECTORS["server_nonce"]),
+                                    bytes.fromhex(VECTORS["client_nonce"]), info, other["server"])
+
+
+def test_the_vectors_headers_are_compact_utf8_json_with_a_non_ascii_feed_name():
+    hello = _messages("client_to_server")[0]
+    assert json.loads(hello["header"]) == {"type": "feeder", "feed": "données-ü", "epoch": 1,
+                                           "attempt": 0}
+    header = hello["header"].encode()
+    assert "ü".encode() in header and b"\\u" not in header
+    frame = bytes.fromhex(hello["frame"])
+    assert struct.unpack(">IQ", frame[:PREFIX_BYTES]) == (len(header), 0)
 
 
 def test_the_vectors_frames_are_aes_gcm_of_header_and_payload_with_the_prefix_as_data():
@@ -132,7 +191,7 @@ def test_the_handshake_sends_the_vectors_greetings_and_derives_their_keys():
     def serve():
         sock, _ = listener.accept()
         out["stream"], out["hello"] = accept(
-            sock, SECRET, server_nonce=bytes.fromhex(VECTORS["server_nonce"]))
+            sock, KEY, server=SERVER, server_nonce=bytes.fromhex(VECTORS["server_nonce"]))
 
     thread = threading.Thread(target=serve)
     thread.start()
@@ -187,7 +246,7 @@ def test_a_replayed_message_is_refused(caplog):
 
 def test_a_message_from_another_connection_is_refused(caplog):
     client, server = _pair()
-    other_connection = derive_key(SECRET, b"o" * NONCE_BYTES, CLIENT_NONCE, TO_SERVER)
+    other_connection = derive_key(KEY, b"o" * NONCE_BYTES, CLIENT_NONCE, TO_SERVER, SERVER)
     client.sock.sendall(_sealed(other_connection, 0))  # the first message of another connection
     assert "does not authenticate" in _refused(server, caplog)
 
@@ -226,8 +285,8 @@ def test_a_message_cut_short_is_refused(caplog):
     assert "cut short" in _refused(server, caplog)
 
 
-def test_a_message_under_a_wrong_secret_is_refused(caplog):
-    client, server = _pair(secret_a="a guessed secret")
+def test_a_message_under_a_wrong_key_is_refused(caplog):
+    client, server = _pair(key_a="a guessed key")
     client.send({"type": "hello", "node": "worker:0"})
     assert "does not authenticate" in _refused(server, caplog)
 
@@ -286,37 +345,286 @@ def _closed_by_peer(sock: socket.socket) -> bool:
 
 # -- the server ----------------------------------------------------------------------------------
 
-def test_the_server_refuses_a_wrong_secret_or_another_protocol_and_serves_the_next_client(
-        caplog):
-    caplog.set_level(logging.WARNING)
-    got = []
+def _hello_only(hello: dict) -> str | None:
+    return None if hello["type"] == "hello" else f"an unexpected first message {hello['type']!r}"
+
+
+@pytest.fixture
+def serving():
+    """A StreamServer named ``worker:0`` under KEY that records each hello and what follows it
+    (until the client closes); yields (server, got), closes it afterwards."""
+    got: list = []
+
+    def serve(stream: Stream, hello: dict) -> None:
+        got.append(hello)
+        stream.send({"type": "served"})
+        while True:
+            got.append(stream.receive()[0])
+
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
-    server = StreamServer(listener, SECRET, lambda s, hello: got.append(hello),
-                          lambda hello: hello["type"] == "hello", name="test server")
+    server = StreamServer(listener, KEY, serve, _hello_only, name="test server", server=SERVER)
+    yield server, got
+    server.close()
+
+
+def _refusals(caplog, count: int, server: StreamServer) -> list[str]:
+    """The refusals logged, once *count* are counted (a refused peer may see its connection
+    closed before the server logs)."""
+    deadline = time.monotonic() + 10
+    while server.refused < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return [r.getMessage() for r in caplog.records
+            if r.levelno == logging.WARNING and "refused a connection" in r.getMessage()]
+
+
+def test_the_server_refuses_a_wrong_key_or_another_protocol_and_serves_the_next_client(
+        caplog, serving):
+    caplog.set_level(logging.WARNING)
+    server, got = serving
+    with pytest.raises(ChannelError):
+        connect(server.address, "a guessed key", {"type": "hello"}, server=SERVER).receive()
+    stranger = socket.create_connection(server.address.split(":"))
+    stranger.sendall(b"GET / HTTP/1.1\r\n\r\n" * 3)
+    assert stranger.recv(len(MAGIC)) == MAGIC
+    assert _closed_by_peer(stranger)
+    stranger.close()
+    with pytest.raises(ChannelError):
+        connect(server.address, KEY, {"type": "not a hello"}, server=SERVER).receive()
+    stream = connect(server.address, KEY, {"type": "hello", "n": 1}, server=SERVER)
+    assert stream.receive()[0] == {"type": "served"}
+    assert got == [{"type": "hello", "n": 1}]
+    refusals = _refusals(caplog, 3, server)
+    assert server.refused == 3
+    assert len(refusals) == 3  # one warning each
+    assert all(m.startswith("test server: refused a connection from 127.0.0.1:") for m in refusals)
+    assert "not version 2" in refusals[1]
+    assert "an unexpected first message 'not a hello'" in refusals[2]
+    stream.close()
+
+
+def test_a_client_bound_to_another_server_name_is_refused(caplog, serving):
+    caplog.set_level(logging.WARNING)
+    server, got = serving
+    wire = connect(server.address, KEY, {"type": "hello"}, server="worker:1")
+    with pytest.raises(ChannelError):
+        wire.receive()  # closed: the keys it sealed its hello with are worker:1's
+    assert "does not authenticate" in _refusals(caplog, 1, server)[0]
+    assert got == []
+
+
+def test_a_client_with_the_other_purposes_key_is_refused(caplog, serving):
+    caplog.set_level(logging.WARNING)
+    server, got = serving  # under the feed key: a control key opens nothing here, and back
+    wire = connect(server.address, purpose_key(SECRET, CONTROL), {"type": "hello"}, server=SERVER)
+    with pytest.raises(ChannelError):
+        wire.receive()
+    assert _refusals(caplog, 1, server) and got == []
+
+
+def test_a_version_1_peer_is_refused_by_the_magic(caplog, serving):
+    caplog.set_level(logging.WARNING)
+    server, _ = serving
+    old = socket.create_connection(server.address.split(":"))
+    assert _recv_all(old, len(MAGIC) + NONCE_BYTES)[: len(MAGIC)] == MAGIC
+    old.sendall(b"TFIO\x00\x01\r\n" + CLIENT_NONCE)  # then a version-1 hello would follow
+    assert _closed_by_peer(old)
+    old.close()
+    assert "the peer speaks version 1 of tfrecord-io's cluster protocol, not version 2" in (
+        _refusals(caplog, 1, server)[0])
+
+
+def test_a_client_refuses_a_version_1_server():
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def old_server():
+        sock, _ = listener.accept()
+        sock.sendall(b"TFIO\x00\x01\r\n" + SERVER_NONCE)
+        sock.recv(1)  # until the client gives up
+        sock.close()
+
+    thread = threading.Thread(target=old_server)
+    thread.start()
+    with pytest.raises(ChannelError, match="speaks version 1 of .* not version 2"):
+        connect("127.0.0.1:%d" % listener.getsockname()[1], KEY, {"type": "hello"},
+                server=SERVER)
+    thread.join(10)
+    listener.close()
+
+
+def _client_greeting_and_prefix(sock: socket.socket, lengths: tuple[int, int]) -> None:
+    sock.sendall(MAGIC + CLIENT_NONCE + struct.pack(">IQ", *lengths))
+
+
+@pytest.mark.parametrize("lengths", [(MAX_HELLO + 1, 0), (0xFFFFFFFF, 0), (10, 1),
+                                     (MAX_HELLO, (1 << 64) - 1)])
+def test_an_oversized_hello_is_refused_before_anything_is_allocated(lengths, monkeypatch):
+    allocated = []
+    real = bytearray
+
+    class Counting(real):
+        def __init__(self, *args):
+            allocated.append(args[0] if args and isinstance(args[0], int) else 0)
+            super().__init__(*args)
+
+    monkeypatch.setattr(protocol, "bytearray", Counting, raising=False)
+    a, b = socket.socketpair()
+    _client_greeting_and_prefix(a, lengths)
+    with pytest.raises(ChannelError, match="a hello announcing .* over the limits"):
+        accept(b, KEY, server=SERVER, server_nonce=SERVER_NONCE)
+    assert allocated == [len(MAGIC) + NONCE_BYTES, PREFIX_BYTES]  # the greeting, the prefix
+    a.close()
+    b.close()
+
+
+def test_an_oversized_hello_is_cut_by_the_server_at_once(serving):
+    server, _ = serving
+    raw = socket.create_connection(server.address.split(":"))
+    _recv_all(raw, len(MAGIC) + NONCE_BYTES)
+    started = time.monotonic()
+    _client_greeting_and_prefix(raw, (0xFFFFFFFF, 0))
+    assert _closed_by_peer(raw)
+    assert time.monotonic() - started < protocol.HANDSHAKE_TIMEOUT / 2  # not at the deadline
+    raw.close()
+
+
+def test_a_hello_of_max_hello_bytes_is_served_and_a_longer_one_is_not_sent(serving):
+    server, got = serving
+    hello = {"type": "hello", "pad": ""}
+    hello["pad"] = "x" * (MAX_HELLO - len(json.dumps(hello, separators=(",", ":"))))
+    stream = connect(server.address, KEY, hello, server=SERVER)
+    assert stream.receive()[0] == {"type": "served"}
+    assert got == [hello]
+    stream.close()
+    hello["pad"] += "x"
+    with pytest.raises(ValueError, match=f"a hello of {MAX_HELLO + 1} bytes"):
+        connect(server.address, KEY, hello, server=SERVER)
+
+
+def test_messages_sent_with_the_hello_stay_for_the_connection(serving):
+    server, got = serving
+    raw = socket.create_connection(server.address.split(":"))
+    server_nonce = _recv_all(raw, len(MAGIC) + NONCE_BYTES)[len(MAGIC):]
+    key = derive_key(KEY, server_nonce, CLIENT_NONCE, TO_SERVER, SERVER)
+    raw.sendall(MAGIC + CLIENT_NONCE + _sealed(key, 0, b'{"type":"hello"}')
+                + _sealed(key, 1, b'{"type":"heartbeat"}') + _sealed(key, 2, b'{"type":"log"}'))
+    deadline = time.monotonic() + 10
+    while len(got) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert got == [{"type": "hello"}, {"type": "heartbeat"}, {"type": "log"}]
+    raw.close()
+
+
+def _dribble(sock: socket.socket, data: bytes, every: float) -> float:
+    """Send *data* a byte every *every* s until the peer closes; the seconds it took."""
+    started = time.monotonic()
     try:
-        with pytest.raises(ChannelError):
-            connect(server.address, "a guessed secret", {"type": "hello"}).receive()
-        stranger = socket.create_connection(listener.getsockname())
-        stranger.sendall(b"GET / HTTP/1.1\r\n\r\n" * 3)
-        assert stranger.recv(len(MAGIC)) == MAGIC
-        assert _closed_by_peer(stranger)
-        stranger.close()
-        with pytest.raises(ChannelError):
-            connect(server.address, SECRET, {"type": "not a hello"}).receive()
-        stream = connect(server.address, SECRET, {"type": "hello", "n": 1})
+        for byte in data:
+            sock.sendall(bytes([byte]))
+            time.sleep(every)
+        sock.settimeout(10)
+        sock.recv(1)
+    except OSError:
+        pass
+    return time.monotonic() - started
+
+
+def test_accept_cuts_a_peer_dribbling_its_handshake_at_the_total_deadline(monkeypatch):
+    monkeypatch.setattr(protocol, "HANDSHAKE_TIMEOUT", 0.8)
+    a, b = socket.socketpair()
+    out: dict = {}
+
+    def dribbler():  # each byte well within any per-read timeout
+        out["took"] = _dribble(a, MAGIC + CLIENT_NONCE + b"\0" * 100, every=0.2)
+
+    thread = threading.Thread(target=dribbler)
+    thread.start()
+    started = time.monotonic()
+    with pytest.raises(ChannelError, match="no authenticated hello within 0.8 s"):
+        accept(b, KEY, server=SERVER)
+    assert 0.75 < time.monotonic() - started < 1.5
+    b.close()
+    thread.join(10)
+    a.close()
+
+
+def test_a_refusing_welcome_names_its_reason_and_the_connection_is_not_served(caplog):
+    caplog.set_level(logging.WARNING)
+    served = []
+    listener = socket.create_server(("127.0.0.1", 0))
+    server = StreamServer(listener, KEY, lambda s, hello: served.append(hello),
+                          lambda hello: f"attempt {hello['attempt']} is over", name="welcomer",
+                          server=SERVER)
+    try:
+        wire = connect(server.address, KEY, {"type": "hello", "attempt": 3}, server=SERVER)
         with pytest.raises(ChannelError, match="closed the connection"):
-            stream.receive()  # served, then closed by the server
-        assert got == [{"type": "hello", "n": 1}]
-
-        def refusals() -> list[str]:
-            return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-
-        deadline = time.monotonic() + 10  # a refused peer may see the close before the log
-        while len(refusals()) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert server.refused == 3
-        assert len(refusals()) == 3  # one warning each
-        assert all(m.startswith("test server: refused a connection") for m in refusals())
+            wire.receive()
+        refusals = _refusals(caplog, 1, server)
+        assert len(refusals) == 1
+        assert refusals[0].startswith("welcomer: refused a connection from 127.0.0.1:")
+        assert refusals[0].endswith(": attempt 3 is over")
+        assert served == [] and server.refused == 1
     finally:
         server.close()
+
+
+def test_a_welcome_that_raises_refuses_that_connection_only(caplog):
+    caplog.set_level(logging.WARNING)
+    calls = []
+
+    def welcome(hello: dict) -> str | None:
+        calls.append(hello)
+        if len(calls) == 1:
+            raise KeyError("node")
+        return None
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    server = StreamServer(listener, KEY, lambda s, hello: s.send({"type": "served"}), welcome,
+                          name="fragile", server=SERVER)
+    try:
+        with pytest.raises(ChannelError):
+            connect(server.address, KEY, {"type": "hello"}, server=SERVER).receive()
+        assert connect(server.address, KEY, {"type": "hello"}, server=SERVER).receive()[0] == {
+            "type": "served"}
+        assert server.refused == 1 and server.accepting
+        assert [r.levelno for r in caplog.records if "fragile" in r.getMessage()][:1] == [
+            logging.ERROR]  # the failing check, with its traceback
+    finally:
+        server.close()
+
+
+def test_close_is_idempotent_joins_the_threads_and_stops_listening(serving):
+    server, got = serving
+    stream = connect(server.address, KEY, {"type": "hello"}, server=SERVER)
+    assert stream.receive()[0] == {"type": "served"}
+    names = {t.name for t in threading.enumerate()}
+    assert "test server-accept" in names and any(n.startswith("test server-127.") for n in names)
+    server.close()
+    server.close()
+    assert not server.accepting
+    assert not [t for t in threading.enumerate() if t.name.startswith("test server")]
+    with pytest.raises(ChannelError):
+        stream.receive()
+    with pytest.raises(OSError):
+        connect(server.address, KEY, {"type": "hello"}, server=SERVER, timeout=2)
+
+
+def test_the_event_loop_outlives_a_failure_of_its_own(caplog, serving):
+    caplog.set_level(logging.WARNING)
+    server, got = serving
+    real_step, failed = server._step, []
+
+    def failing_step() -> None:
+        if not failed:
+            failed.append(True)
+            raise RuntimeError("a bug in the loop")
+        real_step()
+
+    server._step = failing_step  # from the loop's next round on
+    stream = connect(server.address, KEY, {"type": "hello"}, server=SERVER)
+    assert stream.receive()[0] == {"type": "served"}
+    assert failed and server.accepting
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and "the event loop failed" in errors[0].getMessage()
+    assert "a bug in the loop" in caplog.text  # its traceback
+    stream.close()

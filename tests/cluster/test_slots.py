@@ -88,3 +88,40 @@ def test_over_connect_too_few_slots_fail_before_submitting_naming_the_numbers():
 
 def test_over_connect_unknown_free_slots_leave_the_wait_to_spark():
     slots.wait_for(connect_application({"spark.master": "yarn"}), 3, timeout=600)
+
+
+def test_feeding_with_no_slot_beside_the_nodes_fails_at_once_naming_them():
+    app = Application("local-cluster[2,1,1024]")
+    with pytest.raises(ClusterError) as failure:
+        slots.check_feeding(app, ["worker:0", "worker:1"])
+    text = str(failure.value)
+    assert "has 2 (local-cluster[2,1,1024]" in text
+    assert "(worker:0, worker:1)" in text and "spark.executor.cores" in text
+
+
+def test_feeding_with_a_slot_beside_the_nodes_passes():
+    slots.check_feeding(Application("local-cluster[2,2,1024]"), ["worker:0", "worker:1"])
+
+
+@dataclass
+class Counted:
+    """An application whose driver counts *free* task slots now."""
+
+    free: int | None
+    master: str = "spark://master:7077"
+
+    def free_slots(self):
+        return self.free
+
+    def conf(self, key, default=None):
+        return default
+
+
+def test_feeding_tasks_are_the_slots_left_beside_the_nodes():
+    assert slots.feeding_tasks(Counted(5), reserved=2) == 3
+    assert slots.feeding_tasks(Counted(None), reserved=2) is None
+
+
+def test_no_free_slot_beside_the_nodes_fails_instead_of_waiting_in_sparks_queue():
+    with pytest.raises(ClusterError, match="needs a task slot for feeding beside the 2"):
+        slots.feeding_tasks(Counted(2), reserved=2)

@@ -21,16 +21,28 @@ from tfrecord_io.cluster.application import CONTROL_HOST_ENV, SparkApplication
 from tfrecord_io.cluster.channel import ControlServer
 from tfrecord_io.cluster.description import AttemptDescription
 from tfrecord_io.cluster.losses import LOSS_WAIT, ExecutorLosses
+from tfrecord_io.cluster.messages import (
+    Done,
+    FailureKind,
+    Hello,
+    Log,
+    Message,
+    Report,
+    Stop,
+    TensorBoard,
+)
 from tfrecord_io.cluster.roles import Role
 from tfrecord_io.cluster.task import make_task
 from tfrecord_io.errors import ClusterError
 
-__all__ = ["Attempt", "NODE_TIMEOUT", "STOP_TIMEOUT"]
+__all__ = ["Attempt", "HEARTBEAT_TIMEOUT", "STOP_TIMEOUT"]
 
 log = logging.getLogger("tfrecord_io.cluster")
 
-#: A node's Spark task silent for this long (no heartbeat) is taken as frozen.
-NODE_TIMEOUT = 30.0
+#: The default of ``cluster.run(heartbeat_timeout=...)``: a node's Spark task silent for this
+#: long (no heartbeat; the task sends one every 2 s) is lost, its host unreachable or its
+#: process frozen.
+HEARTBEAT_TIMEOUT = 30.0
 #: How long nodes get to report that they stopped before the Spark job is cancelled.
 STOP_TIMEOUT = 15.0
 #: After the first failure, reports arriving this soon are weighed too (a killed worker's
@@ -39,10 +51,10 @@ _CAUSE_WINDOW = 1.0
 _JOIN_TIMEOUT = 120.0
 
 
-def _failure(node: str, outcome: dict[str, Any]) -> ClusterError:
-    text = f"{node} failed: {outcome.get('error', 'unknown error')}"
-    if outcome.get("traceback"):
-        text += f"\n--- traceback on {node} ---\n{outcome['traceback'].rstrip()}"
+def _failure(node: str, error: str | None, traceback: str | None = None) -> ClusterError:
+    text = f"{node} failed: {error or 'unknown error'}"
+    if traceback:
+        text += f"\n--- traceback on {node} ---\n{traceback.rstrip()}"
     return ClusterError(text, node=node)
 
 
@@ -57,8 +69,9 @@ class Attempt:
         payload: bytes,
         group: str,
         server: ControlServer,
-        on_report: Callable[[str, dict[str, Any]], None] = lambda node, message: None,
+        on_report: Callable[[str, Report], None] = lambda node, report: None,
         losses: ExecutorLosses | None = None,
+        heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
     ) -> None:
         self.number: int = description.attempt
         self._application = application
@@ -69,13 +82,16 @@ class Attempt:
         self._server = server
         self._on_report = on_report
         self._losses = losses
+        self._heartbeat_timeout = heartbeat_timeout
         self._names = {r.name for r in roles}
         self._main = {r.name for r in roles if r.runs_main}
         self._cond = threading.Condition()
-        self._registered: dict[str, dict[str, Any]] = {}
+        self._registered: dict[str, Hello] = {}
         self._last_seen: dict[str, float] = {}
-        self._done: dict[str, dict[str, Any]] = {}
+        self._done: dict[str, Done] = {}
+        self._values: dict[str, bytes] = {}
         self._lost: set[str] = set()
+        self._silenced: set[str] = set()  # lost for want of heartbeats
         self._failures: list[tuple[int, float, ClusterError]] = []
         # failures that are a lost link (their cause is asked of Spark), by id of the error
         self._link_failures: dict[int, str] = {}
@@ -109,36 +125,48 @@ class Attempt:
 
     # -- reports from the nodes ----------------------------------------------------------------
 
-    def on_message(self, node: str, message: dict[str, Any]) -> None:
-        """A message from *node* (called by the control server's reader thread)."""
-        kind = message["type"]
-        if kind == "log":
-            log.info("[%s] %s", node, message.get("line", ""))
+    def admit(self, hello: Hello) -> str | None:
+        """Why the control server must refuse *hello* (None: admit it): a node of another
+        attempt (a late task of an earlier one), a name that is not one of this attempt's
+        nodes, or a node that registered already (its connection broke: it is lost)."""
+        if hello.attempt != self.number:
+            return (f"{hello.node} is of attempt {hello.attempt}, but the cluster runs attempt "
+                    f"{self.number} now (a late task of an earlier attempt)")
+        if hello.node not in self._names:
+            return f"{hello.node!r} is not a node of this cluster"
+        with self._cond:
+            if hello.node in self._registered:
+                return f"{hello.node} of attempt {self.number} registered already"
+        return None
+
+    def on_message(self, hello: Hello, message: Message, payload: bytes = b"") -> None:
+        """A message of the node that registered with *hello* (called by the control server's
+        reader thread)."""
+        node = hello.node
+        if isinstance(message, Log):
+            log.info("[%s] %s", node, message.line)
             return
-        if kind == "report":
+        if isinstance(message, Report):
             self._on_report(node, message)
             return
         with self._cond:
             self._last_seen[node] = time.monotonic()
-            if kind == "hello":
-                if node not in self._names or node in self._registered:
-                    log.warning("unexpected registration of %s; telling it to stop", node)
-                    self._server.send(node, {"type": "stop"})
-                    return
+            if isinstance(message, Hello):
                 self._registered[node] = message
-                log.info("%s registered from %s (attempt %d)",
-                         node, message.get("host"), self.number)
+                log.info("%s registered from %s (attempt %d)", node, message.host, self.number)
                 if self._stopping:
-                    self._server.send(node, {"type": "stop"})
-            elif kind == "tensorboard":
-                self.tensorboard_url = str(message.get("url"))
+                    self._server.send(node, self.number, Stop())
+            elif isinstance(message, TensorBoard):
+                self.tensorboard_url = message.url
                 log.info("TensorBoard at %s", self.tensorboard_url)
-            elif kind == "done":
+            elif isinstance(message, Done):
                 self._done[node] = message
-                if message.get("ok"):
+                if message.ok:
+                    self._values[node] = payload
                     log.info("%s finished", node)
                 else:
-                    self._fail(node, _failure(node, message), message)
+                    self._fail(node, _failure(node, message.error, message.traceback),
+                               message.kind or FailureKind.RAISED)
             self._cond.notify_all()
 
     def on_lost(self, node: str, reason: str) -> None:
@@ -146,23 +174,35 @@ class Attempt:
         with self._cond:
             self._lost.add(node)
             if node not in self._done:
-                outcome = {"error": f"its Spark task lost the connection to the driver ({reason}): "
-                           "the executor or its Python worker died"}
-                error = _failure(node, outcome)
+                error = _failure(node, f"its Spark task lost the connection to the driver "
+                                       f"({reason}): the executor or its Python worker died")
                 self._link_failures[id(error)] = node
-                self._fail(node, error, outcome)
+                self._fail(node, error, FailureKind.LOST)
             self._cond.notify_all()
 
-    def _fail(self, node: str, error: ClusterError, outcome: dict[str, Any]) -> None:
+    def _fail(self, node: str, error: ClusterError, kind: FailureKind) -> None:
         if self._stopping and not self._failures:
             return  # stopping on purpose: the node's end is expected
-        # A process that died or froze is the cause more likely than a peer's exception.
-        text = str(outcome.get("error", ""))
-        rank = 1 if outcome.get("traceback") else 0
-        if "killed by" in text or "heartbeat" in text:
-            rank = 0
-        self._failures.append((rank, time.monotonic(), error))
+        # A process that died or went silent is the cause more likely than a peer's exception.
+        self._failures.append((kind.rank, time.monotonic(), error))
         log.error("%s", error)
+
+    def _silent(self, node: str, silent_for: float) -> None:
+        """*node*'s task sent nothing for *silent_for* s: it is lost now (its host cut off or
+        its process frozen), named with where it ran; nobody waits for it to confirm a stop."""
+        hello = self._registered[node]
+        where = f"host {hello.host}"
+        if hello.task is not None and self._losses is not None:
+            executor = self._losses.executor_of(hello.task)
+            if executor is not None:
+                where = f"executor {executor} on host {hello.host}"
+        if hello.container:
+            where += f", YARN container {hello.container}"
+        self._lost.add(node)
+        self._silenced.add(node)
+        self._fail(node, _failure(
+            node, f"no heartbeat for {silent_for:.0f} s (host unreachable or process frozen); "
+                  f"its Spark task ran on {where}"), FailureKind.SILENT)
 
     def request_stop(self) -> None:
         """Stop the attempt (shutdown) whatever its state."""
@@ -173,7 +213,7 @@ class Attempt:
             self._cond.notify_all()
 
     def _complete(self) -> bool:
-        return all(self._done.get(n, {}).get("ok") for n in self._main)
+        return all(n in self._done and self._done[n].ok for n in self._main)
 
     def failure(self) -> ClusterError | None:
         """The attempt's failure so far (the likeliest cause among those reported), or None."""
@@ -183,8 +223,7 @@ class Attempt:
     def values(self) -> dict[str, bytes]:
         """The pickled return values of the nodes that finished (``main_fun``'s, by node)."""
         with self._cond:
-            return {n: bytes(m.get("payload") or b"") for n, m in self._done.items()
-                    if n in self._main and m.get("ok")}
+            return {n: v for n, v in self._values.items() if n in self._main}
 
     def registered(self) -> int:
         """How many nodes registered so far."""
@@ -194,7 +233,7 @@ class Attempt:
     def feed_addresses(self) -> dict[str, str]:
         """Each registered node's feed server (``input_mode="spark"``), by node name."""
         with self._cond:
-            return {n: str(m["feed"]) for n, m in self._registered.items() if m.get("feed")}
+            return {n: h.feed for n, h in self._registered.items() if h.feed}
 
     # -- waiting -------------------------------------------------------------------------------
 
@@ -272,24 +311,22 @@ class Attempt:
                 if self._stopping or self._complete():
                     break
                 if self._spark_done:
-                    outcome = {"error": f"the Spark job ended early: {self._spark_error}"}
-                    self._failures.append((2, time.monotonic(), ClusterError(
+                    self._failures.append((FailureKind.SPARK_JOB.rank, time.monotonic(),
+                                           ClusterError(
                         f"the cluster's Spark job ended before every node finished: "
                         f"{self._spark_error}")))
-                    log.error("%s", outcome["error"])
+                    log.error("the Spark job ended early: %s", self._spark_error)
                     continue
                 now = time.monotonic()
-                for node in sorted(set(self._registered) - set(self._done)):
-                    if now - self._last_seen.get(node, now) > NODE_TIMEOUT:
-                        outcome = {
-                            "error": f"its Spark task sent no heartbeat for {NODE_TIMEOUT:.0f} s"
-                        }
-                        self._fail(node, _failure(node, outcome), outcome)
-                self._cond.wait(0.5)
+                for node in sorted(set(self._registered) - set(self._done) - self._lost):
+                    silent_for = now - self._last_seen.get(node, now)
+                    if silent_for > self._heartbeat_timeout:
+                        self._silent(node, silent_for)
+                self._cond.wait(min(0.5, self._heartbeat_timeout / 4))
             self._stopping = True
             pending = set(self._registered) - set(self._done) - self._lost
         for node in sorted(pending):
-            self._server.send(node, {"type": "stop"})
+            self._server.send(node, self.number, Stop())
         self._teardown()
         self._name_loss()
         return self._error()
@@ -303,11 +340,11 @@ class Attempt:
             index = self._failures.index(min(self._failures, key=lambda f: (f[0], f[1])))
             rank, when, error = self._failures[index]
             node = self._link_failures.get(id(error))
-            hello = self._registered.get(node, {}) if node else {}
-        if hello.get("task") is None:
+            hello = self._registered.get(node) if node else None
+        if hello is None or hello.task is None:
             return
-        cause = self._losses.explain(int(hello["task"]), when + LOSS_WAIT - time.monotonic(),
-                                     container=hello.get("container"))
+        cause = self._losses.explain(hello.task, when + LOSS_WAIT - time.monotonic(),
+                                     container=hello.container)
         if cause is None:
             return
         named = ClusterError(f"{error}: {cause}", node=node)
@@ -325,10 +362,12 @@ class Attempt:
                     break
                 self._cond.wait(min(left, 0.5))
             # With every task started and reported, the job ends by itself; tasks that never
-            # started (no slot) would wait for one: cancel at once.
+            # started (no slot) would wait for one, and a silent node's task may never end
+            # (its host is cut off): cancel at once.
             gang_started = len(self._registered) == len(self._roles)
+            silent = bool(self._silenced)
             spark_done = self._spark_done
-        if not spark_done and gang_started:
+        if not spark_done and gang_started and not silent:
             self._thread.join(5.0)
         if self._thread.is_alive():
             log.info("cancelling the Spark job %s", self._group)

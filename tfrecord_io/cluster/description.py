@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tfrecord_io.cluster.options import RunOptions
@@ -32,7 +32,9 @@ class AttemptDescription:
     Attributes:
         cluster: the cluster's name (its node processes' working directories carry it).
         driver: the control channel's ``host:port``.
-        secret: the cluster's secret.
+        control_key: the control channel's key (the node's Spark task registers with it).
+        feed_key: the feed's key (the node's feed server accepts it); neither key is the
+            cluster's secret, and neither shows in the ``repr``.
         attempt: 0 on the first try, then 1, 2...
         mode: ``"sync"`` or ``"ps"``.
         num_workers: workers in the cluster.
@@ -46,7 +48,8 @@ class AttemptDescription:
 
     cluster: str
     driver: str
-    secret: str
+    control_key: str = field(repr=False)
+    feed_key: str = field(repr=False)
     attempt: int
     mode: str
     num_workers: int
@@ -58,10 +61,11 @@ class AttemptDescription:
     input_mode: str
 
     @classmethod
-    def of(cls, options: RunOptions, *, cluster: str, driver: str, secret: str,
-           attempt: int) -> AttemptDescription:
+    def of(cls, options: RunOptions, *, cluster: str, driver: str, control_key: str,
+           feed_key: str, attempt: int) -> AttemptDescription:
         """Attempt *attempt* of cluster *cluster* run with *options*."""
-        return cls(cluster=cluster, driver=driver, secret=secret, attempt=attempt,
+        return cls(cluster=cluster, driver=driver, control_key=control_key, feed_key=feed_key,
+                   attempt=attempt,
                    mode=options.mode, num_workers=options.num_workers, log_dir=options.log_dir,
                    checkpoint_dir=options.checkpoint_dir, keras=options.keras,
                    tensorboard=options.tensorboard, env=dict(options.env),
@@ -80,6 +84,8 @@ class NodeDescription:
         host: the address of the node's executor (its servers bind it).
         parent_pid: the Spark task's process (the node dies with it).
         feed_fd: the file descriptor of the feed server's socket the task bound, or None.
+        port_fd: the file descriptor of the socket that holds the node's TensorFlow port
+            (bound, not listening) until TensorFlow is about to bind it, or None.
     """
 
     attempt: AttemptDescription
@@ -89,10 +95,11 @@ class NodeDescription:
     host: str
     parent_pid: int
     feed_fd: int | None = None
+    port_fd: int | None = None
 
     def write(self, directory: str) -> None:
         """Write the description to *directory*'s :data:`DESCRIPTION_FILE` (owner only: it
-        holds the cluster's secret)."""
+        holds the feed's key)."""
         path = os.path.join(directory, DESCRIPTION_FILE)
         with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
                   encoding="utf-8") as f:

@@ -26,12 +26,13 @@ from tfrecord_io.cluster.application import (
     application_of,
 )
 from tfrecord_io.cluster.attempt import Attempt
-from tfrecord_io.cluster.channel import ControlServer, new_secret
+from tfrecord_io.cluster.channel import ControlServer, control_key, feed_key, new_secret
 from tfrecord_io.cluster.context import NodeContext
 from tfrecord_io.cluster.description import AttemptDescription
 from tfrecord_io.cluster.feed.coordinator import FeedCoordinator, check_data
 from tfrecord_io.cluster.feed.replay import Replays
 from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
+from tfrecord_io.cluster.messages import Hello, Log, Message, Report, Stop
 from tfrecord_io.cluster.options import RunOptions, run_options
 from tfrecord_io.cluster.progress import Progress
 from tfrecord_io.cluster.results import MetricRecord, Metrics, Result, decode_value
@@ -77,10 +78,13 @@ class Cluster:
 
         self._payload = cloudpickle.dumps((main_fun, args))
         self._id = f"tfrecord-io-cluster-{os.getpid()}-{next(_ids)}-{int(time.time())}"
-        self._secret = new_secret()
+        secret = new_secret()  # stays here: the nodes and feeders get keys derived from it
+        self._control_key = control_key(secret)
+        self._feed_key = feed_key(secret)
         host = application.control_host(control_host)
         try:
-            self._server = ControlServer(host, self._secret, self._on_message, self._on_lost)
+            self._server = ControlServer(host, self._control_key, self._on_message,
+                                         self._on_lost, admit=self._admit)
         except OSError as e:
             raise ClusterError(
                 f"cannot listen for the nodes on {host} ({e}): give cluster.run(control_host=...) "
@@ -137,7 +141,8 @@ class Cluster:
 
     @property
     def refused_connections(self) -> int:
-        """How many connections to the control channel were refused (wrong or no secret)."""
+        """How many connections to the control channel were refused: without the key, or a
+        registration of another attempt or of a node connected already."""
         return self._server.refused
 
     def train(
@@ -228,7 +233,7 @@ class Cluster:
                     coordinator.close()
                 fed = [r.name for r in self._roles if r.fed]
                 coordinator = FeedCoordinator(
-                    self._application, self._secret, fed, attempt.feed_addresses(),
+                    self._application, self._feed_key, fed, attempt.feed_addresses(),
                     equal=self._options.mode == "sync", group=f"{self._id}-{attempt.number}",
                     failure=attempt.failure, reserved=len(self._roles), attempt=attempt.number,
                 )
@@ -330,12 +335,13 @@ class Cluster:
 
     def _new_attempt(self, number: int) -> Attempt:
         description = AttemptDescription.of(
-            self._options, cluster=self._id, driver=self._server.address, secret=self._secret,
-            attempt=number,
+            self._options, cluster=self._id, driver=self._server.address,
+            control_key=self._control_key, feed_key=self._feed_key, attempt=number,
         )
         attempt = Attempt(
-            self._application, self._roles, description, self._payload, f"{self._id}-{number}", self._server,
-            on_report=self._report, losses=self._losses,
+            self._application, self._roles, description, self._payload, f"{self._id}-{number}",
+            self._server, on_report=self._report, losses=self._losses,
+            heartbeat_timeout=self._options.heartbeat_timeout,
         )
         with self._lock:
             self._attempt = attempt
@@ -345,6 +351,8 @@ class Cluster:
         """First attempt: slots, submit, wait for every node to register (and TensorBoard)."""
         try:
             slots.wait_for(self._application, len(self._roles), self._reservation_timeout)
+            if self._options.input_mode == "spark":
+                slots.check_feeding(self._application, [r.name for r in self._roles])
             self._losses = self._application.executor_losses()
             attempt = self._new_attempt(0)
             attempt.start()
@@ -437,13 +445,8 @@ class Cluster:
 
     # -- reports and progress (one thread: the control channel's readers never wait on them) --
 
-    def _report(self, node: str, message: dict[str, Any]) -> None:
-        try:
-            record = MetricRecord(node, int(message.get("attempt", 0)), message.get("step"),
-                                  float(message.get("time", 0.0)), dict(message["values"]))
-        except (KeyError, TypeError, ValueError):
-            log.warning("a malformed report from %s: %r", node, message)
-            return
+    def _report(self, node: str, report: Report) -> None:
+        record = MetricRecord(node, report.attempt, report.step, report.time, dict(report.values))
         self._events.put(("record", record))
 
     def _dispatch(self) -> None:
@@ -467,27 +470,31 @@ class Cluster:
 
     # -- control channel callbacks -------------------------------------------------------------
 
-    def _on_message(self, node: str, message: dict[str, Any], hello: dict[str, Any]) -> None:
+    def _admit(self, hello: Hello) -> str | None:
+        attempt = self._attempt
+        if attempt is None:
+            return "no attempt of the cluster is running"
+        return attempt.admit(hello)
+
+    def _on_message(self, hello: Hello, message: Message, payload: bytes) -> None:
         attempt = self._attempt
         if attempt is None:
             return
-        if (message["type"] not in ("hello", "log", "report")
-                and hello.get("attempt") != attempt.number):
-            return  # the state of an attempt already over (its output and reports still count)
-        if message["type"] == "hello" and message.get("attempt") != attempt.number:
-            log.warning("ignoring %s of attempt %s (now %d)",
-                        node, message.get("attempt"), attempt.number)
-            self._server.send(node, {"type": "stop"})
+        if hello.attempt != attempt.number:
+            if isinstance(message, (Log, Report)):  # an earlier attempt's output still counts
+                attempt.on_message(hello, message)
+            else:  # the state of an attempt already over: tell a late task to stop
+                self._server.send(hello.node, hello.attempt, Stop())
             return
-        attempt.on_message(node, message)
-        if message["type"] == "hello":
+        attempt.on_message(hello, message, payload)
+        if isinstance(message, Hello):
             self._events.put(("attempt", (attempt.number, attempt.registered())))
 
-    def _on_lost(self, node: str, reason: str, hello: dict[str, Any]) -> None:
+    def _on_lost(self, hello: Hello, reason: str) -> None:
         attempt = self._attempt
         # A connection of an attempt already over (its task ended late) is no new failure.
-        if attempt is not None and hello.get("attempt") == attempt.number:
-            attempt.on_lost(node, reason)
+        if attempt is not None and hello.attempt == attempt.number:
+            attempt.on_lost(hello.node, reason)
 
 
 def run(
@@ -504,6 +511,7 @@ def run(
     keras: str = "default",
     reservation_timeout: float = 60.0,
     max_attempts: int = 1,
+    heartbeat_timeout: float = 30.0,
     env: dict[str, str] | None = None,
     input_mode: str = "tensorflow",
     progress: bool = True,
@@ -543,6 +551,10 @@ def run(
             ``input_mode="spark"``, every :meth:`Cluster.train` call is fed again, from its
             first epoch, to each new attempt (a call in progress goes on there; a stream's
             call fails): the nodes resume from their checkpoint and read on.
+        heartbeat_timeout: seconds without a heartbeat from a node's Spark task (sent every
+            2 s) after which the node is lost: its host unreachable (a cut link, a dead
+            machine) or its process frozen. The attempt fails at once, naming the node, its
+            host and executor; nothing waits for the silent node. At least 5.
         env: extra environment variables for every node process, set before TensorFlow loads.
         input_mode: ``"tensorflow"`` (the nodes read their data themselves, e.g. with
             ``ctx.dataset``) or ``"spark"``: the driver feeds Spark data with
@@ -572,6 +584,7 @@ def run(
         mode=mode, num_workers=num_workers, log_dir=log_dir, keras=keras,
         tensorboard=tensorboard, reservation_timeout=reservation_timeout,
         max_attempts=max_attempts, env=env, input_mode=input_mode,
+        heartbeat_timeout=heartbeat_timeout,
     )
     if on_report is not None and not callable(on_report):
         raise ValueError(f"on_report must be callable, not {on_report!r}")

@@ -44,6 +44,16 @@ class ExecutorLosses:
     def __init__(self, lookup: Lookup) -> None:
         self._lookup = lookup
 
+    def executor_of(self, task_id: int) -> str | None:
+        """The id of the executor that ran the Spark task *task_id*, as Spark knows it now
+        (without waiting), or None."""
+        try:
+            loss = self._lookup(task_id, 0.0)
+        except Exception:
+            log.warning("could not ask Spark which executor ran task %s", task_id, exc_info=True)
+            return None
+        return str(loss["executor"]) if loss and loss.get("executor") is not None else None
+
     def explain(self, task_id: int, timeout: float, container: str | None = None) -> str | None:
         """The loss of the executor that ran the Spark task *task_id*, in words (waiting up to
         *timeout* s more for Spark's reason, until :data:`LOSS_WAIT` after the loss); None if

@@ -7,7 +7,9 @@ TensorFlow is imported. It
 1. dies with its parent: ``PR_SET_PDEATHSIG`` (SIGKILL), and a heartbeat thread that writes to
    a pipe the parent reads: when the parent is gone the write fails and the node kills its own
    process group; when the node freezes, the parent sees the heartbeats stop;
-2. registers tfrecord-io's ``hdfs://`` file system in TensorFlow;
+2. registers tfrecord-io's ``hdfs://`` file system in TensorFlow, and keeps the node's
+   TensorFlow port (the socket its Spark task bound and passed down) until TensorFlow binds it
+   (right before ``main_fun``, whose strategy binds it, or the bare server);
 3. runs ``main_fun(args, ctx)`` (chief, sync-mode workers, evaluator) and writes the outcome to
    ``WORKDIR/result.json`` (the traceback on failure) -- with ``input_mode="spark"``, serving
    the node's feeds (:mod:`tfrecord_io.cluster.feed.server`, on the socket the Spark task
@@ -23,6 +25,7 @@ function and arguments, pickled by the Spark task that received them inside Spar
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import logging
@@ -78,11 +81,22 @@ def _write_result(workdir: str, result: dict[str, Any]) -> None:
     os.replace(tmp, os.path.join(workdir, RESULT_FILE))
 
 
+def _release_port(node: NodeDescription) -> None:
+    """Close the socket that held the node's TensorFlow port since its Spark task reserved it:
+    TensorFlow binds the port next, in this process. (TensorFlow's gRPC server turns
+    ``SO_REUSEPORT`` off, so no socket can hold the port while it binds; closing it here,
+    after TensorFlow is imported, leaves another process only the moment before the bind.)"""
+    if node.port_fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(node.port_fd)
+
+
 def _serve(node: NodeDescription) -> None:
     from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
 
     tf = import_tensorflow()
     role = node.role
+    _release_port(node)
     server = tf.distribute.Server(
         tf.train.ClusterSpec(node.cluster_spec),
         job_name=role.job_name,
@@ -102,7 +116,8 @@ def _feed_server(node: NodeDescription) -> Any:
 
     from tfrecord_io.cluster.feed.server import FeedServer  # noqa: PLC0415
 
-    return FeedServer(socket.socket(fileno=node.feed_fd), node.attempt.secret)
+    return FeedServer(socket.socket(fileno=node.feed_fd), node.attempt.feed_key,
+                      name=node.role.name, attempt=node.attempt.attempt)
 
 
 def _run_main(workdir: str, node: NodeDescription, feeds: Any) -> None:
@@ -117,6 +132,7 @@ def _run_main(workdir: str, node: NodeDescription, feeds: Any) -> None:
     fd = os.environ.get(REPORT_FD_ENV)
     reporter = Reporter(int(fd) if fd else None, node.role.name, node.attempt.attempt)
     ctx = NodeContext(node, feeds=feeds, reporter=reporter)
+    _release_port(node)  # main_fun's strategy binds it (from TF_CONFIG)
     try:
         value = main_fun(args, ctx)
     except BaseException:

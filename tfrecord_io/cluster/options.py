@@ -37,6 +37,11 @@ class RunOptions:
     max_attempts: int
     env: dict[str, str]
     input_mode: str
+    heartbeat_timeout: float = 30.0
+
+
+#: The shortest ``heartbeat_timeout`` accepted: the nodes' tasks send a heartbeat every 2 s.
+MIN_HEARTBEAT_TIMEOUT = 5.0
 
 
 def run_options(
@@ -50,6 +55,7 @@ def run_options(
     max_attempts: int,
     env: dict[str, str] | None,
     input_mode: str,
+    heartbeat_timeout: float = 30.0,
 ) -> RunOptions:
     """Check :func:`tfrecord_io.cluster.run`'s options (*mode* and *num_workers* are checked
     with the roles, by :func:`tfrecord_io.cluster.roles.roles`).
@@ -67,6 +73,10 @@ def run_options(
         raise ValueError(f"reservation_timeout must be > 0, not {reservation_timeout!r}")
     if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
         raise ValueError(f"max_attempts must be an int >= 1, not {max_attempts!r}")
+    if (isinstance(heartbeat_timeout, bool) or not isinstance(heartbeat_timeout, (int, float))
+            or not heartbeat_timeout >= MIN_HEARTBEAT_TIMEOUT):
+        raise ValueError(f"heartbeat_timeout must be a number of seconds >= "
+                         f"{MIN_HEARTBEAT_TIMEOUT:.0f}, not {heartbeat_timeout!r}")
     env = dict(env or {})
     for key, value in env.items():
         if not isinstance(key, str) or not isinstance(value, str):
@@ -87,6 +97,7 @@ def run_options(
         max_attempts=max_attempts,
         env=env,
         input_mode=input_mode,
+        heartbeat_timeout=float(heartbeat_timeout),
     )
 
 

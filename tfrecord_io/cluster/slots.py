@@ -14,7 +14,9 @@ import time
 from tfrecord_io.cluster.application import SparkApplication
 from tfrecord_io.errors import ClusterError
 
-__all__ = ["free_slots", "feeding_tasks", "capacity", "dynamic_allocation", "wait_for"]
+__all__ = [
+    "free_slots", "feeding_tasks", "check_feeding", "capacity", "dynamic_allocation", "wait_for",
+]
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
@@ -32,10 +34,43 @@ def free_slots(app: SparkApplication) -> int | None:
 
 def feeding_tasks(app: SparkApplication, reserved: int) -> int | None:
     """How many feeding tasks a job runs at most: the task slots left beside the *reserved*
-    ones that the cluster's nodes hold (at least 1), or None where the slots cannot be asked
-    (then one task per partition)."""
+    ones that the cluster's nodes hold, or None where the slots cannot be asked (then one task
+    per partition).
+
+    Raises:
+        ClusterError: no slot is left beside the nodes' (a feeding job would wait in Spark's
+            queue until training ends, which waits for the feed).
+    """
     free = app.free_slots()
-    return None if free is None else max(1, free - reserved)
+    if free is None:
+        return None
+    if free - reserved < 1:
+        raise ClusterError(_no_feeding_slot(app, free, reserved))
+    return free - reserved
+
+
+def check_feeding(app: SparkApplication, nodes: list[str]) -> None:
+    """Fail at once when the application can never run a feeding task beside the *nodes*
+    (their names) that hold one task slot each (``input_mode="spark"``), from what the master
+    URL and configuration say it will have.
+
+    Raises:
+        ClusterError: naming the slots, the nodes that hold them and the setting to change.
+    """
+    most = capacity(app)
+    if most is not None and most <= len(nodes):
+        raise ClusterError(_no_feeding_slot(app, most, len(nodes), ", ".join(nodes)))
+
+
+def _no_feeding_slot(app: SparkApplication, slots: int, nodes: int, names: str = "") -> str:
+    held = f" ({names})" if names else ""
+    return (
+        f"input_mode='spark' needs a task slot for feeding beside the {nodes} that the "
+        f"cluster's nodes{held} hold for the whole training, but this Spark application has "
+        f"{slots} ({app.master}, spark.task.cpus={app.conf('spark.task.cpus', '1')}): start it "
+        "with more executors or spark.executor.cores (or a bigger local[N] or local-cluster), "
+        "or ask for fewer nodes"
+    )
 
 
 def capacity(app: SparkApplication) -> int | None:

@@ -8,8 +8,10 @@
    with ``input_mode="spark"`` a fed node first binds its feed server's socket on the
    executor's address (listening at once) and names it in the registration; the node process
    inherits the socket and serves it (:mod:`tfrecord_io.cluster.feed.server`);
-2. reserves a free port on its executor's address and exchanges ``host:port`` with the other
-   tasks through ``BarrierTaskContext.allGather``, which gives every node the cluster spec;
+2. reserves a free port on its executor's address (a bound socket, which the node process
+   inherits and holds until TensorFlow is about to bind the port) and exchanges ``host:port``
+   with the other tasks through ``BarrierTaskContext.allGather``, which gives every node the
+   cluster spec;
 3. starts the node process (:mod:`tfrecord_io.cluster.node`) in its own process group with
    ``TF_CONFIG``, ``TF_USE_LEGACY_KERAS=1`` (``keras="legacy"``), ``CUDA_VISIBLE_DEVICES`` (the
    task's ``gpu`` resources) and the user's ``env``; on the chief, TensorBoard too;
@@ -42,6 +44,19 @@ from tfrecord_io.cluster import node as node_process
 from tfrecord_io.cluster.channel import NodeConnection
 from tfrecord_io.cluster.context import NODE_ENV
 from tfrecord_io.cluster.description import AttemptDescription, NodeDescription
+from tfrecord_io.cluster.messages import (
+    Done,
+    FailureKind,
+    Heartbeat,
+    Hello,
+    Log,
+    Report,
+    Started,
+    Stop,
+    TensorBoard,
+    encode,
+    parse,
+)
 from tfrecord_io.cluster.reporter import REPORT_FD_ENV
 from tfrecord_io.cluster.roles import Role, cluster_spec, tf_config
 from tfrecord_io.errors import ChannelError
@@ -71,7 +86,7 @@ def _forward(stream: Any, name: str, conn: NodeConnection) -> None:
         if len(line) > _MAX_LINE:
             line = line[:_MAX_LINE] + " ...[cut]"
         with contextlib.suppress(ChannelError):
-            conn.send({"type": "log", "stream": name, "line": line})
+            conn.send(Log(stream=name, line=line))
     stream.close()
 
 
@@ -80,11 +95,11 @@ def _forward_reports(pipe: Any, conn: NodeConnection) -> None:
     with pipe:
         for line in pipe:
             try:
-                record = json.loads(line)
-            except ValueError:
+                report = parse({**json.loads(line), "type": Report.TYPE}, (Report,))
+            except (ValueError, TypeError, ChannelError):
                 continue
             try:
-                conn.send({"type": "report", **record})
+                conn.send(report)
             except ChannelError:
                 return
 
@@ -130,7 +145,7 @@ class _Node:
         """Reader of driver messages; any "stop", or the driver going away, stops the node."""
         try:
             while True:
-                if self.conn.receive().get("type") == "stop":
+                if isinstance(self.conn.receive(), Stop):
                     break
         except (ChannelError, OSError, ValueError):
             pass
@@ -166,11 +181,11 @@ class _Node:
     def run(
         self, node: NodeDescription, gpus: list[str], port: socket.socket,
         feed: socket.socket | None,
-    ) -> dict[str, Any]:
+    ) -> Done:
         env, beat_r, beat_w = self.environment(node, gpus)
         report_r, report_w = self._report_pipe(env)
-        port.close()  # the node binds it now
-        fds = (beat_w, report_w) if feed is None else (beat_w, report_w, feed.fileno())
+        # The node holds the port (node.port_fd) until TensorFlow is about to bind it.
+        fds = (beat_w, report_w, port.fileno()) + (() if feed is None else (feed.fileno(),))
         process = subprocess.Popen(  # noqa: S603 - our own entry point, no shell
             [sys.executable, "-u", "-m", node_process.__name__, self.workdir],
             cwd=self.workdir,
@@ -183,9 +198,10 @@ class _Node:
         )
         os.close(beat_w)
         os.close(report_w)
+        port.close()  # the node's copy holds it now
         if feed is not None:
             feed.close()  # the node serves it now
-        self.conn.send({"type": "started", "pid": process.pid})
+        self.conn.send(Started(pid=process.pid))
         readers = [
             threading.Thread(target=_forward, args=(stream, name, self.conn), daemon=True)
             for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
@@ -195,7 +211,7 @@ class _Node:
         for t in readers:
             t.start()
         board = None
-        outcome: dict[str, Any] = {}
+        outcome = Done(ok=False, kind=FailureKind.RAISED, error="the task ended unexpectedly")
         try:
             if self.attempt.tensorboard and self.role.is_chief:
                 board = self._start_tensorboard(node)
@@ -213,14 +229,14 @@ class _Node:
         from tfrecord_io.cluster import tensorboard  # noqa: PLC0415
 
         board = tensorboard.start(node.attempt.log_dir, host=node.host)
-        self.conn.send({"type": "tensorboard", "url": board.url})
+        self.conn.send(TensorBoard(url=board.url))
         return board
 
-    def _supervise(self, process: subprocess.Popen[bytes], beat_r: int) -> dict[str, Any]:
+    def _supervise(self, process: subprocess.Popen[bytes], beat_r: int) -> Done:
         last_beat = time.monotonic()
         while True:
             if self.stop_requested.is_set():
-                return {"ok": True, "stopped": True}
+                return Done(ok=True, stopped=True)
             ready, _, _ = select.select([beat_r], [], [], 0.5)
             now = time.monotonic()
             if ready:
@@ -232,13 +248,13 @@ class _Node:
             if process.poll() is not None:
                 return self._exited(process)
             if now - last_beat > HEARTBEAT_TIMEOUT:
-                return {
-                    "ok": False,
-                    "error": f"sent no heartbeat for {HEARTBEAT_TIMEOUT:.0f} s (frozen or stopped "
+                return Done(
+                    ok=False, kind=FailureKind.SILENT,
+                    error=f"sent no heartbeat for {HEARTBEAT_TIMEOUT:.0f} s (frozen or stopped "
                     f"process, pid {process.pid}); it was killed",
-                }
+                )
 
-    def _exited(self, process: subprocess.Popen[bytes]) -> dict[str, Any]:
+    def _exited(self, process: subprocess.Popen[bytes]) -> Done:
         code = process.returncode
         path = os.path.join(self.workdir, node_process.RESULT_FILE)
         result: dict[str, Any] = {}
@@ -249,21 +265,23 @@ class _Node:
             with contextlib.suppress(OSError):
                 with open(os.path.join(self.workdir, node_process.VALUE_FILE), "rb") as f:
                     self.value = f.read()
-            return {"ok": True}
+            return Done(ok=True)
         if not self.role.runs_main and code == 0:
-            return {"ok": False, "error": "the server stopped serving on its own"}
+            return Done(ok=False, kind=FailureKind.SERVER_ENDED,
+                        error="the server stopped serving on its own")
         if result.get("traceback"):
-            return {"ok": False, "error": result.get("error", ""), "traceback": result["traceback"]}
-        return {
-            "ok": False,
-            "error": f"the node process (pid {process.pid}) {_describe_exit(code)}",
-        }
+            return Done(ok=False, kind=FailureKind.RAISED, error=str(result.get("error", "")),
+                        traceback=str(result["traceback"]))
+        return Done(
+            ok=False, kind=FailureKind.KILLED if code < 0 else FailureKind.EXITED,
+            error=f"the node process (pid {process.pid}) {_describe_exit(code)}",
+        )
 
 
 def _beat(conn: NodeConnection, stop: threading.Event) -> None:
     while not stop.wait(DRIVER_HEARTBEAT):
         try:
-            conn.send({"type": "heartbeat"})
+            conn.send(Heartbeat())
         except ChannelError:
             return
 
@@ -289,23 +307,21 @@ def make_task(
         role = roles[index]
         host = ctx.getTaskInfos()[index].address.rsplit(":", 1)[0]
         gpus = list(ctx.resources()["gpu"].addresses) if "gpu" in ctx.resources() else []
-        hello = {
-            "type": "hello", "node": role.name, "attempt": attempt.attempt,
-            "host": host, "pid": os.getpid(), "gpus": gpus,
-            # Spark's id of this task: the driver finds the executor (and why it was lost) by it
-            "task": ctx.taskAttemptId(),
-        }
-        if os.environ.get("CONTAINER_ID"):  # on YARN: the executor's container
-            hello["container"] = os.environ["CONTAINER_ID"]
         # The node's feed server: bound here so that the driver learns its address with the
         # registration; the node process inherits the socket and listens on it.
         # It listens at once: the driver may connect before the node process accepts.
         feed = _reserve_port(host) if attempt.input_mode == "spark" and role.fed else None
         if feed is not None:
             feed.listen(64)
-            hello["feed"] = f"{host}:{feed.getsockname()[1]}"
+        hello = Hello(
+            node=role.name, attempt=attempt.attempt, host=host, pid=os.getpid(), gpus=gpus,
+            # Spark's id of this task: the driver finds the executor (and why it was lost) by it
+            task=ctx.taskAttemptId(),
+            container=os.environ.get("CONTAINER_ID") or None,  # on YARN: the executor's
+            feed=f"{host}:{feed.getsockname()[1]}" if feed is not None else None,
+        )
         try:
-            conn = NodeConnection(attempt.driver, attempt.secret, hello,
+            conn = NodeConnection(attempt.driver, attempt.control_key, hello,
                                   timeout=CONNECT_TIMEOUT)
         except (ChannelError, OSError) as e:
             # The driver cannot hear this node: say so in the job's result, at once (raising
@@ -323,7 +339,7 @@ def make_task(
         threading.Thread(
             target=_beat, args=(conn, beating), name="cluster-beat", daemon=True
         ).start()
-        outcome: dict[str, Any]
+        outcome: Done
         try:
             port = _reserve_port(host)
             address = f"{host}:{port.getsockname()[1]}"
@@ -333,6 +349,7 @@ def make_task(
                 attempt=attempt, role=role, cluster_spec=spec_all,
                 tf_config=tf_config(spec_all, role), host=host, parent_pid=os.getpid(),
                 feed_fd=feed.fileno() if feed is not None else None,
+                port_fd=port.fileno(),
             )
             node.write(workdir)
             main_path = os.path.join(workdir, node_process.MAIN_FILE)
@@ -340,23 +357,23 @@ def make_task(
                 f.write(payload)
             if state.stop_requested.is_set():
                 port.close()
-                outcome = {"ok": True, "stopped": True}
+                outcome = Done(ok=True, stopped=True)
             else:
                 outcome = state.run(node, gpus, port, feed)
         except BaseException as e:  # noqa: BLE001 - reported to the driver, never to Spark
             import traceback  # noqa: PLC0415
 
-            outcome = {"ok": False, "error": f"the Spark task failed: {e!r}",
-                       "traceback": traceback.format_exc()}
+            outcome = Done(ok=False, kind=FailureKind.RAISED, error=f"the Spark task failed: {e!r}",
+                           traceback=traceback.format_exc())
         finally:
             if feed is not None:
                 feed.close()
             shutil.rmtree(workdir, ignore_errors=True)
             beating.set()
         with contextlib.suppress(ChannelError):
-            conn.send(dict(outcome, type="done"), payload=state.value)
+            conn.send(outcome, payload=state.value)
         conn.close()
         listener.join(5.0)
-        yield json.dumps({"node": role.name, **outcome})
+        yield json.dumps({"node": role.name, **encode(outcome)})
 
     return task

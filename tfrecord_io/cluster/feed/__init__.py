@@ -65,8 +65,13 @@ cancel its feeding job and raise the node's :class:`~tfrecord_io.errors.ClusterE
 
 **Security.** Every feed connection speaks the cluster's protocol
 (:mod:`tfrecord_io.cluster.protocol`, specified in ``docs/protocol.md``): keys derived from the
-cluster's secret for that connection and direction, every message -- headers and training
-data alike -- encrypted and authenticated with AES-256-GCM, so a peer without the secret is
-refused and a replayed, reordered, reflected or altered message ends its connection. Servers
-listen on the node's own address.
+feed's key (itself derived from the cluster's secret, which stays on the driver; it opens no
+control connection) for that connection, direction and node, every message -- headers and
+training data alike -- encrypted and authenticated with AES-256-GCM, so a peer without the key
+is refused and a replayed, reordered, reflected or altered message ends its connection; a
+hello of another attempt is refused. Servers listen on the node's own address.
+
+**Nothing lost silently.** A worker that a feeding task cannot reach fails the epoch with a
+:class:`~tfrecord_io.errors.ClusterError` naming it (unless its ``main_fun`` had ended); a
+record too large for one message fails the feeding job where its batch is built.
 """

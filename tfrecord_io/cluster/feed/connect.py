@@ -40,7 +40,7 @@ from tfrecord_io.cluster.slots import feeding_tasks
 from tfrecord_io.errors import ClusterError, SparkConnectError
 from tfrecord_io.spark.jvm import FEED_SOURCE, is_connect
 
-__all__ = ["ConnectPlan", "ConnectFeedJob", "ConnectRunner"]
+__all__ = ["ConnectPlan", "ConnectFeedJob", "ConnectRunner", "key_conf"]
 
 log = logging.getLogger("tfrecord_io.cluster")
 
@@ -83,6 +83,14 @@ class ConnectPlan:
         """The feed source's DataFrame for *action* on this plan's view."""
         return self.session.read.format(FEED_SOURCE).options(
             view=self.view, action=action, **options).load()
+
+
+def key_conf(view: str) -> str:
+    """The session configuration that holds the feed's key for the call fed from *view*: its
+    name has ``secret`` in it, so Spark's default ``spark.redaction.regex`` redacts it, and
+    no ``spark.`` prefix, so Spark does not copy it into the properties of the session's jobs
+    (which its listener bus may log whole, unredacted)."""
+    return f"tfrecordio.feed.secret.{view}"
 
 
 class ConnectFeedJob(Outcome):
@@ -153,19 +161,25 @@ class ConnectRunner:
 
     Args:
         application: the Spark Connect application (its driver runs the jobs).
-        secret: the cluster's secret.
+        key: the feed's key (set, for each call, as a session configuration value whose name
+            Spark redacts, read by the feed source on the server: never an option of a plan).
         addresses: the fed nodes' feed servers, ``host:port``, in worker order.
         equal: the equal-share rule (``mode="sync"``).
         group: prefix of the feeding jobs' tags and views.
         reserved: task slots the cluster's nodes hold (the rest may run feeding tasks).
         wake: called when a job ends (the schedule has something to do).
+        names: the fed nodes' names, in worker order (each feed link is bound to its node).
+        attempt: the attempt whose nodes it feeds.
     """
 
-    def __init__(self, application: SparkApplication, secret: str, addresses: list[str],
-                 equal: bool, group: str, reserved: int, wake: Callable[[], None]) -> None:
+    def __init__(self, application: SparkApplication, key: str, addresses: list[str],
+                 equal: bool, group: str, reserved: int, wake: Callable[[], None], *,
+                 names: list[str], attempt: int) -> None:
         self._application = application
-        self._secret = secret
+        self._key = key
         self._addresses = addresses
+        self._names = names
+        self._attempt = attempt
         self.equal = equal
         self._group = re.sub(r"\W", "_", group)
         self._reserved = reserved
@@ -197,6 +211,9 @@ class ConnectRunner:
 
         def work() -> ConnectPlan:
             session = call.data.sparkSession
+            # a Config request, not a plan: no operation event records it, and Spark redacts
+            # the value wherever it shows the session's configuration (spark.redaction.regex)
+            session.conf.set(key_conf(view), self._key)
             call.data.createOrReplaceTempView(view)
             plan = ConnectPlan(session, view, Deal(), job, call.keep,
                                feeding_tasks(self._application, self._reserved))
@@ -215,9 +232,10 @@ class ConnectRunner:
         frame = plan.read(
             "send", recordType=call.record_type, offsets=rule.offsets, counts=rule.counts,
             limit=rule.limit, workers=len(self._addresses), job=plan.job,
-            batchBytes=BATCH_BYTES, tasks=plan.tasks or 0, secret=self._secret,
-            addresses=",".join(self._addresses), feed=call.feed, epoch=epoch,
-            keep=plan.keep)
+            batchBytes=BATCH_BYTES, tasks=plan.tasks or 0,
+            keyConf=key_conf(plan.view),
+            addresses=",".join(self._addresses), names=",".join(self._names),
+            attempt=self._attempt, feed=call.feed, epoch=epoch, keep=plan.keep)
         tag = f"tfrecord-io-{self._group}-feed-{self._jobs}"
         job = ConnectFeedJob(frame, tag, call.feed, epoch,
                              self._last.get(call.feed), self._wake)
@@ -235,5 +253,6 @@ class ConnectRunner:
             if plan.keep:
                 plan.read("release").collect()
             plan.session.catalog.dropTempView(plan.view)
+            plan.session.conf.unset(key_conf(plan.view))
         except Exception:  # the session may be gone; nothing else to free
             log.warning("could not free the feed's view %s", plan.view, exc_info=True)

@@ -54,7 +54,7 @@ class FeedCoordinator:
         application: the Spark application (classic: the feeding jobs are submitted through
             its SparkContext, :mod:`~tfrecord_io.cluster.feed.jobs`; Spark Connect: through
             the DataFrame API, :mod:`~tfrecord_io.cluster.feed.connect`).
-        secret: the cluster's secret.
+        key: the feed's key (:func:`~tfrecord_io.cluster.channel.feed_key`).
         nodes: the fed nodes' names, in worker order.
         addresses: each fed node's feed server, ``host:port``.
         equal: the equal-share rule (``mode="sync"``).
@@ -67,7 +67,7 @@ class FeedCoordinator:
     def __init__(
         self,
         application: SparkApplication,
-        secret: str,
+        key: str,
         nodes: list[str],
         addresses: dict[str, str],
         equal: bool,
@@ -84,10 +84,12 @@ class FeedCoordinator:
         self._inbox: list[Call] = []
         self._pending: set[Feeding] = set()
         self._closed = False
-        self._links = FeedLinks(nodes, addresses, secret, on_change=self._wake.set)
+        self._links = FeedLinks(nodes, addresses, key, attempt=attempt,
+                                on_change=self._wake.set)
         fed = [addresses[n] for n in nodes]
-        self._runner = _RUNNERS[application.kind](application, secret, fed, equal, group,
-                                                  reserved, self._wake.set)
+        self._runner = _RUNNERS[application.kind](application, key, fed, equal, group,
+                                                  reserved, self._wake.set, names=nodes,
+                                                  attempt=attempt)
         self._schedule = FeedSchedule(self._links, self._runner, equal, failure)
         self._thread = threading.Thread(target=self._loop, name=f"feed-{group}", daemon=True)
         self._thread.start()

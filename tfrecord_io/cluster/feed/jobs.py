@@ -35,7 +35,8 @@ class FeedJob(Outcome):
     (in worker order), submitted at construction (see the module docs)."""
 
     def __init__(self, sc: Any, plan: Plan, secret: str, addresses: list[str], feed: str,
-                 epoch: int, group: str, wake: Callable[[], None]) -> None:
+                 epoch: int, group: str, wake: Callable[[], None], *, names: list[str],
+                 attempt: int) -> None:
         super().__init__(wake)
         from tfrecord_io.spark.jvm import FEED_SENDER_CLASS, java_class  # noqa: PLC0415
 
@@ -46,7 +47,7 @@ class FeedJob(Outcome):
         try:
             sc.setJobGroup(group, f"tfrecord-io feed {feed!r}, epoch {epoch}", True)
             sender = java_class(sc, FEED_SENDER_CLASS)
-            tasks = sender.sendTo(plan.jrdd, secret, addresses, feed, epoch)
+            tasks = sender.sendTo(plan.jrdd, secret, addresses, names, attempt, feed, epoch)
             self._future = tasks.collectAsync()  # in Spark's queue from here on
         except Exception as e:  # noqa: BLE001 - the job's outcome, read by the schedule
             self.end(error=e)
@@ -124,20 +125,25 @@ class SparkRunner:
 
     Args:
         application: the classic Spark application (its SparkContext submits the jobs).
-        secret: the cluster's secret.
+        key: the feed's key (the feeding tasks get it, never the cluster's secret).
         addresses: the fed nodes' feed servers, ``host:port``, in worker order.
         equal: the equal-share rule (``mode="sync"``).
         group: prefix of the feeding jobs' Spark job groups (names in Spark's UI).
         reserved: task slots the cluster's nodes hold (the rest may run feeding tasks).
         wake: called when a job ends (the schedule has something to do).
+        names: the fed nodes' names, in worker order (each feed link is bound to its node).
+        attempt: the attempt whose nodes it feeds.
     """
 
-    def __init__(self, application: SparkApplication, secret: str, addresses: list[str],
-                 equal: bool, group: str, reserved: int, wake: Callable[[], None]) -> None:
+    def __init__(self, application: SparkApplication, key: str, addresses: list[str],
+                 equal: bool, group: str, reserved: int, wake: Callable[[], None], *,
+                 names: list[str], attempt: int) -> None:
         self._application = application
         self._sc = application.spark_context()
-        self._secret = secret
+        self._key = key
         self._addresses = addresses
+        self._names = names
+        self._attempt = attempt
         self.equal = equal
         self._group = group
         self._reserved = reserved
@@ -155,8 +161,9 @@ class SparkRunner:
     def submit(self, plan: Plan, feed: str, epoch: int) -> FeedJob:
         """Submit the feeding job of *epoch* of *plan*."""
         self._jobs += 1
-        return FeedJob(self._sc, plan, self._secret, self._addresses, feed, epoch,
-                       f"{self._group}-feed-{feed}-{epoch}-{self._jobs}", self._wake)
+        return FeedJob(self._sc, plan, self._key, self._addresses, feed, epoch,
+                       f"{self._group}-feed-{feed}-{epoch}-{self._jobs}", self._wake,
+                       names=self._names, attempt=self._attempt)
 
     @staticmethod
     def check(data: Any) -> None:

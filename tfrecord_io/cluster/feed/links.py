@@ -13,8 +13,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import Any, Callable
+from typing import Callable
 
+from tfrecord_io.cluster import messages
+from tfrecord_io.cluster.messages import (
+    Closing,
+    Demand,
+    DriverHello,
+    EndAll,
+    Message,
+    ReaderStopped,
+)
 from tfrecord_io.cluster.protocol import Stream, connect
 from tfrecord_io.errors import ChannelError
 
@@ -24,10 +33,11 @@ log = logging.getLogger("tfrecord_io.cluster")
 
 
 class FeedLinks:
-    """Links to the feed servers of *nodes* (names in worker order) at *addresses*;
-    *on_change* is called after each report of a node."""
+    """Links to the feed servers of *nodes* (names in worker order) at *addresses*, of attempt
+    *attempt*, under the feed key *key* (each link bound to its node's name: a server that is
+    not that node's does not decrypt it); *on_change* is called after each report of a node."""
 
-    def __init__(self, nodes: list[str], addresses: dict[str, str], secret: str,
+    def __init__(self, nodes: list[str], addresses: dict[str, str], key: str, *, attempt: int,
                  on_change: Callable[[], None] = lambda: None) -> None:
         self.nodes = list(nodes)
         self._on_change = on_change
@@ -39,7 +49,8 @@ class FeedLinks:
         self._closed = False
         for node in nodes:
             try:
-                wire = connect(addresses[node], secret, {"type": "driver"})
+                wire = connect(addresses[node], key,
+                               messages.encode(DriverHello(attempt=attempt)), server=node)
             except (ChannelError, OSError) as e:
                 self._closing[node] = f"unreachable ({e})"
                 continue
@@ -51,23 +62,23 @@ class FeedLinks:
         reason = "lost"
         try:
             while True:
-                message, _ = wire.receive(max_payload=0)
-                kind = message["type"]
+                message = messages.parse(wire.receive(max_payload=0)[0],
+                                         messages.FROM_FEED_SERVER)
                 with self.cond:
-                    if kind == "demand":
+                    if isinstance(message, Demand):
                         feeds = self._demands[node]
-                        feeds[message["feed"]] = max(feeds.get(message["feed"], 0),
-                                                     int(message["epoch"]))
-                    elif kind == "stopped":
-                        self._stopped[node].add(message["feed"])
-                        log.info("%s stopped reading feed %r", node, message["feed"])
-                    elif kind == "closing":
-                        reason = str(message.get("outcome"))
+                        feeds[message.feed] = max(feeds.get(message.feed, 0), message.epoch)
+                    elif isinstance(message, ReaderStopped):
+                        self._stopped[node].add(message.feed)
+                        log.info("%s stopped reading feed %r", node, message.feed)
+                    elif isinstance(message, Closing):
+                        reason = message.outcome
                         self._closing[node] = reason
                     self.cond.notify_all()
                 self._on_change()
-        except (ChannelError, KeyError, TypeError, ValueError):
-            pass
+        except ChannelError as e:
+            if "closed the connection" not in str(e) and reason == "lost":
+                log.warning("the feed link to %s ended: %s", node, e)
         with self.cond:
             self._closing.setdefault(node, reason)
             self.cond.notify_all()
@@ -102,17 +113,17 @@ class FeedLinks:
 
     # -- markers -------------------------------------------------------------------------------
 
-    def send(self, node: str, message: dict[str, Any]) -> None:
+    def send(self, node: str, message: Message) -> None:
         """Send *message* to *node*'s feed server, if the link is up."""
         wire = self._wires.get(node)
         if wire is not None:
             with contextlib.suppress(ChannelError):
-                wire.send(message)
+                wire.send(messages.encode(message))
 
     def end_all(self) -> None:
         """Every feed of every node has ended: readers' further epochs are empty."""
         for node in self.nodes:
-            self.send(node, {"type": "end_all"})
+            self.send(node, EndAll())
 
     def close(self) -> None:
         """Close every link. Idempotent."""

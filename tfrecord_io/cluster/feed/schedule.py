@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from tfrecord_io.cluster.feed.reports import EpochReport, FeedReport, Feeding
+from tfrecord_io.cluster.messages import EndEpoch, FailEpoch, Message
 from tfrecord_io.errors import ClusterError
 
 __all__ = ["Call", "Epoch", "EpochState", "FeedSchedule", "Job", "Links", "Runner"]
@@ -63,6 +64,10 @@ log = logging.getLogger("tfrecord_io.cluster")
 #: After a node's link broke, how long to wait for the cluster to report the failure before
 #: naming it without details.
 FAILURE_GRACE = 8.0
+#: After a feeding job found a worker's feed server unreachable, how long to wait for the
+#: node's link to say that its ``main_fun`` ended (then the rest of that worker's data is the
+#: documented drop) before the epoch fails, naming the worker.
+UNREACHED_GRACE = 5.0
 
 
 class EpochState(enum.Enum):
@@ -142,7 +147,7 @@ class Links(Protocol):
         """Whether a node still up waits for an epoch of a feed other than *feed* that has
         not ended (*done*: per feed, the last epoch ended)."""
 
-    def send(self, node: str, message: dict[str, Any]) -> None:
+    def send(self, node: str, message: Message) -> None:
         """Send a marker to *node* (nothing if its link is down)."""
 
 
@@ -154,6 +159,8 @@ class Epoch:
     state: EpochState = EpochState.WAITING
     job: Job | None = None
     gave_way: int = 0  #: times its job gave its slots up
+    #: when its ended job was found to have missed a worker whose node still reads
+    unreached_since: float | None = None
     result: EpochReport = field(init=False)
 
     def __post_init__(self) -> None:
@@ -237,8 +244,8 @@ class FeedSchedule:
                 for epoch in call.inflight:
                     self._cancel(epoch)
                     if epoch.state is not EpochState.WAITING or epoch is call.inflight[0]:
-                        self._markers({"type": "fail_epoch", "feed": call.feed,
-                                       "epoch": epoch.number, "reason": str(error)})
+                        self._markers(FailEpoch(feed=call.feed, epoch=epoch.number,
+                                                reason=str(error)))
                     epoch.state = EpochState.FAILED
                 if call.planning is not None:
                     call.planning.cancel()
@@ -328,8 +335,40 @@ class FeedSchedule:
             if self._broken():  # the node's failure is the cause: step() names it
                 return False
             raise self._job_error(call, epoch, job.error, "feeding")
+        if not self._all_reached(call, epoch, job):
+            return False
         self._fed(call, epoch, job)
         return True
+
+    def _all_reached(self, call: Call, epoch: Epoch, job: Job) -> bool:
+        """Whether *job*'s tasks reached every worker that still reads: a worker they could
+        not reach is data lost, unless its node's ``main_fun`` ended (its link says so within
+        :data:`UNREACHED_GRACE`; then it is the documented drop of a worker that returned).
+
+        Raises:
+            ClusterError: a worker whose node still reads was not reached, naming it, its feed
+                server, the feeding task's host and the cause.
+        """
+        tasks = epoch.result.tasks if call.streaming else (job.value or [])
+        missed = [(int(w), task, sent) for task in tasks
+                  for w, sent in task["workers"].items()
+                  if sent.get("state") == "unreachable"
+                  and self._links.gone(self._links.nodes[int(w)]) is None]
+        if not missed:
+            return True
+        now = self._clock()
+        if epoch.unreached_since is None:
+            epoch.unreached_since = now
+        if now - epoch.unreached_since < UNREACHED_GRACE:
+            return False
+        w, task, sent = missed[0]
+        node = self._links.nodes[w]
+        raise ClusterError(
+            f"feeding epoch {epoch.number} of feed {call.feed!r} could not reach {node} (worker "
+            f"{w}, feed server {sent.get('address', '?')}) from the feeding task on "
+            f"{task.get('host', '?')}: {sent.get('cause') or 'no cause given'}; the epoch "
+            "failed rather than lose that worker's data (is the node's host reachable from "
+            "the executors? a firewall between executors?)", node=node)
 
     def _new_epoch(self, call: Call) -> Epoch:
         """The call's next epoch, numbered and in flight; fed ahead when the call already fed
@@ -458,8 +497,7 @@ class FeedSchedule:
         for epoch in call.inflight:
             self._cancel(epoch)
             epoch.state = EpochState.FAILED
-            self._markers({"type": "fail_epoch", "feed": call.feed, "epoch": epoch.number,
-                           "reason": str(error)})
+            self._markers(FailEpoch(feed=call.feed, epoch=epoch.number, reason=str(error)))
         call.inflight.clear()
         self._end(call, error)
 
@@ -513,10 +551,9 @@ class FeedSchedule:
                   if s["state"] != "ready"}
         for w, node in enumerate(self._links.nodes):
             sent = None if w in unsure or not result.complete else result.records.get(w, 0)
-            self._links.send(node, {"type": "end_epoch", "feed": feed, "epoch": result.epoch,
-                                    "sent": sent})
+            self._links.send(node, EndEpoch(feed=feed, epoch=result.epoch, sent=sent))
         self._done[feed] = max(result.epoch, self._done.get(feed, 0))
 
-    def _markers(self, message: dict[str, Any]) -> None:
+    def _markers(self, message: Message) -> None:
         for node in self._links.nodes:
             self._links.send(node, message)

@@ -3,13 +3,15 @@ epoch markers.
 
 It listens on the node's host (a socket the Spark task bound and reported to the driver in its
 registration, handed to the node process as a file descriptor), accepts connections that
-decrypt with keys derived from the cluster's secret (the cluster's protocol,
-:mod:`tfrecord_io.cluster.protocol`, specified in ``docs/protocol.md``; the handshake and the
-refusal of connections that do not authenticate are its :class:`~tfrecord_io.cluster.protocol
-.StreamServer`'s) and serves two kinds:
+decrypt with keys derived from the cluster's feed key and the node's name (the cluster's
+protocol, :mod:`tfrecord_io.cluster.protocol`, specified in ``docs/protocol.md``; the handshake
+and the refusal of connections that do not authenticate are its
+:class:`~tfrecord_io.cluster.protocol.StreamServer`'s), whose hello names this node's attempt
+(a hello of another attempt, a stale feeding task's, is refused and logged), and serves two
+kinds:
 
 * the driver's link (one per node): the server sends ``demand`` (the reader started epoch *e*
-  of a feed), ``stopped`` (the reader is done with a feed) and ``closing`` (``main_fun`` ended:
+  of a feed), ``reader_stopped`` (the reader is done with a feed) and ``closing`` (``main_fun`` ended:
   ``finished`` or ``failed``); the driver sends ``end_epoch``, ``fail_epoch`` and ``end_all``.
 * a feeding task (one connection per task and worker): ``batch`` messages into the feed's
   :class:`~tfrecord_io.cluster.feed.buffer.FeedBuffer`, then ``end``, answered with ``ack`` once
@@ -25,8 +27,23 @@ import socket
 import threading
 from typing import Any
 
+from tfrecord_io.cluster import messages
 from tfrecord_io.cluster.feed.buffer import DEFAULT_CAPACITY, FeedBuffer
-from tfrecord_io.cluster.protocol import Stream, StreamServer
+from tfrecord_io.cluster.messages import (
+    Ack,
+    Batch,
+    Closing,
+    Demand,
+    DriverHello,
+    EndEpoch,
+    FailEpoch,
+    FeederHello,
+    Message,
+    Ready,
+    ReaderStopped,
+    Stopped,
+)
+from tfrecord_io.cluster.protocol import MAX_PAYLOAD, Stream, StreamServer
 from tfrecord_io.errors import ChannelError
 
 __all__ = ["FeedServer"]
@@ -39,14 +56,21 @@ class FeedServer:
 
     Args:
         listener: a bound socket (listening or not) on the node's host.
-        secret: the cluster's secret.
+        key: the cluster's feed key (:func:`~tfrecord_io.cluster.protocol.purpose_key` of
+            :data:`~tfrecord_io.cluster.protocol.FEED`).
+        name: the node's name (``"worker:0"``): the server's name in the keys' derivation, so
+            that a client meaning to reach another node does not decrypt here.
+        attempt: the node's attempt: a hello of another attempt is refused.
         capacity: batches each feed buffers (:data:`~tfrecord_io.cluster.feed.buffer
             .DEFAULT_CAPACITY`).
     """
 
     def __init__(
-        self, listener: socket.socket, secret: str, capacity: int = DEFAULT_CAPACITY
+        self, listener: socket.socket, key: str, *, name: str, attempt: int,
+        capacity: int = DEFAULT_CAPACITY,
     ) -> None:
+        self.name = name  #: the node's name
+        self.attempt = attempt  #: the node's attempt
         self._capacity = capacity
         self._lock = threading.Lock()
         self._buffers: dict[str, FeedBuffer] = {}
@@ -55,8 +79,14 @@ class FeedServer:
         self._all_closed = False
         self._driver: Stream | None = None
         self._closing: str | None = None
-        self._server = StreamServer(listener, secret, self._serve, _is_hello, name="feed server")
+        self._server = StreamServer(listener, key, self._serve, self._welcome,
+                                    name="feed server", server=name)
         self.address = self._server.address
+
+    @property
+    def refused(self) -> int:
+        """Connections refused so far (no key, another node's, another attempt's...)."""
+        return self._server.refused
 
     # -- the node's side -----------------------------------------------------------------------
 
@@ -81,7 +111,7 @@ class FeedServer:
             self._stopped.update(names)
         for n in names:
             self.buffer(n).stop()
-            self._to_driver({"type": "stopped", "feed": n})
+            self._to_driver(ReaderStopped(feed=n))
 
     def close(self, outcome: str) -> None:
         """``main_fun`` ended (*outcome* ``"finished"`` or ``"failed"``): stop every feed, tell
@@ -91,34 +121,46 @@ class FeedServer:
             buffers = list(self._buffers.values())
         for buf in buffers:
             buf.stop()
-        self._to_driver({"type": "closing", "outcome": outcome})
+        self._to_driver(Closing(outcome=outcome))
         self._server.close(wait=0)
 
     def _demand(self, name: str, epoch: int) -> None:
         with self._lock:
             self._demands[name] = epoch
-        self._to_driver({"type": "demand", "feed": name, "epoch": epoch})
+        self._to_driver(Demand(feed=name, epoch=epoch))
 
-    def _to_driver(self, message: dict[str, Any]) -> None:
+    def _to_driver(self, message: Message) -> None:
         wire = self._driver
         if wire is not None:
             with contextlib.suppress(ChannelError):
-                wire.send(message)
+                wire.send(messages.encode(message))
 
     # -- connections ---------------------------------------------------------------------------
 
-    def _serve(self, stream: Stream, hello: dict[str, Any]) -> None:
+    def _welcome(self, header: dict[str, Any]) -> str | None:
+        """None if *header* opens a connection of this node's attempt: the driver's link, or a
+        feeding task's; else why not."""
+        try:
+            hello = messages.parse(header, messages.FEED_HELLOS)
+        except ChannelError as e:
+            return str(e)
+        assert isinstance(hello, (DriverHello, FeederHello))
+        if hello.attempt != self.attempt:
+            kind = "feeding task" if isinstance(hello, FeederHello) else "driver link"
+            return (f"a {hello.TYPE} hello of attempt {hello.attempt}, but {self.name} is of "
+                    f"attempt {self.attempt} (a stale {kind})")
+        return None
+
+    def _serve(self, stream: Stream, header: dict[str, Any]) -> None:
         with self._lock:
             if self._closing:
                 return
         try:
-            if hello["type"] == "driver":
-                self._serve_driver(stream)
+            hello = messages.parse(header, messages.FEED_HELLOS)
+            if isinstance(hello, FeederHello):
+                self._serve_feeder(stream, hello.feed, hello.epoch)
             else:
-                self._serve_feeder(stream, hello["feed"], int(hello["epoch"]))
-        except (ValueError, KeyError, TypeError) as e:
-            log.warning("feed server: closing the connection with %s: a malformed message (%r)",
-                        stream.peer, e)
+                self._serve_driver(stream)
         finally:
             with self._lock:
                 if self._driver is stream:
@@ -131,19 +173,18 @@ class FeedServer:
             stopped = set(self._stopped)
             closing = self._closing
         for name, epoch in sorted(demands.items()):
-            wire.send({"type": "demand", "feed": name, "epoch": epoch})
+            wire.send(messages.encode(Demand(feed=name, epoch=epoch)))
         for name in sorted(stopped):
-            wire.send({"type": "stopped", "feed": name})
+            wire.send(messages.encode(ReaderStopped(feed=name)))
         if closing:
-            wire.send({"type": "closing", "outcome": closing})
+            wire.send(messages.encode(Closing(outcome=closing)))
         while True:
-            message, _ = wire.receive(max_payload=0)
-            kind = message["type"]
-            if kind == "end_epoch":
-                self.buffer(message["feed"]).end_epoch(int(message["epoch"]), message.get("sent"))
-            elif kind == "fail_epoch":
-                self.buffer(message["feed"]).fail_epoch(int(message["epoch"]), message["reason"])
-            elif kind == "end_all":
+            message, _ = _receive(wire, messages.FROM_DRIVER_LINK, max_payload=0)
+            if isinstance(message, EndEpoch):
+                self.buffer(message.feed).end_epoch(message.epoch, message.sent)
+            elif isinstance(message, FailEpoch):
+                self.buffer(message.feed).fail_epoch(message.epoch, message.reason)
+            else:  # EndAll
                 with self._lock:
                     self._all_closed = True
                     buffers = list(self._buffers.values())
@@ -153,22 +194,31 @@ class FeedServer:
     def _serve_feeder(self, wire: Stream, name: str, epoch: int) -> None:
         buf = self.buffer(name)
         told = buf.stopped
-        wire.send({"type": "stopped" if told else "ready"})
+        wire.send(messages.encode(Stopped() if told else Ready()))
         while True:
-            message, payload = wire.receive()
-            kind = message["type"]
-            if kind == "batch":
-                key = (int(message["job"]), int(message["partition"]), int(message["seq"]))
-                kept = not told and buf.put(epoch, key, int(message["records"]), payload)
+            message, payload = _receive(wire, messages.FROM_FEEDER)
+            if isinstance(message, Batch):
+                key = (message.job, message.partition, message.seq)
+                kept = not told and buf.put(epoch, key, message.records, payload)
                 if not kept and not told:
                     told = True
-                    wire.send({"type": "stopped"})
-            elif kind == "end":
-                wire.send({"type": "ack", "stopped": told or buf.stopped})
+                    wire.send(messages.encode(Stopped()))
+            else:  # End
+                wire.send(messages.encode(Ack(stopped=told or buf.stopped)))
                 return
 
 
-def _is_hello(message: dict[str, Any]) -> bool:
-    """Whether *message* opens a connection: the driver's link, or a feeding task's."""
-    kind = message["type"]
-    return kind == "driver" or (kind == "feeder" and isinstance(message.get("feed"), str))
+def _receive(wire: Stream, expected: tuple[type[Message], ...],
+             max_payload: int = MAX_PAYLOAD) -> tuple[Message, memoryview]:
+    """The next message of *wire*, one of the *expected* types; a message the protocol does
+    not allow here is logged and ends the connection (ChannelError)."""
+    header, payload = wire.receive(max_payload)
+    try:
+        message = messages.parse(header, expected)
+        if len(payload) and not message.PAYLOAD:
+            raise ChannelError(f"a {message.TYPE!r} message with a payload")
+    except ChannelError as e:
+        log.warning("feed server: closing the connection with %s: %s", wire.peer, e)
+        wire.close()
+        raise
+    return message, payload

@@ -15,31 +15,68 @@ final class BatchBuilder {
   static final int MAGIC = 0x54464642;
   /** Bytes of one entry of the lengths table (a big-endian int). */
   static final int LENGTH_BYTES = 4;
+  /**
+   * The largest batch, header included: the protocol's largest payload (a batch is sent as one
+   * message), {@link FeedStream#MAX_PAYLOAD}.
+   */
+  static final long MAX_BATCH_BYTES = FeedStream.MAX_PAYLOAD;
 
   private final int worker;
   private final int job;
   private final int partition;
+  private final long maxBatchBytes;
   private byte[] data;
   private int dataBytes;
   private int[] lengths = new int[1024];
   private int records;
 
   BatchBuilder(int worker, int job, int partition, int initialBytes) {
+    this(worker, job, partition, initialBytes, MAX_BATCH_BYTES);
+  }
+
+  /** A builder whose batches are at most {@code maxBatchBytes} (tests make it small). */
+  BatchBuilder(int worker, int job, int partition, int initialBytes, long maxBatchBytes) {
+    if (maxBatchBytes < HEADER_BYTES + LENGTH_BYTES + 1 || maxBatchBytes > MAX_BATCH_BYTES) {
+      throw new IllegalArgumentException("a feed batch's limit is between "
+          + (HEADER_BYTES + LENGTH_BYTES + 1) + " and " + MAX_BATCH_BYTES + " bytes, not "
+          + maxBatchBytes);
+    }
     this.worker = worker;
     this.job = job;
     this.partition = partition;
-    this.data = new byte[Math.max(initialBytes, 64)];
+    this.maxBatchBytes = maxBatchBytes;
+    this.data = new byte[(int) Math.min(Math.max(initialBytes, 64), maxBatchBytes)];
   }
 
+  /** The longest record a batch can hold: alone in it, after the header and its length. */
+  long maxRecordBytes() {
+    return maxBatchBytes - HEADER_BYTES - LENGTH_BYTES;
+  }
+
+  /** Whether a record of {@code length} bytes fits in this batch beside what it holds. */
+  boolean fits(int length) {
+    return size() + LENGTH_BYTES + length <= maxBatchBytes;
+  }
+
+  /**
+   * Adds a record ({@code record[0, length)}).
+   *
+   * @throws IllegalArgumentException the record is longer than {@link #maxRecordBytes}: no
+   *     batch can carry it (it is one message of the cluster's protocol)
+   * @throws IllegalStateException the record does not {@link #fits fit} beside the batch's
+   *     records ({@link #take} the batch first)
+   */
   void add(byte[] record, int length) {
+    if (length > maxRecordBytes()) {
+      throw tooLong("a record", length, maxRecordBytes());
+    }
+    if (!fits(length)) {
+      throw new IllegalStateException("a " + length + "-byte record does not fit beside the "
+          + records + " records of the batch: take the batch first");
+    }
     if (length > data.length - dataBytes) {
-      long want = Math.max((long) data.length * 2, (long) dataBytes + length);
-      if (want > Integer.MAX_VALUE - 64) {
-        want = (long) dataBytes + length;
-        if (want > Integer.MAX_VALUE - 64) {
-          throw new IllegalStateException("a feed batch over 2 GiB: lower the batch size");
-        }
-      }
+      long want = Math.min(Math.max((long) data.length * 2, (long) dataBytes + length),
+          maxRecordBytes()); // at most a few hundred MiB: fits an array
       data = Arrays.copyOf(data, (int) want);
     }
     System.arraycopy(record, 0, data, dataBytes, length);
@@ -48,6 +85,17 @@ final class BatchBuilder {
       lengths = Arrays.copyOf(lengths, records * 2);
     }
     lengths[records++] = length;
+  }
+
+  /**
+   * The refusal of a record ({@code which}: "record 3 of partition 1") longer than {@code limit}
+   * bytes, saying what to do instead.
+   */
+  static IllegalArgumentException tooLong(String which, long length, long limit) {
+    return new IllegalArgumentException(which + " has " + length + " bytes, over the feed's "
+        + "limit of " + limit + " bytes per record (a batch is one message of the cluster's "
+        + "protocol, at most " + FeedStream.MAX_PAYLOAD + " bytes): split it, or write the data "
+        + "as TFRecord files and read them with input_mode='tensorflow'");
   }
 
   int records() {

@@ -1,6 +1,6 @@
 package org.tfrecordio.spark.feed;
 
-import java.util.ArrayList;
+import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
@@ -118,8 +118,16 @@ public final class FeedBatches {
     final int workers;
     final int job;
     final int batchBytes;
+    /** The largest batch: the protocol's largest payload ({@link BatchBuilder}). */
+    final long maxBatchBytes;
 
     Deal(long[] offsets, long[] counts, long limit, int workers, int job, int batchBytes) {
+      this(offsets, counts, limit, workers, job, batchBytes, BatchBuilder.MAX_BATCH_BYTES);
+    }
+
+    /** A plan whose batches are at most {@code maxBatchBytes} (tests make it small). */
+    Deal(long[] offsets, long[] counts, long limit, int workers, int job, int batchBytes,
+        long maxBatchBytes) {
       if (workers < 1 || batchBytes < 1) {
         throw new IllegalArgumentException("a feed plan needs workers >= 1 and "
             + "batchBytes >= 1");
@@ -130,6 +138,7 @@ public final class FeedBatches {
       this.workers = workers;
       this.job = job;
       this.batchBytes = batchBytes;
+      this.maxBatchBytes = maxBatchBytes;
     }
   }
 
@@ -150,9 +159,13 @@ public final class FeedBatches {
     public Iterator<byte[]> call(Integer partition, Iterator<InternalRow> rows) {
       return new Dealer<InternalRow>(deal, partition, rows) {
         @Override
-        void add(BatchBuilder batch, InternalRow row) {
-          int n = encoder.encode(row);
-          batch.add(encoder.buffer(), n);
+        int encode(InternalRow row) {
+          return encoder.encode(row);
+        }
+
+        @Override
+        byte[] record(InternalRow row) {
+          return encoder.buffer();
         }
       };
     }
@@ -173,20 +186,30 @@ public final class FeedBatches {
     public Iterator<byte[]> call(Integer partition, Iterator<byte[]> records) {
       return new Dealer<byte[]>(deal, partition, records) {
         @Override
-        void add(BatchBuilder batch, byte[] record) {
-          batch.add(record, record.length);
+        int encode(byte[] record) {
+          return record.length;
+        }
+
+        @Override
+        byte[] record(byte[] record) {
+          return record;
         }
       };
     }
   }
 
-  /** Pulls elements of one partition, deals them to per-worker batches, yields full batches. */
+  /**
+   * Pulls elements of one partition, deals them to per-worker batches, yields full batches (in
+   * the order they were made). A batch is never over the protocol's largest payload: a record
+   * that does not fit beside a batch's records closes that batch first, and a record too long
+   * for any batch fails the task ({@link BatchBuilder#tooLong}).
+   */
   abstract static class Dealer<T> implements Iterator<byte[]> {
     private final Deal deal;
     private final int partition;
     private final Iterator<T> input;
     private final BatchBuilder[] batches;
-    private final List<byte[]> ready = new ArrayList<>();
+    private final ArrayDeque<byte[]> ready = new ArrayDeque<>();
     private final long first;
     private long index;
     private int seq;
@@ -205,7 +228,11 @@ public final class FeedBatches {
       this.first = deal.offsets == null ? partition : deal.offsets[partition];
     }
 
-    abstract void add(BatchBuilder batch, T element);
+    /** Encodes {@code element}: its record is then {@code record(element)[0, length)}. */
+    abstract int encode(T element);
+
+    /** The bytes of the record {@link #encode} made of {@code element}. */
+    abstract byte[] record(T element);
 
     @Override
     public boolean hasNext() {
@@ -219,7 +246,7 @@ public final class FeedBatches {
       if (ready.isEmpty()) {
         throw new java.util.NoSuchElementException();
       }
-      return ready.remove(ready.size() - 1);
+      return ready.poll();
     }
 
     private void fill() {
@@ -237,10 +264,19 @@ public final class FeedBatches {
         int worker = (int) (global % deal.workers);
         BatchBuilder b = batches[worker];
         if (b == null) {
-          b = new BatchBuilder(worker, deal.job, partition, Math.min(deal.batchBytes, 1 << 20));
+          b = new BatchBuilder(worker, deal.job, partition, Math.min(deal.batchBytes, 1 << 20),
+              deal.maxBatchBytes);
           batches[worker] = b;
         }
-        add(b, element);
+        int length = encode(element);
+        if (length > b.maxRecordBytes()) {
+          throw BatchBuilder.tooLong("record " + (index - 1) + " of partition " + partition,
+              length, b.maxRecordBytes());
+        }
+        if (!b.fits(length)) {
+          ready.add(b.take(seq++));
+        }
+        b.add(record(element), length);
         if (b.size() >= deal.batchBytes) {
           ready.add(b.take(seq++));
         }
@@ -255,8 +291,7 @@ public final class FeedBatches {
             + "data changed between the count and the feed; cache it (df.cache() / "
             + "rdd.cache()) before feeding");
       }
-      // Emitted in reverse from the list, so add the last worker first: worker 0 goes first.
-      for (int w = batches.length - 1; w >= 0; w--) {
+      for (int w = 0; w < batches.length; w++) { // worker 0 first
         if (batches[w] != null && batches[w].records() > 0) {
           ready.add(batches[w].take(seq + w));
         }

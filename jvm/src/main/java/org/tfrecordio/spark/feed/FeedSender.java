@@ -19,52 +19,88 @@ import org.apache.spark.api.java.function.FlatMapFunction;
  * The feeding task: streams one partition of feed batches (made by {@link FeedBatches}) to the
  * workers' feed servers, straight from the executor's JVM.
  *
- * <p>It opens one encrypted connection per worker ({@link FeedStream}) at its first batch,
- * sends each batch whole (TCP backpressure holds it back while the worker's buffer is full), then
+ * <p>It opens one encrypted connection per worker ({@link FeedStream}, under the feed's purpose
+ * key, bound to the worker's node name) at its first batch, sends each batch whole (TCP
+ * backpressure holds it back while the worker's buffer is full, up to the idle timeout), then
  * asks each worker to acknowledge that everything it sent is buffered there. A worker that
  * answers {@code stopped} (its reader is done, or {@code main_fun} ended), or that cannot be
- * reached, gets nothing more: the rest of its batches are dropped, and when no worker reads any
- * more the task stops pulling its input (the rest is never even encoded). The task returns one
- * JSON line: what it sent to whom and what it dropped ({@code tfrecord_io.cluster.feed
- * .coordinator} reads it).
+ * reached (connect, handshake, send or ack fails: {@code "unreachable"}, with the cause), gets
+ * nothing more: the rest of its batches are dropped, and when no worker reads any more the task
+ * stops pulling its input (the rest is never even encoded). The task returns one JSON line: what
+ * it sent to whom and what it dropped ({@code tfrecord_io.cluster.feed.coordinator} reads it):
+ *
+ * <pre>
+ * {"pid": 123, "host": "executor-host", "started": s, "sent": s, "abandoned": false,
+ *  "workers": {"0": {"records": n, "batches": n, "dropped": n, "state": "ready"},
+ *              "1": {..., "state": "unreachable", "cause": "the feed server at ...",
+ *                    "address": "host:port"}},
+ *  "ended": s}
+ * </pre>
+ *
+ * <p>A task interrupted (its job cancelled) ends at once with the interruption's exception.
  */
 public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, String>, Serializable {
   private static final long serialVersionUID = 1L;
-  private static final int CONNECT_TIMEOUT_MILLIS = 30_000;
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final String secret;
+  private final String feedKey;
   private final String[] addresses;
+  private final String[] names;
+  private final int attempt;
   private final String feed;
   private final int epoch;
+  private final FeedStream.Timeouts timeouts;
 
-  FeedSender(String secret, String[] addresses, String feed, int epoch) {
-    this.secret = secret;
+  FeedSender(String feedKey, String[] addresses, String[] names, int attempt, String feed,
+      int epoch, FeedStream.Timeouts timeouts) {
+    if (addresses.length != names.length) {
+      throw new IllegalArgumentException("the feed has " + addresses.length + " addresses but "
+          + names.length + " worker names");
+    }
+    this.feedKey = feedKey;
     this.addresses = addresses;
+    this.names = names;
+    this.attempt = attempt;
     this.feed = feed;
     this.epoch = epoch;
+    this.timeouts = timeouts;
   }
 
   /**
    * The feeding job's tasks, one per partition of {@code batches}: collect it to run them.
    *
+   * @param feedKey the feed's purpose key ({@code protocol.purpose_key(secret, "feed")}), never
+   *     the cluster's secret
    * @param addresses each worker's feed server, {@code host:port}, by worker index
+   * @param names each worker's node name ({@code "worker:0"}, {@code "chief:0"}), by worker
+   *     index: the server each connection's keys are bound to
+   * @param attempt the cluster's attempt: a feed server refuses a hello of another attempt
    */
-  public static JavaRDD<String> sendTo(JavaRDD<byte[]> batches, String secret,
-      List<String> addresses, String feed, int epoch) {
-    FeedSender sender = new FeedSender(secret, addresses.toArray(new String[0]), feed, epoch);
+  public static JavaRDD<String> sendTo(JavaRDD<byte[]> batches, String feedKey,
+      List<String> addresses, List<String> names, int attempt, String feed, int epoch) {
+    FeedSender sender = new FeedSender(feedKey, addresses.toArray(new String[0]),
+        names.toArray(new String[0]), attempt, feed, epoch, FeedStream.Timeouts.DEFAULT);
     return batches.mapPartitions(sender);
+  }
+
+  @Override
+  public String toString() { // never the key
+    return "FeedSender(feed " + feed + ", epoch " + epoch + ", attempt " + attempt + ", "
+        + addresses.length + " workers)";
   }
 
   /** The connection to one worker, or why there is none. */
   private static final class Link {
+    final String address;
     FeedStream wire;
     String state; // "ready", "stopped", "unreachable"
+    String cause; // why unreachable
     long records;
     long batches;
     long dropped;
 
-    Link(FeedStream wire, String state) {
+    Link(String address, FeedStream wire, String state) {
+      this.address = address;
       this.wire = wire;
       this.state = state;
     }
@@ -73,40 +109,65 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
       return "ready".equals(state);
     }
 
+    /** The worker cannot be reached any more: {@code e} says why. */
+    void lost(IOException e) {
+      state = "unreachable";
+      cause = describe(e);
+      if (wire != null) {
+        wire.close();
+        wire = null;
+      }
+    }
+
     /** Takes in a {@code stopped} the server may have sent meanwhile, without blocking. */
-    void poll() {
+    void poll() throws IOException {
       try {
         if (ready() && wire.readable()
             && FeedStream.STOPPED.equals(wire.receive().path("type").asText())) {
           state = "stopped";
         }
       } catch (IOException e) {
-        state = "unreachable";
+        rethrowIfInterrupted(e);
+        lost(e);
       }
     }
   }
 
-  private Link open(int worker) {
+  private Link open(int worker) throws IOException {
     Map<String, Object> hello = new LinkedHashMap<>();
     hello.put("type", FeedStream.HELLO);
     hello.put("feed", feed);
     hello.put("epoch", epoch);
-    FeedStream wire;
+    hello.put("attempt", attempt);
+    Link link = new Link(addresses[worker], null, "unreachable");
     try {
-      wire = FeedStream.connect(addresses[worker], secret, hello, CONNECT_TIMEOUT_MILLIS);
-    } catch (IOException e) {
-      return new Link(null, "unreachable");
-    }
-    try {
-      if (FeedStream.READY.equals(wire.receive().path("type").asText())) {
-        return new Link(wire, "ready");
+      link.wire = FeedStream.connect(addresses[worker], feedKey, names[worker], hello, timeouts);
+      String answer = link.wire.receive().path("type").asText();
+      if (FeedStream.READY.equals(answer)) {
+        link.state = "ready";
+      } else {
+        link.wire.close();
+        link.wire = null;
+        link.state = "stopped";
       }
-      wire.close();
-      return new Link(null, "stopped");
     } catch (IOException e) {
-      wire.close();
-      return new Link(null, "unreachable");
+      rethrowIfInterrupted(e);
+      link.lost(e);
     }
+    return link;
+  }
+
+  /** A cancelled task (its thread interrupted) ends: nothing is reported, nothing more sent. */
+  private static void rethrowIfInterrupted(IOException e) throws IOException {
+    if (Thread.currentThread().isInterrupted()) {
+      throw e;
+    }
+  }
+
+  /** The exception's text, for the report. */
+  private static String describe(IOException e) {
+    String message = e.getMessage();
+    return message == null || message.isEmpty() ? e.toString() : message;
   }
 
   @Override
@@ -150,10 +211,8 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
           link.wire.send(message, batch, BatchBuilder.HEADER_BYTES,
               batch.length - BatchBuilder.HEADER_BYTES);
         } catch (IOException e) {
-          if (Thread.currentThread().isInterrupted()) {
-            throw e; // the job was cancelled: end the task
-          }
-          link.state = "unreachable";
+          rethrowIfInterrupted(e); // the job was cancelled: end the task
+          link.lost(e);
           link.dropped += records;
           continue;
         }
@@ -172,6 +231,10 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
         counts.put("batches", link.batches);
         counts.put("dropped", link.dropped);
         counts.put("state", link.state);
+        if (link.cause != null) {
+          counts.put("cause", link.cause);
+          counts.put("address", link.address);
+        }
         workers.put(Integer.toString(w), counts);
       }
       Map<String, Object> report = new LinkedHashMap<>();
@@ -192,8 +255,12 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
     }
   }
 
-  /** Sends {@code end} and waits for the {@code ack} (every batch buffered on the worker). */
-  private static void finish(Link link) {
+  /**
+   * Sends {@code end} and waits for the {@code ack} (every batch buffered on the worker). A
+   * worker that said {@code stopped} and then ends the connection stays stopped (its reader
+   * wanted nothing more); any other failure makes it unreachable.
+   */
+  private static void finish(Link link) throws IOException {
     try {
       link.wire.send(Collections.singletonMap("type", FeedStream.END), null, 0, 0);
       while (true) {
@@ -209,10 +276,15 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
         }
       }
     } catch (IOException e) {
-      link.state = "unreachable";
+      rethrowIfInterrupted(e);
+      if (!"stopped".equals(link.state)) {
+        link.lost(e);
+      }
     } finally {
-      link.wire.close();
-      link.wire = null;
+      if (link.wire != null) {
+        link.wire.close();
+        link.wire = null;
+      }
     }
   }
 

@@ -18,13 +18,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.Test;
 
 /**
- * The Java client of the cluster protocol against its golden vectors
+ * The Java client of the cluster protocol (version 2) against its golden vectors
  * ({@code docs/protocol-vectors.json}, which the Python tests check too), and the messages it
  * must refuse.
  */
@@ -32,6 +33,8 @@ public class FeedStreamTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final JsonNode VECTORS = readVectors();
   private static final String SECRET = VECTORS.get("secret").asText();
+  private static final String FEED_KEY = VECTORS.get("feed_key").asText();
+  private static final String SERVER = VECTORS.get("server").asText();
 
   private static JsonNode readVectors() {
     Path dir = Paths.get(System.getProperty("user.dir")).toAbsolutePath();
@@ -142,19 +145,64 @@ public class FeedStreamTest {
   }
 
   private static FeedStream connected(Memory memory) throws IOException {
-    return FeedStream.handshake(memory, "test:1", SECRET, hex("client_nonce"),
+    return FeedStream.handshake(memory, "test:1", FEED_KEY, SERVER, hex("client_nonce"),
         header(messages("client_to_server").get(0)));
   }
 
   @Test
-  public void derivesTheVectorsKeysFromTheSecretAndBothNonces() {
-    byte[] server = hex("server_nonce");
-    byte[] client = hex("client_nonce");
-    JsonNode keys = VECTORS.get("keys");
+  public void theVectorsAreOfProtocolVersion2() {
+    assertEquals(FeedStream.VERSION, VECTORS.get("version").asInt());
+    assertEquals(formatHex(FeedStream.MAGIC),
+        VECTORS.get("server_greeting").asText().substring(0, 2 * FeedStream.MAGIC.length));
+    assertEquals("5446494f00020d0a", formatHex(FeedStream.MAGIC));
+  }
+
+  @Test
+  public void derivesTheVectorsPurposeKeysFromTheSecret() {
+    JsonNode purpose = VECTORS.get("purpose");
+    assertEquals(purpose.get("feed").asText(), FeedStream.purposeKey(SECRET, FeedStream.FEED));
+    assertEquals(purpose.get("control").asText(), FeedStream.purposeKey(SECRET, "control"));
+    assertEquals(FEED_KEY, FeedStream.purposeKey(SECRET, FeedStream.FEED));
+  }
+
+  private static void assertKeys(JsonNode keys, String key, String server) {
+    byte[] serverNonce = hex("server_nonce");
+    byte[] clientNonce = hex("client_nonce");
     assertArrayEquals(parseHex(keys.get("client_to_server").asText()),
-        FeedStream.deriveKey(SECRET, server, client, FeedStream.TO_SERVER));
+        FeedStream.deriveKey(key, serverNonce, clientNonce, FeedStream.TO_SERVER, server));
     assertArrayEquals(parseHex(keys.get("server_to_client").asText()),
-        FeedStream.deriveKey(SECRET, server, client, FeedStream.TO_CLIENT));
+        FeedStream.deriveKey(key, serverNonce, clientNonce, FeedStream.TO_CLIENT, server));
+  }
+
+  @Test
+  public void derivesTheVectorsKeysFromThePurposeKeyBothNoncesAndTheServersName() {
+    assertKeys(VECTORS.get("keys"), FEED_KEY, SERVER);
+    JsonNode other = VECTORS.get("other_server");
+    assertKeys(other.get("keys"), FEED_KEY, other.get("server").asText());
+    JsonNode control = VECTORS.get("control_keys");
+    assertKeys(control.get("keys"), FeedStream.purposeKey(SECRET, "control"),
+        control.get("server").asText());
+  }
+
+  @Test
+  public void keysBoundToAnotherServerOrMadeFromTheSecretDiffer() {
+    byte[] serverNonce = hex("server_nonce");
+    byte[] clientNonce = hex("client_nonce");
+    byte[] meant = FeedStream.deriveKey(FEED_KEY, serverNonce, clientNonce, FeedStream.TO_SERVER,
+        SERVER);
+    assertFalse(Arrays.equals(meant, FeedStream.deriveKey(FEED_KEY, serverNonce, clientNonce,
+        FeedStream.TO_SERVER, VECTORS.get("other_server").get("server").asText())));
+    assertFalse(Arrays.equals(meant, FeedStream.deriveKey(SECRET, serverNonce, clientNonce,
+        FeedStream.TO_SERVER, SERVER)));
+  }
+
+  @Test
+  public void theVectorsHelloIsTheFeedersWithItsAttemptAndANonAsciiFeedName() throws IOException {
+    Map<String, Object> hello = header(messages("client_to_server").get(0));
+    assertEquals(FeedStream.HELLO, hello.get("type"));
+    assertTrue(hello.containsKey("attempt"));
+    String feed = (String) hello.get("feed");
+    assertTrue(feed, feed.chars().anyMatch(c -> c > 127));
   }
 
   @Test
@@ -241,10 +289,31 @@ public class FeedStreamTest {
   }
 
   @Test
-  public void refusesAServerWithAnotherSecret() throws IOException {
+  public void refusesAServerWithAnotherKey() throws IOException {
     Memory memory = new Memory(hex("server_greeting"), frame(messages("server_to_client").get(0)));
-    FeedStream wire = FeedStream.handshake(memory, "test:1", "another secret",
+    FeedStream wire = FeedStream.handshake(memory, "test:1", "another key", SERVER,
         hex("client_nonce"), header(messages("client_to_server").get(0)));
+    IOException e = assertThrows(IOException.class, wire::receive);
+    assertTrue(e.getMessage(), e.getMessage().contains("does not authenticate"));
+  }
+
+  @Test
+  public void refusesAServerReachedUnderTheClusterSecretInsteadOfThePurposeKey()
+      throws IOException {
+    Memory memory = new Memory(hex("server_greeting"), frame(messages("server_to_client").get(0)));
+    FeedStream wire = FeedStream.handshake(memory, "test:1", SECRET, SERVER,
+        hex("client_nonce"), header(messages("client_to_server").get(0)));
+    IOException e = assertThrows(IOException.class, wire::receive);
+    assertTrue(e.getMessage(), e.getMessage().contains("does not authenticate"));
+  }
+
+  @Test
+  public void refusesTheMessagesOfAnotherNodesServer() throws IOException {
+    // a relay that hands this connection, meant for worker:1, to worker:0's server
+    Memory memory = new Memory(hex("server_greeting"), frame(messages("server_to_client").get(0)));
+    FeedStream wire = FeedStream.handshake(memory, "test:1", FEED_KEY,
+        VECTORS.get("other_server").get("server").asText(), hex("client_nonce"),
+        header(messages("client_to_server").get(0)));
     IOException e = assertThrows(IOException.class, wire::receive);
     assertTrue(e.getMessage(), e.getMessage().contains("does not authenticate"));
   }
@@ -265,6 +334,15 @@ public class FeedStreamTest {
     Memory memory = new Memory("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes());
     IOException e = assertThrows(IOException.class, () -> connected(memory));
     assertTrue(e.getMessage(), e.getMessage().contains("does not speak"));
+  }
+
+  @Test
+  public void refusesAServerOfProtocolVersion1() {
+    byte[] greeting = hex("server_greeting");
+    greeting[5] = 1; // MAGIC of version 1
+    Memory memory = new Memory(greeting);
+    IOException e = assertThrows(IOException.class, () -> connected(memory));
+    assertTrue(e.getMessage(), e.getMessage().contains("protocol 2"));
   }
 
   @Test
