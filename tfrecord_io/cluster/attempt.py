@@ -48,6 +48,9 @@ STOP_TIMEOUT = 15.0
 #: After the first failure, reports arriving this soon are weighed too (a killed worker's
 #: peers fail right after it; the killed one is the cause).
 _CAUSE_WINDOW = 1.0
+#: A running node silent this long (3 of its task's heartbeats) after another failed is
+#: waited for, up to the heartbeat timeout: it may be the cause.
+_QUIET = 6.5
 _JOIN_TIMEOUT = 120.0
 
 
@@ -187,6 +190,19 @@ class Attempt:
         self._failures.append((kind.rank, time.monotonic(), error))
         log.error("%s", error)
 
+    def _check_heartbeats(self, quiet_after: float) -> bool:
+        """Lose the nodes silent for longer than the heartbeat timeout; whether any other
+        node running has been quiet for *quiet_after* s (called with the lock held)."""
+        now = time.monotonic()
+        quiet = False
+        for node in sorted(set(self._registered) - set(self._done) - self._lost):
+            silent_for = now - self._last_seen.get(node, now)
+            if silent_for > self._heartbeat_timeout:
+                self._silent(node, silent_for)
+            elif silent_for > quiet_after:
+                quiet = True
+        return quiet
+
     def _silent(self, node: str, silent_for: float) -> None:
         """*node*'s task sent nothing for *silent_for* s: it is lost now (its host cut off or
         its process frozen), named with where it ran; nobody waits for it to confirm a stop."""
@@ -304,9 +320,13 @@ class Attempt:
                 if self._failures:
                     first = min(f[1] for f in self._failures)
                     left = first + _CAUSE_WINDOW - time.monotonic()
-                    if left <= 0:
+                    # A node gone quiet is likelier the cause than a peer's exception (its
+                    # host cut off, a peer's collective failing on it): wait for its
+                    # heartbeat timeout, or its next heartbeat, before naming the cause.
+                    quiet = self._check_heartbeats(quiet_after=_QUIET)
+                    if left <= 0 and not quiet:
                         break
-                    self._cond.wait(left)
+                    self._cond.wait(max(0.05, min(0.5, left) if not quiet else 0.5))
                     continue
                 if self._stopping or self._complete():
                     break
@@ -317,11 +337,7 @@ class Attempt:
                         f"{self._spark_error}")))
                     log.error("the Spark job ended early: %s", self._spark_error)
                     continue
-                now = time.monotonic()
-                for node in sorted(set(self._registered) - set(self._done) - self._lost):
-                    silent_for = now - self._last_seen.get(node, now)
-                    if silent_for > self._heartbeat_timeout:
-                        self._silent(node, silent_for)
+                self._check_heartbeats(quiet_after=self._heartbeat_timeout)
                 self._cond.wait(min(0.5, self._heartbeat_timeout / 4))
             self._stopping = True
             pending = set(self._registered) - set(self._done) - self._lost
