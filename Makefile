@@ -229,11 +229,22 @@ test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_C
 # jar built against pyspark 4.3. Spark's Python workers run the 3.5 environment too.
 # On pyspark 3.5: the Spark I/O tests, the ml tests (ml.predict without arrow_udf, TFEstimator
 # and TFModel), and the main paths of the launcher (a sync cluster) and of the feed (epochs).
-# With their Connect cases (marker connect), on Spark 3.5's Connect server ($(CONNECT35_JAR)),
-# and the launcher and the feed over a Connect session; the Spark conversions of the CLI and of
-# tfrecord_io.datasets.images.
+# With their Connect cases (marker connect), on Spark 3.5's Connect server ($(CONNECT35_JAR)):
+# the launcher over a Connect session (values and metrics after a recovered failure, a node's
+# exception, a lost executor named from the server's events, too few slots) and the feed over a
+# Connect session; the Spark conversions of the CLI and of tfrecord_io.datasets.images. The
+# launcher's and the feed's other paths do not depend on Spark's version: they run on 4.3 only.
+RUN_OVER_CONNECT := tests/cluster/test_run_over_connect.py
+FEED_OVER_CONNECT := tests/cluster/test_feed_over_connect.py
 SPARK35_TESTS := tests/spark tests/ml tests/cluster/test_cluster_sync.py tests/cluster/test_feed_epochs.py \
-  tests/cluster/test_run_over_connect.py tests/cluster/test_feed_over_connect.py \
+  '$(RUN_OVER_CONNECT)::test_two_workers_return_their_values_and_metrics_after_a_recovered_failure[connect]' \
+  '$(RUN_OVER_CONNECT)::test_an_exception_names_the_node_and_its_traceback_within_seconds[connect]' \
+  $(RUN_OVER_CONNECT)::test_a_lost_executor_is_named_with_the_reason_the_connect_servers_driver_gives \
+  '$(RUN_OVER_CONNECT)::test_too_few_slots_fail_at_once_before_submitting[connect]' \
+  $(FEED_OVER_CONNECT)::test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares \
+  $(FEED_OVER_CONNECT)::test_a_node_failing_while_fed_fails_train_naming_it \
+  $(FEED_OVER_CONNECT)::test_a_streaming_dataframe_is_refused_at_once_saying_why \
+  $(FEED_OVER_CONNECT)::test_an_rdd_or_classic_dataframe_is_refused_by_a_connect_cluster \
   tests/datasets/test_images_spark.py \
   tests/cli/test_cli_mnist.py::test_spark_conversion_on_executors_matches_the_local_one_byte_for_byte \
   tests/cli/test_cli_images.py::test_spark_conversion_matches_the_local_one_byte_for_byte

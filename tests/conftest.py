@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import types
 from dataclasses import dataclass
 
@@ -112,6 +113,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Stable sort: everything else, then the yarn tests, then the standalone ones.
     items.sort(key=lambda i: (i.get_closest_marker("standalone") is not None) * 2
                + (i.get_closest_marker("yarn") is not None))
+
+
+class _ModuleClock:
+    """Ends each test module's progress line with the module's wall time and the session's, so
+    that a run's output (CI's log above all) shows where the time went, even when it is cut
+    short."""
+
+    def __init__(self) -> None:
+        self.session_start = time.monotonic()
+        self.module: str | None = None
+        self.module_start = self.session_start
+
+    def mark(self, config: pytest.Config, module: str | None) -> None:
+        if module == self.module:
+            return
+        now = time.monotonic()
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if self.module is not None and reporter is not None and reporter.verbosity == 0:
+            reporter.write(f" {now - self.module_start:.0f} s"
+                           f" (at {(now - self.session_start) / 60:.1f} min)")
+        self.module, self.module_start = module, now
+
+
+_CLOCK = _ModuleClock()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> None:
+    _CLOCK.mark(item.config, item.location[0])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _CLOCK.mark(session.config, None)
 
 
 @pytest.fixture(scope="session")
