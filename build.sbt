@@ -5,6 +5,8 @@
 //   bin/sbt miniyarn/exportClasspath    writes .tools/miniyarn.classpath (the test YARN's)
 //   bin/sbt postgresJdbc/exportClasspath writes .tools/postgres-jdbc.classpath (the PostgreSQL
 //                                       JDBC driver that the tests give Spark in spark.jars)
+//   bin/sbt hadoopAws/exportClasspath   writes .tools/hadoop-aws.classpath (Hadoop's S3A
+//                                       connector, on the tests' Spark classpath)
 //   bin/sbt core/publishM2              the Maven artifact org.tfrecordio:tfrecord-io:VERSION (jar,
 //                                       sources and javadoc jars, POM) into ~/.m2/repository, or
 //                                       SBT_OPTS=-Dmaven.repo.local=DIR; core/publishLocal: ~/.ivy2
@@ -83,7 +85,7 @@ val jdkOpens = Seq(
 ).flatMap(p => Seq("--add-opens", s"$p=ALL-UNNAMED"))
 
 lazy val root = (project in file("."))
-  .aggregate(core, minihdfs, miniyarn, postgresJdbc)
+  .aggregate(core, minihdfs, miniyarn, postgresJdbc, hadoopAws)
   .settings(javaOnly)
   .settings(
     name := "tfrecord-io-root",
@@ -234,6 +236,26 @@ lazy val postgresJdbc = (project in file("jvm/postgres-jdbc"))
     exportClasspath := {
       val cp = (Runtime / managedClasspath).value.files.map(_.getAbsolutePath)
       val out = (ThisBuild / baseDirectory).value / ".tools" / "postgres-jdbc.classpath"
+      IO.write(out, cp.mkString(java.io.File.pathSeparator))
+      streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
+      out
+    }
+  )
+
+// Hadoop's S3A connector (s3a://, and s3:// as tfrecord_io.spark.s3a_conf maps it) for the
+// tests' Spark applications: hadoop-aws of the Hadoop that pyspark bundles, with the AWS SDK
+// bundle it depends on (hadoop-common is `provided` there: pyspark's own). No sources: the jars,
+// written to .tools/hadoop-aws.classpath, which the tests put on the driver's and executors'
+// extraClassPath (no copy of the SDK's 650 MB to each executor, as spark.jars would make).
+lazy val hadoopAws = (project in file("jvm/hadoop-aws"))
+  .settings(javaOnly)
+  .settings(
+    name := "tfrecord-io-hadoop-aws",
+    publish / skip := true,
+    libraryDependencies += "org.apache.hadoop" % "hadoop-aws" % hadoopVersion,
+    exportClasspath := {
+      val cp = (Runtime / managedClasspath).value.files.map(_.getAbsolutePath)
+      val out = (ThisBuild / baseDirectory).value / ".tools" / "hadoop-aws.classpath"
       IO.write(out, cp.mkString(java.io.File.pathSeparator))
       streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
       out

@@ -169,11 +169,24 @@ def _event_log_conf(directory) -> dict[str, str]:
             "spark.eventLog.compress": "false"}
 
 
+def _s3a_conf() -> dict[str, str]:
+    """Hadoop's S3A connector (``make setup`` fetches it) on the driver's and the executors'
+    classpath, when it is of the Hadoop that the installed pyspark bundles (tests/spark/
+    test_spark_s3.py)."""
+    from tfrecord_io.testing.s3.s3a import find_s3a_classpath
+
+    classpath = find_s3a_classpath()
+    if classpath is None:
+        return {}
+    return {"spark.driver.extraClassPath": classpath, "spark.executor.extraClassPath": classpath}
+
+
 @pytest.fixture(scope="session")
 def spark(event_logs):
     """A SparkSession on a local cluster: two executor JVMs with their own Python workers,
     with the PostgreSQL JDBC driver (``make setup`` fetches it) in ``spark.jars`` for the tests
-    of Spark's JDBC source (tests/postgres), writing its event log to :func:`event_logs`."""
+    of Spark's JDBC source (tests/postgres), Hadoop's S3A connector on its classpath
+    (:func:`_s3a_conf`), writing its event log to :func:`event_logs`."""
     from tfrecord_io import spark as tfs
     from tfrecord_io.testing.postgres.jdbc import find_jdbc_jars
 
@@ -194,6 +207,7 @@ def spark(event_logs):
             # its files get is set here, once, for every test.
             "spark.hadoop.dfs.replication": "2",
             **_event_log_conf(event_logs),
+            **_s3a_conf(),
             **({"spark.jars": ",".join(jdbc_jars)} if jdbc_jars else {}),
         },
     )
@@ -222,7 +236,7 @@ def connect_server(tmp_path_factory, event_logs):
         tmp_path_factory.mktemp("connect"), master=SPARK_MASTER,
         conf={"spark.task.maxFailures": "4", "spark.executor.memory": "1g",
               "spark.python.worker.reuse": "true", "spark.hadoop.dfs.replication": "2",
-              **_event_log_conf(event_logs)},
+              **_event_log_conf(event_logs), **_s3a_conf()},
     )
     try:
         try:

@@ -165,3 +165,11 @@ def fail_once_while_fed(args, ctx):
         raise RuntimeError(f"planned failure on {me} after every epoch")
     _write(args, ctx, f"read-{ctx.attempt}", {"epochs": epochs})
     return len(epochs)
+
+
+def read_one_epoch_then_wait(args, ctx):
+    """Read epoch 1 of feed "train", say so (``<node>-epoch1.json``), then wait to be stopped
+    (by the driver going away)."""
+    ids = [i for batch in ctx.feed("train").batch(100) for i in _ids(batch, "example")]
+    _write(args, ctx, "epoch1", {"ids": len(ids)})
+    time.sleep(args.get("wait", 600))

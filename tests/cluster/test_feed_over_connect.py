@@ -7,6 +7,11 @@ named, and nothing is left behind (no node process, no temporary view, no kept b
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
+import uuid
 
 import pytest
 from processes import node_processes
@@ -106,3 +111,71 @@ def test_an_rdd_or_classic_dataframe_is_refused_by_a_connect_cluster(connect_spa
         with pytest.raises(TypeError, match="DataFrame of a Connect session"):
             c.train([b"r1", b"r2"])
         c.shutdown()
+
+
+_DYING_CLIENT = """
+import os, sys
+from pyspark import cloudpickle
+sys.path.insert(0, sys.argv[4])
+import feed_programs
+cloudpickle.register_pickle_by_value(feed_programs)
+from pyspark.sql.connect.session import SparkSession
+from tfrecord_io import cluster
+url, session_id, out = sys.argv[1:4]
+spark = SparkSession.builder.remote(f"{url}/;session_id={session_id}").create()
+c = cluster.run(spark, feed_programs.read_one_epoch_then_wait, {"out": out}, num_workers=2,
+                input_mode="spark", progress=False, reservation_timeout=300)
+with open(os.path.join(out, "cluster"), "w") as f:
+    f.write(c.name)
+c.train(spark.range(0, 1000, 1, 4).selectExpr("id"), num_epochs=3)  # killed in epoch 2
+"""
+
+
+def _kept(spark, session_id: str) -> int:
+    """Views whose batches the Connect server keeps for *session_id* (the feed source's
+    ``kept`` action)."""
+    from tfrecord_io.spark.jvm import FEED_SOURCE
+
+    frame = spark.read.format(FEED_SOURCE).options(action="kept", session=session_id).load()
+    return int(frame.collect()[0].kept)
+
+
+def _wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        time.sleep(0.5)
+
+
+def test_the_kept_batches_of_a_client_that_died_are_freed_when_its_session_closes(
+        connect_server, connect_spark, tmp_path):
+    # A client process trains with kept batches (cache=True) and is killed in epoch 2: its
+    # batches stay on the server while its session lives, and go with it. (A dead client's
+    # session closes when the server expires it; here it is closed at once, as expiry does,
+    # by a release naming the session.)
+    session_id = str(uuid.uuid4())
+    client = subprocess.Popen(
+        [sys.executable, "-c", _DYING_CLIENT, connect_server.url, session_id, str(tmp_path),
+         os.path.dirname(feed_programs.__file__)], stdin=subprocess.DEVNULL)
+    try:
+        read = [tmp_path / f"worker-{w}-epoch1.json" for w in range(2)]
+        _wait_for(lambda: all(p.exists() for p in read) or client.poll() is not None, 600,
+                  "both workers read epoch 1")
+        assert client.poll() is None, "the client ended before its workers read epoch 1"
+    finally:
+        client.kill()
+        client.wait()
+    assert sum(json.loads(p.read_text())["ids"] for p in read) == 1000
+    assert _kept(connect_spark, session_id) == 1
+    name = (tmp_path / "cluster").read_text()
+    _wait_for(lambda: node_processes(name) == [], 60, "the nodes stop without their driver")
+    assert _kept(connect_spark, session_id) == 1  # the session lives on: so do its batches
+
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    dead = RemoteSparkSession.builder.remote(
+        f"{connect_server.url}/;session_id={session_id}").create()
+    dead.client.release_session()
+    dead.client.close()
+    _wait_for(lambda: _kept(connect_spark, session_id) == 0, 30,
+              "the closed session's kept batches are freed")

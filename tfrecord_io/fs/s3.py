@@ -86,6 +86,7 @@ __all__ = [
     "READ_BUFFER",
     "REQUEST_TIMEOUT_ENV",
     "S3FileSystem",
+    "S3Settings",
 ]
 
 log = logging.getLogger(__name__)
@@ -115,7 +116,24 @@ _UNREACHABLE = ("NETWORK_CONNECTION", "curlCode", "REQUEST_TIMEOUT", "Timeout wa
 
 
 @dataclasses.dataclass(frozen=True)
-class _Config:
+class S3Settings:
+    """One resolved S3 configuration (:meth:`S3FileSystem.settings`): what this process's
+    ``s3://`` uses now, given or from the AWS environment. Secrets are left out of ``repr``.
+
+    Attributes:
+        endpoint: an S3-compatible store's ``scheme://host[:port]``, or None for AWS.
+        region: the region to sign for, or None (AWS: each bucket's own).
+        addressing: ``"path"`` or ``"virtual"``.
+        access_key: explicit credentials (given, or the environment's ``AWS_ACCESS_KEY_ID``),
+            or None for the rest of the AWS SDK's chain.
+        secret_key: the secret of *access_key*.
+        session_token: a temporary credential's token, or None.
+        profile: ``AWS_PROFILE``, or None.
+        connect_timeout: seconds to connect.
+        request_timeout: seconds a request may receive nothing.
+        max_attempts: attempts per request.
+    """
+
     endpoint: str | None  # scheme://host[:port], as given
     region: str | None
     addressing: str  # "path" | "virtual"
@@ -209,14 +227,16 @@ class S3FileSystem(FileSystem):
             "session_token": session_token, "connect_timeout": connect_timeout,
             "request_timeout": request_timeout, "max_attempts": max_attempts,
         }
-        self._clients: dict[tuple[_Config, str | None], pafs.S3FileSystem] = {}
+        self._clients: dict[tuple[S3Settings, str | None], pafs.S3FileSystem] = {}
         self._bucket_regions: dict[str, str | None] = {}
-        self._buckets_seen: set[tuple[_Config, str]] = set()
+        self._buckets_seen: set[tuple[S3Settings, str]] = set()
         self._lock = threading.Lock()
 
     # -- configuration and clients ------------------------------------------------------------
 
-    def _config(self) -> _Config:
+    def settings(self) -> S3Settings:
+        """The configuration in effect now: what was given, the rest from the environment
+        (the module's docstring). Raises ``ValueError`` for an unknown addressing style."""
         given = self._given
         endpoint = given["endpoint_url"]
         if endpoint is None:
@@ -245,7 +265,7 @@ class S3FileSystem(FileSystem):
                 access_key, secret_key = env_key, env_secret
                 token = token or os.environ.get("AWS_SESSION_TOKEN") or None
         attempts = int(_number(MAX_ATTEMPTS_ENV, 3, given["max_attempts"]))
-        return _Config(
+        return S3Settings(
             endpoint=endpoint, region=region, addressing=addressing, access_key=access_key,
             secret_key=secret_key, session_token=token,
             profile=os.environ.get("AWS_PROFILE") or None,
@@ -254,7 +274,7 @@ class S3FileSystem(FileSystem):
             max_attempts=max(1, attempts),
         )
 
-    def _region_of(self, config: _Config, bucket: str) -> str | None:
+    def _region_of(self, config: S3Settings, bucket: str) -> str | None:
         """The region to sign for: configured, else (AWS only) the bucket's own, asked once."""
         if config.region is not None or config.endpoint is not None:
             return config.region
@@ -270,8 +290,8 @@ class S3FileSystem(FileSystem):
             self._bucket_regions[bucket] = region
         return region
 
-    def _client(self, bucket: str) -> tuple[pafs.S3FileSystem, _Config]:
-        config = self._config()
+    def _client(self, bucket: str) -> tuple[pafs.S3FileSystem, S3Settings]:
+        config = self.settings()
         region = self._region_of(config, bucket)
         key = (config, region)
         with self._lock:
@@ -306,7 +326,7 @@ class S3FileSystem(FileSystem):
 
     # -- errors -------------------------------------------------------------------------------
 
-    def _error(self, e: OSError, url: str, what: str, config: _Config) -> OSError:
+    def _error(self, e: OSError, url: str, what: str, config: S3Settings) -> OSError:
         """The error of :mod:`tfrecord_io.errors` for a failed pyarrow call on *url*."""
         if isinstance(e, TFRecordError):
             return e
@@ -333,7 +353,7 @@ class S3FileSystem(FileSystem):
         return ObjectStoreError(f"cannot {what} {url}: {text}")
 
     @contextlib.contextmanager
-    def _translated(self, url: str, what: str, config: _Config) -> Any:
+    def _translated(self, url: str, what: str, config: S3Settings) -> Any:
         try:
             yield
         except OSError as e:
@@ -529,7 +549,7 @@ class S3FileSystem(FileSystem):
 class _Reader(io.RawIOBase):
     """Ranged reads of one object (wrapped in a :class:`io.BufferedReader` by ``open``)."""
 
-    def __init__(self, handle: Any, url: str, owner: S3FileSystem, config: _Config) -> None:
+    def __init__(self, handle: Any, url: str, owner: S3FileSystem, config: S3Settings) -> None:
         super().__init__()
         self.name = url
         self._handle = handle

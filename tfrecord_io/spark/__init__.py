@@ -11,7 +11,9 @@ The jar with the Hadoop formats ships inside this package, so nothing needs ``--
 Modules: :mod:`~tfrecord_io.spark.jvm` (the jar, sessions, the Java names),
 :mod:`~tfrecord_io.spark.rdd` (:func:`save_records`, :func:`load_records`) and
 :mod:`~tfrecord_io.spark.dataframe` (:func:`save_dataframe`, :func:`load_dataframe`, and the
-DataFrame specification: the type mapping, :data:`RECORD_TYPES`, :data:`BYTE_ARRAY_COLUMN`).
+DataFrame specification: the type mapping, :data:`RECORD_TYPES`, :data:`BYTE_ARRAY_COLUMN`),
+:mod:`~tfrecord_io.spark.object_stores` (:func:`s3a_conf`, :func:`hadoop_aws_package`: Spark's
+``s3a://`` and ``s3://`` configured as tfrecord-io's ``s3://`` is).
 Scala/Java users of the same jar call the formats named by :data:`INPUT_FORMAT` and friends.
 """
 
@@ -34,6 +36,12 @@ from tfrecord_io.spark.jvm import (
     jar_path,
     session,
 )
+from tfrecord_io.spark.object_stores import (
+    S3A_FILE_SYSTEM,
+    hadoop_aws_package,
+    hadoop_version,
+    s3a_conf,
+)
 from tfrecord_io.spark.rdd import load_records, save_records
 
 __all__ = [
@@ -52,4 +60,8 @@ __all__ = [
     "load_records",
     "save_dataframe",
     "load_dataframe",
+    "s3a_conf",
+    "hadoop_aws_package",
+    "hadoop_version",
+    "S3A_FILE_SYSTEM",
 ]

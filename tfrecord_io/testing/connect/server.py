@@ -150,7 +150,7 @@ class ConnectServer:
         server_jar: str | os.PathLike[str] | None = None,
         conf: Mapping[str, str] | None = None,
         python: str | None = None,
-        startup_timeout: float = 180.0,
+        startup_timeout: float = 600.0,
     ) -> None:
         self._own_base = base_dir is None
         self.base_dir = Path(base_dir) if base_dir is not None else None

@@ -100,7 +100,7 @@ class MiniHdfs:
         classpath: str | None = None,
         java: str | None = None,
         jvm_options: Sequence[str] = (),
-        startup_timeout: float = 120.0,
+        startup_timeout: float = 600.0,
         host: str = "127.0.0.1",
     ) -> None:
         self._own_base = base_dir is None

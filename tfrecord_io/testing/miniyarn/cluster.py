@@ -57,7 +57,7 @@ class MiniYarn:
         nm_memory_mb: int = 8192,
         classpath: str | None = None,
         jvm_options: Sequence[str] = (),
-        startup_timeout: float = 180.0,
+        startup_timeout: float = 600.0,
     ) -> None:
         self._own_base = base_dir is None
         self.base_dir = Path(base_dir) if base_dir is not None else None

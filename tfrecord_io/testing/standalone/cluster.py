@@ -69,7 +69,7 @@ class StandaloneCluster:
         *,
         worker_cores: int = 2,
         worker_memory: str = "3g",
-        startup_timeout: float = 120.0,
+        startup_timeout: float = 600.0,
     ) -> None:
         self.network = network
         self._own_base = base_dir is None

@@ -1,0 +1,90 @@
+"""tfrecord_io.spark.object_stores: S3A's settings made from the ones tfrecord-io's ``s3://``
+resolves (the AWS environment, or a registered S3FileSystem), and the hadoop-aws to add. No
+Spark started (tests/spark/test_spark_s3.py runs them on the test S3 server)."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pyspark
+import pytest
+
+from tfrecord_io import fs
+from tfrecord_io import spark as tfs
+from tfrecord_io.fs.s3 import S3FileSystem
+
+
+@pytest.fixture
+def aws_env(monkeypatch):
+    for name in list(os.environ):
+        if name.startswith(("AWS_", "TFRECORD_IO_S3_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://store.internal:9000/")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI")
+    monkeypatch.setenv("TFRECORD_IO_S3_CONNECT_TIMEOUT", "2.5")
+    return monkeypatch
+
+
+def test_an_s3_compatible_endpoint_from_the_environment_becomes_s3as_with_path_style(aws_env):
+    conf = tfs.s3a_conf()
+    assert conf["spark.hadoop.fs.s3a.endpoint"] == "http://store.internal:9000"
+    assert conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] == "false"
+    assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
+    assert conf["spark.hadoop.fs.s3a.endpoint.region"] == "us-east-1"
+    assert conf["spark.hadoop.fs.s3a.connection.establish.timeout"] == "2500ms"
+    assert conf["spark.hadoop.fs.s3a.connection.timeout"] == "30000ms"
+    assert conf["spark.hadoop.fs.s3a.attempts.maximum"] == "3"
+
+
+def test_s3_urls_are_served_by_s3a_in_spark(aws_env):
+    conf = tfs.s3a_conf(prefix="")
+    assert conf["fs.s3.impl"] == tfs.S3A_FILE_SYSTEM == "org.apache.hadoop.fs.s3a.S3AFileSystem"
+    assert conf["fs.AbstractFileSystem.s3.impl"] == "org.apache.hadoop.fs.s3a.S3A"
+
+
+def test_credentials_are_passed_only_when_asked(aws_env):
+    assert not [k for k in tfs.s3a_conf() if "key" in k or "token" in k]
+    conf = tfs.s3a_conf(credentials=True, prefix="")
+    assert (conf["fs.s3a.access.key"], conf["fs.s3a.secret.key"]) == ("AKIDEXAMPLE", "wJalrXUtnFEMI")
+    assert "fs.s3a.session.token" not in conf
+
+
+def test_a_session_token_brings_s3as_temporary_credentials_provider(aws_env):
+    aws_env.setenv("AWS_SESSION_TOKEN", "FQoGZXIvYXdzE")
+    conf = tfs.s3a_conf(credentials=True, prefix="")
+    assert conf["fs.s3a.session.token"] == "FQoGZXIvYXdzE"
+    assert conf["fs.s3a.aws.credentials.provider"].endswith("TemporaryAWSCredentialsProvider")
+
+
+def test_on_aws_itself_no_endpoint_is_set_and_buckets_are_virtual_hosted(aws_env):
+    aws_env.delenv("AWS_ENDPOINT_URL_S3")
+    aws_env.setenv("AWS_REGION", "eu-west-1")
+    conf = tfs.s3a_conf(prefix="")
+    assert "fs.s3a.endpoint" not in conf
+    assert conf["fs.s3a.path.style.access"] == "false"
+    assert conf["fs.s3a.endpoint.region"] == "eu-west-1"
+
+
+def test_the_registered_s3_file_systems_settings_are_the_ones_passed_on(aws_env):
+    registered = S3FileSystem(endpoint_url="https://ceph.internal", addressing="virtual",
+                              region="default")
+    previous, _ = fs.filesystem("s3://b")
+    fs.register("s3", registered, replace=True)
+    try:
+        conf = tfs.s3a_conf(prefix="")
+    finally:
+        fs.register("s3", previous, replace=True)
+    assert conf["fs.s3a.endpoint"] == "https://ceph.internal"
+    assert conf["fs.s3a.connection.ssl.enabled"] == "true"
+    assert conf["fs.s3a.path.style.access"] == "false"
+    assert conf["fs.s3a.endpoint.region"] == "default"
+
+
+def test_hadoop_aws_package_is_of_the_hadoop_that_pyspark_bundles():
+    jars = glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars",
+                                  "hadoop-client-api-*.jar"))
+    version = os.path.basename(jars[0])[len("hadoop-client-api-"):-len(".jar")]
+    assert tfs.hadoop_version() == version
+    assert tfs.hadoop_aws_package() == f"org.apache.hadoop:hadoop-aws:{version}"

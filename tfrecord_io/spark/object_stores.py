@@ -1,0 +1,121 @@
+"""Object stores in Spark: Hadoop's S3A connector configured from the same settings that
+tfrecord-io's ``s3://`` uses in Python and TensorFlow (:mod:`tfrecord_io.fs.s3`: the standard
+AWS environment), so that one configuration serves every side and an ``s3://`` URL names the
+same object in Spark, in Python, in TensorFlow and on the command line.
+
+Spark reaches object stores through Hadoop's connectors, which pyspark does not bundle. S3A is
+``org.apache.hadoop:hadoop-aws`` of the very Hadoop version that Spark bundles (with the AWS
+SDK bundle it depends on), e.g. as a package that Spark resolves from Maven Central at start::
+
+    from tfrecord_io import spark as tfs
+
+    spark = tfs.session("local[2]", **tfs.s3a_conf(),
+                        **{"spark.jars.packages": tfs.hadoop_aws_package()})
+    tfs.save_dataframe(df, "s3://bucket/data")      # the same URL TensorFlow reads
+    spark.read.format("tfrecord").load("s3a://bucket/data")
+
+:func:`s3a_conf` maps ``s3://`` to S3A (Spark's open-source Hadoop has no ``s3://`` of its
+own), and passes the endpoint, region, addressing style and timeouts on; credentials stay with
+the AWS chain of each JVM (environment, profile, instance role: S3A's default providers) unless
+asked for. Writes go through Spark's usual commit protocol (Hadoop's ``FileOutputCommitter``):
+a task's output is promoted only when the task commits and the job's only when the job commits,
+so a failed task leaves nothing at the destination; on S3 each promotion is a copy (S3 has no
+rename), which costs time per file but never shows a partial file.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+from tfrecord_io.errors import MissingDependencyError
+from tfrecord_io.fs.registry import filesystem
+from tfrecord_io.fs.s3 import S3FileSystem, S3Settings
+
+__all__ = ["S3A_FILE_SYSTEM", "hadoop_aws_package", "hadoop_version", "s3a_conf"]
+
+#: Hadoop's S3A file system class (``s3a://``), which :func:`s3a_conf` also gives ``s3://``.
+S3A_FILE_SYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+_S3A_ABSTRACT = "org.apache.hadoop.fs.s3a.S3A"
+_HADOOP_CLIENT = re.compile(r"hadoop-client-api-(\d+\.\d+\.\d+)\.jar$")
+
+
+def _milliseconds(seconds: float) -> str:
+    return f"{max(1, round(seconds * 1000))}ms"
+
+
+def s3a_conf(
+    settings: S3Settings | None = None, *, credentials: bool = False,
+    prefix: str = "spark.hadoop.",
+) -> dict[str, str]:
+    """The Spark configuration that makes S3A use *settings* (default: what ``s3://`` uses in
+    this process now, :meth:`~tfrecord_io.fs.s3.S3FileSystem.settings`) and serve ``s3://``
+    URLs too.
+
+    Args:
+        settings: the S3 configuration to pass on.
+        credentials: also pass the settings' explicit keys (``fs.s3a.access.key``,
+            ``fs.s3a.secret.key``, ``fs.s3a.session.token``): for a driver whose executors do
+            not share its environment and have no role of their own. Spark redacts these keys
+            in its UI and event logs (``spark.redaction.regex``), but they travel in the
+            application's configuration; by default each JVM finds its own credentials.
+        prefix: ``"spark.hadoop."`` for a new session's configuration; ``""`` for the keys of
+            a running session's ``spark.conf.set`` (its DataFrame reads and writes take them,
+            Spark Connect sessions included) or of a Hadoop ``Configuration``.
+
+    Returns:
+        The settings, as strings, keyed with *prefix*.
+    """
+    if settings is None:
+        backend, _ = filesystem("s3://bucket")
+        settings = backend.settings() if isinstance(backend, S3FileSystem) \
+            else S3FileSystem().settings()
+    conf = {
+        "fs.s3.impl": S3A_FILE_SYSTEM,
+        "fs.AbstractFileSystem.s3.impl": _S3A_ABSTRACT,
+        "fs.s3a.path.style.access": str(settings.addressing == "path").lower(),
+        "fs.s3a.connection.establish.timeout": _milliseconds(settings.connect_timeout),
+        "fs.s3a.connection.timeout": _milliseconds(settings.request_timeout),
+        "fs.s3a.attempts.maximum": str(settings.max_attempts),
+    }
+    if settings.endpoint is not None:
+        conf["fs.s3a.endpoint"] = settings.endpoint
+        conf["fs.s3a.connection.ssl.enabled"] = str(
+            settings.endpoint.startswith("https://")).lower()
+    if settings.region is not None:
+        conf["fs.s3a.endpoint.region"] = settings.region
+    if credentials and settings.access_key and settings.secret_key:
+        conf["fs.s3a.access.key"] = settings.access_key
+        conf["fs.s3a.secret.key"] = settings.secret_key
+        if settings.session_token:
+            conf["fs.s3a.session.token"] = settings.session_token
+            conf["fs.s3a.aws.credentials.provider"] = (
+                "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider")
+    return {prefix + key: value for key, value in conf.items()}
+
+
+def hadoop_version() -> str:
+    """The Hadoop version that the installed pyspark bundles (its ``hadoop-client-api`` jar):
+    the version every Hadoop connector added to it must have.
+
+    Raises:
+        MissingDependencyError: pyspark is not installed, or is the client-only
+            ``pyspark-client`` (no jars: the cluster's Spark decides).
+    """
+    try:
+        import pyspark  # noqa: PLC0415 - the `spark` extra
+    except ImportError as e:
+        raise MissingDependencyError("pyspark", "spark", "tfrecord_io.spark") from e
+    jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+    for path in sorted(glob.glob(os.path.join(jars, "hadoop-client-api-*.jar"))):
+        found = _HADOOP_CLIENT.search(path)
+        if found:
+            return found.group(1)
+    raise MissingDependencyError("pyspark", "spark", "hadoop_version() (pyspark with its jars)")
+
+
+def hadoop_aws_package() -> str:
+    """``org.apache.hadoop:hadoop-aws:VERSION`` for ``spark.jars.packages``, VERSION the
+    Hadoop that the installed pyspark bundles (:func:`hadoop_version`)."""
+    return f"org.apache.hadoop:hadoop-aws:{hadoop_version()}"
