@@ -23,7 +23,7 @@ def aws_env(monkeypatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://store.internal:9000/")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI")
-    monkeypatch.setenv("TFRECORD_IO_S3_CONNECT_TIMEOUT", "2.5")
+    monkeypatch.setenv("TFRECORD_IO_S3_CONNECT_TIMEOUT", "20.5")
     return monkeypatch
 
 
@@ -33,7 +33,7 @@ def test_an_s3_compatible_endpoint_from_the_environment_becomes_s3as_with_path_s
     assert conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] == "false"
     assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
     assert conf["spark.hadoop.fs.s3a.endpoint.region"] == "us-east-1"
-    assert conf["spark.hadoop.fs.s3a.connection.establish.timeout"] == "2500ms"
+    assert conf["spark.hadoop.fs.s3a.connection.establish.timeout"] == "20500ms"
     assert conf["spark.hadoop.fs.s3a.connection.timeout"] == "30000ms"
     assert conf["spark.hadoop.fs.s3a.attempts.maximum"] == "3"
 
@@ -42,6 +42,11 @@ def test_s3_urls_are_served_by_s3a_in_spark(aws_env):
     conf = tfs.s3a_conf(prefix="")
     assert conf["fs.s3.impl"] == tfs.S3A_FILE_SYSTEM == "org.apache.hadoop.fs.s3a.S3AFileSystem"
     assert conf["fs.AbstractFileSystem.s3.impl"] == "org.apache.hadoop.fs.s3a.S3A"
+
+
+def test_a_connect_timeout_below_s3as_least_is_raised_to_it(aws_env):
+    aws_env.setenv("TFRECORD_IO_S3_CONNECT_TIMEOUT", "2")
+    assert tfs.s3a_conf(prefix="")["fs.s3a.connection.establish.timeout"] == "15000ms"
 
 
 def test_credentials_are_passed_only_when_asked(aws_env):

@@ -1,8 +1,8 @@
 """Spark on an S3-compatible store through Hadoop's S3A connector (``s3a://``, and ``s3://`` as
 :func:`tfrecord_io.spark.s3a_conf` maps it), configured from the same AWS settings that
-tfrecord-io's own ``s3://`` reads: ``format("tfrecord")``, ``save_dataframe``,
-``save_records``/``load_records``, the same URL read in Python, and a failed write that leaves
-nothing at its destination. On the test S3 server (moto's, started once per session), with the
+tfrecord-io's own ``s3://`` reads: ``save_dataframe`` read back with ``format("tfrecord")`` and
+in Python from the same URL (classic and Spark Connect), ``save_records``/``load_records``, and a
+failed write that leaves nothing at its destination. On the test S3 server (moto's, started once per session), with the
 connector that ``make setup`` fetched (tfrecord_io.testing.s3.s3a) on the session's classpath.
 Spark 4 only: pyspark 3.5 bundles Hadoop 3.3.4, whose connector the setup does not fetch."""
 
@@ -47,26 +47,20 @@ def _people(spark, n: int = 50):
     return spark.range(n).select(F.col("id"), F.concat(F.lit("name"), F.col("id")).alias("name"))
 
 
-def test_format_tfrecord_writes_and_reads_back_on_s3a_and_the_same_objects_on_s3(s3a):
+def test_spark_writes_on_s3a_and_reads_the_same_objects_on_s3_as_python_does(s3a):
     spark, s3_url, s3a_url = s3a
-    _people(spark).repartition(3).write.format("tfrecord").save(f"{s3a_url}/people")
+    tfs.save_dataframe(_people(spark).repartition(3), f"{s3a_url}/people")
     back = spark.read.format("tfrecord").load(f"{s3_url}/people")
     assert sorted((r.id, r.name) for r in back.collect()) == [(i, f"name{i}") for i in range(50)]
-    names = [fs.name(u) for u in fs.ls(f"{s3_url}/people")]
+    names = [fs.split(u)[1] for u in fs.ls(f"{s3_url}/people")]
     assert "_SUCCESS" in names
     assert len([n for n in names if n.startswith("part-")]) == 3
+    found = [ex.decode_example(r) for u in fs.expand(f"{s3_url}/people") for r in records.read(u)]
+    assert sorted(e["id"][0] for e in found) == list(range(50))
 
 
-def test_save_dataframe_to_s3_is_read_by_tfrecord_ios_python_reader_from_the_same_url(s3a):
-    spark, s3_url, _ = s3a
-    tfs.save_dataframe(_people(spark, 20).coalesce(2), f"{s3_url}/frame")
-    found = [ex.parse(r) for u in fs.expand(f"{s3_url}/frame") for r in records.read(u)]
-    assert sorted(e["id"][0] for e in found) == list(range(20))
-    assert tfs.load_dataframe(spark, f"{s3_url}/frame").count() == 20
-
-
-def test_a_failed_write_job_leaves_nothing_at_its_s3_destination(s3a):
-    spark, s3_url, _ = s3a
+def test_a_failed_write_job_leaves_nothing_at_its_s3_destination(s3a_classic):
+    spark, s3_url, _ = s3a_classic
     failing = _people(spark).repartition(2).withColumn(
         "id", F.when(F.col("id") == 42, F.raise_error(F.lit("task fails"))).otherwise(F.col("id")))
     with pytest.raises(Exception, match="task fails"):

@@ -15,12 +15,13 @@ SDK bundle it depends on), e.g. as a package that Spark resolves from Maven Cent
     spark.read.format("tfrecord").load("s3a://bucket/data")
 
 :func:`s3a_conf` maps ``s3://`` to S3A (Spark's open-source Hadoop has no ``s3://`` of its
-own), and passes the endpoint, region, addressing style and timeouts on; credentials stay with
-the AWS chain of each JVM (environment, profile, instance role: S3A's default providers) unless
-asked for. Writes go through Spark's usual commit protocol (Hadoop's ``FileOutputCommitter``):
-a task's output is promoted only when the task commits and the job's only when the job commits,
-so a failed task leaves nothing at the destination; on S3 each promotion is a copy (S3 has no
-rename), which costs time per file but never shows a partial file.
+own), and passes the endpoint, region, addressing style, timeouts (S3A connects for 15 s at
+least) and attempts on; credentials stay with the AWS chain of each JVM (environment, profile,
+instance role: S3A's default providers) unless asked for. Writes go through Spark's usual
+commit protocol (Hadoop's ``FileOutputCommitter``): a task's output is promoted only when the
+task commits and the job's only when the job commits, so a failed task leaves nothing at the
+destination; on S3 each promotion is a copy (S3 has no rename), which costs time per file but
+never shows a partial file.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ __all__ = ["S3A_FILE_SYSTEM", "hadoop_aws_package", "hadoop_version", "s3a_conf"
 S3A_FILE_SYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 _S3A_ABSTRACT = "org.apache.hadoop.fs.s3a.S3A"
 _HADOOP_CLIENT = re.compile(r"hadoop-client-api-(\d+\.\d+\.\d+)\.jar$")
+# S3A raises a shorter connect timeout to this (with a warning).
+_S3A_MIN_CONNECT_TIMEOUT = 15.0
 
 
 def _milliseconds(seconds: float) -> str:
@@ -75,7 +78,8 @@ def s3a_conf(
         "fs.s3.impl": S3A_FILE_SYSTEM,
         "fs.AbstractFileSystem.s3.impl": _S3A_ABSTRACT,
         "fs.s3a.path.style.access": str(settings.addressing == "path").lower(),
-        "fs.s3a.connection.establish.timeout": _milliseconds(settings.connect_timeout),
+        "fs.s3a.connection.establish.timeout": _milliseconds(
+            max(settings.connect_timeout, _S3A_MIN_CONNECT_TIMEOUT)),
         "fs.s3a.connection.timeout": _milliseconds(settings.request_timeout),
         "fs.s3a.attempts.maximum": str(settings.max_attempts),
     }
