@@ -115,7 +115,7 @@ public final class TFRecordDataFrames {
       throw new IllegalArgumentException("sample must be in (0, 1], not " + sampleFraction);
     }
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-    Configuration conf = new Configuration(jsc.hadoopConfiguration());
+    Configuration conf = SessionHadoopConf.of(spark);
     Map<String, String> extra = hadoopConf == null ? Map.of() : hadoopConf;
     extra.forEach(conf::set);
     PartitionDiscovery.Layout layout = PartitionDiscovery.discover(conf, path);

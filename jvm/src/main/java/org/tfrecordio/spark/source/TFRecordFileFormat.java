@@ -102,7 +102,7 @@ public final class TFRecordFileFormat implements FileFormat, DataSourceRegister 
     if (paths.isEmpty()) {
       return Option.empty();
     }
-    Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+    Configuration conf = SessionHadoopConf.of(spark);
     opts.applyTo(conf);
     try {
       Job job = Job.getInstance(conf);
@@ -135,7 +135,7 @@ public final class TFRecordFileFormat implements FileFormat, DataSourceRegister 
 
   @Override
   public boolean isSplitable(SparkSession spark, Map<String, String> options, Path path) {
-    Configuration conf = new Configuration(spark.sparkContext().hadoopConfiguration());
+    Configuration conf = SessionHadoopConf.of(spark);
     TFRecordOptions.of(options).applyTo(conf);
     return Compression.forInput(conf, path) == null;
   }
