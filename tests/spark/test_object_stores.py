@@ -35,7 +35,7 @@ def test_an_s3_compatible_endpoint_from_the_environment_becomes_s3as_with_path_s
     assert conf["spark.hadoop.fs.s3a.endpoint.region"] == "us-east-1"
     assert conf["spark.hadoop.fs.s3a.connection.establish.timeout"] == "20500ms"
     assert conf["spark.hadoop.fs.s3a.connection.timeout"] == "30000ms"
-    assert conf["spark.hadoop.fs.s3a.attempts.maximum"] == "3"
+    assert conf["spark.hadoop.fs.s3a.attempts.maximum"] == "2"  # retries after the first
 
 
 def test_s3_urls_are_served_by_s3a_in_spark(aws_env):

@@ -81,7 +81,8 @@ def s3a_conf(
         "fs.s3a.connection.establish.timeout": _milliseconds(
             max(settings.connect_timeout, _S3A_MIN_CONNECT_TIMEOUT)),
         "fs.s3a.connection.timeout": _milliseconds(settings.request_timeout),
-        "fs.s3a.attempts.maximum": str(settings.max_attempts),
+        # S3A's setting counts the retries after the first attempt
+        "fs.s3a.attempts.maximum": str(max(0, settings.max_attempts - 1)),
     }
     if settings.endpoint is not None:
         conf["fs.s3a.endpoint"] = settings.endpoint
