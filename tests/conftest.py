@@ -188,6 +188,7 @@ def spark(event_logs):
     of Spark's JDBC source (tests/postgres), Hadoop's S3A connector on its classpath
     (:func:`_s3a_conf`), writing its event log to :func:`event_logs`."""
     from tfrecord_io import spark as tfs
+    from tfrecord_io.cluster import daemon
     from tfrecord_io.testing.postgres.jdbc import find_jdbc_jars
 
     jdbc_jars = find_jdbc_jars()
@@ -202,6 +203,8 @@ def spark(event_logs):
             "spark.task.maxFailures": "4",
             "spark.executor.memory": "1g",
             "spark.python.worker.reuse": "true",
+            # Warm cluster nodes: each executor imports TensorFlow once, not each node.
+            **daemon.SPARK_CONF,
             # The test HDFS has two DataNodes. Hadoop caches one client per file system, made
             # with the configuration of whichever test reaches it first, so the replication
             # its files get is set here, once, for every test.
@@ -230,12 +233,14 @@ def connect_server(tmp_path_factory, event_logs):
     ``make setup-spark35`` puts it), on the classic session's master (a local cluster of two
     executor JVMs), with the bundled jar, writing its event log to :func:`event_logs`; stopped
     with its whole process tree at the end of the session."""
+    from tfrecord_io.cluster import daemon
     from tfrecord_io.testing import connect
 
     server = connect.ConnectServer(
         tmp_path_factory.mktemp("connect"), master=SPARK_MASTER,
         conf={"spark.task.maxFailures": "4", "spark.executor.memory": "1g",
               "spark.python.worker.reuse": "true", "spark.hadoop.dfs.replication": "2",
+              **daemon.SPARK_CONF,
               **_event_log_conf(event_logs), **_s3a_conf()},
     )
     try:

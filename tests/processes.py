@@ -8,13 +8,14 @@ import psutil
 
 
 def node_processes(cluster_name: str) -> list[psutil.Process]:
-    """Live processes of the cluster's nodes: their command lines name the node's working
-    directory, which carries the cluster's name."""
+    """Live processes of the cluster's nodes: the node's working directory carries the
+    cluster's name, and a node started as a new interpreter names it on its command line too
+    (a node forked from a Spark worker keeps the worker's command line)."""
     found = []
-    for p in psutil.process_iter(["cmdline", "status"]):
+    for p in psutil.process_iter(["cmdline", "status", "cwd"]):
         cmdline = p.info["cmdline"] or []
         alive = p.info["status"] != psutil.STATUS_ZOMBIE
-        if alive and any(cluster_name in part for part in cmdline):
+        if alive and any(cluster_name in part for part in [*cmdline, p.info["cwd"] or ""]):
             found.append(p)
     return found
 

@@ -26,6 +26,7 @@ def record(args, ctx):
         "legacy_keras": os.environ.get("TF_USE_LEGACY_KERAS"),
         "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "user_env": os.environ.get("CLUSTER_TEST_VAR"),
+        "command_line": open("/proc/self/cmdline", "rb").read().replace(b"\0", b" ").decode(),
     }
     if args.get("allreduce"):
         import tensorflow as tf

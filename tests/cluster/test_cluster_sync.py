@@ -99,6 +99,12 @@ def test_node_environment_has_user_env_and_legacy_keras(finished):
         assert node["cuda"] is None  # no GPUs assigned by Spark
 
 
+def test_a_node_asking_for_legacy_keras_starts_a_new_interpreter(finished):
+    # The executors' daemon preloaded TensorFlow with Keras 3: TF_USE_LEGACY_KERAS differs.
+    for node in finished.nodes.values():
+        assert "-m tfrecord_io.cluster.node " in node["command_line"]
+
+
 def test_each_node_process_leads_its_own_process_group(finished):
     for node in finished.nodes.values():
         assert node["pgid"] == node["pid"]

@@ -58,6 +58,7 @@ def standalone_spark(standalone):
     from pyspark.sql import SparkSession
 
     from tfrecord_io import spark as tfs
+    from tfrecord_io.cluster import daemon
 
     active = SparkSession.getActiveSession() or SparkContext._active_spark_context
     if active is not None:
@@ -65,6 +66,7 @@ def standalone_spark(standalone):
     session = tfs.session(
         standalone.master_url, app_name="tfrecord-io-standalone-tests",
         **standalone.spark_conf(),
+        **daemon.SPARK_CONF,  # warm cluster nodes
         **{"spark.ui.enabled": "false", "spark.task.maxFailures": "2"},
     )
     session.sparkContext.setLogLevel("ERROR")
@@ -81,7 +83,7 @@ def executor_hosts(sc) -> set[str]:
                .map(lambda _: __import__("os").environ.get("SPARK_LOCAL_IP")).collect())
 
 
-def _wait_for_executors(sc, hosts: set[str], timeout: float = 180.0) -> None:
+def _wait_for_executors(sc, hosts: set[str], timeout: float = 600.0) -> None:
     deadline = time.monotonic() + timeout
     while executor_hosts(sc) != hosts:
         if time.monotonic() > deadline:

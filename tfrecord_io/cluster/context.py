@@ -11,15 +11,25 @@ from tfrecord_io.cluster.description import NodeDescription
 __all__ = [
     "NodeContext",
     "NODE_ENV",
+    "NODE_FILE",
+    "node_file_text",
     "per_worker_dataset_fn",
 ]
 
-#: Environment variable holding the node's name (``worker:1``) in every node process. The ps-mode
-#: dataset function reads it, from inside the TensorFlow graph, on the remote worker.
+#: Environment variable holding the node's name (``worker:1``) in every node process.
 NODE_ENV = "TFRECORD_IO_NODE"
+#: The file in a node's working directory that names the node (:func:`node_file_text`). The
+#: ps-mode dataset function reads it, from inside the TensorFlow graph, on the remote worker: a
+#: forked node's ``/proc/self/environ`` is its parent's, its working directory its own.
+NODE_FILE = "node-name"
 
-# RE2 pattern over "\0" + /proc/self/environ: the index of a ps-mode worker.
+# RE2 pattern over the node file: the index of a ps-mode worker.
 _WORKER_INDEX = r"(?s)^.*\x00" + NODE_ENV + r"=worker:([0-9]+)\x00.*$"
+
+
+def node_file_text(name: str) -> str:
+    """The content of :data:`NODE_FILE` for the node *name* (``worker:1``)."""
+    return f"\0{NODE_ENV}={name}\0"
 
 
 class NodeContext:
@@ -208,7 +218,10 @@ def per_worker_dataset_fn(
 
         tf = import_tensorflow()
 
-        environ = tf.strings.join(["\x00", tf.io.read_file("/proc/self/environ")])
+        # Empty outside a node: the assertion then says where this dataset runs.
+        found = tf.io.matching_files(f"/proc/self/cwd/{NODE_FILE}")
+        environ = tf.strings.reduce_join(
+            tf.map_fn(tf.io.read_file, found, fn_output_signature=tf.string))
         matched = tf.strings.regex_full_match(environ, _WORKER_INDEX)
         check = tf.debugging.Assert(
             matched, [f"this dataset runs on ps-mode workers only (no {NODE_ENV}=worker:N)"]

@@ -12,7 +12,8 @@
    inherits and holds until TensorFlow is about to bind the port) and exchanges ``host:port``
    with the other tasks through ``BarrierTaskContext.allGather``, which gives every node the
    cluster spec;
-3. starts the node process (:mod:`tfrecord_io.cluster.node`) in its own process group with
+3. starts the node process (:mod:`tfrecord_io.cluster.node`; a fork of this worker when its
+   daemon preloaded TensorFlow, :mod:`tfrecord_io.cluster.spawn`) in its own process group with
    ``TF_CONFIG``, ``TF_USE_LEGACY_KERAS=1`` (``keras="legacy"``), ``CUDA_VISIBLE_DEVICES`` (the
    task's ``gpu`` resources) and the user's ``env``; on the chief, TensorBoard too;
 4. forwards the node's output lines to the driver, checks its heartbeats (a node silent for
@@ -34,15 +35,15 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from typing import Any, Callable, Iterator
 
 from tfrecord_io.cluster import node as node_process
+from tfrecord_io.cluster import spawn
 from tfrecord_io.cluster.channel import NodeConnection
-from tfrecord_io.cluster.context import NODE_ENV
+from tfrecord_io.cluster.context import NODE_ENV, NODE_FILE, node_file_text
 from tfrecord_io.cluster.description import AttemptDescription, NodeDescription
 from tfrecord_io.cluster.messages import (
     Done,
@@ -104,7 +105,7 @@ def _forward_reports(pipe: Any, conn: NodeConnection) -> None:
                 return
 
 
-def _kill_group(process: subprocess.Popen[bytes], grace: float) -> None:
+def _kill_group(process: spawn.NodeProcess, grace: float) -> None:
     """SIGTERM to the node's process group, SIGKILL after *grace*, reap the leader."""
     if process.poll() is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -186,16 +187,7 @@ class _Node:
         report_r, report_w = self._report_pipe(env)
         # The node holds the port (node.port_fd) until TensorFlow is about to bind it.
         fds = (beat_w, report_w, port.fileno()) + (() if feed is None else (feed.fileno(),))
-        process = subprocess.Popen(  # noqa: S603 - our own entry point, no shell
-            [sys.executable, "-u", "-m", node_process.__name__, self.workdir],
-            cwd=self.workdir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=fds,
-            start_new_session=True,
-        )
+        process = spawn.start_node(self.workdir, env, fds)
         os.close(beat_w)
         os.close(report_w)
         port.close()  # the node's copy holds it now
@@ -232,7 +224,7 @@ class _Node:
         self.conn.send(TensorBoard(url=board.url))
         return board
 
-    def _supervise(self, process: subprocess.Popen[bytes], beat_r: int) -> Done:
+    def _supervise(self, process: spawn.NodeProcess, beat_r: int) -> Done:
         last_beat = time.monotonic()
         while True:
             if self.stop_requested.is_set():
@@ -254,7 +246,7 @@ class _Node:
                     f"process, pid {process.pid}); it was killed",
                 )
 
-    def _exited(self, process: subprocess.Popen[bytes]) -> Done:
+    def _exited(self, process: spawn.NodeProcess) -> Done:
         code = process.returncode
         path = os.path.join(self.workdir, node_process.RESULT_FILE)
         result: dict[str, Any] = {}
@@ -352,6 +344,8 @@ def make_task(
                 port_fd=port.fileno(),
             )
             node.write(workdir)
+            with open(os.path.join(workdir, NODE_FILE), "w", encoding="utf-8") as f:
+                f.write(node_file_text(role.name))
             main_path = os.path.join(workdir, node_process.MAIN_FILE)
             with open(os.open(main_path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
                 f.write(payload)
