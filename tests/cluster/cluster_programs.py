@@ -9,6 +9,11 @@ import signal
 import time
 
 
+def _command_line():
+    with open("/proc/self/cmdline", "rb") as f:
+        return f.read().replace(b"\0", b" ").decode()
+
+
 def record(args, ctx):
     """Write what the node sees to OUT/job-index.json, print a greeting, run one all-reduce."""
     info = {
@@ -26,7 +31,7 @@ def record(args, ctx):
         "legacy_keras": os.environ.get("TF_USE_LEGACY_KERAS"),
         "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "user_env": os.environ.get("CLUSTER_TEST_VAR"),
-        "command_line": open("/proc/self/cmdline", "rb").read().replace(b"\0", b" ").decode(),
+        "command_line": _command_line(),
     }
     if args.get("allreduce"):
         import tensorflow as tf
