@@ -14,8 +14,9 @@
 #   make test     run every test: JUnit (bin/sbt core/test, with ArchUnit's package order),
 #                 pytest (which also builds the sdist and wheel and tests the wheel in a fresh
 #                 venv without javac or g++, tests/packaging; and checks the import contracts
-#                 and ruff, tests/architecture), then on pyspark 3.5 (test-spark35) the Spark
-#                 tests, the ml tests and the launcher's and feed's main paths, classic and Connect
+#                 and ruff, tests/architecture), then on pyspark 3.5 (test-spark35) what
+#                 depends on Spark's version: the data source, the DataFrame functions,
+#                 ml.predict, and their Connect cases on Spark 3.5's Connect server
 #
 # tests/yarn and tests/standalone (markers yarn, standalone) start real cluster managers; the
 # standalone ones need root and iproute2 (`ip`), for network namespaces. tests/postgres and the
@@ -233,35 +234,23 @@ test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_C
 	if [ $$rc -eq 5 ]; then echo "make test-python: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
 
-# The Spark tests (RDD helpers, DataFrame functions, data source, SQL) on pyspark 3.5 with the
-# jar built against pyspark 4.3. Spark's Python workers run the 3.5 environment too.
-# On pyspark 3.5: the Spark I/O tests, the ml tests (ml.predict without arrow_udf, TFEstimator
-# and TFModel), and the main paths of the launcher (a sync cluster) and of the feed (epochs).
-# With their Connect cases (marker connect), on Spark 3.5's Connect server ($(CONNECT35_JAR)):
-# the launcher over a Connect session (values and metrics after a recovered failure, a node's
-# exception, a lost executor named from the server's events, too few slots) and the feed over a
-# Connect session; the Spark conversions of the CLI and of tfrecord_io.datasets.images. The
-# launcher's and the feed's other paths do not depend on Spark's version: they run on 4.3 only.
+# On pyspark 3.5 (Scala 2.12), with the jar built against pyspark 4.3: what depends on Spark's
+# version. The data source and the DataFrame functions (the jar's DataSource V1 paths and its
+# protobuf codec on Scala 2.12), ml.predict (without arrow_udf, which Spark 3.5 lacks), and,
+# with their Connect cases (marker connect), on Spark 3.5's Connect server ($(CONNECT35_JAR)):
+# the session's refusals and the errors of the jar as a 3.5 client reports them, a node's
+# exception over a Connect session and two feeds in turns. Spark's Python workers run the 3.5
+# environment too. The launcher, the feed, the RDD helpers and Spark ML's stages use the same
+# Spark API on both lines: they run on 4.3 only.
 RUN_OVER_CONNECT := tests/cluster/test_run_over_connect.py
 FEED_OVER_CONNECT := tests/cluster/test_feed_over_connect.py
-SPARK35_TESTS := tests/spark tests/ml tests/cluster/test_cluster_sync.py tests/cluster/test_feed_epochs.py \
-  '$(RUN_OVER_CONNECT)::test_two_workers_return_their_values_and_metrics_after_a_recovered_failure[connect]' \
+SPARK35_TESTS := tests/spark/test_source.py tests/spark/test_dataframe.py \
+  tests/spark/test_spark_connect.py tests/ml/test_predict.py \
   '$(RUN_OVER_CONNECT)::test_an_exception_names_the_node_and_its_traceback_within_seconds[connect]' \
-  $(RUN_OVER_CONNECT)::test_a_lost_executor_is_named_with_the_reason_the_connect_servers_driver_gives \
-  '$(RUN_OVER_CONNECT)::test_too_few_slots_fail_at_once_before_submitting[connect]' \
-  $(FEED_OVER_CONNECT)::test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares \
-  $(FEED_OVER_CONNECT)::test_a_node_failing_while_fed_fails_train_naming_it \
-  $(FEED_OVER_CONNECT)::test_a_streaming_dataframe_is_refused_at_once_saying_why \
-  $(FEED_OVER_CONNECT)::test_an_rdd_or_classic_dataframe_is_refused_by_a_connect_cluster \
-  tests/datasets/test_images_spark.py \
-  tests/cli/test_cli_mnist.py::test_spark_conversion_on_executors_matches_the_local_one_byte_for_byte \
-  tests/cli/test_cli_images.py::test_spark_conversion_matches_the_local_one_byte_for_byte
-# Spark on S3 (S3A) needs hadoop-aws of pyspark 3.5's Hadoop (3.3.4); the setup fetches 4.x's.
-SPARK35_IGNORED := --ignore=tests/spark/test_spark_s3.py
-
+  $(FEED_OVER_CONNECT)::test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares
 test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(POSTGRES_JDBC_CP) $(CONNECT35_JAR) | $(PY35)
 	@rc=0; PYSPARK_PYTHON=$(abspath $(PY35)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY35)) \
-	  $(PY35) -m pytest $(SPARK35_TESTS) $(SPARK35_IGNORED) -ra --durations=15 $(PYTEST_ARGS) || rc=$$?; \
+	  $(PY35) -m pytest $(SPARK35_TESTS) -ra --durations=15 $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-spark35: pytest collected no tests; failing" >&2; exit 1; fi; \
 	exit $$rc
 
