@@ -246,7 +246,7 @@ RUN_OVER_CONNECT := tests/cluster/test_run_over_connect.py
 FEED_OVER_CONNECT := tests/cluster/test_feed_over_connect.py
 SPARK35_TESTS := tests/spark/test_source.py tests/spark/test_dataframe.py \
   tests/spark/test_spark_connect.py tests/ml/test_predict.py \
-  '$(RUN_OVER_CONNECT)::test_an_exception_names_the_node_and_its_traceback_within_seconds[connect]' \
+  $(RUN_OVER_CONNECT)::test_an_exception_names_the_node_and_its_traceback_within_seconds \
   $(FEED_OVER_CONNECT)::test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares
 test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(POSTGRES_JDBC_CP) $(CONNECT35_JAR) | $(PY35)
 	@rc=0; PYSPARK_PYTHON=$(abspath $(PY35)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY35)) \

@@ -1,7 +1,8 @@
-"""``cluster.run`` on a SparkSession, classic or Spark Connect (``any_spark``: each test on both):
-training whose values and metrics come back (after a recovered failure), TensorBoard, a
-failing or killed node named within seconds, too few slots refused before submitting, and
-nothing left behind. Over Connect the gang is a barrier stage of the DataFrame API on the
+"""``cluster.run`` on a SparkSession: training whose values and metrics come back after a
+recovered failure, on a classic session and on a Spark Connect client (``any_spark``); then,
+over Connect (the classic paths are tests/cluster/test_cluster_*.py's, on the SparkContext):
+TensorBoard, a failing or killed node named within seconds, too few slots refused before
+submitting, nodes that cannot connect back, and nothing left behind. Over Connect the gang is a barrier stage of the DataFrame API on the
 Connect server's local cluster, and the nodes connect back to this process."""
 
 from __future__ import annotations
@@ -69,11 +70,11 @@ def test_two_workers_return_their_values_and_metrics_after_a_recovered_failure(a
     assert control not in listening_ports()
 
 
-def test_tensorboard_answers_from_the_chiefs_executor(any_spark, tmp_path):
+def test_tensorboard_answers_from_the_chiefs_executor(connect_spark, tmp_path):
     flag = tmp_path / "go"
     log_dir = tmp_path / "logs"
     log_dir.mkdir()
-    c = cluster.run(any_spark, cluster_programs.wait_for_file,
+    c = cluster.run(connect_spark, cluster_programs.wait_for_file,
                     {"out": str(tmp_path), "flag": str(flag)}, num_workers=2, tensorboard=True,
                     log_dir=str(log_dir), progress=False)
     with c:
@@ -87,8 +88,8 @@ def test_tensorboard_answers_from_the_chiefs_executor(any_spark, tmp_path):
     assert node_processes(c.name) == []
 
 
-def test_an_exception_names_the_node_and_its_traceback_within_seconds(any_spark, tmp_path):
-    c = cluster.run(any_spark, cluster_programs.raise_on,
+def test_an_exception_names_the_node_and_its_traceback_within_seconds(connect_spark, tmp_path):
+    c = cluster.run(connect_spark, cluster_programs.raise_on,
                     {"out": str(tmp_path), "node": "worker:1"}, num_workers=2, progress=False)
     started = time.monotonic()
     with c, pytest.raises(cluster.ClusterError) as info:
@@ -102,8 +103,8 @@ def test_an_exception_names_the_node_and_its_traceback_within_seconds(any_spark,
     assert not any(_alive(pid) for pid in _pids(tmp_path).values())
 
 
-def test_a_node_killed_from_outside_is_named_and_its_peer_stopped(any_spark, tmp_path):
-    c = cluster.run(any_spark, cluster_programs.wait_for_file,
+def test_a_node_killed_from_outside_is_named_and_its_peer_stopped(connect_spark, tmp_path):
+    c = cluster.run(connect_spark, cluster_programs.wait_for_file,
                     {"out": str(tmp_path), "flag": str(tmp_path / "never")}, num_workers=2,
                     progress=False)
     with c:
@@ -141,14 +142,14 @@ def test_a_lost_executor_is_named_with_the_reason_the_connect_servers_driver_giv
     assert application.free_slots() == slots
 
 
-def test_too_few_slots_fail_at_once_before_submitting(any_spark, tmp_path):
+def test_too_few_slots_fail_at_once_before_submitting(connect_spark, tmp_path):
     # The test applications run on local-cluster[EXECUTORS,CORES,MEMORY] masters.
-    master = any_spark.conf.get("spark.master")
+    master = connect_spark.conf.get("spark.master")
     executors, cores, _ = master[len("local-cluster["):-1].split(",")
     have = int(executors) * int(cores)
     started = time.monotonic()
     with pytest.raises(cluster.ClusterError) as info:
-        cluster.run(any_spark, cluster_programs.record, {"out": str(tmp_path)},
+        cluster.run(connect_spark, cluster_programs.record, {"out": str(tmp_path)},
                     num_workers=have + 1, progress=False)
     assert time.monotonic() - started < 10
     assert f"needs {have + 1} task slots (one per node)" in str(info.value)
@@ -157,7 +158,7 @@ def test_too_few_slots_fail_at_once_before_submitting(any_spark, tmp_path):
 
 
 def test_nodes_that_cannot_connect_back_fail_fast_naming_the_address(
-        any_spark, tmp_path, monkeypatch):
+        connect_spark, tmp_path, monkeypatch):
     with socket.socket() as closed:  # a port nothing listens on once closed
         closed.bind(("127.0.0.1", 0))
         unreachable = f"127.0.0.1:{closed.getsockname()[1]}"
@@ -172,7 +173,7 @@ def test_nodes_that_cannot_connect_back_fail_fast_naming_the_address(
     monkeypatch.setattr(cluster_driver, "ControlServer", Unreachable)
     started = time.monotonic()
     with pytest.raises(cluster.ClusterError) as info:
-        cluster.run(any_spark, cluster_programs.record, {"out": str(tmp_path)}, num_workers=2,
+        cluster.run(connect_spark, cluster_programs.record, {"out": str(tmp_path)}, num_workers=2,
                     reservation_timeout=300, progress=False)
     assert time.monotonic() - started < 120  # not the 300 s of reservation_timeout
     message = str(info.value)
@@ -182,9 +183,9 @@ def test_nodes_that_cannot_connect_back_fail_fast_naming_the_address(
 
 
 def test_a_control_host_this_machine_cannot_listen_on_fails_at_once_saying_what_to_do(
-        any_spark, tmp_path):
+        connect_spark, tmp_path):
     with pytest.raises(cluster.ClusterError) as info:
-        cluster.run(any_spark, cluster_programs.record, {"out": str(tmp_path)}, num_workers=2,
+        cluster.run(connect_spark, cluster_programs.record, {"out": str(tmp_path)}, num_workers=2,
                     control_host="192.0.2.1", progress=False)  # TEST-NET-1: never local
     assert str(info.value).startswith("cannot listen for the nodes on 192.0.2.1")
     assert "TFRECORD_IO_CONTROL_HOST" in str(info.value)
