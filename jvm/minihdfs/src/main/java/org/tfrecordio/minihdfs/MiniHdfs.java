@@ -265,6 +265,9 @@ public final class MiniHdfs {
     conf.setLong("dfs.heartbeat.interval", 1);
     conf.setInt("dfs.namenode.heartbeat.recheck-interval", 1000);
     conf.setInt("dfs.namenode.safemode.extension", 0);
+    // The NameNode's scrubber of deleted blocks wakes every unlock interval even when it has
+    // nothing to do (10 ms by default): on a small test machine that is a tenth of a core.
+    conf.setLong("dfs.namenode.block.deletion.unlock.interval.ms", 500);
     conf.setInt("ipc.client.connect.max.retries", 3);
     conf.setInt("ipc.client.connect.max.retries.on.timeouts", 3);
   }
