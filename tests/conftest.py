@@ -200,6 +200,8 @@ def spark(event_logs):
             "spark.driver.host": "127.0.0.1",
             "spark.driver.bindAddress": "127.0.0.1",
             "spark.ui.enabled": "false",
+            # Spark's console progress bar redraws five times a second: CPU for nothing here.
+            "spark.ui.showConsoleProgress": "false",
             "spark.task.maxFailures": "4",
             "spark.executor.memory": "1g",
             "spark.python.worker.reuse": "true",
@@ -239,6 +241,7 @@ def connect_server(tmp_path_factory, event_logs):
     server = connect.ConnectServer(
         tmp_path_factory.mktemp("connect"), master=SPARK_MASTER,
         conf={"spark.task.maxFailures": "4", "spark.executor.memory": "1g",
+              "spark.ui.showConsoleProgress": "false",
               "spark.python.worker.reuse": "true", "spark.hadoop.dfs.replication": "2",
               **daemon.SPARK_CONF,
               **_event_log_conf(event_logs), **_s3a_conf()},

@@ -67,7 +67,8 @@ def standalone_spark(standalone):
         standalone.master_url, app_name="tfrecord-io-standalone-tests",
         **standalone.spark_conf(),
         **daemon.SPARK_CONF,  # warm cluster nodes
-        **{"spark.ui.enabled": "false", "spark.task.maxFailures": "2"},
+        **{"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+           "spark.task.maxFailures": "2"},
     )
     session.sparkContext.setLogLevel("ERROR")
     _wait_for_executors(session.sparkContext, {h.address for h in standalone.network.hosts})

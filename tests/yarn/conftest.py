@@ -81,7 +81,8 @@ def yarn_spark(yarn, shipped_env):
             "yarn", app_name="tfrecord-io-yarn-tests",
             **yarn.spark_conf(executors=3, archive=shipped_env),
             **daemon.SPARK_CONF,  # warm cluster nodes
-            **{"spark.ui.enabled": "false", "spark.task.maxFailures": "2",
+            **{"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+               "spark.task.maxFailures": "2",
                # the tests kill containers on purpose: the application must outlive them
                "spark.executor.maxNumFailures": "16"},
         )
