@@ -181,6 +181,11 @@ def _s3a_conf() -> dict[str, str]:
     return {"spark.driver.extraClassPath": classpath, "spark.executor.extraClassPath": classpath}
 
 
+# The JVMs of the tests' Spark applications keep no hsperfdata: its sampler wakes every 50 ms.
+_QUIET_JVMS = {"spark.driver.extraJavaOptions": "-XX:-UsePerfData",
+               "spark.executor.extraJavaOptions": "-XX:-UsePerfData"}
+
+
 @pytest.fixture(scope="session")
 def spark(event_logs):
     """A SparkSession on a local cluster: two executor JVMs with their own Python workers,
@@ -202,6 +207,7 @@ def spark(event_logs):
             "spark.ui.enabled": "false",
             # Spark's console progress bar redraws five times a second: CPU for nothing here.
             "spark.ui.showConsoleProgress": "false",
+            **_QUIET_JVMS,
             "spark.task.maxFailures": "4",
             "spark.executor.memory": "1g",
             "spark.python.worker.reuse": "true",
@@ -241,7 +247,7 @@ def connect_server(tmp_path_factory, event_logs):
     server = connect.ConnectServer(
         tmp_path_factory.mktemp("connect"), master=SPARK_MASTER,
         conf={"spark.task.maxFailures": "4", "spark.executor.memory": "1g",
-              "spark.ui.showConsoleProgress": "false",
+              "spark.ui.showConsoleProgress": "false", **_QUIET_JVMS,
               "spark.python.worker.reuse": "true", "spark.hadoop.dfs.replication": "2",
               **daemon.SPARK_CONF,
               **_event_log_conf(event_logs), **_s3a_conf()},
