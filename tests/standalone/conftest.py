@@ -58,7 +58,6 @@ def standalone_spark(standalone):
     from pyspark.sql import SparkSession
 
     from tfrecord_io import spark as tfs
-    from tfrecord_io.cluster import daemon
 
     active = SparkSession.getActiveSession() or SparkContext._active_spark_context
     if active is not None:
@@ -66,7 +65,6 @@ def standalone_spark(standalone):
     session = tfs.session(
         standalone.master_url, app_name="tfrecord-io-standalone-tests",
         **standalone.spark_conf(),
-        **daemon.SPARK_CONF,  # warm cluster nodes
         **{"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
            "spark.task.maxFailures": "2"},
     )

@@ -63,7 +63,6 @@ def yarn_spark(yarn, shipped_env):
     from pyspark.sql import SparkSession
 
     from tfrecord_io import spark as tfs
-    from tfrecord_io.cluster import daemon
     from tfrecord_io.cluster import slots
     from tfrecord_io.cluster.application import application_of
 
@@ -80,7 +79,6 @@ def yarn_spark(yarn, shipped_env):
         session = tfs.session(
             "yarn", app_name="tfrecord-io-yarn-tests",
             **yarn.spark_conf(executors=3, archive=shipped_env),
-            **daemon.SPARK_CONF,  # warm cluster nodes
             **{"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
                "spark.task.maxFailures": "2",
                # the tests kill containers on purpose: the application must outlive them
