@@ -223,6 +223,9 @@ def spark(event_logs):
         },
     )
     session.sparkContext.setLogLevel("ERROR")
+    # Every executor's Python daemon imports TensorFlow now (a task on each of the 4 slots),
+    # not inside the first cluster.run's reservation_timeout.
+    session.sparkContext.parallelize(range(8), 8).map(lambda x: x).collect()
     yield session
     session.stop()
 
@@ -276,6 +279,13 @@ def _connect_session(connect_server):
     from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
 
     session = RemoteSparkSession.builder.remote(connect_server.url).getOrCreate()
+    # The server's executors' daemons import TensorFlow now (a task on each slot), not inside
+    # the first cluster.run's reservation_timeout.
+    os.environ[_CONNECT_MODE] = "1"
+    try:
+        session.range(0, 8, 1, 8).mapInPandas(lambda frames: frames, "id long").collect()
+    finally:
+        os.environ.pop(_CONNECT_MODE, None)
     yield session
     os.environ[_CONNECT_MODE] = "1"
     try:
