@@ -28,6 +28,7 @@ Markers are applied here from what a test uses, so that nobody has to remember t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -181,9 +182,22 @@ def _s3a_conf() -> dict[str, str]:
     return {"spark.driver.extraClassPath": classpath, "spark.executor.extraClassPath": classpath}
 
 
-# The JVMs of the tests' Spark applications keep no hsperfdata: its sampler wakes every 50 ms.
-_QUIET_JVMS = {"spark.driver.extraJavaOptions": "-XX:-UsePerfData",
-               "spark.executor.extraJavaOptions": "-XX:-UsePerfData"}
+def _test_app_conf() -> dict[str, str]:
+    """What the session's local cluster and the Connect server's share: warm cluster nodes
+    (each executor imports TensorFlow once, not each node), no console progress bar (Spark
+    redraws it five times a second) and JVMs without hsperfdata (its sampler wakes every
+    50 ms)."""
+    from tfrecord_io.cluster import daemon
+
+    return {
+        "spark.task.maxFailures": "4",
+        "spark.executor.memory": "1g",
+        "spark.python.worker.reuse": "true",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.extraJavaOptions": "-XX:-UsePerfData",
+        "spark.executor.extraJavaOptions": "-XX:-UsePerfData",
+        **daemon.SPARK_CONF,
+    }
 
 
 @pytest.fixture(scope="session")
@@ -193,7 +207,6 @@ def spark(event_logs):
     of Spark's JDBC source (tests/postgres), Hadoop's S3A connector on its classpath
     (:func:`_s3a_conf`), writing its event log to :func:`event_logs`."""
     from tfrecord_io import spark as tfs
-    from tfrecord_io.cluster import daemon
     from tfrecord_io.testing.postgres.jdbc import find_jdbc_jars
 
     jdbc_jars = find_jdbc_jars()
@@ -205,14 +218,7 @@ def spark(event_logs):
             "spark.driver.host": "127.0.0.1",
             "spark.driver.bindAddress": "127.0.0.1",
             "spark.ui.enabled": "false",
-            # Spark's console progress bar redraws five times a second: CPU for nothing here.
-            "spark.ui.showConsoleProgress": "false",
-            **_QUIET_JVMS,
-            "spark.task.maxFailures": "4",
-            "spark.executor.memory": "1g",
-            "spark.python.worker.reuse": "true",
-            # Warm cluster nodes: each executor imports TensorFlow once, not each node.
-            **daemon.SPARK_CONF,
+            **_test_app_conf(),
             # The test HDFS has two DataNodes. Hadoop caches one client per file system, made
             # with the configuration of whichever test reaches it first, so the replication
             # its files get is set here, once, for every test.
@@ -244,15 +250,11 @@ def connect_server(tmp_path_factory, event_logs):
     ``make setup-spark35`` puts it), on the classic session's master (a local cluster of two
     executor JVMs), with the bundled jar, writing its event log to :func:`event_logs`; stopped
     with its whole process tree at the end of the session."""
-    from tfrecord_io.cluster import daemon
     from tfrecord_io.testing import connect
 
     server = connect.ConnectServer(
         tmp_path_factory.mktemp("connect"), master=SPARK_MASTER,
-        conf={"spark.task.maxFailures": "4", "spark.executor.memory": "1g",
-              "spark.ui.showConsoleProgress": "false", **_QUIET_JVMS,
-              "spark.python.worker.reuse": "true", "spark.hadoop.dfs.replication": "2",
-              **daemon.SPARK_CONF,
+        conf={**_test_app_conf(), "spark.hadoop.dfs.replication": "2",
               **_event_log_conf(event_logs), **_s3a_conf()},
     )
     try:
@@ -272,6 +274,15 @@ def connect_server(tmp_path_factory, event_logs):
 _CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"
 
 
+@contextlib.contextmanager
+def _connect_mode():
+    os.environ[_CONNECT_MODE] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(_CONNECT_MODE, None)
+
+
 @pytest.fixture(scope="session")
 def _connect_session(connect_server):
     # Connect's own builder: pyspark's SparkSession.builder refuses a remote session while a
@@ -281,17 +292,11 @@ def _connect_session(connect_server):
     session = RemoteSparkSession.builder.remote(connect_server.url).getOrCreate()
     # The server's executors' daemons import TensorFlow now (a task on each slot), not inside
     # the first cluster.run's reservation_timeout.
-    os.environ[_CONNECT_MODE] = "1"
-    try:
+    with _connect_mode():
         session.range(0, 8, 1, 8).mapInPandas(lambda frames: frames, "id long").collect()
-    finally:
-        os.environ.pop(_CONNECT_MODE, None)
     yield session
-    os.environ[_CONNECT_MODE] = "1"
-    try:
+    with _connect_mode():
         session.stop()
-    finally:
-        os.environ.pop(_CONNECT_MODE, None)
 
 
 @pytest.fixture

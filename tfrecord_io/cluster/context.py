@@ -12,24 +12,18 @@ __all__ = [
     "NodeContext",
     "NODE_ENV",
     "NODE_FILE",
-    "node_file_text",
     "per_worker_dataset_fn",
 ]
 
 #: Environment variable holding the node's name (``worker:1``) in every node process.
 NODE_ENV = "TFRECORD_IO_NODE"
-#: The file in a node's working directory that names the node (:func:`node_file_text`). The
-#: ps-mode dataset function reads it, from inside the TensorFlow graph, on the remote worker: a
-#: forked node's ``/proc/self/environ`` is its parent's, its working directory its own.
+#: The file in a node's working directory holding the node's name (``worker:1``). The ps-mode
+#: dataset function reads it, from inside the TensorFlow graph, on the remote worker: a forked
+#: node's ``/proc/self/environ`` is its parent's, its working directory its own.
 NODE_FILE = "node-name"
 
 # RE2 pattern over the node file: the index of a ps-mode worker.
-_WORKER_INDEX = r"(?s)^.*\x00" + NODE_ENV + r"=worker:([0-9]+)\x00.*$"
-
-
-def node_file_text(name: str) -> str:
-    """The content of :data:`NODE_FILE` for the node *name* (``worker:1``)."""
-    return f"\0{NODE_ENV}={name}\0"
+_WORKER_INDEX = r"^worker:([0-9]+)$"
 
 
 class NodeContext:
@@ -220,15 +214,15 @@ def per_worker_dataset_fn(
 
         # Empty outside a node: the assertion then says where this dataset runs.
         found = tf.io.matching_files(f"/proc/self/cwd/{NODE_FILE}")
-        environ = tf.strings.reduce_join(
+        name = tf.strings.reduce_join(
             tf.map_fn(tf.io.read_file, found, fn_output_signature=tf.string))
-        matched = tf.strings.regex_full_match(environ, _WORKER_INDEX)
+        matched = tf.strings.regex_full_match(name, _WORKER_INDEX)
         check = tf.debugging.Assert(
-            matched, [f"this dataset runs on ps-mode workers only (no {NODE_ENV}=worker:N)"]
+            matched, [f"this dataset runs on ps-mode workers only (no {NODE_FILE} worker:N)"]
         )
         with tf.control_dependencies([check]):
             index = tf.strings.to_number(
-                tf.strings.regex_replace(environ, _WORKER_INDEX, r"\1"), tf.int32
+                tf.strings.regex_replace(name, _WORKER_INDEX, r"\1"), tf.int32
             )
         result = None
         for compression_kind, (names, owners) in sorted(files.items()):

@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterator
 from tfrecord_io.cluster import node as node_process
 from tfrecord_io.cluster import spawn
 from tfrecord_io.cluster.channel import NodeConnection
-from tfrecord_io.cluster.context import NODE_ENV, NODE_FILE, node_file_text
+from tfrecord_io.cluster.context import NODE_ENV, NODE_FILE
 from tfrecord_io.cluster.description import AttemptDescription, NodeDescription
 from tfrecord_io.cluster.messages import (
     Done,
@@ -345,7 +345,7 @@ def make_task(
             )
             node.write(workdir)
             with open(os.path.join(workdir, NODE_FILE), "w", encoding="utf-8") as f:
-                f.write(node_file_text(role.name))
+                f.write(role.name)
             main_path = os.path.join(workdir, node_process.MAIN_FILE)
             with open(os.open(main_path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
                 f.write(payload)
