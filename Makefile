@@ -49,6 +49,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check --no-input
 PIP_QUIET ?= -q
+# The environments are filled by uv (bootstrapped into $(VENV) by its pip): it downloads in
+# parallel and links each file from its cache (~/.cache/uv, UV_CACHE_DIR) instead of unpacking
+# TensorFlow's wheels again for every environment, which made pip take most of the set-up time.
+UV := $(VENV)/bin/uv
+UV_PIP = $(UV) pip install $(PIP_QUIET) --python
 # The pyspark that the jar is compiled against and the tests run on. Its bundled Hadoop must be
 # the version build.sbt compiles and tests against (val hadoopVersion).
 PYSPARK ?= pyspark==4.3.0
@@ -65,12 +70,10 @@ VENV35 ?= .venv-spark35
 # The published jar is shaded with its gRPC, protobuf and Guava: on its own beside pyspark's jars.
 CONNECT35_JAR := .tools/spark-connect_2.12-$(SPARK35_VERSION).jar
 PY35 := $(VENV35)/bin/python
-PIP35 := $(PY35) -m pip --disable-pip-version-check --no-input
 # The environment that YARN applications ship to their containers (spark.archives): a plain venv
 # with the package installed from a wheel, TensorFlow and what executors import, no pyspark.
 SHIP_VENV ?= .venv-ship
 SHIP_PY := $(SHIP_VENV)/bin/python
-SHIP_PIP := $(SHIP_PY) -m pip --disable-pip-version-check --no-input
 SHIP_ENV := .tools/ship-env.tar
 SHIP_WHEELS := .tools/ship-wheel
 SBT := bin/sbt
@@ -116,9 +119,9 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 setup-python: $(PY)
-	$(PIP) install $(PIP_QUIET) 'pip>=24' 'setuptools>=77' wheel
-	$(PIP) install $(PIP_QUIET) '$(PYSPARK)' '$(TENSORFLOW)' 'tf-keras==2.21.*'
-	$(PIP) install $(PIP_QUIET) --no-build-isolation -e '.[test,connect]'
+	$(PIP) install $(PIP_QUIET) 'pip>=24' 'setuptools>=77' wheel 'uv>=0.9'
+	$(UV_PIP) $(PY) '$(PYSPARK)' '$(TENSORFLOW)' 'tf-keras==2.21.*'
+	$(UV_PIP) $(PY) --no-build-isolation -e '.[test,connect]'
 	@test -s $(JAR) || { echo "make setup: $(JAR) was not built" >&2; exit 1; }
 	@test -s $(TF_PLUGIN) || { echo "make setup: $(TF_PLUGIN) was not built" >&2; exit 1; }
 	@$(PY) -c 'import pyspark, sys; print("make setup: python", sys.version.split()[0], "pyspark", pyspark.__version__, "jar $(JAR)")'
@@ -133,11 +136,11 @@ $(PY35):
 # Connect client's dependencies by name: pyspark 3.5's own `connect` extra pins numpy<2, which
 # TensorFlow 2.21 does not take (pandas and pyarrow come with the test extra).
 setup-spark35: setup-python $(CONNECT35_JAR) | $(PY35)
-	$(PIP35) install $(PIP_QUIET) 'pip>=24' 'setuptools>=77' wheel
-	$(PIP35) install $(PIP_QUIET) '$(PYSPARK35)' '$(TENSORFLOW)' 'tf-keras==2.21.*' \
+	$(UV_PIP) $(PY35) 'setuptools>=77' wheel
+	$(UV_PIP) $(PY35) '$(PYSPARK35)' '$(TENSORFLOW)' 'tf-keras==2.21.*' \
 	  'grpcio>=1.56' 'grpcio-status>=1.56' 'googleapis-common-protos>=1.56.4'
 	TFRECORD_IO_JAR=$(abspath $(JAR)) TFRECORD_IO_TF_PLUGIN=$(abspath $(TF_PLUGIN)) \
-	  $(PIP35) install $(PIP_QUIET) --no-build-isolation -e '.[test]'
+	  $(UV_PIP) $(PY35) --no-build-isolation -e '.[test]'
 	@$(PY35) -c 'import pyspark, sys; v = pyspark.__version__; assert v == "$(SPARK35_VERSION)", f"pyspark {v} in $(VENV35), but the Connect server jar is $(CONNECT35_JAR): set SPARK35_VERSION, not PYSPARK35"; print("make setup: $(VENV35): python", sys.version.split()[0], "pyspark", v, "jar $(JAR), Connect server $(CONNECT35_JAR)")'
 
 # Spark 3.5's Connect server, of the version the 3.5 environment has (a new version is a new
@@ -162,9 +165,9 @@ setup-ship: setup-python
 	TFRECORD_IO_JAR=$(abspath $(JAR)) TFRECORD_IO_TF_PLUGIN=$(abspath $(TF_PLUGIN)) \
 	  $(PIP) wheel $(PIP_QUIET) --no-deps --no-build-isolation --wheel-dir $(SHIP_WHEELS) .
 	$(PYTHON) -m venv $(SHIP_VENV)
-	$(SHIP_PIP) install $(PIP_QUIET) '$(TENSORFLOW)' 'tensorboard==2.21.*' 'pandas<3' \
+	$(UV_PIP) $(SHIP_PY) '$(TENSORFLOW)' 'tensorboard==2.21.*' 'pandas<3' \
 	  $(SHIP_WHEELS)/tfrecord_io-*.whl
-	$(SHIP_PIP) install $(PIP_QUIET) --no-deps 'tf-keras==2.21.*'
+	$(UV_PIP) $(SHIP_PY) --no-deps 'tf-keras==2.21.*'
 	$(VENV)/bin/venv-pack --quiet --force --prefix $(SHIP_VENV) --output $(SHIP_ENV) \
 	  --exclude 'lib/python*/site-packages/tensorflow/include/*'
 	@echo "make setup: $(SHIP_ENV) ($$(du -h $(SHIP_ENV) | cut -f1)) from $(SHIP_VENV)"
