@@ -44,6 +44,10 @@ def record(args, ctx):
             axis=None,
         )
         info["allreduce"] = float(value)
+        info["keras_package"] = tf.keras.Sequential.__module__.split(".")[0]
+        from tensorflow.keras import layers  # resolved through tensorflow's own __path__
+
+        info["layers_package"] = layers.Dense.__module__.split(".")[0]
     print(f"hello from {ctx.job_name}:{ctx.task_index}", flush=True)
     with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.json"), "w") as f:
         json.dump(info, f)

@@ -99,10 +99,13 @@ def test_node_environment_has_user_env_and_legacy_keras(finished):
         assert node["cuda"] is None  # no GPUs assigned by Spark
 
 
-def test_a_node_asking_for_legacy_keras_starts_a_new_interpreter(finished):
-    # The executors' daemon preloaded TensorFlow with Keras 3: TF_USE_LEGACY_KERAS differs.
+def test_a_node_asking_for_legacy_keras_forks_with_tf_keras_as_tf_keras(finished):
+    # The executors' daemon preloaded TensorFlow without TF_USE_LEGACY_KERAS, and both Keras
+    # packages: the node is a fork of its worker, and tf.keras is tf-keras all the same.
     for node in finished.nodes.values():
-        assert "-m tfrecord_io.cluster.node " in node["command_line"]
+        assert "-m tfrecord_io.cluster.node " not in node["command_line"]
+        assert node["keras_package"] == "tf_keras"
+        assert node["layers_package"] == "tf_keras"
 
 
 def test_each_node_process_leads_its_own_process_group(finished):

@@ -64,4 +64,5 @@ def test_nodes_fork_from_their_worker_when_its_daemon_preloaded_tensorflow(sc, t
         assert "-m tfrecord_io.cluster.daemon" in node["command_line"]
         assert node["pgid"] == node["pid"]
         assert node["allreduce"] == 3.0
+        assert node["keras_package"] == node["layers_package"] == "keras"  # Keras 3 by default
     assert node_processes(c.name) == []

@@ -2,9 +2,11 @@
 that installs the wheel the way a user's machine does, with no JDK and no C++ compiler on PATH.
 
 The environment grows in stages, in the order the tests of test_wheel.py use them: the core
-wheel alone (no Spark, no TensorFlow), then ``[spark]``, then ``[tensorflow]``. pip installs
-from the wheel and the wheel's own dependency metadata, with the pip cache; a constraints file
-of this test environment's versions keeps the resolution on what the cache already holds.
+wheel alone (no Spark, no TensorFlow), then ``[spark]``, then ``[tensorflow]``. uv's pip
+interface installs from the wheel and the wheel's own dependency metadata, as pip would, with
+the cache that ``make setup`` filled (pyspark is an sdist: the cache holds its built wheel); a
+constraints file of this test environment's versions keeps the resolution on what the cache
+already holds.
 """
 
 from __future__ import annotations
@@ -74,10 +76,9 @@ class WheelEnv:
         return str(self.venv / "bin" / "python")
 
     def install(self, requirement: str) -> None:
-        """pip install *requirement* into the venv, from the wheel, the cache and PyPI."""
+        """Installs *requirement* into the venv, from the wheel, the cache and PyPI."""
         result = subprocess.run(
-            [sys.executable, "-m", "pip", "--python", self.python, "install",
-             "--disable-pip-version-check", "--no-input", "--no-compile", "--quiet",
+            [sys.executable, "-m", "uv", "pip", "install", "--python", self.python, "--quiet",
              "--constraint", str(self.constraints), requirement],
             capture_output=True, text=True, timeout=1200, env=self.env,
         )

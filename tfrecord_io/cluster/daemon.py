@@ -10,14 +10,20 @@ takes, for every attempt, gang restart and ``cluster.run`` of the application. W
 ``ml.predict`` and other TensorFlow UDFs find it imported too.
 
 TensorFlow reads some of its settings from the environment when it is imported
-(``TF_USE_LEGACY_KERAS``, ``TF_CPP_MIN_LOG_LEVEL``, ``TF_ENABLE_ONEDNN_OPTS``, ...). A node
-whose environment gives any ``TF_*`` variable (but ``TF_CONFIG``, set per node) another value
-than the daemon had starts a new interpreter as without this daemon, so what it asks for holds.
+(``TF_CPP_MIN_LOG_LEVEL``, ``TF_ENABLE_ONEDNN_OPTS``, ...). A node whose environment gives any
+of those ``TF_*`` variables another value than the daemon had starts a new interpreter as
+without this daemon, so what it asks for holds. Two are the node's own: ``TF_CONFIG``, which
+TensorFlow reads when the node builds its strategy, and ``TF_USE_LEGACY_KERAS``, which decides
+two things: which Keras ``tf.keras`` loads on first use, and where ``tensorflow.keras`` is
+imported from. The daemon imports both Keras packages (``keras`` and, when installed,
+``tf_keras``) without resolving ``tf.keras``, and a forked node points ``tensorflow.keras`` at
+the one its environment asks for (:func:`prepare_node`), as TensorFlow's import would have.
 Without TensorFlow, the daemon is Spark's own.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
@@ -25,13 +31,17 @@ from typing import Mapping
 
 from tfrecord_io.tf.runtime import import_tensorflow
 
-__all__ = ["SPARK_CONF", "preloaded", "matches"]
+__all__ = ["SPARK_CONF", "preloaded", "matches", "prepare_node"]
 
 #: The Spark setting that makes executors use this daemon.
 SPARK_CONF = {"spark.python.daemon.module": __name__}
 
 #: Variables of the environment a node sets for itself, that TensorFlow reads only later.
-_LATE_TF_VARIABLES = frozenset({"TF_CONFIG"})
+_LATE_TF_VARIABLES = frozenset({"TF_CONFIG", "TF_USE_LEGACY_KERAS"})
+
+#: The Keras packages, by whether ``TF_USE_LEGACY_KERAS`` asks for the legacy one, and the
+#: package ``tensorflow.keras`` is imported from with each (TensorFlow's ``__init__``).
+_KERAS = {False: ("keras", "keras.api._v2.keras"), True: ("tf_keras", "tf_keras.api._v2.keras")}
 
 
 _preload_environment: dict[str, str] | None = None
@@ -47,12 +57,44 @@ def preloaded() -> bool:
     return _preload_environment is not None and "tensorflow" in sys.modules
 
 
+def _wants_legacy_keras(environ: Mapping[str, str]) -> bool:
+    # The values TensorFlow's own import takes for "legacy".
+    return environ.get("TF_USE_LEGACY_KERAS") in ("true", "True", "1")
+
+
+def _keras_resolved() -> bool:
+    """Whether this process has loaded ``tf.keras`` or imported ``tensorflow.keras`` already."""
+    tf = sys.modules["tensorflow"]
+    return "tensorflow.keras" in sys.modules or getattr(tf.keras, "_tfll_initialized", True)
+
+
 def matches(environ: Mapping[str, str]) -> bool:
     """Whether a process forked from here with *environ* behaves as a new interpreter would.
 
-    True when TensorFlow was preloaded with the same ``TF_*`` variables (but ``TF_CONFIG``).
+    True when TensorFlow was preloaded with the same ``TF_*`` variables (but ``TF_CONFIG`` and
+    ``TF_USE_LEGACY_KERAS``), and the Keras that *environ* asks for is imported and not yet
+    bound to ``tf.keras`` (a worker that used ``tf.keras`` keeps the Keras it bound).
     """
-    return preloaded() and _tf_variables(environ) == _preload_environment
+    if not preloaded() or _tf_variables(environ) != _preload_environment:
+        return False
+    legacy = _wants_legacy_keras(environ)
+    if _keras_resolved():
+        return legacy == _wants_legacy_keras(os.environ)
+    return _KERAS[legacy][0] in sys.modules
+
+
+def prepare_node() -> None:
+    """In a node forked from here, once its environment is set: ``tensorflow.keras`` is imported
+    from the Keras package ``TF_USE_LEGACY_KERAS`` asks for, as TensorFlow's import would have
+    arranged. ``tf.keras`` itself reads the variable when first used."""
+    from tensorflow.python.tools import module_util  # noqa: PLC0415 - TensorFlow is loaded
+
+    tf = sys.modules["tensorflow"]
+    directories = {legacy: module_util.get_parent_dir_for_name(package)
+                   for legacy, (_, package) in _KERAS.items()}
+    wanted = directories[_wants_legacy_keras(os.environ)]
+    if wanted is not None:
+        tf.__path__[:] = [wanted, *(p for p in tf.__path__ if p not in directories.values())]
 
 
 def _preload() -> None:
@@ -61,7 +103,13 @@ def _preload() -> None:
     try:
         # Sets the nodes' default first: quiet C++ logging (TF_CPP_MIN_LOG_LEVEL=2).
         tf = import_tensorflow()
-        tf.keras  # loads the Keras the environment asks for (TF_USE_LEGACY_KERAS)
+        # Both Keras packages, with their optimizers registered as TensorFlow's import does for
+        # its own; tf.keras stays unresolved until a node (or a task) uses it.
+        for package, _ in _KERAS.values():
+            try:
+                importlib.import_module(f"{package}.src.optimizers")
+            except ImportError:
+                pass
     except Exception as e:  # noqa: BLE001 - without TensorFlow this is Spark's own daemon
         print(f"tfrecord_io.cluster.daemon: TensorFlow not preloaded: {e!r}", file=sys.stderr)
         return

@@ -118,6 +118,7 @@ def _run_forked(workdir: str, env: dict[str, str], out_w: int, err_w: int,
         os.chdir(workdir)
         os.environ.clear()
         os.environ.update(env)
+        daemon.prepare_node()
         sys.argv = [node_process.__file__, workdir]
         status = node_process.main([workdir])
     except BaseException:  # noqa: BLE001 - the child must never return into the Spark worker
