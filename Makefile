@@ -119,7 +119,8 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 setup-python: $(PY)
-	$(PIP) install $(PIP_QUIET) 'pip>=24' 'setuptools>=77' wheel 'uv>=0.9'
+	$(PIP) install $(PIP_QUIET) 'uv>=0.9'
+	$(UV_PIP) $(PY) 'pip>=24' 'setuptools>=77' wheel
 	$(UV_PIP) $(PY) '$(PYSPARK)' '$(TENSORFLOW)' 'tf-keras==2.21.*'
 	$(UV_PIP) $(PY) --no-build-isolation -e '.[test,connect]'
 	@test -s $(JAR) || { echo "make setup: $(JAR) was not built" >&2; exit 1; }

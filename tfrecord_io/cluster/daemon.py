@@ -23,13 +23,12 @@ Without TensorFlow, the daemon is Spark's own.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import time
 from typing import Mapping
 
-from tfrecord_io.tf.runtime import import_tensorflow
+from tfrecord_io.tf import runtime
 
 __all__ = ["SPARK_CONF", "preloaded", "matches", "prepare_node"]
 
@@ -38,10 +37,6 @@ SPARK_CONF = {"spark.python.daemon.module": __name__}
 
 #: Variables of the environment a node sets for itself, that TensorFlow reads only later.
 _LATE_TF_VARIABLES = frozenset({"TF_CONFIG", "TF_USE_LEGACY_KERAS"})
-
-#: The Keras packages, by whether ``TF_USE_LEGACY_KERAS`` asks for the legacy one, and the
-#: package ``tensorflow.keras`` is imported from with each (TensorFlow's ``__init__``).
-_KERAS = {False: ("keras", "keras.api._v2.keras"), True: ("tf_keras", "tf_keras.api._v2.keras")}
 
 
 _preload_environment: dict[str, str] | None = None
@@ -57,17 +52,6 @@ def preloaded() -> bool:
     return _preload_environment is not None and "tensorflow" in sys.modules
 
 
-def _wants_legacy_keras(environ: Mapping[str, str]) -> bool:
-    # The values TensorFlow's own import takes for "legacy".
-    return environ.get("TF_USE_LEGACY_KERAS") in ("true", "True", "1")
-
-
-def _keras_resolved() -> bool:
-    """Whether this process has loaded ``tf.keras`` or imported ``tensorflow.keras`` already."""
-    tf = sys.modules["tensorflow"]
-    return "tensorflow.keras" in sys.modules or getattr(tf.keras, "_tfll_initialized", True)
-
-
 def matches(environ: Mapping[str, str]) -> bool:
     """Whether a process forked from here with *environ* behaves as a new interpreter would.
 
@@ -77,24 +61,17 @@ def matches(environ: Mapping[str, str]) -> bool:
     """
     if not preloaded() or _tf_variables(environ) != _preload_environment:
         return False
-    legacy = _wants_legacy_keras(environ)
-    if _keras_resolved():
-        return legacy == _wants_legacy_keras(os.environ)
-    return _KERAS[legacy][0] in sys.modules
+    legacy = runtime.wants_legacy_keras(environ)
+    if runtime.keras_bound():
+        return legacy == runtime.wants_legacy_keras(os.environ)
+    return runtime.keras_preloaded(legacy)
 
 
 def prepare_node() -> None:
     """In a node forked from here, once its environment is set: ``tensorflow.keras`` is imported
     from the Keras package ``TF_USE_LEGACY_KERAS`` asks for, as TensorFlow's import would have
     arranged. ``tf.keras`` itself reads the variable when first used."""
-    from tensorflow.python.tools import module_util  # noqa: PLC0415 - TensorFlow is loaded
-
-    tf = sys.modules["tensorflow"]
-    directories = {legacy: module_util.get_parent_dir_for_name(package)
-                   for legacy, (_, package) in _KERAS.items()}
-    wanted = directories[_wants_legacy_keras(os.environ)]
-    if wanted is not None:
-        tf.__path__[:] = [wanted, *(p for p in tf.__path__ if p not in directories.values())]
+    runtime.point_keras_imports(runtime.wants_legacy_keras(os.environ))
 
 
 def _preload() -> None:
@@ -102,14 +79,9 @@ def _preload() -> None:
     started = time.monotonic()
     try:
         # Sets the nodes' default first: quiet C++ logging (TF_CPP_MIN_LOG_LEVEL=2).
-        tf = import_tensorflow()
-        # Both Keras packages, with their optimizers registered as TensorFlow's import does for
-        # its own; tf.keras stays unresolved until a node (or a task) uses it.
-        for package, _ in _KERAS.values():
-            try:
-                importlib.import_module(f"{package}.src.optimizers")
-            except ImportError:
-                pass
+        tf = runtime.import_tensorflow()
+        # Both Keras packages; tf.keras stays unbound until a node (or a task) uses it.
+        runtime.preload_keras()
     except Exception as e:  # noqa: BLE001 - without TensorFlow this is Spark's own daemon
         print(f"tfrecord_io.cluster.daemon: TensorFlow not preloaded: {e!r}", file=sys.stderr)
         return

@@ -3,12 +3,27 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
-from typing import Any
+import sys
+from typing import Any, Mapping
 
 from tfrecord_io.extras import require
 
-__all__ = ["import_tensorflow", "import_keras"]
+__all__ = [
+    "import_tensorflow",
+    "import_keras",
+    "wants_legacy_keras",
+    "preload_keras",
+    "keras_bound",
+    "keras_preloaded",
+    "point_keras_imports",
+]
+
+#: The Keras packages, by whether ``TF_USE_LEGACY_KERAS`` asks for the legacy one, and the
+#: package ``tensorflow.keras`` is imported from with each (as TensorFlow's ``__init__`` sets it).
+_KERAS = {False: ("keras", "keras.api._v2.keras"), True: ("tf_keras", "tf_keras.api._v2.keras")}
 
 
 def import_tensorflow() -> Any:
@@ -28,3 +43,53 @@ def import_keras() -> Any:
     import keras  # noqa: PLC0415
 
     return keras
+
+
+def wants_legacy_keras(environ: Mapping[str, str]) -> bool:
+    """Whether *environ* asks TensorFlow for tf-keras (``TF_USE_LEGACY_KERAS``, with the values
+    TensorFlow itself takes)."""
+    return environ.get("TF_USE_LEGACY_KERAS") in ("true", "True", "1")
+
+
+def preload_keras() -> None:
+    """Imports both Keras packages that are installed (``keras``, ``tf_keras``), their
+    optimizers registered as TensorFlow's import registers its own, without binding ``tf.keras``
+    to either: a process forked afterwards can still choose (:func:`point_keras_imports`)."""
+    import_tensorflow()
+    for package, _ in _KERAS.values():
+        try:
+            importlib.import_module(f"{package}.src.optimizers")
+        except ImportError:
+            pass
+
+
+def keras_bound() -> bool:
+    """Whether this process has bound ``tf.keras`` (used it) or imported ``tensorflow.keras``."""
+    tf = sys.modules["tensorflow"]
+    return "tensorflow.keras" in sys.modules or getattr(tf.keras, "_tfll_initialized", True)
+
+
+def keras_preloaded(legacy: bool) -> bool:
+    """Whether the Keras package *legacy* names is imported in this process."""
+    return _KERAS[legacy][0] in sys.modules
+
+
+def point_keras_imports(legacy: bool) -> None:
+    """Makes ``import tensorflow.keras`` find the Keras package *legacy* names, as TensorFlow's
+    import does from ``TF_USE_LEGACY_KERAS``. ``tf.keras`` itself reads the variable when first
+    used, so the variable must say the same."""
+    tf = sys.modules["tensorflow"]
+    directories = {flavour: _parent_directory(package) for flavour, (_, package) in _KERAS.items()}
+    wanted = directories[legacy]
+    if wanted is not None:
+        tf.__path__[:] = [wanted, *(p for p in tf.__path__ if p not in directories.values())]
+
+
+def _parent_directory(name: str) -> str | None:
+    """The directory holding the last part of the dotted *name*, found from its top-level
+    package without importing anything (what TensorFlow's ``module_util`` computes)."""
+    top, *parts = name.split(".")
+    spec = importlib.util.find_spec(top)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(spec.submodule_search_locations[0], *parts[:-1])
