@@ -19,7 +19,7 @@ import time
 from types import TracebackType
 from typing import Any, Callable
 
-from tfrecord_io.cluster import slots
+from tfrecord_io.cluster import slots, tensorboard
 from tfrecord_io.cluster.application import (
     CONTROL_HOST_ENV,
     SparkApplication,
@@ -43,7 +43,9 @@ __all__ = ["run", "Cluster"]
 
 log = logging.getLogger("tfrecord_io.cluster")
 
-_TENSORBOARD_TIMEOUT = 120.0
+# Longer than the chief's task waits for TensorBoard to answer (tensorboard.DEFAULT_TIMEOUT), so
+# that its own error, not this wait, reports a TensorBoard that did not start.
+_TENSORBOARD_TIMEOUT = tensorboard.DEFAULT_TIMEOUT + 30.0
 _ids = itertools.count()
 
 

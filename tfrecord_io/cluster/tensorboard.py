@@ -50,8 +50,9 @@ __all__ = ["TensorBoardProcess", "start", "DEFAULT_TIMEOUT"]
 
 log = logging.getLogger(__name__)
 
-#: Seconds :func:`start` waits for TensorBoard to answer HTTP (importing TensorFlow is most of it).
-DEFAULT_TIMEOUT = 60.0
+#: Seconds :func:`start` waits for TensorBoard to answer HTTP. Importing TensorFlow is most of
+#: it: seconds on an idle machine, more than a minute on a busy one.
+DEFAULT_TIMEOUT = 300.0
 _URL_LINE = "TFRECORD_IO_TENSORBOARD_URL="
 _TAIL_LINES = 40
 _POLL = 0.2
