@@ -61,10 +61,7 @@ def matches(environ: Mapping[str, str]) -> bool:
     """
     if not preloaded() or _tf_variables(environ) != _preload_environment:
         return False
-    legacy = runtime.wants_legacy_keras(environ)
-    if runtime.keras_bound():
-        return legacy == runtime.wants_legacy_keras(os.environ)
-    return runtime.keras_preloaded(legacy)
+    return runtime.keras_available(runtime.wants_legacy_keras(environ))
 
 
 def prepare_node() -> None:

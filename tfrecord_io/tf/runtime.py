@@ -16,8 +16,7 @@ __all__ = [
     "import_keras",
     "wants_legacy_keras",
     "preload_keras",
-    "keras_bound",
-    "keras_preloaded",
+    "keras_available",
     "point_keras_imports",
 ]
 
@@ -63,14 +62,12 @@ def preload_keras() -> None:
             pass
 
 
-def keras_bound() -> bool:
-    """Whether this process has bound ``tf.keras`` (used it) or imported ``tensorflow.keras``."""
+def keras_available(legacy: bool) -> bool:
+    """Whether a process forked from this one can still have the Keras *legacy* names: it is
+    imported and ``tf.keras`` is unbound, or ``tf.keras`` is bound to it already."""
     tf = sys.modules["tensorflow"]
-    return "tensorflow.keras" in sys.modules or getattr(tf.keras, "_tfll_initialized", True)
-
-
-def keras_preloaded(legacy: bool) -> bool:
-    """Whether the Keras package *legacy* names is imported in this process."""
+    if "tensorflow.keras" in sys.modules or getattr(tf.keras, "_tfll_initialized", True):
+        return legacy == wants_legacy_keras(os.environ)
     return _KERAS[legacy][0] in sys.modules
 
 
