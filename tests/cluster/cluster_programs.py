@@ -238,3 +238,75 @@ def keras_report(args, ctx):
     model.compile(optimizer="sgd", loss="mse")
     model.fit(x, y, batch_size=4, epochs=3, verbose=0,
               callbacks=[ctx.keras_callback(every_n_batches=2)])
+
+
+def object_store_run(args, ctx):
+    """Sync mode on object-store URLs: each worker reads its ctx.dataset share of args["paths"]
+    (to OUT/read-INDEX.json); five steps of a tiny Keras 3 model, checkpointed to
+    ctx.checkpoint_dir by the chief (by the others to a scratch directory, as
+    MultiWorkerMirroredStrategy wants) with the loss summarized under ctx.log_dir; the chief
+    saves the model as a Keras file to args["model"] and its weights to OUT/weights.json."""
+    import tempfile
+
+    import keras
+    import tensorflow as tf
+
+    strategy = ctx.strategy()  # before any other TensorFlow op: collectives are set up first
+    read = [r.decode() for r in ctx.dataset(args["paths"]).as_numpy_iterator()]
+    with open(os.path.join(args["out"], f"read-{ctx.task_index}.json"), "w") as f:
+        json.dump(read, f)
+    with strategy.scope():
+        model = keras.Sequential([keras.Input(shape=(4,), name="x"),
+                                  keras.layers.Dense(1, name="y")])
+        optimizer = keras.optimizers.SGD(0.1)
+    checkpoint = tf.train.Checkpoint(model=model)
+    directory = ctx.checkpoint_dir if ctx.is_chief else tempfile.mkdtemp()
+    manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep=2)
+    writer = (tf.summary.create_file_writer(f"{ctx.log_dir}/train") if ctx.is_chief
+              else tf.summary.create_noop_writer())
+
+    @tf.function
+    def step(x, y):
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x) - y) ** 2)
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                          model.trainable_variables))
+            return loss
+        return strategy.reduce(tf.distribute.ReduceOp.MEAN, strategy.run(replica, args=(x, y)),
+                               None)
+
+    x = tf.ones((8, 4))
+    y = tf.ones((8, 1))
+    with writer.as_default():
+        for i in range(5):
+            tf.summary.scalar("loss", step(x, y), step=i)
+    manager.save()
+    writer.flush()
+    if ctx.is_chief:
+        plain = keras.models.clone_model(model)  # its variables outside the strategy
+        plain.set_weights(model.get_weights())
+        plain.save(args["model"])  # Keras writes a remote path through tf.io.gfile
+        kernel, bias = (w.tolist() for w in plain.get_weights())
+        with open(os.path.join(args["out"], "weights.json"), "w") as f:
+            json.dump({"kernel": kernel, "bias": bias}, f)
+
+
+def warm_before_and_after_tensorflow_runs(_):
+    """In a fork of this Spark worker (the worker itself stays as it was): whether a node could
+    be forked from it before and after TensorFlow ran an op."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports and exits
+        from tfrecord_io.cluster import daemon
+        from tfrecord_io.tf.runtime import import_tensorflow
+
+        before = daemon.matches(os.environ)
+        tf = import_tensorflow()
+        tf.constant(1.0) + 1.0
+        os.write(write, json.dumps([before, daemon.matches(os.environ)]).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as f:
+        yield f.read()

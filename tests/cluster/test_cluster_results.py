@@ -57,11 +57,26 @@ def test_metrics_become_a_pandas_frame(reported):
 
 def test_the_progress_line_shows_the_attempt_and_the_last_metrics(sc, capsys):
     with cluster.run(sc, cluster_programs.report_and_return, {"steps": 2},
-                     num_workers=1) as c:
+                     num_workers=1, progress=True) as c:
         c.wait(timeout=300)
     err = capsys.readouterr().err
     assert "attempt 1" in err and "1/1 nodes" in err
     assert "[worker:0] step 2 loss=0.2 index=0" in err
+
+
+def test_where_the_line_cannot_render_the_attempt_and_last_reports_are_logged_once(
+    sc, capsys, cluster_log
+):
+    with cluster.run(sc, cluster_programs.report_and_return, {"steps": 3},
+                     num_workers=2) as c:  # standard error is captured: not a terminal
+        c.wait(timeout=300)
+    assert "nodes" not in capsys.readouterr().err
+    lines = [r.getMessage() for r in cluster_log.records if c.name in r.getMessage()]
+    assert [line for line in lines if "nodes running" in line] == [
+        f"{c.name}: attempt 1: 2/2 nodes running"]
+    last = sorted(line for line in lines if "last report" in line)
+    assert last == [f"{c.name}: last report of attempt 1: [worker:{i}] step 3 loss=0.3 index={i}"
+                    for i in range(2)]
 
 
 def test_a_failure_prints_the_nodes_traceback_without_any_logging_setup(sc, capsys):

@@ -17,7 +17,7 @@ from tfrecord_io.cluster.roles import cluster_spec, roles, tf_config
 def _node(tmp_path, role_index=1) -> NodeDescription:
     options = run_options(mode="sync", num_workers=2, log_dir=str(tmp_path / "logs"),
                           keras="legacy", tensorboard=False, reservation_timeout=60.0,
-                          max_attempts=2, env={"A": "1"}, input_mode="spark")
+                          max_attempts=2, env={"A": "secret-of-env"}, input_mode="spark")
     attempt = AttemptDescription.of(options, cluster="c-1", driver="198.18.0.1:4000",
                                     control_key="c" * 64, feed_key="f" * 64, attempt=1)
     all_roles = roles("sync", 2, 0, False)
@@ -33,7 +33,7 @@ def test_the_attempt_description_carries_the_checked_options(tmp_path):
     assert (attempt.mode, attempt.num_workers, attempt.keras, attempt.input_mode) == (
         "sync", 2, "legacy", "spark")
     assert attempt.checkpoint_dir == str(tmp_path / "logs" / "checkpoints")
-    assert attempt.env == {"A": "1"} and attempt.attempt == 1
+    assert attempt.env == {"A": "secret-of-env"} and attempt.attempt == 1
 
 
 def test_the_node_reads_back_exactly_what_its_task_wrote(tmp_path):
@@ -68,7 +68,8 @@ def test_descriptions_are_frozen(tmp_path):
     raise AssertionError("a NodeDescription could be changed")
 
 
-def test_the_keys_never_show_in_a_repr(tmp_path):
+def test_the_keys_and_the_env_never_show_in_a_repr(tmp_path):
     node = _node(tmp_path)
     for text in (repr(node.attempt), repr(node), str(node)):
         assert "c" * 64 not in text and "f" * 64 not in text
+        assert "secret-of-env" not in text

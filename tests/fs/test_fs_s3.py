@@ -309,6 +309,35 @@ def test_the_generic_endpoint_variable_and_explicit_settings(base, s3, monkeypat
         fs.stat(f"{base}/data")
 
 
+def test_the_environment_passed_on_is_what_is_set_here_without_the_profile(monkeypatch):
+    for name in list(os.environ):
+        if name.startswith(("AWS_", "TFRECORD_IO_S3_")):
+            monkeypatch.delenv(name)
+    assert fs.environment() == {}
+    settings = {"AWS_ENDPOINT_URL": "http://store:9000", "AWS_ACCESS_KEY_ID": "AKID",
+                "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "token",
+                "TFRECORD_IO_S3_REQUEST_TIMEOUT": "12"}
+    for name, value in {**settings, "AWS_PROFILE": "mine", "AWS_OTHER": "x"}.items():
+        monkeypatch.setenv(name, value)
+    assert fs.environment() == settings
+
+
+def test_what_a_registered_file_system_was_given_replaces_the_environment(monkeypatch):
+    for name in list(os.environ):
+        if name.startswith(("AWS_", "TFRECORD_IO_S3_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://old:9000")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "of-another-key")
+    given = S3FileSystem(endpoint_url="http://new:9000", region="us-east-2", access_key="AKID",
+                         secret_key="secret", connect_timeout=3.5)
+    assert given.environment() == {
+        "AWS_ENDPOINT_URL_S3": "http://new:9000", "AWS_REGION": "us-east-2",
+        "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret",
+        "TFRECORD_IO_S3_CONNECT_TIMEOUT": "3.5",
+    }
+
+
 # -- nothing hangs ----------------------------------------------------------------------------
 
 

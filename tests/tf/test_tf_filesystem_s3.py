@@ -195,3 +195,24 @@ def test_checkpoints_save_and_restore_on_s3(base):
     restored = tf.Variable(tf.zeros((2, 3)))
     tf.train.Checkpoint(v=restored).restore(tf.train.latest_checkpoint(url)).assert_consumed()
     np.testing.assert_array_equal(restored.numpy(), v.numpy())
+
+
+def test_keras_model_saves_to_and_loads_from_s3(base):
+    url = f"{base}/model.keras"
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+    x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+    model.save(url)
+    assert tf.io.gfile.exists(url)
+    loaded = tf.keras.models.load_model(url)
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+
+
+def test_a_saved_model_exported_to_s3_loads_and_serves(base):
+    url = f"{base}/exported"
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+    x = np.random.default_rng(1).normal(size=(5, 4)).astype(np.float32)
+    model.export(url, verbose=False)
+    assert tf.io.gfile.exists(f"{url}/saved_model.pb")
+    served = tf.saved_model.load(url).signatures["serving_default"]
+    (out,) = served(tf.constant(x)).values()
+    np.testing.assert_allclose(out.numpy(), model.predict(x, verbose=0), rtol=1e-5)

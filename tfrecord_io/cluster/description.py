@@ -42,7 +42,8 @@ class AttemptDescription:
         checkpoint_dir: where checkpoints go.
         keras: ``"default"`` or ``"legacy"``.
         tensorboard: whether the chief's task serves TensorBoard.
-        env: extra environment variables of every node process.
+        env: extra environment variables of every node process (not in the ``repr``: they
+            may hold an object store's credentials).
         input_mode: ``"tensorflow"`` or ``"spark"`` (fed nodes serve a feed).
     """
 
@@ -57,7 +58,7 @@ class AttemptDescription:
     checkpoint_dir: str
     keras: str
     tensorboard: bool
-    env: dict[str, str]
+    env: dict[str, str] = field(repr=False)
     input_mode: str
 
     @classmethod

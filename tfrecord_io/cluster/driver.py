@@ -19,6 +19,7 @@ import time
 from types import TracebackType
 from typing import Any, Callable
 
+from tfrecord_io import fs
 from tfrecord_io.cluster import slots, tensorboard
 from tfrecord_io.cluster.application import (
     CONTROL_HOST_ENV,
@@ -66,7 +67,7 @@ class Cluster:
         args: Any,
         roles: list[Role],
         options: RunOptions,
-        progress: bool = True,
+        progress: bool | None = None,
         on_report: Callable[[MetricRecord], Any] | None = None,
         control_host: str | None = None,
     ) -> None:
@@ -516,7 +517,7 @@ def run(
     heartbeat_timeout: float = 30.0,
     env: dict[str, str] | None = None,
     input_mode: str = "tensorflow",
-    progress: bool = True,
+    progress: bool | None = None,
     on_report: Callable[[MetricRecord], Any] | None = None,
     control_host: str | None = None,
 ) -> Cluster:
@@ -557,12 +558,17 @@ def run(
             2 s) after which the node is lost: its host unreachable (a cut link, a dead
             machine) or its process frozen. The attempt fails at once, naming the node, its
             host and executor; nothing waits for the silent node. At least 5.
-        env: extra environment variables for every node process, set before TensorFlow loads.
+        env: extra environment variables for every node process, set before TensorFlow loads,
+            over the object-store settings the nodes get from this process
+            (:func:`tfrecord_io.fs.environment`: ``s3://`` configured here works there).
         input_mode: ``"tensorflow"`` (the nodes read their data themselves, e.g. with
             ``ctx.dataset``) or ``"spark"``: the driver feeds Spark data with
             :meth:`Cluster.train`, read with ``ctx.feed`` (see :mod:`tfrecord_io.cluster.feed`).
-        progress: show a progress line on the driver (tqdm; in a notebook its widget) with
-            the attempt, the nodes and the last ``ctx.report``; False shows none. A failure's
+        progress: the progress line on the driver (tqdm; in a notebook its widget) with
+            the attempt, the nodes and the last ``ctx.report``. None (the default) shows it
+            where it renders, a terminal or a notebook, and not where standard error is a file
+            (spark-submit on YARN, CI); True always, False never. Without the line, each
+            attempt and each node's last report are logged, one line each. A failure's
             traceback is printed either way; node output goes to the ``tfrecord_io.cluster``
             logger.
         on_report: called on the driver with each
@@ -585,13 +591,14 @@ def run(
     options = run_options(
         mode=mode, num_workers=num_workers, log_dir=log_dir, keras=keras,
         tensorboard=tensorboard, reservation_timeout=reservation_timeout,
-        max_attempts=max_attempts, env=env, input_mode=input_mode,
-        heartbeat_timeout=heartbeat_timeout,
+        max_attempts=max_attempts, env={**fs.environment(), **(env or {})},
+        input_mode=input_mode, heartbeat_timeout=heartbeat_timeout,
     )
     if on_report is not None and not callable(on_report):
         raise ValueError(f"on_report must be callable, not {on_report!r}")
     application = application_of(spark)
-    cluster = Cluster(application, main_fun, args, node_roles, options, progress=bool(progress),
+    shown = None if progress is None else bool(progress)
+    cluster = Cluster(application, main_fun, args, node_roles, options, progress=shown,
                       on_report=on_report, control_host=control_host)
     cluster._start()  # noqa: SLF001 - our own class
     return cluster

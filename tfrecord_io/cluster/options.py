@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -35,7 +35,7 @@ class RunOptions:
     tensorboard: bool
     reservation_timeout: float
     max_attempts: int
-    env: dict[str, str]
+    env: dict[str, str] = field(repr=False)  # may hold an object store's credentials
     input_mode: str
     heartbeat_timeout: float = 30.0
 

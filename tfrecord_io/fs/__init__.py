@@ -26,7 +26,8 @@ The operations are written once (:mod:`~tfrecord_io.fs.operations`): :func:`open
 :func:`makedirs`, :func:`delete`, :func:`rename`, :func:`replace`, :func:`atomic_write`; and
 :func:`expand` (:mod:`~tfrecord_io.fs.expand`), the Hadoop-style expansion of input paths into
 data files that every reader uses. Path and URL helpers: :func:`split_url`, :func:`split`, :func:`join`,
-:func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`.
+:func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`. :func:`environment` gives
+the settings another process needs to reach the same stores (the cluster's nodes get them).
 
 Errors are one family, whatever the protocol: a missing path raises ``FileNotFoundError``, a
 denied one ``PermissionError``, an existing one ``FileExistsError`` (for HDFS, HTTP and S3 the
@@ -54,7 +55,7 @@ from tfrecord_io.fs.operations import (
     stat,
     walk,
 )
-from tfrecord_io.fs.registry import filesystem, protocols, register
+from tfrecord_io.fs.registry import environment, filesystem, protocols, register
 from tfrecord_io.fs.urls import as_url, is_local, is_location, join, name, split, split_url
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "as_url",
     "atomic_write",
     "delete",
+    "environment",
     "exists",
     "expand",
     "filesystem",

@@ -90,3 +90,9 @@ class FileSystem:
     def realpath(self, target: str) -> str:
         """The target with symbolic links resolved (where the system has them)."""
         return target
+
+    def environment(self) -> dict[str, str]:
+        """The environment variables that give another process (a cluster's node on an
+        executor) this file system's configuration as it stands in this process; empty when
+        there is nothing to pass on."""
+        return {}

@@ -14,7 +14,7 @@ from tfrecord_io.errors import UnsupportedURLError
 from tfrecord_io.fs.backend import FileSystem
 from tfrecord_io.fs.urls import split_url
 
-__all__ = ["filesystem", "protocols", "register"]
+__all__ = ["environment", "filesystem", "protocols", "register"]
 
 _Factory = Union[FileSystem, Callable[[], FileSystem], str]
 
@@ -91,3 +91,16 @@ def filesystem(location: str | bytes | os.PathLike[Any]) -> tuple[FileSystem, st
             f"{known} (tfrecord_io.fs.register adds others)"
         )
     return _instance(factory), target
+
+
+def environment() -> dict[str, str]:
+    """The environment variables that give another process (a cluster's node) the
+    configuration of every registered file system as it stands in this process (each one's
+    :meth:`~tfrecord_io.fs.FileSystem.environment`): an object store configured once here is
+    configured there too. It may hold credentials."""
+    with _lock:
+        factories = list(dict.fromkeys(_registry.values(), None))
+    env: dict[str, str] = {}
+    for factory in factories:
+        env.update(_instance(factory).environment())
+    return env

@@ -83,6 +83,7 @@ __all__ = [
     "ADDRESSING_ENV",
     "CONNECT_TIMEOUT_ENV",
     "ENDPOINT_ENVS",
+    "ENVIRONMENT",
     "READ_BUFFER",
     "REQUEST_TIMEOUT_ENV",
     "S3FileSystem",
@@ -101,6 +102,20 @@ CONNECT_TIMEOUT_ENV = "TFRECORD_IO_S3_CONNECT_TIMEOUT"
 REQUEST_TIMEOUT_ENV = "TFRECORD_IO_S3_REQUEST_TIMEOUT"
 #: Attempts per request, the AWS SDKs' standard setting (default 3).
 MAX_ATTEMPTS_ENV = "AWS_MAX_ATTEMPTS"
+#: Every setting of :func:`S3FileSystem.environment` passes on, in the order the AWS SDKs
+#: document them: the endpoint, region, credentials, then tfrecord-io's own. ``AWS_PROFILE``
+#: is not among them: a profile names a file of this machine's.
+ENVIRONMENT = (*ENDPOINT_ENVS, "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+               "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", MAX_ATTEMPTS_ENV, ADDRESSING_ENV,
+               CONNECT_TIMEOUT_ENV, REQUEST_TIMEOUT_ENV)
+# What each argument of S3FileSystem is called in the environment.
+_GIVEN_AS = {
+    "endpoint_url": "AWS_ENDPOINT_URL_S3", "region": "AWS_REGION",
+    "access_key": "AWS_ACCESS_KEY_ID", "secret_key": "AWS_SECRET_ACCESS_KEY",
+    "session_token": "AWS_SESSION_TOKEN", "max_attempts": MAX_ATTEMPTS_ENV,
+    "addressing": ADDRESSING_ENV, "connect_timeout": CONNECT_TIMEOUT_ENV,
+    "request_timeout": REQUEST_TIMEOUT_ENV,
+}
 #: Bytes fetched by one ranged GET when reading through the buffer.
 READ_BUFFER = 8 << 20
 _DEFAULT_ENDPOINT_REGION = "us-east-1"
@@ -273,6 +288,25 @@ class S3FileSystem(FileSystem):
             request_timeout=_number(REQUEST_TIMEOUT_ENV, 30.0, given["request_timeout"]),
             max_attempts=max(1, attempts),
         )
+
+    def environment(self) -> dict[str, str]:
+        """The settings of :data:`ENVIRONMENT` that this process has, with what this file
+        system was given in their place, so that another process's ``s3://`` resolves as this
+        one's does. What is set nowhere stays out: the other process's own settings and the
+        rest of the AWS SDK's chain (its profile, its instance role) still apply there.
+        Explicit credentials are included: the result is as secret as they are."""
+        env = {name: os.environ[name] for name in ENVIRONMENT if os.environ.get(name)}
+        given = {name: value for name, value in self._given.items() if value is not None}
+        if "endpoint_url" in given:
+            for name in ENDPOINT_ENVS:
+                env.pop(name, None)
+        if "region" in given:
+            env.pop("AWS_DEFAULT_REGION", None)
+        if "access_key" in given or "secret_key" in given:
+            env.pop("AWS_SESSION_TOKEN", None)  # the environment's token is of its own key
+        for name, value in given.items():
+            env[_GIVEN_AS[name]] = str(value)
+        return env
 
     def _region_of(self, config: S3Settings, bucket: str) -> str | None:
         """The region to sign for: configured, else (AWS only) the bucket's own, asked once."""

@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from tfrecord_io import fs
 from tfrecord_io.errors import ModelError
 from tfrecord_io.ml import loading, tensors
 
@@ -61,6 +62,7 @@ class _BatchPredictor:
         feeds: list[tuple[str, str]],
         results: list[tuple[str, str]],
         batch_size: int,
+        environment: dict[str, str],
     ) -> None:
         self.location = location
         self.signature = signature
@@ -68,6 +70,9 @@ class _BatchPredictor:
         self.feeds = feeds  # (column, model input)
         self.results = results  # (model output, new column)
         self.batch_size = batch_size
+        # The driver's object-store settings (fs.environment()), so that a model on s3:// is
+        # found as the driver found it; they may hold credentials, so they stay out of repr.
+        self._environment = environment
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[pa.Array]:
         model = None
@@ -75,6 +80,7 @@ class _BatchPredictor:
         for batch in batches:
             arrays = list(batch) if isinstance(batch, tuple) else [batch]
             if model is None:
+                os.environ.update(self._environment)
                 model = loading.cached(self.location, self.signature, self.version)
             pieces: list[list[pa.Array]] = [[] for _ in self.results]
             for part in chunks(arrays, self.batch_size):
@@ -192,9 +198,11 @@ def predict(
 
     Args:
         df: a Spark DataFrame.
-        model_dir: a SavedModel directory or a Keras file (``.keras``, ``.h5``), local or
-            ``hdfs://`` (see :mod:`tfrecord_io.ml.loading`). Every executor must reach it: a
-            local path works only when the executors share the driver's disk.
+        model_dir: a SavedModel directory or a Keras file (``.keras``, ``.h5``), local,
+            ``hdfs://`` or ``s3://`` (see :mod:`tfrecord_io.ml.loading`). Every executor must
+            reach it: a local path works only when the executors share the driver's disk. The
+            executors' Python workers take this process's object-store settings
+            (:func:`tfrecord_io.fs.environment`) before they load it.
         input_mapping: DataFrame column -> model input name; every input of the model must be
             fed. Default: each input from the column of the same name.
         output_mapping: model output name -> new column name; outputs not named are not
@@ -286,7 +294,8 @@ def predict(
         [T.StructField(column, tensors.spark_type(model.outputs[name])) for name, column in results]
     )
     run = _scalar_iter_udf(
-        _BatchPredictor(location, signature, version, feeds, results, batch_size), struct,
+        _BatchPredictor(location, signature, version, feeds, results, batch_size,
+                        fs.environment()), struct,
         [source.schema[column].dataType for column, _ in feeds],
     )
     scored = source.withColumn(_OUTPUTS, run(*[source[column] for column, _ in feeds]))

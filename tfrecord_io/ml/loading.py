@@ -12,8 +12,8 @@ Two kinds of model are understood, told apart by what is at the location:
   ``Input`` layers, outputs after the keys of a dict output, else after the layers that
   produce them.
 
-The location is a local path or any URL of :mod:`tfrecord_io.fs`. SavedModels on ``hdfs://`` and
-``webhdfs://`` are read by TensorFlow itself through tfrecord-io's file system plugin
+The location is a local path or any URL of :mod:`tfrecord_io.fs`. SavedModels on ``hdfs://``,
+``webhdfs://`` and ``s3://`` are read by TensorFlow itself through tfrecord-io's file system plugin
 (:func:`tfrecord_io.tf.register_filesystems`); Keras files on remote file systems are copied to
 a local temporary file first (Keras reads them as zip archives).
 
@@ -53,8 +53,6 @@ __all__ = [
 DEFAULT_SIGNATURE = "serving_default"
 #: File names ending so are Keras models.
 KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
-
-_REMOTE_TF_SCHEMES = ("hdfs", "webhdfs")
 
 _lock = threading.Lock()
 _cache: dict[tuple[str, str, str], ServingModel] = {}
@@ -230,10 +228,11 @@ def _spec_info(name: str, spec: Any) -> TensorInfo:
 
 def _load_saved_model(location: str, signature: str) -> ServingModel:
     from tfrecord_io.tf import register_filesystems  # noqa: PLC0415 - TensorFlow on demand
+    from tfrecord_io.tf.plugin import SCHEMES  # noqa: PLC0415
     from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
 
     tf = import_tensorflow()
-    if fs.split_url(location)[0] in _REMOTE_TF_SCHEMES:
+    if fs.split_url(location)[0] in SCHEMES:
         register_filesystems()
     try:
         loaded = tf.saved_model.load(_for_tensorflow(location))
