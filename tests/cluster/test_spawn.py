@@ -66,3 +66,10 @@ def test_nodes_fork_from_their_worker_when_its_daemon_preloaded_tensorflow(sc, t
         assert node["allreduce"] == 3.0
         assert node["keras_package"] == node["layers_package"] == "keras"  # Keras 3 by default
     assert node_processes(c.name) == []
+
+
+def test_a_worker_where_tensorflow_ran_starts_its_nodes_as_new_interpreters(sc):
+    # Forked from such a worker, a node would lack TensorFlow's threads and hang in its first op.
+    check = cluster_programs.warm_before_and_after_tensorflow_runs
+    (answer,) = sc.parallelize([0], 1).mapPartitions(check).collect()
+    assert json.loads(answer) == [True, False]

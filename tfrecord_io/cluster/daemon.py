@@ -56,10 +56,14 @@ def matches(environ: Mapping[str, str]) -> bool:
     """Whether a process forked from here with *environ* behaves as a new interpreter would.
 
     True when TensorFlow was preloaded with the same ``TF_*`` variables (but ``TF_CONFIG`` and
-    ``TF_USE_LEGACY_KERAS``), and the Keras that *environ* asks for is imported and not yet
+    ``TF_USE_LEGACY_KERAS``), has not run anything in this worker yet (a worker that ran
+    ``ml.predict``, say, has TensorFlow's threads, which a fork would lack: its node would
+    hang in its first op), and the Keras that *environ* asks for is imported and not yet
     bound to ``tf.keras`` (a worker that used ``tf.keras`` keeps the Keras it bound).
     """
     if not preloaded() or _tf_variables(environ) != _preload_environment:
+        return False
+    if runtime.tensorflow_running():
         return False
     return runtime.keras_available(runtime.wants_legacy_keras(environ))
 

@@ -18,6 +18,7 @@ __all__ = [
     "preload_keras",
     "keras_available",
     "point_keras_imports",
+    "tensorflow_running",
 ]
 
 #: The Keras packages, by whether ``TF_USE_LEGACY_KERAS`` asks for the legacy one, and the
@@ -69,6 +70,17 @@ def keras_available(legacy: bool) -> bool:
     if "tensorflow.keras" in sys.modules or getattr(tf.keras, "_tfll_initialized", True):
         return legacy == wants_legacy_keras(os.environ)
     return _KERAS[legacy][0] in sys.modules
+
+
+def tensorflow_running() -> bool:
+    """Whether TensorFlow has run anything in this process: its eager context exists, and with
+    it the runtime's thread pools. A process forked from such a one lacks those threads, and its
+    first TensorFlow op can wait for them forever; TensorFlow merely imported is safe to fork."""
+    context = sys.modules.get("tensorflow.python.eager.context")  # loaded with TensorFlow
+    if context is None:
+        return False
+    current = context.context_safe()
+    return current is not None and current._context_handle is not None  # noqa: SLF001
 
 
 def point_keras_imports(legacy: bool) -> None:
