@@ -78,7 +78,7 @@ def test_under_fail_a_damaged_file_fails_the_job_naming_it_and_nothing_is_writte
 
 def test_the_spark_progress_bar_counts_the_shards_written(spark, mnist_png_tree, tmp_path, capsys,
                                                          monkeypatch):
-    # The tests' session, started from Python, has Spark's own console bar: pretend it has not.
+    # Spark's own console bar is off in the tests' session; the test does not rely on it.
     conf = spark.sparkContext.getConf().set("spark.ui.showConsoleProgress", "false")
     monkeypatch.setattr(type(spark.sparkContext), "getConf", lambda self: conf)
     group = spark.sparkContext.getLocalProperty("spark.jobGroup.id")  # earlier tests' leftover
@@ -88,7 +88,11 @@ def test_the_spark_progress_bar_counts_the_shards_written(spark, mnist_png_tree,
     assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") == group  # restored
 
 
-def test_no_second_bar_when_spark_shows_its_own(spark, mnist_png_tree, tmp_path, capsys):
-    assert spark.sparkContext.getConf().get("spark.ui.showConsoleProgress") == "true"
+def test_no_second_bar_when_spark_shows_its_own(spark, mnist_png_tree, tmp_path, capsys,
+                                                monkeypatch):
+    # The tests' session turns Spark's own console bar off (it redraws five times a second):
+    # pretend it is on, as in an application started from Python with Spark's defaults.
+    conf = spark.sparkContext.getConf().set("spark.ui.showConsoleProgress", "true")
+    monkeypatch.setattr(type(spark.sparkContext), "getConf", lambda self: conf)
     images.convert(mnist_png_tree, tmp_path / "out", shards=2, spark=spark, progress=True)
     assert "images (Spark)" not in capsys.readouterr().err

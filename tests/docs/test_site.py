@@ -75,3 +75,12 @@ def test_every_relative_link_in_the_readme_resolves_to_a_file():
 def test_the_readme_keeps_the_two_commands_ci_runs():
     text = README.read_text()
     assert "make setup" in text and "make test" in text
+
+
+def test_the_home_page_links_every_page_of_the_nav():
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    pages = {p for p in re.findall(r"^\s*- .*?([\w/.-]+\.md)\s*$", config, re.MULTILINE)
+             if not p.startswith("reference/") and p != "index.md"}
+    linked = set(re.findall(r"\]\(([\w/.-]+\.md)\)", (ROOT / "docs" / "index.md").read_text(
+        encoding="utf-8")))
+    assert pages - linked == set(), "pages of the nav that docs/index.md does not name"
