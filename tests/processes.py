@@ -4,6 +4,8 @@ import ``conftest``, several share that name)."""
 
 from __future__ import annotations
 
+import time
+
 import psutil
 
 
@@ -18,6 +20,18 @@ def node_processes(cluster_name: str) -> list[psutil.Process]:
         if alive and any(cluster_name in part for part in [*cmdline, p.info["cwd"] or ""]):
             found.append(p)
     return found
+
+
+def node_processes_after(cluster_name: str, timeout: float) -> list[psutil.Process]:
+    """:func:`node_processes` once none is left or *timeout* seconds have passed: for a node
+    on a host that was cut off, whose executor hears the job's cancellation only once its link
+    is back (TCP's retransmission backs off over the cut)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = node_processes(cluster_name)
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.5)
 
 
 def executor_of(pid: int) -> int:

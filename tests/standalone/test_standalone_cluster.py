@@ -12,7 +12,7 @@ import time
 import manager_programs
 import pytest
 from datafiles import write_record_shards
-from processes import node_processes
+from processes import node_processes, node_processes_after
 from pyspark.sql import functions as F
 
 from tfrecord_io import cluster
@@ -110,4 +110,4 @@ def test_a_cut_link_fails_the_run_at_the_heartbeat_timeout_naming_node_host_and_
         stopper.start()
         stopper.join(90)
         assert not stopper.is_alive(), "shutdown hung"
-    assert node_processes(c.name) == []
+    assert node_processes_after(c.name, 60.0) == []
