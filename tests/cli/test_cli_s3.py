@@ -116,6 +116,28 @@ def test_images_from_a_local_tree_to_s3(tmp_path, capsys, base):
     assert capsys.readouterr().out.splitlines()[-1] == "6\ttotal"
 
 
+def test_images_with_spark_writes_to_s3_what_the_local_conversion_writes(
+    spark, spark_master, tmp_path, capsys, base
+):
+    for label, name in enumerate(("cat", "dog")):
+        (tmp_path / "tree" / name).mkdir(parents=True)
+        for i in range(4):
+            (tmp_path / "tree" / name / f"{i}.png").write_bytes(_png(40 * label + i))
+    argv = ["--shards", "2", "--validation-fraction", "0.25"]
+    local = tmp_path / "local"
+    assert cli.main(["images", str(tmp_path / "tree"), str(local), *argv]) == 0
+    out = f"{base}/spark-images"
+    # In-process, main() uses the running session (conftest's local cluster) and leaves it up.
+    assert cli.main(["images", str(tmp_path / "tree"), out, *argv, "--spark", spark_master]) == 0
+    files = sorted(str(p.relative_to(local)) for p in local.rglob("*") if p.is_file())
+    written = sorted(f"{directory}/{name}"[len(out) + 1:]
+                     for directory, _, names in fs.walk(out) for name in names)
+    assert written == files
+    for name in files:
+        with fs.open(f"{out}/{name}") as f:
+            assert f.read() == (local / name).read_bytes(), name
+
+
 def test_missing_inputs_are_usage_errors_naming_the_url(capsys, base):
     assert cli.main(["count", f"{base}/absent"]) == 2
     assert f"{base}/absent" in capsys.readouterr().err

@@ -16,17 +16,13 @@ from pyspark.sql import functions as F
 from tfrecord_io import example as ex
 from tfrecord_io import fs, records
 from tfrecord_io import spark as tfs
-from tfrecord_io.spark.jvm import is_connect
 
 
 def _configured(spark, bucket: str):
     """*spark* with S3A configured for the test S3 server, in the session's configuration (and,
     on a classic session, in the SparkContext's Hadoop configuration for RDD I/O); the test's
     own prefix of the bucket, as ``s3://`` and ``s3a://`` URLs."""
-    for key, value in tfs.s3a_conf(credentials=True, prefix="").items():
-        spark.conf.set(key, value)
-        if not is_connect(spark):
-            spark.sparkContext._jsc.hadoopConfiguration().set(key, value)
+    tfs.configure_s3a(spark, credentials=True)
     prefix = f"{bucket}/spark-{uuid.uuid4().hex[:8]}"
     return spark, f"s3://{prefix}", f"s3a://{prefix}"
 

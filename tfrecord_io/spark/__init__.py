@@ -12,7 +12,8 @@ Modules: :mod:`~tfrecord_io.spark.jvm` (the jar, sessions, the Java names),
 :mod:`~tfrecord_io.spark.rdd` (:func:`save_records`, :func:`load_records`) and
 :mod:`~tfrecord_io.spark.dataframe` (:func:`save_dataframe`, :func:`load_dataframe`, and the
 DataFrame specification: the type mapping, :data:`RECORD_TYPES`, :data:`BYTE_ARRAY_COLUMN`),
-:mod:`~tfrecord_io.spark.object_stores` (:func:`s3a_conf`, :func:`hadoop_aws_package`: Spark's
+:mod:`~tfrecord_io.spark.object_stores` (:func:`s3a_conf`, :func:`configure_s3a`,
+:func:`hadoop_aws_package`: Spark's
 ``s3a://`` and ``s3://`` configured as tfrecord-io's ``s3://`` is).
 Scala/Java users of the same jar call the formats named by :data:`INPUT_FORMAT` and friends.
 """
@@ -38,6 +39,7 @@ from tfrecord_io.spark.jvm import (
 )
 from tfrecord_io.spark.object_stores import (
     S3A_FILE_SYSTEM,
+    configure_s3a,
     hadoop_aws_package,
     hadoop_version,
     s3a_conf,
@@ -61,6 +63,7 @@ __all__ = [
     "save_dataframe",
     "load_dataframe",
     "s3a_conf",
+    "configure_s3a",
     "hadoop_aws_package",
     "hadoop_version",
     "S3A_FILE_SYSTEM",

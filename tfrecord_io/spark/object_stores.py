@@ -29,12 +29,14 @@ from __future__ import annotations
 import glob
 import os
 import re
+from typing import Any
 
 from tfrecord_io.errors import MissingDependencyError
 from tfrecord_io.fs.registry import filesystem
 from tfrecord_io.fs.s3 import S3FileSystem, S3Settings
+from tfrecord_io.spark.jvm import is_connect
 
-__all__ = ["S3A_FILE_SYSTEM", "hadoop_aws_package", "hadoop_version", "s3a_conf"]
+__all__ = ["S3A_FILE_SYSTEM", "configure_s3a", "hadoop_aws_package", "hadoop_version", "s3a_conf"]
 
 #: Hadoop's S3A file system class (``s3a://``), which :func:`s3a_conf` also gives ``s3://``.
 S3A_FILE_SYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
@@ -124,3 +126,18 @@ def hadoop_aws_package() -> str:
     """``org.apache.hadoop:hadoop-aws:VERSION`` for ``spark.jars.packages``, VERSION the
     Hadoop that the installed pyspark bundles (:func:`hadoop_version`)."""
     return f"org.apache.hadoop:hadoop-aws:{hadoop_version()}"
+
+
+def configure_s3a(spark: Any, *, credentials: bool = False) -> None:
+    """Configures S3A in the running session *spark* as :func:`s3a_conf` gives it: in the
+    session's configuration (its DataFrame reads and writes, Spark Connect sessions included)
+    and, on a classic session, in the SparkContext's Hadoop configuration (RDD reads and
+    writes: :func:`tfrecord_io.spark.save_records`). The connector must already be on the
+    application's classpath (:func:`hadoop_aws_package` at its start)."""
+    conf = s3a_conf(credentials=credentials, prefix="")
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    if not is_connect(spark):
+        hadoop = spark.sparkContext._jsc.hadoopConfiguration()  # noqa: SLF001 - py4j's own
+        for key, value in conf.items():
+            hadoop.set(key, value)
