@@ -90,6 +90,25 @@ def wait_for_file(args, ctx):
         time.sleep(0.2)
 
 
+def _sgd_step(strategy, model, optimizer):
+    """One step of mean squared error under *strategy*, as a tf.function of (x, y) returning
+    the mean loss over the replicas."""
+    import tensorflow as tf
+
+    @tf.function
+    def step(x, y):
+        def replica(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x) - y) ** 2)
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                          model.trainable_variables))
+            return loss
+        losses = strategy.run(replica, args=(x, y))
+        return strategy.reduce(tf.distribute.ReduceOp.MEAN, losses, None)
+
+    return step
+
+
 def train(args, ctx):
     """A few steps of a tiny linear model under the strategy (custom loop, Keras 3 layers);
     the node named args.get("fail_node") fails at step args["fail_step"], by args["how"]
@@ -103,16 +122,7 @@ def train(args, ctx):
         model = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(1)])
         optimizer = keras.optimizers.SGD(0.1)
 
-    @tf.function
-    def step(x, y):
-        def replica(x, y):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean((model(x) - y) ** 2)
-            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
-                                          model.trainable_variables))
-            return loss
-        losses = strategy.run(replica, args=(x, y))
-        return strategy.reduce(tf.distribute.ReduceOp.MEAN, losses, None)
+    step = _sgd_step(strategy, model, optimizer)
 
     x = tf.ones((8, 4))
     y = tf.ones((8, 1))
@@ -265,16 +275,7 @@ def object_store_run(args, ctx):
     writer = (tf.summary.create_file_writer(f"{ctx.log_dir}/train") if ctx.is_chief
               else tf.summary.create_noop_writer())
 
-    @tf.function
-    def step(x, y):
-        def replica(x, y):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean((model(x) - y) ** 2)
-            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
-                                          model.trainable_variables))
-            return loss
-        return strategy.reduce(tf.distribute.ReduceOp.MEAN, strategy.run(replica, args=(x, y)),
-                               None)
+    step = _sgd_step(strategy, model, optimizer)
 
     x = tf.ones((8, 4))
     y = tf.ones((8, 1))

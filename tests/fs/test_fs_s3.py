@@ -309,10 +309,16 @@ def test_the_generic_endpoint_variable_and_explicit_settings(base, s3, monkeypat
         fs.stat(f"{base}/data")
 
 
-def test_the_environment_passed_on_is_what_is_set_here_without_the_profile(monkeypatch):
+@pytest.fixture
+def no_aws_settings(monkeypatch):
+    """No AWS_* or TFRECORD_IO_S3_* setting in the environment (the test sets its own)."""
     for name in list(os.environ):
         if name.startswith(("AWS_", "TFRECORD_IO_S3_")):
             monkeypatch.delenv(name)
+
+
+@pytest.mark.usefixtures("no_aws_settings")
+def test_the_environment_passed_on_is_what_is_set_here_without_the_profile(monkeypatch):
     assert fs.environment() == {}
     settings = {"AWS_ENDPOINT_URL": "http://store:9000", "AWS_ACCESS_KEY_ID": "AKID",
                 "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "token",
@@ -322,10 +328,8 @@ def test_the_environment_passed_on_is_what_is_set_here_without_the_profile(monke
     assert fs.environment() == settings
 
 
+@pytest.mark.usefixtures("no_aws_settings")
 def test_what_a_registered_file_system_was_given_replaces_the_environment(monkeypatch):
-    for name in list(os.environ):
-        if name.startswith(("AWS_", "TFRECORD_IO_S3_")):
-            monkeypatch.delenv(name)
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://old:9000")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
     monkeypatch.setenv("AWS_SESSION_TOKEN", "of-another-key")
