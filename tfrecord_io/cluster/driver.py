@@ -530,8 +530,8 @@ def run(
     Args:
         spark: the SparkContext, or a SparkSession: classic, or a Spark Connect client (then
             the gang is a barrier stage of the DataFrame API, Spark >= 3.5, and
-            ``input_mode="spark"`` is not available). The cluster takes one task slot per
-            node, all at once (barrier).
+            ``input_mode="spark"`` feeds DataFrames, not RDDs or streams). The cluster takes
+            one task slot per node, all at once (barrier).
         main_fun: ``main_fun(args, ctx)``, run in a fresh process on each node that runs user
             code; *ctx* is a :class:`NodeContext`. It must be importable on the executors, or
             defined in the driver's ``__main__`` (then it travels by value).
