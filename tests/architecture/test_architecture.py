@@ -31,7 +31,8 @@ TENSORFLOW = "TensorFlow and Keras are imported only by tfrecord_io.tf.runtime"
 SPARK = "Spark (pyspark, py4j) only in tfrecord_io.spark and the apps above it"
 ML_API = "tfrecord_io.ml uses the cluster's public API (tfrecord_io.cluster), not its modules"
 PRIVATE = "A private module (_name) is imported only inside its own package"
-CONTRACTS = (LAYERS, TENSORFLOW, SPARK, ML_API, PRIVATE)
+NODE_SIDE = "The node process (python -m tfrecord_io.cluster.node) loads node-side code only"
+CONTRACTS = (LAYERS, TENSORFLOW, SPARK, ML_API, PRIVATE, NODE_SIDE)
 
 # Attributes through which PySpark reaches the JVM (py4j handles), and the jar's class names:
 # only the Spark layer, tfrecord_io/spark/, uses them.
@@ -124,6 +125,27 @@ def test_a_deliberate_violation_breaks_its_contract_only(tmp_path, files, broken
     done = _lint_imports(root)
     assert done.returncode == 1, done.stdout + done.stderr
     expected = {name: "BROKEN" if name == broken else "KEPT" for name in CONTRACTS}
+    assert _verdicts(done.stdout) == expected
+
+
+@pytest.mark.parametrize(
+    ("module", "line"),
+    [
+        ("cluster/node.py", "from tfrecord_io.cluster import driver"),
+        ("cluster/reporter.py", "from tfrecord_io.cluster.feed import schedule"),  # indirectly
+        ("cluster/feed/server.py", "import py4j"),
+    ],
+)
+def test_the_node_side_contract_breaks_when_a_node_module_imports_the_drivers_side(
+    tmp_path, module, line
+):
+    root = _package_copy(tmp_path)
+    path = root / "tfrecord_io" / module
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}\n",
+                    encoding="utf-8")
+    done = _lint_imports(root)
+    assert done.returncode == 1, done.stdout + done.stderr
+    expected = {name: "BROKEN" if name == NODE_SIDE else "KEPT" for name in CONTRACTS}
     assert _verdicts(done.stdout) == expected
 
 
