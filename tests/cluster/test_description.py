@@ -18,8 +18,8 @@ def _node(tmp_path, role_index=1) -> NodeDescription:
     options = run_options(mode="sync", num_workers=2, log_dir=str(tmp_path / "logs"),
                           keras="legacy", tensorboard=False, reservation_timeout=60.0,
                           max_attempts=2, env={"A": "secret-of-env"}, input_mode="spark")
-    attempt = AttemptDescription.of(options, cluster="c-1", driver="198.18.0.1:4000",
-                                    control_key="c" * 64, feed_key="f" * 64, attempt=1)
+    attempt = AttemptDescription(options, cluster="c-1", driver="198.18.0.1:4000",
+                                 control_key="c" * 64, feed_key="f" * 64, number=1)
     all_roles = roles("sync", 2, 0, False)
     spec = cluster_spec(all_roles, ["198.18.0.11:5000", "198.18.0.12:5000"])
     role = all_roles[role_index]
@@ -30,10 +30,11 @@ def _node(tmp_path, role_index=1) -> NodeDescription:
 
 def test_the_attempt_description_carries_the_checked_options(tmp_path):
     attempt = _node(tmp_path).attempt
-    assert (attempt.mode, attempt.num_workers, attempt.keras, attempt.input_mode) == (
+    options = attempt.options
+    assert (options.mode, options.num_workers, options.keras, options.input_mode) == (
         "sync", 2, "legacy", "spark")
-    assert attempt.checkpoint_dir == str(tmp_path / "logs" / "checkpoints")
-    assert attempt.env == {"A": "secret-of-env"} and attempt.attempt == 1
+    assert options.checkpoint_dir == str(tmp_path / "logs" / "checkpoints")
+    assert options.env == {"A": "secret-of-env"} and attempt.number == 1
 
 
 def test_the_node_reads_back_exactly_what_its_task_wrote(tmp_path):
@@ -56,7 +57,8 @@ def test_the_node_context_is_built_from_the_description(tmp_path):
     assert (ctx.mode, ctx.num_workers, ctx.attempt) == ("sync", 2, 1)
     assert ctx.cluster_spec == node.cluster_spec and ctx.tf_config == node.tf_config
     assert ctx.tf_config["task"] == {"type": "worker", "index": 1}
-    assert ctx.checkpoint_dir == node.attempt.checkpoint_dir
+    assert ctx.checkpoint_dir == node.attempt.options.checkpoint_dir
+    assert ctx.log_dir == node.attempt.options.log_dir
 
 
 def test_descriptions_are_frozen(tmp_path):

@@ -76,7 +76,7 @@ class Attempt:
         losses: ExecutorLosses | None = None,
         heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
     ) -> None:
-        self.number: int = description.attempt
+        self.number: int = description.number
         self._application = application
         self._roles = roles
         self._description = description

@@ -52,21 +52,53 @@ class NodeContext:
         feeds: Any = None,
         reporter: Reporter | None = None,
     ) -> None:
-        role, attempt = node.role, node.attempt
-        self.job_name = role.job_name
-        self.task_index = role.task_index
-        self.is_chief = role.is_chief
-        self.mode = attempt.mode
-        self.num_workers = attempt.num_workers
-        self.cluster_spec = node.cluster_spec
-        self.tf_config = node.tf_config
-        self.log_dir = attempt.log_dir
-        self.checkpoint_dir = attempt.checkpoint_dir
-        self.attempt = attempt.attempt
+        self._node = node
         self._strategy: Any = None
         self._lock = threading.Lock()
         self._feeds = feeds
-        self._reporter = reporter or Reporter(None, role.name, attempt.attempt)
+        self._reporter = reporter or Reporter(None, node.role.name, node.attempt.number)
+
+    # The node's description, read through (the attributes of the class docstring).
+
+    @property
+    def job_name(self) -> str:
+        return self._node.role.job_name
+
+    @property
+    def task_index(self) -> int:
+        return self._node.role.task_index
+
+    @property
+    def is_chief(self) -> bool:
+        return self._node.role.is_chief
+
+    @property
+    def mode(self) -> str:
+        return self._node.attempt.options.mode
+
+    @property
+    def num_workers(self) -> int:
+        return self._node.attempt.options.num_workers
+
+    @property
+    def cluster_spec(self) -> dict[str, list[str]]:
+        return self._node.cluster_spec
+
+    @property
+    def tf_config(self) -> dict[str, Any]:
+        return self._node.tf_config
+
+    @property
+    def log_dir(self) -> str | None:
+        return self._node.attempt.options.log_dir
+
+    @property
+    def checkpoint_dir(self) -> str:
+        return self._node.attempt.options.checkpoint_dir
+
+    @property
+    def attempt(self) -> int:
+        return self._node.attempt.number
 
     @property
     def name(self) -> str:

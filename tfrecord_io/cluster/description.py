@@ -1,8 +1,8 @@
 """A node described once, as typed values from the driver to the node process.
 
-:class:`AttemptDescription` is what every node of one attempt shares: made once on the driver
-from the checked options (:class:`~tfrecord_io.cluster.options.RunOptions`), it travels to the
-Spark tasks inside the task closure. :class:`NodeDescription` is one node: its Spark task makes
+:class:`AttemptDescription` is what every node of one attempt shares: made on the driver for
+each attempt around the checked options (:class:`~tfrecord_io.cluster.options.RunOptions`,
+held, not copied), it travels to the Spark tasks inside the task closure. :class:`NodeDescription` is one node: its Spark task makes
 it once it knows the cluster's addresses, writes it to the node's working directory
 (:data:`DESCRIPTION_FILE`, JSON), and the node process reads it once and builds its
 :class:`~tfrecord_io.cluster.context.NodeContext` from it.
@@ -27,50 +27,32 @@ DESCRIPTION_FILE = "node.json"
 
 @dataclass(frozen=True)
 class AttemptDescription:
-    """What every node of one attempt shares.
+    """What every node of one attempt shares: the checked options of the run, and what names
+    this attempt.
 
     Attributes:
+        options: the run's checked options (mode, workers, log and checkpoint directories,
+            Keras, TensorBoard, the nodes' extra environment, input mode, ...); read through,
+            never copied.
         cluster: the cluster's name (its node processes' working directories carry it).
         driver: the control channel's ``host:port``.
         control_key: the control channel's key (the node's Spark task registers with it).
         feed_key: the feed's key (the node's feed server accepts it); neither key is the
             cluster's secret, and neither shows in the ``repr``.
-        attempt: 0 on the first try, then 1, 2...
-        mode: ``"sync"`` or ``"ps"``.
-        num_workers: workers in the cluster.
-        log_dir: the log directory, or None.
-        checkpoint_dir: where checkpoints go.
-        keras: ``"default"`` or ``"legacy"``.
-        tensorboard: whether the chief's task serves TensorBoard.
-        env: extra environment variables of every node process (not in the ``repr``: they
-            may hold an object store's credentials).
-        input_mode: ``"tensorflow"`` or ``"spark"`` (fed nodes serve a feed).
+        number: 0 on the first try, then 1, 2...
     """
 
+    options: RunOptions
     cluster: str
     driver: str
     control_key: str = field(repr=False)
     feed_key: str = field(repr=False)
-    attempt: int
-    mode: str
-    num_workers: int
-    log_dir: str | None
-    checkpoint_dir: str
-    keras: str
-    tensorboard: bool
-    env: dict[str, str] = field(repr=False)
-    input_mode: str
+    number: int
 
     @classmethod
-    def of(cls, options: RunOptions, *, cluster: str, driver: str, control_key: str,
-           feed_key: str, attempt: int) -> AttemptDescription:
-        """Attempt *attempt* of cluster *cluster* run with *options*."""
-        return cls(cluster=cluster, driver=driver, control_key=control_key, feed_key=feed_key,
-                   attempt=attempt,
-                   mode=options.mode, num_workers=options.num_workers, log_dir=options.log_dir,
-                   checkpoint_dir=options.checkpoint_dir, keras=options.keras,
-                   tensorboard=options.tensorboard, env=dict(options.env),
-                   input_mode=options.input_mode)
+    def from_dict(cls, data: dict[str, Any]) -> AttemptDescription:
+        """The description whose :func:`dataclasses.asdict` is *data*."""
+        return cls(options=RunOptions(**data.pop("options")), **data)
 
 
 @dataclass(frozen=True)
@@ -111,5 +93,5 @@ class NodeDescription:
         """The description :meth:`write` wrote to *directory*."""
         with open(os.path.join(directory, DESCRIPTION_FILE), encoding="utf-8") as f:
             data = json.load(f)
-        return cls(attempt=AttemptDescription(**data.pop("attempt")), role=Role(**data.pop("role")),
-                   **data)
+        return cls(attempt=AttemptDescription.from_dict(data.pop("attempt")),
+                   role=Role(**data.pop("role")), **data)

@@ -337,9 +337,9 @@ class Cluster:
     # -- running -------------------------------------------------------------------------------
 
     def _new_attempt(self, number: int) -> Attempt:
-        description = AttemptDescription.of(
+        description = AttemptDescription(
             self._options, cluster=self._id, driver=self._server.address,
-            control_key=self._control_key, feed_key=self._feed_key, attempt=number,
+            control_key=self._control_key, feed_key=self._feed_key, number=number,
         )
         attempt = Attempt(
             self._application, self._roles, description, self._payload, f"{self._id}-{number}",

@@ -117,7 +117,7 @@ def _feed_server(node: NodeDescription) -> Any:
     from tfrecord_io.cluster.feed.server import FeedServer  # noqa: PLC0415
 
     return FeedServer(socket.socket(fileno=node.feed_fd), node.attempt.feed_key,
-                      name=node.role.name, attempt=node.attempt.attempt)
+                      name=node.role.name, attempt=node.attempt.number)
 
 
 def _run_main(workdir: str, node: NodeDescription, feeds: Any) -> None:
@@ -130,7 +130,7 @@ def _run_main(workdir: str, node: NodeDescription, feeds: Any) -> None:
     with open(os.path.join(workdir, MAIN_FILE), "rb") as f:
         main_fun, args = cloudpickle.load(f)
     fd = os.environ.get(REPORT_FD_ENV)
-    reporter = Reporter(int(fd) if fd else None, node.role.name, node.attempt.attempt)
+    reporter = Reporter(int(fd) if fd else None, node.role.name, node.attempt.number)
     ctx = NodeContext(node, feeds=feeds, reporter=reporter)
     _release_port(node)  # main_fun's strategy binds it (from TF_CONFIG)
     try:

@@ -156,12 +156,12 @@ class _Node:
         self, node: NodeDescription, gpus: list[str]
     ) -> tuple[dict[str, str], int, int]:
         env = dict(os.environ)
-        env.update(self.attempt.env)
+        env.update(self.attempt.options.env)
         env["TF_CONFIG"] = json.dumps(node.tf_config)
         env[NODE_ENV] = self.role.name
         env["PYTHONUNBUFFERED"] = "1"
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        if self.attempt.keras == "legacy":
+        if self.attempt.options.keras == "legacy":
             env["TF_USE_LEGACY_KERAS"] = "1"
         if gpus:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
@@ -205,7 +205,7 @@ class _Node:
         board = None
         outcome = Done(ok=False, kind=FailureKind.RAISED, error="the task ended unexpectedly")
         try:
-            if self.attempt.tensorboard and self.role.is_chief:
+            if self.attempt.options.tensorboard and self.role.is_chief:
                 board = self._start_tensorboard(node)
             outcome = self._supervise(process, beat_r)
         finally:
@@ -220,7 +220,7 @@ class _Node:
     def _start_tensorboard(self, node: NodeDescription) -> Any:
         from tfrecord_io.cluster import tensorboard  # noqa: PLC0415
 
-        board = tensorboard.start(node.attempt.log_dir, host=node.host)
+        board = tensorboard.start(node.attempt.options.log_dir, host=node.host)
         self.conn.send(TensorBoard(url=board.url))
         return board
 
@@ -302,11 +302,11 @@ def make_task(
         # The node's feed server: bound here so that the driver learns its address with the
         # registration; the node process inherits the socket and listens on it.
         # It listens at once: the driver may connect before the node process accepts.
-        feed = _reserve_port(host) if attempt.input_mode == "spark" and role.fed else None
+        feed = _reserve_port(host) if attempt.options.input_mode == "spark" and role.fed else None
         if feed is not None:
             feed.listen(64)
         hello = Hello(
-            node=role.name, attempt=attempt.attempt, host=host, pid=os.getpid(), gpus=gpus,
+            node=role.name, attempt=attempt.number, host=host, pid=os.getpid(), gpus=gpus,
             # Spark's id of this task: the driver finds the executor (and why it was lost) by it
             task=ctx.taskAttemptId(),
             container=os.environ.get("CONTAINER_ID") or None,  # on YARN: the executor's
