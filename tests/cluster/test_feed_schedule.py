@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tfrecord_io.cluster.feed.reports import Feeding
-from tfrecord_io.cluster.feed.schedule import Call, EpochState, FeedSchedule
+from tfrecord_io.cluster.feed.schedule import TRANSITIONS, Call, Epoch, EpochState, FeedSchedule
 from tfrecord_io.cluster.messages import EndEpoch, FailEpoch, Message
 from tfrecord_io.errors import ClusterError
 
@@ -464,8 +464,8 @@ def test_an_epoch_fed_ahead_gives_way_and_is_fed_again_once_asked():
         assert [sorted(e.records.values()) for e in report.epochs] == [[3, 3], [3, 3]]
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_a_failed_node_ends_every_call_with_the_clusters_error(seed):
+def _run_failing(seed: int) -> tuple[World, ClusterError]:
+    """A random scenario whose worker:0 fails after a random number of steps."""
     world, calls = _scenario(1000 + seed)
     _issue_all(world, calls)
     rng = random.Random(seed)
@@ -480,6 +480,12 @@ def test_a_failed_node_ends_every_call_with_the_clusters_error(seed):
             w.failure = error
 
     world.run(before=maybe_fail)
+    return world, error
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_failed_node_ends_every_call_with_the_clusters_error(seed):
+    world, error = _run_failing(seed)
     for call in world.calls:
         assert call.feeding.done()
         if call.feeding.exception() is not None:
@@ -498,8 +504,8 @@ def test_a_lost_link_without_word_from_the_cluster_fails_the_calls_after_the_gra
     assert isinstance(error, ClusterError) and "worker:1" in str(error)
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_a_stopped_call_ends_promptly_and_the_others_go_on(seed):
+def _run_stopping(seed: int) -> World:
+    """Train and validation in turns; train's call stopped after a random number of steps."""
     rng = random.Random(seed)
     order = ["train", "validation"] * 2
     world = World(rng, slots=2, capacity=1, scripts=[order, order],
@@ -520,6 +526,12 @@ def test_a_stopped_call_ends_promptly_and_the_others_go_on(seed):
                     node.reading = None
 
     world.run(before=maybe_stop)
+    return world
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_stopped_call_ends_promptly_and_the_others_go_on(seed):
+    world = _run_stopping(seed)
     assert all(c.feeding.done() and c.feeding.exception() is None for c in world.calls)
     assert all(n.gone == "finished" for n in world.nodes)
     assert not any(j.pending or j.running for j in world.runner.submitted if j.cancelled)
@@ -539,3 +551,49 @@ def test_these_schedules_catch_a_cancel_that_can_come_before_its_job_is_submitte
         world.run()
         stalled += not all(c.feeding.done() for c in world.calls)
     assert stalled > 0
+
+
+# -- the transitions ---------------------------------------------------------------------------
+
+
+def test_an_epoch_refuses_a_transition_the_schedule_does_not_declare():
+    epoch = Epoch(1)
+    with pytest.raises(AssertionError, match="WAITING -> FED is not a transition"):
+        epoch.move(EpochState.FED)
+    epoch.move(EpochState.FAILED)
+    with pytest.raises(AssertionError, match="FAILED -> FEEDING"):
+        epoch.move(EpochState.FEEDING)  # an ended epoch never changes again
+
+
+def test_the_seeded_runs_make_every_declared_transition_and_no_other(monkeypatch):
+    # Every change goes through Epoch.move, which refuses what TRANSITIONS does not declare:
+    # these runs (ordinary, failing, stopped, given way, unread) reach every declared one.
+    made = set()
+    move = Epoch.move
+
+    def recorded(epoch: Epoch, state: EpochState) -> None:
+        made.add((epoch.state, state))
+        move(epoch, state)
+
+    monkeypatch.setattr(Epoch, "move", recorded)
+    for seed in range(200):
+        world, calls = _scenario(seed)
+        _issue_all(world, calls)
+        world.run()
+    for seed in range(40):
+        _run_failing(seed)
+        _run_stopping(seed)
+    for seed in range(20):
+        world = World(random.Random(seed), slots=1, capacity=1,
+                      scripts=[["train", "validation", "train"]] * 2,
+                      records={"train": 3, "validation": 1})
+        world.train("train", 2)
+        world.train("validation", 1)
+        world.run()
+    unread = World(random.Random(0), slots=1, capacity=1, scripts=[["train"]] * 2,
+                   records={"train": 1, "test": 1})
+    unread.train("train", 1)
+    test = unread.train("test", 1)  # no node ever reads it
+    unread.run()
+    assert test.feeding.result(timeout=0).epochs == []
+    assert made == TRANSITIONS

@@ -10,7 +10,8 @@ The coordinator (:mod:`~tfrecord_io.cluster.feed.coordinator`) calls ``step`` fr
 whenever something may have changed; the tests call it with fakes through thousands of
 interleavings (``tests/cluster/test_feed_schedule.py``).
 
-The states of one epoch, and the only transitions between them::
+The states of one epoch, and the only transitions between them (:data:`TRANSITIONS`; every
+change goes through :meth:`Epoch.move`, which refuses any other)::
 
     WAITING  --every reader asked-->            PLANNING (the call's first epoch: batches
                                                           are made, counted in sync mode)
@@ -57,7 +58,8 @@ from tfrecord_io.cluster.feed.reports import EpochReport, FeedReport, Feeding
 from tfrecord_io.cluster.messages import EndEpoch, FailEpoch, Message
 from tfrecord_io.errors import ClusterError
 
-__all__ = ["Call", "Epoch", "EpochState", "FeedSchedule", "Job", "Links", "Runner"]
+__all__ = ["TRANSITIONS", "Call", "Epoch", "EpochState", "FeedSchedule", "Job", "Links",
+           "Runner"]
 
 log = logging.getLogger("tfrecord_io.cluster")
 
@@ -89,6 +91,23 @@ class EpochState(enum.Enum):
 
 
 _LIVE = {EpochState.WAITING, EpochState.PLANNING, EpochState.AHEAD, EpochState.FEEDING}
+
+_S = EpochState
+#: Every transition an epoch may make (the table of the module docs); :meth:`Epoch.move` makes
+#: each change and refuses any other, so the seeded runs of the tests check every transition.
+TRANSITIONS: frozenset[tuple[EpochState, EpochState]] = frozenset({
+    (_S.WAITING, _S.PLANNING),
+    (_S.WAITING, _S.FEEDING),
+    (_S.WAITING, _S.AHEAD),
+    (_S.PLANNING, _S.FEEDING),
+    (_S.AHEAD, _S.FEEDING),
+    (_S.AHEAD, _S.WAITING),
+    (_S.AHEAD, _S.FED),
+    (_S.FEEDING, _S.FED),
+    (_S.WAITING, _S.UNREAD),
+    *((live, _S.STOPPED) for live in _LIVE),
+    *((live, _S.FAILED) for live in _LIVE),
+})
 
 
 class Job(Protocol):
@@ -165,6 +184,17 @@ class Epoch:
 
     def __post_init__(self) -> None:
         self.result = EpochReport(self.number)
+
+    def move(self, state: EpochState) -> None:
+        """Change to *state*, one of :data:`TRANSITIONS` from the current state.
+
+        Raises:
+            AssertionError: not a transition of the schedule (a bug in it).
+        """
+        if (self.state, state) not in TRANSITIONS:
+            raise AssertionError(f"epoch {self.number}: {self.state.name} -> {state.name} is "
+                                 "not a transition of the feeding schedule")
+        self.state = state
 
 
 @dataclass(eq=False)
@@ -246,7 +276,7 @@ class FeedSchedule:
                     if epoch.state is not EpochState.WAITING or epoch is call.inflight[0]:
                         self._markers(FailEpoch(feed=call.feed, epoch=epoch.number,
                                                 reason=str(error)))
-                    epoch.state = EpochState.FAILED
+                    epoch.move(EpochState.FAILED)
                 if call.planning is not None:
                     call.planning.cancel()
                 self._end(call, error)
@@ -297,7 +327,7 @@ class FeedSchedule:
         if epoch.state is EpochState.WAITING:
             readers = self._links.readers(feed)
             if not readers:
-                epoch.state = EpochState.UNREAD
+                epoch.move(EpochState.UNREAD)
                 log.info("no node reads feed %r any more: %d epoch(s) not fed", feed,
                          call.epochs - len(call.report.epochs))
                 call.inflight.clear()
@@ -308,10 +338,10 @@ class FeedSchedule:
             log.debug("every reader asked for epoch %d of %r", epoch.number, feed)
             if call.streaming:
                 epoch.job = self._runner.stream(call, epoch.number, epoch.result)
-                epoch.state = EpochState.FEEDING
+                epoch.move(EpochState.FEEDING)
             elif call.plan is None:
                 call.planning = self._runner.plan(call)
-                epoch.state = EpochState.PLANNING
+                epoch.move(EpochState.PLANNING)
             else:
                 self._submit(call, epoch, EpochState.FEEDING)
         if epoch.state is EpochState.PLANNING:
@@ -389,7 +419,7 @@ class FeedSchedule:
         one's tasks end."""
         assert call.plan is not None
         epoch.job = self._runner.feed(call, epoch.number)
-        epoch.state = state
+        epoch.move(state)
         log.debug("submitted epoch %d of %r (%s)", epoch.number, call.feed, state.value)
         if (call.keep and call.started > 1 and call.started < call.epochs
                 and len(call.inflight) == 1 and epoch is call.inflight[0]
@@ -398,7 +428,7 @@ class FeedSchedule:
             queued = Epoch(self._numbers[call.feed])
             call.started += 1
             queued.job = self._runner.feed(call, queued.number)
-            queued.state = EpochState.AHEAD
+            queued.move(EpochState.AHEAD)
             call.inflight.append(queued)
 
     def _give_way_if_awaited(self, call: Call, epoch: Epoch) -> bool:
@@ -408,13 +438,13 @@ class FeedSchedule:
             return False
         readers = self._links.readers(call.feed)
         if readers and all(self._links.asked(n, call.feed) >= epoch.number for n in readers):
-            epoch.state = EpochState.FEEDING
+            epoch.move(EpochState.FEEDING)
             return False
         if not self._awaited_elsewhere(call.feed):
             return False
         log.debug("epoch %d of %r gives way to another feed", epoch.number, call.feed)
         self._cancel(epoch)
-        epoch.state = EpochState.WAITING
+        epoch.move(EpochState.WAITING)
         epoch.gave_way += 1
         epoch.result = EpochReport(epoch.number)
         return True
@@ -430,7 +460,7 @@ class FeedSchedule:
             if plan.per_worker is not None:  # counted: what was not delivered was dropped
                 total = plan.per_worker * len(self._links.nodes) + plan.dropped
                 result.dropped = total - sum(result.records.values())
-        epoch.state = EpochState.FED
+        epoch.move(EpochState.FED)
         self._end_markers(call.feed, result)
         call.report.epochs.append(result)
         call.inflight.pop(0)
@@ -462,7 +492,7 @@ class FeedSchedule:
         for i, epoch in enumerate(call.inflight):
             had_job = epoch.job is not None
             self._cancel(epoch)
-            epoch.state = EpochState.STOPPED
+            epoch.move(EpochState.STOPPED)
             epoch.result.complete = call.streaming
             self._end_markers(call.feed, epoch.result)
             if had_job and i == 0:
@@ -496,7 +526,7 @@ class FeedSchedule:
         """A call's own failure: its jobs cancelled, its live epochs failed on the nodes."""
         for epoch in call.inflight:
             self._cancel(epoch)
-            epoch.state = EpochState.FAILED
+            epoch.move(EpochState.FAILED)
             self._markers(FailEpoch(feed=call.feed, epoch=epoch.number, reason=str(error)))
         call.inflight.clear()
         self._end(call, error)
