@@ -36,10 +36,10 @@ from setuptools.command.build_py import build_py as _build_py
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # build_support/, next to this file
 
-from build_support import BuildError  # noqa: E402
-from build_support.jar import JAR_RELPATH, make_jar  # noqa: E402
-from build_support.tf_plugin import PLUGIN_RELPATH, make_tf_plugin  # noqa: E402
-from build_support.wheel_tags import platform_tag  # noqa: E402
+from build_support import BuildError
+from build_support.jar import JAR_RELPATH, make_jar
+from build_support.tf_plugin import PLUGIN_RELPATH, make_tf_plugin
+from build_support.wheel_tags import platform_tag
 
 
 def _take_prebuilt(variable: str, out: Path) -> bool:

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""How fast ``tfrecord_io.cluster`` starts, fails and stops, and what ``ctx.report`` costs.
+r"""How fast ``tfrecord_io.cluster`` starts, fails and stops, and what ``ctx.report`` costs.
 
     .venv/bin/python bench/cluster.py                      # 3 runs of each; ~5 min on 2 cores
     .venv/bin/python bench/cluster.py --runs 5 --out bench/results-cluster.md
     .venv/bin/python bench/cluster.py --manager yarn --only finish,exception,sigkill,shutdown
-    sudo .venv/bin/python bench/cluster.py --manager standalone --only finish,exception,sigkill,shutdown
+    sudo .venv/bin/python bench/cluster.py --manager standalone \
+        --only finish,exception,sigkill,shutdown
 
 Measured, each ``--runs`` times on one SparkContext: with ``--manager local-cluster`` (the
 default) on ``--master`` (default ``local-cluster[2,1,1024]``: two executor JVMs with one task
@@ -33,14 +34,15 @@ traffic crosses a virtual network). The benchmark starts and stops the cluster m
 * **report** (a cluster of one worker, ``keras="legacy"``): inside the node, the cost of one
   ``ctx.report(step, loss=...)`` call (the median and the 99th percentile of ``--calls``
   calls, each timed alone; with a Python float and with a TensorFlow scalar, which
-  ``ctx.report`` converts) and of one call of the Keras callback's hooks, and the time of one tf-keras ``model.fit`` epoch (``--batches``
-  batches of a small dense model) without a callback, with ``ctx.keras_callback()`` (a report
-  per epoch) and with ``ctx.keras_callback(every_n_batches=1)`` (a report per batch): the
-  median of ``--runs`` epochs each, taken in turns. The reports go to the driver as in any
-  cluster (the driver keeps every one: ``Result.metrics``).
+  ``ctx.report`` converts) and of one call of the Keras callback's hooks, and the time of one
+  tf-keras ``model.fit`` epoch (``--batches`` batches of a small dense model) without a callback,
+  with ``ctx.keras_callback()`` (a report per epoch) and with
+  ``ctx.keras_callback(every_n_batches=1)`` (a report per batch): the median of ``--runs`` epochs
+  each, taken in turns. The reports go to the driver as in any cluster (the driver keeps every one:
+  ``Result.metrics``).
 
-Nodes note their times with ``time.time()`` (``report``: its figures) in files of a local directory: on a
-``local-cluster`` every process shares the machine's clock. Prints Markdown tables (median,
+Nodes note their times with ``time.time()`` (``report``: its figures) in files of a local directory:
+on a ``local-cluster`` every process shares the machine's clock. Prints Markdown tables (median,
 min and max of the runs, seconds; for ``report``, microseconds and milliseconds) and writes them
 to ``--out``.
 """
@@ -95,7 +97,7 @@ def node_main(args: dict, ctx: cluster.NodeContext) -> None:
         with tf.GradientTape() as tape:
             loss = tf.reduce_mean(tf.square(model(x, training=True)))
         grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
         return loss
 
     @tf.function
@@ -284,7 +286,8 @@ def report_table(figures: dict[str, list[float]], args: argparse.Namespace) -> l
         f"`ctx.report` inside a node: {args.calls} calls each, timed one by one; tf-keras "
         f"`model.fit` epochs of {args.batches} batches (32 rows x 8 floats, Dense 16 + Dense 1), "
         f"{args.runs} epochs each, in turns. The driver received "
-        f"{int(figures['reports received'][0])} of the {4 * args.calls + args.runs * (args.batches + 2)} "
+        f"{int(figures['reports received'][0])} of the "
+        f"{4 * args.calls + args.runs * (args.batches + 2)} "
         "reports sent: the node drops reports while its queue is full (the timed calls come "
         "in bursts faster than the driver reads), rather than wait.",
         "",

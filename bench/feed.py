@@ -93,7 +93,8 @@ class MachineCpu:
 
     def _at(self, when: float) -> float:
         samples = self._samples
-        for (t0, b0), (t1, b1) in zip(samples, samples[1:]):
+        # Pairs of neighbours, over the samples of this moment (the thread goes on appending).
+        for (t0, b0), (t1, b1) in zip(samples, samples[1:], strict=False):
             if t0 <= when <= t1:
                 return b0 + (b1 - b0) * (when - t0) / max(t1 - t0, 1e-9)
         return samples[-1][1] if when > samples[-1][0] else samples[0][1]

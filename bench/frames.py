@@ -137,13 +137,16 @@ def main() -> None:
             if args.only is None or name == args.only
         }
         tf_read().count()
-        metrics = spark.sparkContext._jvm.org.tfrecordio.spark.source.ReadMetrics.last()  # noqa: SLF001
-        size = lambda p: sum(  # noqa: E731
+        metrics = spark.sparkContext._jvm.org.tfrecordio.spark.source.ReadMetrics.last()  # noqa: SLF001 - py4j's view of the jar's classes
+        size = lambda p: sum(  # noqa: E731 - a one-line helper
             os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(p) for f in fs
             if not f.startswith(".") and not f.startswith("_")
         )
-        print(f"\n{args.rows} rows (id long, x double, s string ~20 chars, v array<float>[10]), "
-              f"master {args.master}, {'median' if args.median else 'best'} of {args.repeat}, Spark {spark.version}")
+        print(
+            f"\n{args.rows} rows (id long, x double, s string ~20 chars, v array<float>[10]), "
+            f"master {args.master}, {'median' if args.median else 'best'} of {args.repeat}, "
+            f"Spark {spark.version}"
+        )
         print(f"on disk: TFRecord {size(tf_path) / 1e6:.1f} MB (+ indexes), "
               f"Parquet {size(pq_path) / 1e6:.1f} MB")
         print(f"count(): {metrics.recordsRead()} records read, "

@@ -27,8 +27,9 @@ import sys
 import tempfile
 import time
 import uuid
-from pathlib import Path
 from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -134,23 +135,23 @@ def main(argv: list[str] | None = None) -> int:
                 read_all(f"{base}{root}/warm-{name}.bin")
         # each client writes its own copy (timed), then both read the native-written one
         for name, base in (("native", rpc), ("webhdfs", web)):
-            best, med, _ = timed(lambda: write_file(f"{base}{root}/w-{name}.bin", data), 1)
+            best, med, _ = timed(partial(write_file, f"{base}{root}/w-{name}.bin", data), 1)
             results[name]["write_MBps"] = size / best / 1e6
         write_file(rpc + big, data)
 
         for name, base in (("native", rpc), ("webhdfs", web)):
             url = base + big
             r = results[name]
-            best, med, n = timed(lambda: read_all(url), ns.repeat)
+            best, med, n = timed(partial(read_all, url), ns.repeat)
             assert n == size, n
             r["seq_read_MBps"], r["seq_read_MBps_median"] = size / best / 1e6, size / med / 1e6
             part = size // 4
-            best, med, n = timed(lambda: read_all(url, offset=size // 2, limit=part), ns.repeat)
+            best, med, n = timed(partial(read_all, url, offset=size // 2, limit=part), ns.repeat)
             assert n == part, n
             r["offset_read_MBps"] = part / best / 1e6
-            best, med, _ = timed(lambda: first_bytes(url, size // 2 + 12345), ns.repeat)
+            best, med, _ = timed(partial(first_bytes, url, size // 2 + 12345), ns.repeat)
             r["offset_first_64KiB_ms"] = best * 1000
-            best, med, _ = timed(lambda: random_reads(url, size, 200), 1)
+            best, med, _ = timed(partial(random_reads, url, size, 200), 1)
             r["random_4KiB_read_ms"] = best * 1000 / 200
 
         best, med, n = timed(lambda: raw_native_stream(rpc, big, size), ns.repeat)
@@ -169,10 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, base in (("native", rpc), ("webhdfs", web)):
             hdfs.clear_client_cache()
             hdfs.exists(base + "/")  # connect outside the timing
-            best, med, entries = timed(lambda: hdfs.ls(base + many), ns.repeat)
+            best, med, entries = timed(partial(hdfs.ls, base + many), ns.repeat)
             assert len(entries) == ns.files
             results[name][f"ls_{ns.files}_ms"] = best * 1000
-            best, med, urls = timed(lambda: hdfs.glob(base + many + "/part-*.tfrecord"), ns.repeat)
+            best, med, urls = timed(partial(hdfs.glob, base + many + "/part-*.tfrecord"), ns.repeat)
             assert len(urls) == ns.files
             results[name][f"glob_{ns.files}_ms"] = best * 1000
         hdfs.delete(rpc + root, recursive=True)

@@ -21,10 +21,10 @@ Attacks, from this process, all loopback:
 * **held**: ``--flood`` (300) connections opened and held without a byte sent.
 * **dribbling**: as many connections, each sending a byte of a plausible handshake every 0.6 s.
 
-Per run, after a warm-up connection, 2 s after the attack began: the server's connections held (its open descriptors beyond
-its idle ones), threads and resident memory (``/proc/PID/status``), and the time a legitimate
-client takes to connect, make the handshake and get its reply (the median of 5 clients one
-after the other; each waits up to 15 s);
+Per run, after a warm-up connection, 2 s after the attack began: the server's connections held (its
+open descriptors beyond its idle ones), threads and resident memory (``/proc/PID/status``), and the
+time a legitimate client takes to connect, make the handshake and get its reply (the median of 5
+clients one after the other; each waits up to 15 s);
 for the dribbling attack, the connections still held 2 s after the handshake deadline too. The
 table gives the median of ``--runs`` runs.
 """
@@ -148,7 +148,8 @@ def serve_main(design: str, deadline: float) -> None:
         StreamServer(listener, KEY, _serve, _welcome, name="bench", server=SERVER)
     else:
         _before_server(listener, deadline)
-    print("%s:%d" % listener.getsockname()[:2], flush=True)
+    host, port = listener.getsockname()[:2]
+    print(f"{host}:{port}", flush=True)
     sys.stdin.read()
 
 

@@ -124,7 +124,8 @@ def main() -> None:
         load = os.getloadavg()
         report = "\n".join([
             f"`PYTHONPATH=. .venv/bin/python bench/images.py {' '.join(sys.argv[1:])}`, "
-            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or platform.machine()}, "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+            f"{platform.processor() or platform.machine()}, "
             f"{os.cpu_count()} CPUs, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} "
             f"(1/5/15 min) at the end; {args.shards} training shards + 10% validation; "
             f"median of {args.runs} runs",

@@ -34,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +50,7 @@ def log(msg: str) -> None:
 def epoch_rates(result, images_per_epoch: int) -> list[float]:
     """images/s of epochs 2..E from worker 0's per-epoch reports."""
     times = [r.time for r in result.metrics if r.node == "worker:0" and "loss" in r.values]
-    return [images_per_epoch / (b - a) for a, b in zip(times, times[1:])]
+    return [images_per_epoch / (b - a) for a, b in pairwise(times)]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 

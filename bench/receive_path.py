@@ -34,8 +34,8 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, too
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

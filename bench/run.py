@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -434,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
                 delete_hdfs(url)
             if "tf-read" in parts:
                 log(f"{label}: tf read")
-                passes = repeat(lambda: tf_read_pass(tf, str(data)), args.runs)
+                passes = repeat(partial(tf_read_pass, tf, str(data)), args.runs)
                 check(passes, "tf read", records, lsum, nbytes)
                 size_rows.append(Row(size, "read", "TF TFRecordDataset (8 MiB buffer, batch 10000)",
                                      passes))
@@ -456,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"{label}: tf write")
                 pool = [os.urandom(size) for _ in range(max(1, TF_WRITE_POOL_BYTES // size))]
                 out = str(work / f"tf-write-{size}.tfrecord")
-                passes = repeat(lambda: tf_write_pass(tf, out, pool, records), args.runs)
+                passes = repeat(partial(tf_write_pass, tf, out, pool, records), args.runs)
                 check(passes, "tf write", records, lsum, nbytes)
                 size_rows.append(Row(size, "write", "TF tf.io.TFRecordWriter", passes))
                 del pool

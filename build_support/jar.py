@@ -1,4 +1,5 @@
-"""Compiles ``jvm/src/main/java`` with ``javac --release 11`` into ``tfrecord_io/jars/tfrecord-io.jar``.
+"""Compiles ``jvm/src/main/java`` with ``javac --release 11`` into
+``tfrecord_io/jars/tfrecord-io.jar``.
 
 The sources are compiled against the jars that the installed pyspark ships (found with
 importlib, no network, no Maven); the classes, plus ``jvm/src/main/resources`` if there is one,

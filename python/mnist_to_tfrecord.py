@@ -35,7 +35,7 @@ def write_split(split: mnist.Split, directory: str, shards: int) -> list[str]:
                 "height": image.shape[0],
                 "width": image.shape[1],
             })
-            for label, image in zip(split.labels[lo:hi], split.images[lo:hi])
+            for label, image in zip(split.labels[lo:hi], split.images[lo:hi], strict=True)
         )
         records.write(path, examples)  # local + uncompressed: writes _NAME.tfindex too
         paths.append(path)

@@ -14,8 +14,8 @@ the first records. The inputs of the model are every fixed-length numeric featur
 label (``--features`` to choose), concatenated and normalized; an int64 label makes a
 classifier (classes 0..max label seen), a float one a regression.
 
-Data written by ``tfrecord-io mnist`` / ``tfrecord_io.datasets.mnist.convert`` (label, image, height,
-width) or by ``tfrecord_io.spark.save_records`` works as is. With ``--num-shards N
+Data written by ``tfrecord-io mnist`` / ``tfrecord_io.datasets.mnist.convert`` (label, image,
+height, width) or by ``tfrecord_io.spark.save_records`` works as is. With ``--num-shards N
 --shard-index K``, run N copies (K = 0..N-1) to train N workers on disjoint parts of the data,
 as under ``tf.distribute``.
 """

@@ -23,7 +23,8 @@ Markers are applied here from what a test uses, so that nobody has to remember t
   network namespaces). These tests run last, each group with its own Spark application: the
   ``spark`` session is stopped first (one SparkContext per process).
 
-``pytest -m "not spark and not hdfs and not packaging"`` is the fast inner loop; ``make test`` runs everything.
+``pytest -m "not spark and not hdfs and not packaging"`` is the fast inner loop; ``make test`` runs
+everything.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import types
 from dataclasses import dataclass
 
 import pytest
+
 from datafiles import MNIST, MNIST_PNG_LIMIT
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -85,8 +87,9 @@ def _imported_markers(module: types.ModuleType | None) -> set[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test ``spark``, ``hdfs``, ``postgres``, ``s3``, ``tensorflow``, ``connect``, ``yarn``,
-    ``standalone`` from what it uses; the ``yarn`` and ``standalone`` tests go last, grouped."""
+    """Mark each test ``spark``, ``hdfs``, ``postgres``, ``s3``, ``tensorflow``, ``connect``,
+    ``yarn``, ``standalone`` from what it uses; the ``yarn`` and ``standalone`` tests go last,
+    grouped."""
     by_module: dict[str, set[str]] = {}
     for item in items:
         module = getattr(item, "module", None)

@@ -117,7 +117,7 @@ def sgd_resume(args, ctx):
     while int(step.numpy()) < args["steps"]:
         x = float(int(step.numpy()) % 7 + 1)
         grad = strategy.reduce(tf.distribute.ReduceOp.MEAN, strategy.run(
-            lambda: 2.0 * (w.read_value() * x - 3.0 * x) * x), None)
+            lambda: 2.0 * (w.read_value() * x - 3.0 * x) * x), None)  # noqa: B023 - strategy.run calls it now
         w.assign_sub(args["lr"] * grad)
         step.assign_add(1)
         if int(step.numpy()) % 5 == 0:

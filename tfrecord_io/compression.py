@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import os
 import zlib
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 __all__ = [
     "NONE",
@@ -107,7 +107,7 @@ def resolve(compression: str | None, name: str | os.PathLike[str] | None) -> str
     return detect(name) if explicit is None else explicit
 
 
-def write_fully(stream: BinaryIO, data) -> None:
+def write_fully(stream: BinaryIO, data: bytes | bytearray | memoryview) -> None:
     """Write all of *data* to *stream*, looping over short writes of raw streams."""
     n = stream.write(data)
     if n is None or n >= len(data):
@@ -216,7 +216,7 @@ class DecompressingReader(io.RawIOBase):
             return parts[0]
         return b"".join(parts)
 
-    def readinto(self, buffer) -> int:  # type: ignore[override]
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         data = self.read(len(memoryview(buffer).cast("B")))
         n = len(data)
         memoryview(buffer).cast("B")[:n] = data
@@ -229,7 +229,7 @@ def _sets_reserved_gzip_flags(head: bytes) -> bool:
     return len(head) >= 4 and head[:2] == b"\x1f\x8b" and bool(head[3] & 0xE0)
 
 
-def _salvage(decomp, data: bytes) -> bytes:
+def _salvage(decomp: Any, data: bytes) -> bytes:
     """Everything *decomp* (a state saved before a step that failed on *data*) can still
     decompress from *data* before the damage: feeds it in pieces, and a piece that fails in
     smaller pieces, down to single bytes."""
@@ -267,7 +267,7 @@ class CompressingWriter:
         self._comp = zlib.compressobj(level, zlib.DEFLATED, _WBITS_WRITE[kind])
         self._closed = False
 
-    def write(self, data) -> int:
+    def write(self, data: bytes | bytearray | memoryview) -> int:
         """Compress *data* and pass whatever the compressor emits on; returns ``len(data)``."""
         out = self._comp.compress(data)
         if out:

@@ -39,7 +39,9 @@ def require(module: str, feature: str | None = None) -> ModuleType:
     """
     top = module.partition(".")[0]
     if top not in EXTRAS:
-        raise ValueError(f"{module!r} is not an optional dependency of tfrecord-io: {sorted(EXTRAS)}")
+        raise ValueError(
+            f"{module!r} is not an optional dependency of tfrecord-io: {sorted(EXTRAS)}"
+        )
     try:
         importlib.import_module(top)
     except ModuleNotFoundError as exc:

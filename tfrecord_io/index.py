@@ -24,7 +24,8 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 
-from tfrecord_io import compression as codec, framing, fs
+from tfrecord_io import compression as codec
+from tfrecord_io import framing, fs
 from tfrecord_io import records as _records
 from tfrecord_io.records.sidecar import INDEX_SUFFIX, index_path, trailer
 
@@ -195,7 +196,7 @@ def split_ranges(entries: Sequence[Entry], num_splits: int) -> list[tuple[int, i
         bounds.append(offsets[i])
         prev = i
     bounds.append(last)
-    return list(zip(bounds[:-1], bounds[1:]))
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
 
 
 def ranges_for_size(entries: Sequence[Entry], split_bytes: int) -> list[tuple[int, int]]:
@@ -249,7 +250,7 @@ def _parse(data: bytes, name: str) -> list[Entry]:
         )
     body = data if whole.group(1) is None else data[:whole.start(1) - 2]
     numbers = list(map(int, body.split()))
-    entries = list(zip(numbers[0::2], numbers[1::2]))
+    entries = list(zip(numbers[0::2], numbers[1::2], strict=True))
     if whole.group(1) is not None and int(whole.group(1)) != len(entries):
         raise ValueError(
             f"malformed index {name}: its last line says {int(whole.group(1))} records, but "

@@ -1,4 +1,5 @@
-"""Which reader reads what: exact, coordination-free sharding of TFRecord inputs, without TensorFlow.
+"""Which reader reads what: exact, coordination-free sharding of TFRecord inputs, without
+TensorFlow.
 
 Sharding (:func:`shard_plan`)
 -----------------------------
@@ -33,7 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tfrecord_io import compression as codec, fs
+from tfrecord_io import compression as codec
+from tfrecord_io import fs
 from tfrecord_io import index as _index
 from tfrecord_io.fs import FileInfo
 from tfrecord_io.fs.expand import Paths
@@ -104,7 +106,7 @@ def balance(sizes: Sequence[int], num_shards: int) -> list[list[int]]:
 def plan(files: Sequence[FileInfo], compression: str | None, num_shards: int) -> list[list[Piece]]:
     """The shards of listed *files* (sorted, no duplicates), by the rules of the module docs."""
     kinds = [codec.resolve(compression, f.url) for f in files]
-    whole = [Piece(f.url, k, 0, None, f.size) for f, k in zip(files, kinds)]
+    whole = [Piece(f.url, k, 0, None, f.size) for f, k in zip(files, kinds, strict=True)]
     if num_shards == 1:
         return [whole]
     if len(files) >= num_shards:
@@ -113,7 +115,7 @@ def plan(files: Sequence[FileInfo], compression: str | None, num_shards: int) ->
 
     # Fewer files than shards: cut the indexed ones.
     entries: list[list[tuple[int, int]] | None] = []
-    for f, kind in zip(files, kinds):
+    for f, kind in zip(files, kinds, strict=True):
         e = None
         if kind == codec.NONE and f.size > 0:
             e = _index.load_index(f.url, f.size)

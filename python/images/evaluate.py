@@ -22,8 +22,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import database
 from tfrecord_io import ml, spark
+
+import database
 
 log = logging.getLogger("images.evaluate")
 

@@ -22,12 +22,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import database
-import evaluate
-import train_database
 from pyspark import cloudpickle
 
 from tfrecord_io import ml, spark
+
+import database
+import evaluate
+import train_database
 
 # The nodes do not have python/images on their path: the train_fn travels by value.
 cloudpickle.register_pickle_by_value(train_database)
@@ -96,7 +97,8 @@ def report(found: Search) -> str:
     """The search as text: a line per rate, the winner and why."""
     lines = ["| learning rate | mean fold accuracy | training loss per epoch | "
              "training accuracy per epoch |", "|---:|---:|---|---|"]
-    for rate, accuracy, summary in zip(found.rates, found.accuracies, found.point_summaries()):
+    points = zip(found.rates, found.accuracies, found.point_summaries(), strict=True)
+    for rate, accuracy, summary in points:
         losses = ", ".join(f"{v:.3f}" for v in summary.history("loss", node="worker:0"))
         accs = ", ".join(f"{v:.3f}" for v in summary.history("accuracy", node="worker:0"))
         lines.append(f"| {rate:g} | {accuracy:.4f} | {losses} | {accs} |")

@@ -24,10 +24,11 @@ from typing import Any
 
 from pyspark import cloudpickle
 
+from tfrecord_io import cluster, spark
+
 import cnn
 import database
 import evaluate
-from tfrecord_io import cluster, spark
 
 # The nodes do not have python/images on their path: the model module travels by value.
 cloudpickle.register_pickle_by_value(cnn)

@@ -24,8 +24,9 @@ from typing import Any
 
 from pyspark import cloudpickle
 
-import cnn
 from tfrecord_io import cluster, spark
+
+import cnn
 
 # The nodes do not have python/images on their path: the model module travels by value.
 cloudpickle.register_pickle_by_value(cnn)

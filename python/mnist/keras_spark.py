@@ -13,7 +13,8 @@ import argparse
 import logging
 import tempfile
 
-from tfrecord_io import cluster, spark, tf as tfr
+from tfrecord_io import cluster, spark
+from tfrecord_io import tf as tfr
 
 log = logging.getLogger("mnist.keras")
 

@@ -9,8 +9,8 @@ the first 8,000 go to ``OUTPUT/train`` (for training), the last 2,000 to ``OUTPU
 out, to measure accuracy on). Each directory holds ``--shards`` ``part-r-NNNNN.tfrecord`` files of
 ``tf.train.Example`` records with ``label`` (int64), ``image`` (the 784 pixels as raw bytes,
 ``tf.io.decode_raw(image, tf.uint8)``), ``height`` and ``width``, plus their split indexes and
-``_SUCCESS``, as :func:`tfrecord_io.datasets.mnist.convert` writes them. OUTPUT may be a local directory
-or an ``hdfs://`` URL.
+``_SUCCESS``, as :func:`tfrecord_io.datasets.mnist.convert` writes them. OUTPUT may be a local
+directory or an ``hdfs://`` URL.
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ def main(args: argparse.Namespace, ctx: cluster.NodeContext) -> None:
             with tf.GradientTape() as tape:
                 loss = loss_fn(labels, model(images, training=True))
             grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
             return loss
 
         return strategy.run(replica_step, args=next(iterator))

@@ -85,7 +85,8 @@ def main(args: argparse.Namespace, ctx: cluster.NodeContext) -> None:
             per_example = loss_fn(labels, model(images, training=True))
             loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch)
         grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))  # sums over workers
+        # sums over workers
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
         return loss
 
     @tf.function

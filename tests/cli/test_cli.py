@@ -157,7 +157,9 @@ def test_mnist_refuses_to_overwrite_unless_asked(capsys, idx_dir, tmp_path):
     assert not (out / "test" / "old").exists()
 
 
-def test_mnist_failure_while_writing_leaves_no_partial_output(capsys, idx_dir, tmp_path, monkeypatch):
+def test_mnist_failure_while_writing_leaves_no_partial_output(
+    capsys, idx_dir, tmp_path, monkeypatch
+):
     real_write = records.write
     calls = []
 
@@ -189,8 +191,8 @@ def test_mnist_reads_from_an_http_base_url(capsys, idx_dir, tmp_path, sets):
         server.shutdown()
         server.server_close()
     assert status == 0, stdout
-    assert [d["label"][0] for d in read_set(tmp_path / "out" / "test")] == sets["test"][1].tolist()
-    assert [d["label"][0] for d in read_set(tmp_path / "out" / "train")] == sets["train"][1].tolist()
+    for name in ("test", "train"):
+        assert [d["label"][0] for d in read_set(tmp_path / "out" / name)] == sets[name][1].tolist()
 
 
 # -- mnist: bad input --------------------------------------------------------------------------
@@ -198,7 +200,10 @@ def test_mnist_reads_from_an_http_base_url(capsys, idx_dir, tmp_path, sets):
 
 def _swap_magic(d: Path, sets) -> str:
     put(d / "t10k-images-idx3-ubyte", idx_bytes(sets["test"][0], magic=2049))
-    return "magic number 2049 (0x00000801), expected 2051 (0x00000803); 2049 is the magic number of an IDX labels file"
+    return (
+        "magic number 2049 (0x00000801), expected 2051 (0x00000803); "
+        "2049 is the magic number of an IDX labels file"
+    )
 
 
 def _bad_label_magic(d: Path, sets) -> str:
@@ -213,7 +218,10 @@ def _count_mismatch(d: Path, sets) -> str:
 
 def _truncated(d: Path, sets) -> str:
     put(d / "t10k-images-idx3-ubyte", idx_bytes(sets["test"][0])[:-100])
-    return "truncated: the header announces 20 images of 28x28 (15680 bytes), but only 15580 bytes follow"
+    return (
+        "truncated: the header announces 20 images of 28x28 (15680 bytes), "
+        "but only 15580 bytes follow"
+    )
 
 
 def _truncated_header(d: Path, sets) -> str:
@@ -251,7 +259,9 @@ def _missing_labels(d: Path, sets) -> str:
         (_missing_labels, "t10k-images-idx3-ubyte"),
     ],
 )
-def test_mnist_bad_input_is_a_clear_error_and_writes_nothing(capsys, tmp_path, sets, damage, culprit):
+def test_mnist_bad_input_is_a_clear_error_and_writes_nothing(
+    capsys, tmp_path, sets, damage, culprit
+):
     d = tmp_path / "idx"
     d.mkdir()
     images, labels = sets["train"]  # a good train set next to the damaged test set
@@ -318,7 +328,9 @@ def test_count_files_directories_and_globs(capsys, shards, tmp_path):
     ]
     status, out, _ = run(capsys, "count", shards / "part-r-00001.tfrecord")
     assert (status, out) == (0, f"7\t{shards / 'part-r-00001.tfrecord'}\n")
-    status, out, _ = run(capsys, "count", f"{shards}/part-*1.tfrecord", shards / "part-r-00001.tfrecord")
+    status, out, _ = run(
+        capsys, "count", f"{shards}/part-*1.tfrecord", shards / "part-r-00001.tfrecord"
+    )
     assert out.splitlines() == [f"7\t{shards / 'part-r-00001.tfrecord'}"]  # duplicates dropped
 
 
@@ -326,7 +338,9 @@ def test_count_compressed_by_name_or_option_and_unindexed(capsys, tmp_path):
     records.write(tmp_path / "a.tfrecord.gz", [ex(i) for i in range(3)])
     records.write(tmp_path / "b.bin", [ex(i) for i in range(4)], "zlib")
     records.write(tmp_path / "c.tfrecord", [ex(i) for i in range(2)], index=False)
-    assert run(capsys, "count", tmp_path / "a.tfrecord.gz")[1] == f"3\t{tmp_path / 'a.tfrecord.gz'}\n"
+    assert (
+        run(capsys, "count", tmp_path / "a.tfrecord.gz")[1] == f"3\t{tmp_path / 'a.tfrecord.gz'}\n"
+    )
     assert run(capsys, "count", "--compression", "zlib", tmp_path / "b.bin")[1].startswith("4\t")
     assert run(capsys, "count", tmp_path / "c.tfrecord")[1].startswith("2\t")
 
@@ -391,7 +405,9 @@ def test_head_sequence_examples_raw_records_and_non_examples(capsys, tmp_path):
     records.write(tmp_path / "r.tfrecord", [b"\xff\xff\xff", b"text"])
     status, out, err = run(capsys, "head", tmp_path / "r.tfrecord")
     assert status == 2 and out == ""
-    assert f"{tmp_path / 'r.tfrecord'}: the record at byte offset 0 is not a tf.train.Example" in err
+    assert (
+        f"{tmp_path / 'r.tfrecord'}: the record at byte offset 0 is not a tf.train.Example" in err
+    )
     assert "--raw" in err
     status, out, _ = run(capsys, "head", "--raw", tmp_path / "r.tfrecord")
     assert [json.loads(x) for x in out.splitlines()] == [{"base64": "////"}, "text"]
@@ -441,7 +457,9 @@ def test_schema_of_mnist_like_examples_as_python_and_json(capsys, idx_dir, tmp_p
 
 def test_schema_variable_optional_and_odd_features(capsys, tmp_path):
     recs = [
-        encode_example({"tags": ["a", "b"], "opt": 1.5, "blob": b"\xff", "my col": [1, 2], "e": []}),
+        encode_example(
+            {"tags": ["a", "b"], "opt": 1.5, "blob": b"\xff", "my col": [1, 2], "e": []}
+        ),
         encode_example({"tags": ["c"], "blob": b"ok", "my col": [3, 4], "e": []}),
     ]
     records.write(tmp_path / "x.tfrecord", recs)
@@ -463,7 +481,9 @@ def test_schema_variable_optional_and_odd_features(capsys, tmp_path):
 
 def test_schema_of_sequence_examples(capsys, tmp_path):
     recs = [
-        encode_sequence_example({"len": 2}, {"tok": [[1], [2]], "vec": [[0.5, 1.0], [2.0, 3.0]], "w": [["a"]]}),
+        encode_sequence_example(
+            {"len": 2}, {"tok": [[1], [2]], "vec": [[0.5, 1.0], [2.0, 3.0]], "w": [["a"]]}
+        ),
         encode_sequence_example({"len": 1}, {"tok": [[3]], "vec": [[1.0, 1.0]]}),
     ]
     records.write(tmp_path / "s.tfrecord", recs)
@@ -477,7 +497,9 @@ def test_schema_of_sequence_examples(capsys, tmp_path):
             "vec": "tf.io.FixedLenSequenceFeature([2], tf.float32)",
             "w": "tf.io.FixedLenSequenceFeature([], tf.string, allow_missing=True)",
         },
-        "spark_schema": "len BIGINT, tok ARRAY<ARRAY<BIGINT>>, vec ARRAY<ARRAY<FLOAT>>, w ARRAY<ARRAY<STRING>>",
+        "spark_schema": (
+            "len BIGINT, tok ARRAY<ARRAY<BIGINT>>, vec ARRAY<ARRAY<FLOAT>>, w ARRAY<ARRAY<STRING>>"
+        ),
         "records_sampled": 2,
     }
     out = run(capsys, "schema", tmp_path / "s.tfrecord")[1]
@@ -488,7 +510,9 @@ def test_schema_errors(capsys, tmp_path):
     records.write(tmp_path / "empty.tfrecord", [])
     status, _, err = run(capsys, "schema", tmp_path / "empty.tfrecord")
     assert status == 2 and "no records to infer a schema from" in err
-    records.write(tmp_path / "mixed.tfrecord", [encode_example({"a": 1}), encode_example({"a": "x"})])
+    records.write(
+        tmp_path / "mixed.tfrecord", [encode_example({"a": 1}), encode_example({"a": "x"})]
+    )
     status, _, err = run(capsys, "schema", tmp_path / "mixed.tfrecord")
     assert status == 2 and str(tmp_path / "mixed.tfrecord") in err and "'a'" in err
 
@@ -514,7 +538,8 @@ def test_verify_reports_every_damage_with_file_and_offset(capsys, shards, tmp_pa
     assert out.splitlines() == [
         f"{part}: byte offset {offsets[1]}: data checksum mismatch",
         f"{part}: byte offset {offsets[4]}: length checksum mismatch",
-        f"{part}: byte offset {offsets[6]}: truncated record: the file ends inside the data checksum",
+        f"{part}: byte offset {offsets[6]}: "
+        "truncated record: the file ends inside the data checksum",
     ]
     assert "3 problems in 1 of 2 files" in err
     assert "Skipping" not in err  # the reader's own warnings are not repeated
@@ -604,7 +629,9 @@ def test_index_of_a_damaged_file_fails_and_writes_nothing(capsys, tmp_path):
 
 
 def test_python_dash_m_end_to_end(idx_dir, tmp_path):
-    result = cli_subprocess("mnist", idx_dir, tmp_path / "out", "--shards", "2", "--compression", "gzip")
+    result = cli_subprocess(
+        "mnist", idx_dir, tmp_path / "out", "--shards", "2", "--compression", "gzip"
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("50 records (train 30, test 20), 4 shards, ")
     assert "\r" not in result.stderr  # no progress bar when stderr is not a terminal
@@ -625,7 +652,9 @@ def test_python_dash_m_exit_statuses(tmp_path):
     assert result.stdout.startswith(f"{tmp_path / 'x.tfrecord'}: byte offset ")
     result = cli_subprocess("count", tmp_path / "missing")
     assert result.returncode == 2
-    assert result.stderr == f"tfrecord-io: error: {tmp_path / 'missing'}: no such file or directory\n"
+    assert (
+        result.stderr == f"tfrecord-io: error: {tmp_path / 'missing'}: no such file or directory\n"
+    )
     result = cli_subprocess()
     assert result.returncode == 2 and "usage: tfrecord-io" in result.stderr
     result = cli_subprocess("--help")

@@ -27,7 +27,9 @@ def tree(mnist_png_tree, tmp_path):
     return copy
 
 
-def test_images_writes_the_sets_and_the_label_map_and_prints_a_summary(capsys, mnist_png_tree, tmp_path):
+def test_images_writes_the_sets_and_the_label_map_and_prints_a_summary(
+    capsys, mnist_png_tree, tmp_path
+):
     out = tmp_path / "out"
     status, stdout, _ = run(capsys, "images", mnist_png_tree, out, "--shards", "2",
                             "--validation-fraction", "0.1", "--first-label", "1")

@@ -108,7 +108,10 @@ def test_tensorflow_reads_every_label_and_pixel_of_the_default_int64_format(int6
 
 def test_bytes_format_with_gzip(mnist_dir, tmp_path, expected):
     images, labels = expected
-    convert(mnist_dir, tmp_path / "out", "--image-format", "bytes", "--compression", "gzip", "--shards", "2")
+    convert(
+        mnist_dir, tmp_path / "out", "--image-format", "bytes", "--compression", "gzip",
+        "--shards", "2",
+    )
     files = shard_files(tmp_path / "out" / "test")
     assert [Path(f).name for f in files] == ["part-r-00000.tfrecord.gz", "part-r-00001.tfrecord.gz"]
     got = tf_read(files, {
@@ -166,5 +169,7 @@ def test_inspection_commands_on_the_converted_set(int64_output, capsys):
     assert cli.main(["schema", "--json", str(test_dir)]) == 0
     schema = json.loads(capsys.readouterr().out)
     assert schema["feature_spec"]["image"] == "tf.io.FixedLenFeature([784], tf.int64)"
-    assert schema["spark_schema"] == "height BIGINT, image ARRAY<BIGINT>, label BIGINT, width BIGINT"
+    assert (
+        schema["spark_schema"] == "height BIGINT, image ARRAY<BIGINT>, label BIGINT, width BIGINT"
+    )
     assert schema["records_sampled"] == 10000

@@ -101,7 +101,7 @@ def _sgd_step(strategy, model, optimizer):
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean((model(x) - y) ** 2)
             optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
-                                          model.trainable_variables))
+                                          model.trainable_variables, strict=True))
             return loss
         losses = strategy.run(replica, args=(x, y))
         return strategy.reduce(tf.distribute.ReduceOp.MEAN, losses, None)

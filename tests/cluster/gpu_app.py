@@ -13,8 +13,9 @@ import sys
 
 from pyspark import cloudpickle
 
-import cluster_programs
 from tfrecord_io import cluster, spark
+
+import cluster_programs
 
 cloudpickle.register_pickle_by_value(cluster_programs)
 

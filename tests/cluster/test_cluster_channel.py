@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import socket
 
-from processes import node_processes
-
-import cluster_programs
 from tfrecord_io import cluster
 from tfrecord_io.cluster.protocol import MAGIC, NONCE_BYTES, TO_SERVER, derive_key, seal
+
+import cluster_programs
+from processes import node_processes
 
 
 def _connect(address: str) -> socket.socket:

@@ -10,10 +10,11 @@ import urllib.request
 from pathlib import Path
 
 import psutil
-from processes import listening_ports, node_processes
+
+from tfrecord_io import cluster
 
 import cluster_programs
-from tfrecord_io import cluster
+from processes import listening_ports, node_processes
 
 
 def test_each_node_sees_only_the_gpu_spark_gave_its_task(tmp_path):

@@ -9,10 +9,11 @@ import signal
 import time
 
 import pytest
-from processes import node_processes
+
+from tfrecord_io import cluster
 
 import cluster_programs
-from tfrecord_io import cluster
+from processes import node_processes
 
 
 def _pids(out) -> dict[str, int]:

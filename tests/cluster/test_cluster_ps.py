@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from datafiles import write_record_shards
-from processes import listening_ports, node_processes, spec_ports
+
+from tfrecord_io import cluster
 
 import cluster_programs
-from tfrecord_io import cluster
+from datafiles import write_record_shards
+from processes import listening_ports, node_processes, spec_ports
 
 # five files of unequal length: 145 records
 SIZES = [30, 20, 25, 40, 30]

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from processes import node_processes
+
+from tfrecord_io import cluster
 
 import cluster_programs
-from tfrecord_io import cluster
+from processes import node_processes
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,12 @@ local-cluster."""
 from __future__ import annotations
 
 import pytest
-from processes import node_processes
 
-import cluster_programs
 from tfrecord_io import cluster
 from tfrecord_io.cluster.results import MAX_VALUE_BYTES, Result
+
+import cluster_programs
+from processes import node_processes
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,11 @@ import uuid
 
 import numpy as np
 import pytest
-from datafiles import write_record_shards
+
+from tfrecord_io import cluster, fs, ml
 
 import cluster_programs
-from tfrecord_io import cluster, fs, ml
+from datafiles import write_record_shards
 
 SIZES = [12, 7, 9, 15]  # four files of unequal length for two workers: 43 records
 

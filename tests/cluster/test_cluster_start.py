@@ -7,12 +7,13 @@ import json
 import time
 
 import pytest
-from processes import node_processes
 
-import cluster_programs
 from tfrecord_io import cluster
 from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.application import application_of
+
+import cluster_programs
+from processes import node_processes
 
 
 def test_more_nodes_than_the_application_has_slots_fails_at_once(sc):

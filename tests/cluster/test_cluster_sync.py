@@ -9,10 +9,11 @@ import os
 from dataclasses import dataclass, field
 
 import pytest
-from processes import listening_ports, node_processes, spec_ports
+
+from tfrecord_io import cluster
 
 import cluster_programs
-from tfrecord_io import cluster
+from processes import listening_ports, node_processes, spec_ports
 
 
 class _Collect(logging.Handler):

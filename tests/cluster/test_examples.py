@@ -89,8 +89,8 @@ def node_output(caplog):
 
 
 def test_prepare_splits_the_test_set_8000_for_training_then_2000_held_out(mnist_on_hdfs):
-    from tfrecord_io.datasets import mnist
     from tfrecord_io import tf as tfr
+    from tfrecord_io.datasets import mnist
 
     (test_set,) = mnist.load(MNIST)
 

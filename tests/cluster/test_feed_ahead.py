@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-import feed_programs
 from tfrecord_io import cluster
+
+import feed_programs
 
 N = 400
 

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
+from tfrecord_io import cluster
+
 import feed_programs
 from processes import node_processes
-from tfrecord_io import cluster
 
 RECORDS = 4000
 

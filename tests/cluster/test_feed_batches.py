@@ -11,8 +11,8 @@ from pyspark import RDD, SparkContext
 from pyspark.serializers import NoOpSerializer
 
 from tfrecord_io import example
-from tfrecord_io.cluster.feed.plan import plan_batches
 from tfrecord_io.cluster.feed.batch_format import BATCH_HEADER, LENGTH, MAGIC, locate
+from tfrecord_io.cluster.feed.plan import plan_batches
 
 SIZES = [5, 0, 17, 1, 9]  # uneven partitions, one empty: 32 records b"r0".."r31"
 
@@ -86,7 +86,7 @@ def test_batches_are_cut_near_the_target_size_and_numbered_per_partition(sc):
     records = sc.parallelize([bytes([i % 256]) * 1000 for i in range(200)], 2)
     batches = unpack(plan_batches(sc, records, 2, job=3, equal=True, batch_bytes=10_000))
     assert len(batches) > 4
-    for worker, job, partition, seq, recs in batches:
+    for _, job, _, _, recs in batches:
         assert job == 3
         assert sum(len(r) + LENGTH.itemsize for r in recs) < 10_000 + 1004
     keys = [(partition, seq) for _, _, partition, seq, _ in batches]

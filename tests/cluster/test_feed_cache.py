@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
-import feed_programs
 from tfrecord_io import cluster
+
+import feed_programs
 
 N = 300
 EPOCHS = 3

@@ -28,10 +28,10 @@ class FakeSession:
     def addTag(self, tag: str) -> None:  # noqa: N802 - pyspark's name
         self.tags.setdefault(threading.get_ident(), set()).add(tag)
 
-    def removeTag(self, tag: str) -> None:  # noqa: N802
+    def removeTag(self, tag: str) -> None:  # noqa: N802 - pyspark's name
         self.tags[threading.get_ident()].discard(tag)
 
-    def interruptTag(self, tag: str) -> None:  # noqa: N802
+    def interruptTag(self, tag: str) -> None:  # noqa: N802 - pyspark's name
         self.interrupts.append(tag)
         for frame in self.frames:
             frame.interrupt(tag)

@@ -8,9 +8,9 @@ import threading
 import pytest
 import tensorflow as tf
 
+from tfrecord_io.cluster.feed.batch_format import pack
 from tfrecord_io.cluster.feed.buffer import FeedBuffer
 from tfrecord_io.cluster.feed.dataset import feed_dataset
-from tfrecord_io.cluster.feed.batch_format import pack
 
 
 def _fill(buf: FeedBuffer, epoch: int, batches: list[list[bytes]]) -> None:

@@ -8,10 +8,11 @@ import json
 from dataclasses import dataclass
 
 import pytest
-from processes import executor_of, node_processes
+
+from tfrecord_io import cluster
 
 import feed_programs
-from tfrecord_io import cluster
+from processes import executor_of, node_processes
 
 # Uneven partitions (one empty) of 1001 records b"r0".."r1000", in partition order.
 TRAIN_SIZES = [0, 1, 300, 7, 450, 2, 241]

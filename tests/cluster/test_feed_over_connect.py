@@ -14,11 +14,12 @@ import time
 import uuid
 
 import pytest
-from processes import node_processes
 
-import feed_programs
 from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError, SparkConnectError
+
+import feed_programs
+from processes import node_processes
 
 pytestmark = pytest.mark.connect
 

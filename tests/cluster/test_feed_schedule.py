@@ -356,7 +356,7 @@ class World:
                 continue
             idle = 0
             self.do(self.rng.choice(acts))
-        raise AssertionError("no end after %d actions" % limit)
+        raise AssertionError(f"no end after {limit} actions")
 
 
 def _scripts(rng: random.Random, workers: int, feeds: dict[str, int]) -> list[list[str]]:

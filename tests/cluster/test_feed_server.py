@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from tfrecord_io.cluster.channel import new_secret
-from tfrecord_io.cluster.feed.buffer import FeedBuffer
 from tfrecord_io.cluster.feed.batch_format import pack
+from tfrecord_io.cluster.feed.buffer import FeedBuffer
 from tfrecord_io.cluster.feed.server import FeedServer
 from tfrecord_io.cluster.protocol import MAX_PAYLOAD, TAG_BYTES, connect
 from tfrecord_io.errors import ChannelError, ClusterError

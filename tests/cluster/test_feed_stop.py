@@ -7,10 +7,11 @@ import json
 import time
 
 import pytest
-from processes import node_processes
+
+from tfrecord_io import cluster
 
 import feed_programs
-from tfrecord_io import cluster
+from processes import node_processes
 
 # 120,000 records of ~1 KB in 4 partitions: ~60 MB per worker, far more than its buffer
 # (32 batches of ~1 MB), so feeding tasks would wait on a worker that stopped reading.

@@ -7,11 +7,12 @@ import json
 import time
 
 import pytest
-from processes import node_processes
 from pyspark.sql import functions as F
 
-import feed_programs
 from tfrecord_io import cluster
+
+import feed_programs
+from processes import node_processes
 
 FILE_SIZES = [40, 60, 100]  # rows per file: one micro-batch each, all even (nothing dropped)
 

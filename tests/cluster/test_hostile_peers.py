@@ -115,8 +115,11 @@ class Guard:
 def guard(caplog, monkeypatch):
     caplog.set_level(logging.WARNING)
     g = Guard(caplog)
-    monkeypatch.setattr(threading, "excepthook",
-                        lambda args: g.escaped.append(f"{args.exc_type.__name__}: {args.exc_value}"))
+    monkeypatch.setattr(
+        threading,
+        "excepthook",
+        lambda args: g.escaped.append(f"{args.exc_type.__name__}: {args.exc_value}"),
+    )
     yield g
     g.verify()
 

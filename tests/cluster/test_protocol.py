@@ -16,7 +16,6 @@ import time
 
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from protocol_vectors import make_vectors
 
 from tfrecord_io.cluster import protocol
 from tfrecord_io.cluster.protocol import (
@@ -40,6 +39,8 @@ from tfrecord_io.cluster.protocol import (
     seal,
 )
 from tfrecord_io.errors import ChannelError
+
+from protocol_vectors import make_vectors
 
 VECTORS = json.loads(
     (pathlib.Path(__file__).resolve().parents[2] / "docs" / "protocol-vectors.json").read_text()
@@ -446,8 +447,7 @@ def test_a_client_refuses_a_version_1_server():
     thread = threading.Thread(target=old_server)
     thread.start()
     with pytest.raises(ChannelError, match="speaks version 1 of .* not version 2"):
-        connect("127.0.0.1:%d" % listener.getsockname()[1], KEY, {"type": "hello"},
-                server=SERVER)
+        connect(f"127.0.0.1:{listener.getsockname()[1]}", KEY, {"type": "hello"}, server=SERVER)
     thread.join(10)
     listener.close()
 

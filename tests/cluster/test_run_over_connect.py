@@ -2,8 +2,9 @@
 recovered failure, on a classic session and on a Spark Connect client (``any_spark``); then,
 over Connect (the classic paths are tests/cluster/test_cluster_*.py's, on the SparkContext):
 TensorBoard, a failing or killed node named within seconds, too few slots refused before
-submitting, nodes that cannot connect back, and nothing left behind. Over Connect the gang is a barrier stage of the DataFrame API on the
-Connect server's local cluster, and the nodes connect back to this process."""
+submitting, nodes that cannot connect back, and nothing left behind. Over Connect the gang is a
+barrier stage of the DataFrame API on the Connect server's local cluster, and the nodes connect back
+to this process."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ import time
 import urllib.request
 
 import pytest
-from processes import executor_of, listening_ports, node_processes
 
-import cluster_programs
 from tfrecord_io import cluster
 from tfrecord_io.cluster import driver as cluster_driver
 from tfrecord_io.cluster.application import application_of
 from tfrecord_io.cluster.channel import ControlServer
+
+import cluster_programs
+from processes import executor_of, listening_ports, node_processes
 
 
 def _pids(out) -> dict[str, int]:

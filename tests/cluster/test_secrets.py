@@ -10,9 +10,10 @@ import logging
 
 import pytest
 
-import feed_programs
 from tfrecord_io import cluster
 from tfrecord_io.cluster import channel, driver
+
+import feed_programs
 
 
 @pytest.fixture

@@ -10,11 +10,12 @@ import subprocess
 import time
 
 import pytest
-from processes import node_processes
 
-import cluster_programs
 from tfrecord_io import cluster
 from tfrecord_io.cluster.spawn import ForkedProcess
+
+import cluster_programs
+from processes import node_processes
 
 
 def _fork_sleeper(seconds: float) -> ForkedProcess:

@@ -60,7 +60,9 @@ def tree(mnist_png_tree, tmp_path) -> Path:
 # -- layout -----------------------------------------------------------------------------------
 
 
-def test_every_record_holds_its_file_as_stored_in_build_image_datas_layout(converted, mnist_png_tree):
+def test_every_record_holds_its_file_as_stored_in_build_image_datas_layout(
+    converted, mnist_png_tree
+):
     out, result = converted
     found = examples(result.shards["train"] + result.shards["validation"])
     assert len(found) == MNIST_PNG_LIMIT
@@ -161,7 +163,9 @@ def test_a_tree_without_class_folders_is_refused(tmp_path):
 # -- split and shards -------------------------------------------------------------------------
 
 
-def test_the_split_follows_the_hash_of_each_path_whatever_the_shard_count(converted, mnist_png_tree, tmp_path):
+def test_the_split_follows_the_hash_of_each_path_whatever_the_shard_count(
+    converted, mnist_png_tree, tmp_path
+):
     _, result = converted
     validation = {ex["image/filename"][0].decode() for ex in examples(result.shards["validation"])}
     again = images.convert(mnist_png_tree, tmp_path / "again", shards=7, validation_fraction=0.2,
@@ -196,7 +200,9 @@ def test_counts_per_set_and_class_add_up(converted):
     totals = Counter()
     for per_class in result.per_class.values():
         totals.update(per_class)
-    assert totals == Counter({str(d): int(n) for d, n in zip(*np.unique(labels, return_counts=True))})
+    assert totals == Counter(
+        {str(d): int(n) for d, n in zip(*np.unique(labels, return_counts=True), strict=True)}
+    )
     assert result.records == {s: sum(c.values()) for s, c in result.per_class.items()}
 
 

@@ -68,7 +68,9 @@ def test_under_skip_spark_lists_the_same_damaged_files(spark, tree, tmp_path):
     assert shard_records(distributed) == shard_records(local)
 
 
-def test_under_fail_a_damaged_file_fails_the_job_naming_it_and_nothing_is_written(spark, tree, tmp_path):
+def test_under_fail_a_damaged_file_fails_the_job_naming_it_and_nothing_is_written(
+    spark, tree, tmp_path
+):
     bad = tree / "2" / "bad.png"
     bad.write_text("not an image")
     with pytest.raises(DamagedImageError, match=f"{bad}: not a JPEG or PNG image"):

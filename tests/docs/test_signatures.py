@@ -38,10 +38,11 @@ def documented_parameters(page: str, call: str) -> list[tuple[str, str, object]]
     args = tree.body[0].args
     positional = args.posonlyargs + args.args
     defaults = [None] * (len(positional) - len(args.defaults)) + args.defaults  # None: no default
-    params = [(a.arg, "positional", d) for a, d in zip(positional, defaults)]
+    params = [(a.arg, "positional", d) for a, d in zip(positional, defaults, strict=True)]
     if args.vararg:
         params.append((args.vararg.arg, "var_positional", None))
-    params += [(a.arg, "keyword", d) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    kw_defaults = zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    params += [(a.arg, "keyword", d) for a, d in kw_defaults]
     if args.kwarg:
         params.append((args.kwarg.arg, "var_keyword", None))
     return [(n, k, NO_DEFAULT if d is None else ast.literal_eval(d)) for n, k, d in params]

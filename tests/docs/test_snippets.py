@@ -278,8 +278,8 @@ def test_jdbc_images_writes_the_table_as_image_shards_on_hdfs(spark, hdfs, jdbc,
     sums = (pixels.numpy() * 255).round().astype(int).sum(axis=(1, 2, 3))
     source_sums = images_db.images.astype(int).sum(axis=(1, 2))
     # Every image once, with its label: the same (label, pixel sum) pairs as the source.
-    assert sorted(zip(labels.numpy().tolist(), sums.tolist())) == sorted(
-        zip(images_db.labels.tolist(), source_sums.tolist()))
+    assert sorted(zip(labels.numpy().tolist(), sums.tolist(), strict=True)) == sorted(
+        zip(images_db.labels.tolist(), source_sums.tolist(), strict=True))
 
 
 def test_jdbc_feed_trains_keras_on_two_workers_from_the_table(spark, jdbc, images_db):

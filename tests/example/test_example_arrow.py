@@ -176,7 +176,11 @@ def test_to_arrow_accepts_an_arrow_binary_array(decoder):
         ([19000], pa.date64(), [datetime.date(2022, 1, 8)]),
         ([1_500_000], pa.timestamp("us"), [datetime.datetime(1970, 1, 1, 0, 0, 1, 500_000)]),
         ([1_500_000], pa.timestamp("ns"), [datetime.datetime(1970, 1, 1, 0, 0, 1, 500_000)]),
-        ([3_000_000], pa.timestamp("s", "UTC"), [datetime.datetime(1970, 1, 1, 0, 0, 3, tzinfo=datetime.timezone.utc)]),
+        (
+            [3_000_000],
+            pa.timestamp("s", "UTC"),
+            [datetime.datetime(1970, 1, 1, 0, 0, 3, tzinfo=datetime.timezone.utc)],
+        ),
         ([12], pa.decimal128(5, 2), [decimal.Decimal("12.00")]),
         (["-12.50"], pa.decimal128(5, 2), [decimal.Decimal("-12.50")]),
         ([b"\xff\x00"], pa.binary(), [b"\xff\x00"]),
@@ -242,7 +246,9 @@ def test_to_arrow_non_nullable_field(decoder):
 
 def test_to_arrow_list_of_list_needs_sequence_example(decoder):
     with pytest.raises(SchemaError, match="'x'"):
-        to_arrow([encode_example({"x": 1})], schema=pa.schema([("x", pa.list_(pa.list_(pa.int64())))]))
+        to_arrow(
+            [encode_example({"x": 1})], schema=pa.schema([("x", pa.list_(pa.list_(pa.int64())))])
+        )
 
 
 def test_to_arrow_sequence_example_with_schema():
@@ -279,7 +285,9 @@ def test_from_arrow_type_mapping():
             "bin": pa.array([b"\x00\xff", b""], pa.binary()),
             "lbin": pa.array([b"x", b"y"], pa.large_binary()),
             "fbin": pa.array([b"ab", b"cd"], pa.binary(2)),
-            "dec": pa.array([decimal.Decimal("1.50"), decimal.Decimal("-0.01")], pa.decimal128(5, 2)),
+            "dec": pa.array(
+                [decimal.Decimal("1.50"), decimal.Decimal("-0.01")], pa.decimal128(5, 2)
+            ),
             "date": pa.array([datetime.date(1970, 1, 2), datetime.date(1969, 12, 31)], pa.date32()),
             "date64": pa.array([datetime.date(2000, 1, 1), None], pa.date64()),
             "ts": pa.array([1, -1], pa.timestamp("us")),
@@ -366,7 +374,13 @@ def test_from_arrow_equals_encode_example_bytes():
     rows = [
         {"id": 1, "name": "a", "vec": [0.5, 1.5], "tags": ["x", "y"], "big": I64_MIN},
         {"id": 2, "name": None, "vec": [], "tags": ["z" * 300], "big": I64_MAX},
-        {"id": None, "name": "日本語", "vec": [float(i) for i in range(100)], "tags": None, "big": -1},
+        {
+            "id": None,
+            "name": "日本語",
+            "vec": [float(i) for i in range(100)],
+            "tags": None,
+            "big": -1,
+        },
     ]
     table = pa.Table.from_pylist(rows)
     expected = []
@@ -395,7 +409,12 @@ def test_from_arrow_inputs_and_batches():
 def test_from_arrow_sliced_nested_arrays():
     col = pa.array([[b"a"], None, [b"bc", b"d"], [], [b"e"]])
     table = pa.table({"l": col}).slice(1)
-    assert [decode_example(r) for r in from_arrow(table)] == [{}, {"l": [b"bc", b"d"]}, {"l": []}, {"l": [b"e"]}]
+    assert [decode_example(r) for r in from_arrow(table)] == [
+        {},
+        {"l": [b"bc", b"d"]},
+        {"l": []},
+        {"l": [b"e"]},
+    ]
 
 
 def test_from_arrow_duplicate_columns():
@@ -414,7 +433,9 @@ def test_from_arrow_sequence_example():
     table = pa.table(
         {
             "id": [1, 2, 3],
-            "tokens": pa.array([[["a", "b"], [], ["c"]], None, []], pa.list_(pa.list_(pa.string()))),
+            "tokens": pa.array(
+                [[["a", "b"], [], ["c"]], None, []], pa.list_(pa.list_(pa.string()))
+            ),
             "vec": pa.array([[[0.5, 1.5]], [[2.5]], None], pa.list_(pa.list_(pa.float32()))),
             "flat": pa.array([[1, 2], [3], None]),
         }
@@ -428,7 +449,10 @@ def test_from_arrow_sequence_example():
     assert decode_sequence_example(recs[2]) == ({"id": [3]}, {"tokens": []})
     expected = encode_sequence_example(
         {"id": 1, "flat": [1, 2]},
-        {"tokens": [["a", "b"], np.array([], "U1"), ["c"]], "vec": [np.array([0.5, 1.5], np.float32)]},
+        {
+            "tokens": [["a", "b"], np.array([], "U1"), ["c"]],
+            "vec": [np.array([0.5, 1.5], np.float32)],
+        },
     )
     assert recs[0] == expected
     back = to_arrow(recs, schema=table.schema, record_type="SequenceExample")
@@ -456,14 +480,19 @@ ROUNDTRIP_TABLE = pa.table(
         "u64": pa.array([2**63 - 1, 0, 1], pa.uint64()),
         "f16": pa.array(np.array([0.5, np.inf, -2], np.float16)),
         "f32": pa.array([math.nan, math.inf, -math.inf], pa.float32()),
-        "f64": pa.array([0.25, None, -1e30], pa.float64()),  # exact in float32 only when representable
+        # exact in float32 only when representable
+        "f64": pa.array([0.25, None, -1e30], pa.float64()),
         "str": pa.array(["", "héllo ✓", "🎉" * 50]),
         "lstr": pa.array(["a", None, "b"], pa.large_string()),
         "bin": pa.array([b"\xff\xfe", b"", None]),
         "fbin": pa.array([b"abc", b"def", b"ghi"], pa.binary(3)),
-        "dec": pa.array([decimal.Decimal("123.45"), None, decimal.Decimal("-0.01")], pa.decimal128(10, 2)),
+        "dec": pa.array(
+            [decimal.Decimal("123.45"), None, decimal.Decimal("-0.01")], pa.decimal128(10, 2)
+        ),
         "date": pa.array([datetime.date(2024, 2, 29), datetime.date(1900, 1, 1), None]),
-        "ts": pa.array([datetime.datetime(2024, 1, 1, 12, 0, 0, 123456), None, datetime.datetime(1960, 1, 1)]),
+        "ts": pa.array(
+            [datetime.datetime(2024, 1, 1, 12, 0, 0, 123456), None, datetime.datetime(1960, 1, 1)]
+        ),
         "tsz": pa.array([0, 10**13, -(10**12)], pa.timestamp("ms", tz="UTC")),
         "list_i": pa.array([[1, 2, 3], [], None], pa.list_(pa.int64())),
         "list_f": pa.array([[0.5] * 200, [1.5], []], pa.list_(pa.float32())),
@@ -541,7 +570,11 @@ def _random_value(rng: random.Random, kind: str):
         pool = [0.0, -0.0, 1.5, math.inf, -math.inf, 3.25e10]
         return np.array([rng.choice(pool) for _ in range(length)], np.float32)
     pool = [b"", b"a", "é".encode(), b"x" * 200, b"\xff\xfe"]
-    return np.array([rng.choice(pool) for _ in range(length)], dtype=object) if length else np.array([], "S1")
+    return (
+        np.array([rng.choice(pool) for _ in range(length)], dtype=object)
+        if length
+        else np.array([], "S1")
+    )
 
 
 def test_fast_and_protobuf_decoders_agree(monkeypatch):
@@ -582,7 +615,10 @@ def _example(*entries: bytes) -> bytes:
         # unpacked int64s (tag 0x08 per value)
         (_example(_entry(b"x", b"\x1a\x04\x08\x01\x08\x02")), [1, 2]),
         # a name twice in one record: the last one wins, as in a protobuf map
-        (_example(_entry(b"x", b"\x1a\x03\x0a\x01\x01"), _entry(b"x", b"\x1a\x03\x0a\x01\x05")), [5]),
+        (
+            _example(_entry(b"x", b"\x1a\x03\x0a\x01\x01"), _entry(b"x", b"\x1a\x03\x0a\x01\x05")),
+            [5],
+        ),
         # an unknown field in the Example
         (_example(_entry(b"x", b"\x1a\x03\x0a\x01\x07")) + b"\x10\x01", [7]),
         # the map entry's value before its key

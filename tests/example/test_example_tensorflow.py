@@ -46,9 +46,16 @@ def test_both_descriptor_sets_live_in_one_process():
 def test_encode_example_parses_with_tensorflow():
     text = "héllo ✓ 日本"
     recs = [
-        encode_example({"i": I64_MIN, "f": math.nan, "s": text, "v": [0.5, 1.5, 2.5], "t": ["a", "b"]}),
-        encode_example({"i": I64_MAX, "f": math.inf, "s": b"\xff", "v": np.array([1, 2, 3], np.float32), "t": []}),
-        encode_example({"i": 0, "f": -math.inf, "s": "", "v": (7.0, 8.0, 9.0), "t": np.array(["c"])}),
+        encode_example(
+            {"i": I64_MIN, "f": math.nan, "s": text, "v": [0.5, 1.5, 2.5], "t": ["a", "b"]}
+        ),
+        encode_example(
+            {"i": I64_MAX, "f": math.inf, "s": b"\xff", "v": np.array([1, 2, 3], np.float32),
+             "t": []}
+        ),
+        encode_example(
+            {"i": 0, "f": -math.inf, "s": "", "v": (7.0, 8.0, 9.0), "t": np.array(["c"])}
+        ),
     ]
     out = parse(
         recs,
@@ -173,7 +180,9 @@ def tf_example(**features) -> bytes:
             return tf.train.Feature(int64_list=tf.train.Int64List(value=v))
         return tf.train.Feature()
 
-    ex = tf.train.Example(features=tf.train.Features(feature={k: feature(v) for k, v in features.items()}))
+    ex = tf.train.Example(
+        features=tf.train.Features(feature={k: feature(v) for k, v in features.items()})
+    )
     return ex.SerializeToString()
 
 
@@ -211,7 +220,9 @@ def test_tensorflow_records_decode():
 
 def test_tensorflow_sequence_examples_decode():
     seq = tf.train.SequenceExample(
-        context=tf.train.Features(feature={"id": tf.train.Feature(int64_list=tf.train.Int64List(value=[9]))}),
+        context=tf.train.Features(
+            feature={"id": tf.train.Feature(int64_list=tf.train.Int64List(value=[9]))}
+        ),
         feature_lists=tf.train.FeatureLists(
             feature_list={
                 "w": tf.train.FeatureList(

@@ -30,7 +30,8 @@ def stream_of(datas: list[bytes]) -> bytes:
 
 
 def data_of(buf: bytes, frames: framing.Frames) -> list[bytes]:
-    return [buf[s:s + n] for s, n in zip(frames.starts.tolist(), frames.lengths.tolist())]
+    spans = zip(frames.starts.tolist(), frames.lengths.tolist(), strict=True)
+    return [buf[s:s + n] for s, n in spans]
 
 
 # -- layout and checksums --------------------------------------------------------------------

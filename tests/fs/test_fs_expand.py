@@ -55,7 +55,10 @@ def test_a_directory_gives_its_files_recursively_sorted_skipping_hidden_at_every
 
 
 def test_detail_gives_sizes(job_output):
-    sizes = {Path(i.url).relative_to(job_output).as_posix(): i.size for i in fs.expand(job_output, detail=True)}
+    sizes = {
+        Path(i.url).relative_to(job_output).as_posix(): i.size
+        for i in fs.expand(job_output, detail=True)
+    }
     assert sizes == {
         "day=1/part-r-00000.tfrecord": 1,
         "day=2/part-r-00000.tfrecord": 3,
@@ -72,7 +75,9 @@ def test_globs_expand_matched_directories_and_skip_hidden_matches(job_output):
     ]
     assert fs.expand(f"{job_output}/part-r-0000[1]*") == [str(job_output / "part-r-00001.tfrecord")]
     # asked for by a pattern starting with _: hidden names match
-    assert fs.expand(f"{job_output}/_*.tfindex") == [str(job_output / "_part-r-00000.tfrecord.tfindex")]
+    assert fs.expand(f"{job_output}/_*.tfindex") == [
+        str(job_output / "_part-r-00000.tfrecord.tfindex")
+    ]
 
 
 def test_several_inputs_are_sorted_together_without_duplicates(job_output):
@@ -86,7 +91,9 @@ def test_several_inputs_are_sorted_together_without_duplicates(job_output):
 
 
 def test_file_urls_come_back_as_paths(job_output):
-    assert fs.expand((job_output / "day=1").as_uri()) == [str(job_output / "day=1/part-r-00000.tfrecord")]
+    assert fs.expand((job_output / "day=1").as_uri()) == [
+        str(job_output / "day=1/part-r-00000.tfrecord")
+    ]
 
 
 def test_symbolic_links_to_files_and_directories_are_followed(tmp_path):

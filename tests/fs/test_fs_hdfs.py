@@ -7,7 +7,8 @@ import uuid
 
 import pytest
 
-from tfrecord_io import fs, hdfs as hdfsio, index, records
+from tfrecord_io import fs, index, records
+from tfrecord_io import hdfs as hdfsio
 from tfrecord_io.errors import HdfsError, HdfsFileNotFoundError, InputNotFoundError
 
 
@@ -49,7 +50,11 @@ def test_ls_glob_and_walk(base):
     for name in ("b/part-1", "b/part-0", "a/part-0", "_SUCCESS", "top"):
         _put(f"{base}/{name}", b"xy")
     assert fs.ls(base) == [f"{base}/{n}" for n in ("_SUCCESS", "a", "b", "top")]
-    assert fs.glob(f"{base}/*/part-?") == [f"{base}/a/part-0", f"{base}/b/part-0", f"{base}/b/part-1"]
+    assert fs.glob(f"{base}/*/part-?") == [
+        f"{base}/a/part-0",
+        f"{base}/b/part-0",
+        f"{base}/b/part-1",
+    ]
     assert fs.glob(f"{base}/*", skip_hidden=True) == [f"{base}/a", f"{base}/b", f"{base}/top"]
     assert fs.glob(f"{base}/missing/*") == []
     assert list(fs.walk(base)) == [

@@ -1,4 +1,5 @@
-"""tfrecord_io.fs reading http:// URLs from a real server (http.server on 127.0.0.1, in a thread)."""
+"""tfrecord_io.fs reading http:// URLs from a real server (http.server on 127.0.0.1, in a
+thread)."""
 
 from __future__ import annotations
 

@@ -96,7 +96,10 @@ def test_glob_matches_wildcards_in_any_component_sorted(tmp_path):
     assert fs.glob(f"{tmp_path}/20*/part-?") == [
         str(tmp_path / p) for p in ("2024/part-0", "2024/part-1", "2025/part-0")
     ]
-    assert fs.glob(f"{tmp_path}/202[5]/*") == [str(tmp_path / "2025/other"), str(tmp_path / "2025/part-0")]
+    assert fs.glob(f"{tmp_path}/202[5]/*") == [
+        str(tmp_path / "2025/other"),
+        str(tmp_path / "2025/part-0"),
+    ]
     assert fs.glob(f"{tmp_path}/*/") == [str(tmp_path / "2024"), str(tmp_path / "2025")]  # dirs
     assert fs.glob(str(tmp_path / "notes.txt")) == [str(tmp_path / "notes.txt")]  # no wildcard
     assert fs.glob(str(tmp_path / "absent.txt")) == []
@@ -119,7 +122,9 @@ def test_glob_matches_hidden_names_unless_told_to_skip_them(tmp_path):
     assert fs.glob(f"{tmp_path}/*", skip_hidden=True) == [str(tmp_path / "part-0")]
     assert fs.glob(f"{tmp_path}/*/part-*", skip_hidden=True) == []
     # A pattern that itself starts with _ or . asks for hidden names.
-    assert fs.glob(f"{tmp_path}/_*.tfindex", skip_hidden=True) == [str(tmp_path / "_part-0.tfindex")]
+    assert fs.glob(f"{tmp_path}/_*.tfindex", skip_hidden=True) == [
+        str(tmp_path / "_part-0.tfindex")
+    ]
 
 
 # -- walk ----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import random
 import struct
 import zlib
 from dataclasses import dataclass
+from itertools import pairwise
 
 import pytest
 
@@ -130,7 +131,7 @@ def _mutate_bytes(data: bytes, rng: random.Random, originals: list[bytes], raw: 
     if how == "members":  # the same records as two or three concatenated streams: valid
         cuts = sorted(rng.randrange(len(raw) + 1) for _ in range(rng.randrange(1, 3)))
         bounds = [0, *cuts, len(raw)]
-        return how, b"".join(_compress(kind, raw[a:b]) for a, b in zip(bounds, bounds[1:]))
+        return how, b"".join(_compress(kind, raw[a:b]) for a, b in pairwise(bounds))
     # "inner": damage inside the decompressed stream, compressed again
     out = bytearray(raw)
     at = rng.randrange(len(out))

@@ -12,6 +12,7 @@ import collections
 import os
 import random
 import uuid
+from itertools import pairwise
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -133,7 +134,7 @@ def test_three_shards_share_one_big_indexed_file(big_file, hdfs, url_kind):
     ranges = [(p.start, p.end) for shard in plan for p in shard]
     size = hdfsio.stat(path).length
     assert len(ranges) == 3 and ranges[0][0] == 0 and ranges[-1][1] == size
-    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
+    assert all(a[1] == b[0] for a, b in pairwise(ranges))
     assert all(abs((end - start) - size / 3) < 1200 for start, end in ranges)
     shards = read_shards(path, 3)
     assert_each_record_once(shards, written)

@@ -8,7 +8,8 @@ import uuid
 
 import pytest
 
-from tfrecord_io import errors, fs, hdfs as hdfsio
+from tfrecord_io import errors, fs
+from tfrecord_io import hdfs as hdfsio
 
 
 @pytest.fixture(autouse=True)

@@ -10,15 +10,16 @@ import time
 
 import numpy as np
 import pytest
-from ml_data import rows
 from pyspark.ml import Pipeline
 from pyspark.ml.evaluation import RegressionEvaluator
 from pyspark.ml.tuning import CrossValidator, CrossValidatorModel, ParamGridBuilder
 from pyspark.sql import functions as F
 
-import ml_programs
 from tfrecord_io import ml
 from tfrecord_io.errors import ModelError
+
+import ml_programs
+from ml_data import rows
 
 LINEAR = {"learning_rate": 0.1, "features": "features", "label": "label", "width": 3}
 
@@ -62,9 +63,16 @@ def test_every_param_has_a_getter_and_a_setter_that_round_trip():
 
 def test_the_defaults_are_a_sync_cluster_of_two_workers_without_limits():
     estimator = ml.TFEstimator(ml_programs.train_linear, LINEAR)
-    assert (estimator.getNumWorkers(), estimator.getNumPs(), estimator.getMode(),
-            estimator.getEpochs(), estimator.getTimeout(), estimator.getTensorboard(),
-            estimator.getEnv(), estimator.getExportDir()) == (2, 0, "sync", 1, None, False, {}, None)
+    assert (
+        estimator.getNumWorkers(),
+        estimator.getNumPs(),
+        estimator.getMode(),
+        estimator.getEpochs(),
+        estimator.getTimeout(),
+        estimator.getTensorboard(),
+        estimator.getEnv(),
+        estimator.getExportDir(),
+    ) == (2, 0, "sync", 1, None, False, {}, None)
 
 
 def test_params_out_of_range_are_refused_when_set():
@@ -128,7 +136,7 @@ def test_cross_validation_over_a_two_point_grid_picks_the_learning_rate_that_fit
     x = rng.uniform(-1, 1, size=(240, 3)).astype(np.float32)
     y = x @ np.array([2.0, -1.0, 0.5], np.float32) + 0.25
     df = spark.createDataFrame(
-        [([float(v) for v in xi], float(yi)) for xi, yi in zip(x, y)],
+        [([float(v) for v in xi], float(yi)) for xi, yi in zip(x, y, strict=True)],
         "features array<float>, label float",
     ).repartition(2)
     # One worker per fit: CrossValidator makes 2 folds x 2 points + 1 final fit = 5 clusters.
@@ -205,7 +213,7 @@ def ps_data(spark, rows_count=160):
     x = rng.uniform(-1, 1, size=(rows_count, 3)).astype(np.float32)
     y = x @ np.array([2.0, -1.0, 0.5], np.float32) + 0.25
     return spark.createDataFrame(
-        [([float(v) for v in xi], float(yi)) for xi, yi in zip(x, y)],
+        [([float(v) for v in xi], float(yi)) for xi, yi in zip(x, y, strict=True)],
         "features array<float>, label float",
     ).repartition(2)
 

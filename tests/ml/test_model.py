@@ -9,7 +9,6 @@ import math
 import numpy as np
 import pyspark
 import pytest
-from ml_data import rows
 from pyspark.ml import Pipeline, PipelineModel
 from pyspark.ml.feature import VectorAssembler
 from pyspark.ml.util import DefaultParamsWriter
@@ -17,6 +16,8 @@ from pyspark.ml.util import DefaultParamsWriter
 from tfrecord_io import cluster, ml
 from tfrecord_io.ml import TFTrainingSummary
 from tfrecord_io.spark.jvm import is_connect
+
+from ml_data import rows
 
 SUMMARY = TFTrainingSummary(
     cluster.Metrics([

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from ml_data import rows
 from pyspark.ml.linalg import Vectors
 from pyspark.sql import types as T
 from pyspark.sql.functions import pandas_udf
@@ -21,6 +20,8 @@ from tfrecord_io import ml
 from tfrecord_io.errors import ModelError
 from tfrecord_io.ml import loading
 from tfrecord_io.ml.inference import chunks
+
+from ml_data import rows
 
 
 def expected_scores(model, images) -> np.ndarray:

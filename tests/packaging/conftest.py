@@ -23,7 +23,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Programs a user's machine lacks: a JDK's compiler, C and C++ compilers.
-HIDDEN = re.compile(r"^(javac.*|.*g\+\+.*|.*gcc.*|c\+\+|cc|clang.*|.*-linux-gnu-(g\+\+|gcc|c\+\+).*)$")
+HIDDEN = re.compile(
+    r"^(javac.*|.*g\+\+.*|.*gcc.*|c\+\+|cc|clang.*|.*-linux-gnu-(g\+\+|gcc|c\+\+).*)$"
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -162,7 +164,8 @@ def wheel_env(dist, tmp_path_factory) -> WheelEnv:
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     constraints = base / "constraints.txt"
     frozen = subprocess.run(
-        [sys.executable, "-m", "pip", "freeze", "--exclude-editable", "--disable-pip-version-check"],
+        [sys.executable, "-m", "pip", "freeze", "--exclude-editable",
+         "--disable-pip-version-check"],
         capture_output=True, text=True, timeout=300, check=True,
     ).stdout
     constraints.write_text("".join(

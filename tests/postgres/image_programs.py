@@ -36,7 +36,7 @@ def train_on_images(args, ctx):
             loss = tf.reduce_mean(
                 tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
         grads = tape.gradient(loss, [weights, bias])
-        optimizer.apply_gradients(zip(grads, [weights, bias]))
+        optimizer.apply_gradients(zip(grads, [weights, bias], strict=True))
         return loss
 
     epochs = []
@@ -46,7 +46,7 @@ def train_on_images(args, ctx):
             losses.append(float(step(pixels, labels)))
             sums = tf.reduce_sum(tf.cast(pixels, tf.int64), axis=[1, 2, 3]).numpy()
             rows += [[int(i), int(y), int(s)] for i, y, s in zip(ids.numpy(), labels.numpy(),
-                                                                  sums)]
+                                                                  sums, strict=True)]
         epochs.append({"rows": rows, "loss": sum(losses) / max(len(losses), 1)})
     path = os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.json")
     with open(path, "w") as f:

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-import image_programs
 from tfrecord_io import cluster
+
+import image_programs
 
 N = 2000  # the first 2,000 images of the table
 EPOCHS = 2

@@ -4,6 +4,7 @@ images table it is loaded with holds PNG files of the MNIST test set, pixel for 
 from __future__ import annotations
 
 import io
+
 import numpy as np
 import psutil
 from PIL import Image

@@ -124,7 +124,7 @@ def test_chunks_give_buffers_offsets_and_lengths(mixed):
     got, offsets = [], []
     with RecordReader(path, buffer_size=1 << 16) as reader:
         for chunk in reader.chunks():
-            for start, length in zip(chunk.starts.tolist(), chunk.lengths.tolist()):
+            for start, length in zip(chunk.starts.tolist(), chunk.lengths.tolist(), strict=True):
                 got.append(chunk.buffer[start:start + length])
             offsets.extend(chunk.offsets.tolist())
     assert got == datas

@@ -43,7 +43,9 @@ def test_index_on_s3_gives_byte_ranges_covering_every_record_once(base):
     entries = index.load_index(url)
     assert entries is not None and len(entries) == len(RECORDS)
     for n in (1, 3):
-        pieces = [list(records.read(url, start=s, end=e)) for s, e in index.split_ranges(entries, n)]
+        pieces = [
+            list(records.read(url, start=s, end=e)) for s, e in index.split_ranges(entries, n)
+        ]
         assert [r for piece in pieces for r in piece] == RECORDS
 
 

@@ -42,8 +42,8 @@ from pyspark.sql.types import (
 
 from tfrecord_io import example as ex
 from tfrecord_io import spark as tfs
-from tfrecord_io.spark import load_dataframe, save_dataframe
 from tfrecord_io.errors import SchemaError
+from tfrecord_io.spark import load_dataframe, save_dataframe
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 UNICODE = ["héllo wörld", "日本語のテキスト", "emoji 🎉🚀", "", "nul\x00inside", "ascii"]
@@ -54,7 +54,8 @@ def data_files(directory: Path) -> list[str]:
 
 
 def to_arrow(df) -> pa.Table:
-    """``df.toArrow()``; pyspark 3.5 (make test-spark35) lacks it, but has the collector behind it."""
+    """``df.toArrow()``; pyspark 3.5 (make test-spark35) lacks it, but has the collector behind
+    it."""
     if hasattr(type(df), "toArrow"):
         return df.toArrow()
     return pa.Table.from_batches(df._collect_as_arrow())
@@ -129,7 +130,8 @@ def all_types_rows() -> list[tuple]:
         ),
         (
             2, False, -128, -32768, -(2**31), INT64_MIN, float("-inf"), float("nan"), "", b"",
-            Decimal("0.000"), dt.date(1, 1, 1), dt.datetime(1800, 1, 1, 12), dt.datetime(9999, 12, 31),
+            Decimal("0.000"), dt.date(1, 1, 1), dt.datetime(1800, 1, 1, 12),
+            dt.datetime(9999, 12, 31),
             [], [], [], [], [], [], [], [], [], [], [], [],
             SparseVector(5, {1: 2.0, 4: -1.0}),
         ),
@@ -476,7 +478,7 @@ def test_decoder_accepts_unpacked_numbers_and_merges_repeated_fields(spark, tmp_
     unpacked_ints = ld(0x1A, b"\x08" + varint(5) + b"\x08" + varint(-1))  # Int64List, wt 0
     unpacked_floats = ld(0x12, b"\x0d" + np.float32(2.5).tobytes() + b"\x0d"
                          + np.float32(-1).tobytes())
-    entry = lambda k, f: ld(0x0A, ld(0x0A, k) + ld(0x12, f))  # noqa: E731
+    entry = lambda k, f: ld(0x0A, ld(0x0A, k) + ld(0x12, f))  # noqa: E731 - a one-line helper
     features = (
         entry(b"i", unpacked_ints)
         + entry(b"f", unpacked_floats)
@@ -572,7 +574,9 @@ def test_unsupported_column_raises_before_any_task(spark, tmp_path, ddl, column,
     sc = spark.sparkContext
     sc.setJobGroup("schema-check", "no job expected")
     try:
-        with pytest.raises(SchemaError, match=rf"column '{column}' has type {re.escape(type_name)}"):
+        with pytest.raises(
+            SchemaError, match=rf"column '{column}' has type {re.escape(type_name)}"
+        ):
             record_type = "SequenceExample" if column == "deep" else "Example"
             save_dataframe(df, tmp_path / "out", record_type=record_type)
         assert list(sc.statusTracker().getJobIdsForGroup("schema-check")) == []
@@ -648,13 +652,21 @@ def test_bad_arguments(any_spark, tmp_path):
 
 def test_partitioned_output_round_trip(any_spark, tmp_path):
     rows = [
-        (i, f"v{i}", ["a/b", "x=y", "sp ace", "ü", None, ""][i % 6], 2020 + i % 2, [float(i)] * (i % 3))
+        (
+            i,
+            f"v{i}",
+            ["a/b", "x=y", "sp ace", "ü", None, ""][i % 6],
+            2020 + i % 2,
+            [float(i)] * (i % 3),
+        )
         for i in range(60)
     ]
     df = any_spark.createDataFrame(rows,
                                    "id long, val string, kind string, year int, xs array<float>")
     save_dataframe(df.repartition(3), tmp_path / "out", partition_by=["year", "kind"])
-    dirs = {str(p.relative_to(tmp_path / "out").parent) for p in map(Path, data_files(tmp_path / "out"))}
+    dirs = {
+        str(p.relative_to(tmp_path / "out").parent) for p in map(Path, data_files(tmp_path / "out"))
+    }
     assert dirs == {
         f"year={y}/kind={k}"
         for y, k in [(2020, "a%2Fb"), (2021, "x%3Dy"), (2020, "sp ace"), (2021, "ü"),

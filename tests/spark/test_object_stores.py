@@ -52,7 +52,8 @@ def test_a_connect_timeout_below_s3as_least_is_raised_to_it(aws_env):
 def test_credentials_are_passed_only_when_asked(aws_env):
     assert not [k for k in tfs.s3a_conf() if "key" in k or "token" in k]
     conf = tfs.s3a_conf(credentials=True, prefix="")
-    assert (conf["fs.s3a.access.key"], conf["fs.s3a.secret.key"]) == ("AKIDEXAMPLE", "wJalrXUtnFEMI")
+    keys = (conf["fs.s3a.access.key"], conf["fs.s3a.secret.key"])
+    assert keys == ("AKIDEXAMPLE", "wJalrXUtnFEMI")
     assert "fs.s3a.session.token" not in conf
 
 

@@ -109,7 +109,8 @@ def test_partitioned_write_and_read(any_spark, tmp_path):
     dirs = {p.parent.relative_to(tmp_path / "t").as_posix() for p in data_files(tmp_path / "t")}
     assert dirs == {f"bucket={b}/kind={k}" for b in range(3) for k in ("even", "odd")}
     # Partition columns live in the directory names, not in the records.
-    assert set(ex.decode_example(file_records(tmp_path / "t")[0])) == {"id", "name", "score", "tags"}
+    names = {"id", "name", "score", "tags"}
+    assert set(ex.decode_example(file_records(tmp_path / "t")[0])) == names
 
     back = read(any_spark, tmp_path / "t")
     assert back.columns == ["id", "name", "score", "tags", "bucket", "kind"]

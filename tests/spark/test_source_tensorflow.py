@@ -36,7 +36,8 @@ def test_tensorflow_parses_what_the_source_writes(spark, tmp_path):
         "tags": tf.io.FixedLenFeature([2], tf.int64),
     })
     got = sorted(zip(parsed["id"].numpy().tolist(), parsed["name"].numpy().tolist(),
-                     parsed["score"].numpy().tolist(), parsed["tags"].numpy().tolist()))
+                     parsed["score"].numpy().tolist(), parsed["tags"].numpy().tolist(),
+                     strict=True))
     assert got == [(i, f"name{i}".encode(), i / 2, [i, i + 1]) for i in range(30)]
 
 

@@ -2,9 +2,10 @@
 :func:`tfrecord_io.spark.s3a_conf` maps it), configured from the same AWS settings that
 tfrecord-io's own ``s3://`` reads: ``save_dataframe`` read back with ``format("tfrecord")`` and
 in Python from the same URL (classic and Spark Connect), ``save_records``/``load_records``, and a
-failed write that leaves nothing at its destination. On the test S3 server (moto's, started once per session), with the
-connector that ``make setup`` fetched (tfrecord_io.testing.s3.s3a) on the session's classpath.
-Spark 4 only: pyspark 3.5 bundles Hadoop 3.3.4, whose connector the setup does not fetch."""
+failed write that leaves nothing at its destination. On the test S3 server (moto's, started once per
+session), with the connector that ``make setup`` fetched (tfrecord_io.testing.s3.s3a) on the
+session's classpath. Spark 4 only: pyspark 3.5 bundles Hadoop 3.3.4, whose connector the setup does
+not fetch."""
 
 from __future__ import annotations
 

@@ -107,7 +107,7 @@ BARE_EXECUTORS_SCRIPT = textwrap.dedent(
     def probe(_):
         import sys
         try:
-            import tfrecord_io  # noqa: F401
+            import tfrecord_io  # noqa: F401 - the import is the probe
             found = "importable"
         except ModuleNotFoundError:
             found = "missing"

@@ -95,9 +95,10 @@ def _register_programs() -> None:
     # Node programs travel by value: executors and node processes do not have tests/ on their path.
     # The feeding programs are tests/cluster's (that directory is on the path for them only).
     sys.path.append(str(Path(__file__).resolve().parent.parent / "cluster"))
+    from pyspark import cloudpickle
+
     import feed_programs
     import manager_programs
-    from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(manager_programs)
     cloudpickle.register_pickle_by_value(feed_programs)

@@ -9,15 +9,15 @@ import json
 import subprocess
 import urllib.request
 
-import feed_programs
-import manager_programs
 import numpy as np
 import pytest
-from datafiles import write_record_shards
-
 from pyspark.sql import functions as F
 
 from tfrecord_io import cluster, ml
+
+import feed_programs
+import manager_programs
+from datafiles import write_record_shards
 
 # uneven partitions (one empty) of records b"r0".."r299"
 SIZES = [0, 120, 3, 177]

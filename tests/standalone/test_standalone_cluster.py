@@ -9,14 +9,15 @@ import re
 import threading
 import time
 
-import manager_programs
 import pytest
-from datafiles import write_record_shards
-from processes import node_processes, node_processes_after
 from pyspark.sql import functions as F
 
 from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
+
+import manager_programs
+from datafiles import write_record_shards
+from processes import node_processes, node_processes_after
 
 SIZES = [30, 20, 25, 35]
 

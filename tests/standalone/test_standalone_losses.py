@@ -8,11 +8,12 @@ import json
 import re
 import time
 
-import manager_programs
 import pytest
 
 from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
+
+import manager_programs
 
 
 def test_a_lost_host_names_the_executor_spark_lost_on_it(standalone, standalone_spark, tmp_path):

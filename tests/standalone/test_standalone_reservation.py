@@ -7,11 +7,12 @@ from __future__ import annotations
 import threading
 import time
 
-import manager_programs
 import pytest
 
 from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
+
+import manager_programs
 
 LATE = 2  # the host whose Worker is down when the cluster starts
 

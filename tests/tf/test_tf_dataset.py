@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
+from itertools import pairwise
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -327,7 +328,7 @@ def test_one_indexed_file_is_shared_by_byte_ranges(tmp_path, num_shards):
     assert len(ranges) == num_shards and all(len(shard) == 1 for shard in plan)
     size = os.path.getsize(path)
     assert ranges[0][0] == 0 and ranges[-1][1] == size
-    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))  # contiguous, disjoint
+    assert all(a[1] == b[0] for a, b in pairwise(ranges))  # contiguous, disjoint
     assert max(e - s for s, e in ranges) < 1.2 * size / num_shards + 400
     shards = assert_exactly_once(path, recs, num_shards)
     assert [r for shard in shards for r in shard] == recs  # in order, shard after shard

@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfrecord_io import records
 from tfrecord_io import hdfs as hdfsio
+from tfrecord_io import records
 from tfrecord_io import spark as tfs
 from tfrecord_io import tf as tfr
+from tfrecord_io.errors import PluginNotBuiltError
 from tfrecord_io.tf import datasets as tf_datasets
 from tfrecord_io.tf import filesystem as _tf_filesystem
 from tfrecord_io.tf import plugin as tf_plugin
-from tfrecord_io.errors import PluginNotBuiltError
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -123,7 +123,8 @@ def test_without_the_plugin_dataset_falls_back_to_the_python_reader(base, monkey
     recs = some_records(300, 5)
     records.write(f"{base}/part-0.tfrecord", recs)
     monkeypatch.setattr(tf_plugin, "_filesystems_error", PluginNotBuiltError("not built"))
-    monkeypatch.setattr(tf_datasets, "_native_dataset", None)  # TensorFlow's reader must not be used
+    # TensorFlow's reader must not be used
+    monkeypatch.setattr(tf_datasets, "_native_dataset", None)
     assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
 
 

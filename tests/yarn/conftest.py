@@ -124,9 +124,10 @@ def _register_programs() -> None:
     # (nor anything else of this checkout: they run the shipped environment).
     # The feeding programs are tests/cluster's (that directory is on the path for them only).
     sys.path.append(str(Path(__file__).resolve().parent.parent / "cluster"))
+    from pyspark import cloudpickle
+
     import feed_programs
     import manager_programs
-    from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(manager_programs)
     cloudpickle.register_pickle_by_value(feed_programs)

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import urllib.request
 
-import feed_programs
-import manager_programs
 import numpy as np
 import pytest
-from datafiles import write_record_shards
 
 from tfrecord_io import cluster, ml
+
+import feed_programs
+import manager_programs
+from datafiles import write_record_shards
 
 SIZES = [30, 20, 25, 35]
 # uneven partitions (one empty) of records b"r0".."r399"

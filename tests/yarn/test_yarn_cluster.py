@@ -8,13 +8,14 @@ import os
 import signal
 import time
 
-import manager_programs
 import pytest
-from datafiles import write_record_shards
-from processes import node_processes
 
 from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
+
+import manager_programs
+from datafiles import write_record_shards
+from processes import node_processes
 
 # four files of unequal length: 110 records
 SIZES = [30, 20, 25, 35]

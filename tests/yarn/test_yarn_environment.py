@@ -10,10 +10,11 @@ import os
 import subprocess
 from pathlib import Path
 
-import manager_programs
 import pytest
 
 from tfrecord_io import cluster
+
+import manager_programs
 
 ROOT = str(Path(__file__).resolve().parents[2])
 

@@ -8,12 +8,13 @@ import json
 import signal
 import time
 
-import manager_programs
 import psutil
 import pytest
 
 from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
+
+import manager_programs
 
 # The test YARN's executor containers are 512 MiB of heap + 2560 MiB of overhead.
 CONTAINER_MIB = 3072

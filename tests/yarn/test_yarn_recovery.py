@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 
-import manager_programs
 import pytest
 
 from tfrecord_io import cluster
+
+import manager_programs
 
 STEPS, LR, KILL_STEP = 20, 0.001, 12
 

@@ -13,13 +13,32 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from tfrecord_io import fs
+from tfrecord_io import compression as codec
+from tfrecord_io import fs, index
 from tfrecord_io import records as _records
 from tfrecord_io.cli import render
 from tfrecord_io.cli.paths import expand_paths
-from tfrecord_io.errors import CorruptRecordError, InputError, SchemaError, TFRecordError
+from tfrecord_io.errors import (
+    CorruptRecordError,
+    DamagedImageError,
+    InputError,
+    SchemaError,
+    TFRecordError,
+)
+from tfrecord_io.extras import require
 
-__all__ = ["EXIT_OK", "EXIT_CORRUPT", "EXIT_USAGE", "cmd_count", "cmd_head", "cmd_schema", "cmd_verify", "cmd_index", "cmd_mnist", "cmd_images"]
+__all__ = [
+    "EXIT_OK",
+    "EXIT_CORRUPT",
+    "EXIT_USAGE",
+    "cmd_count",
+    "cmd_head",
+    "cmd_schema",
+    "cmd_verify",
+    "cmd_index",
+    "cmd_mnist",
+    "cmd_images",
+]
 
 log = logging.getLogger("tfrecord_io.cli")  # one logger for the whole command line
 
@@ -33,7 +52,7 @@ EXIT_USAGE = 2
 
 def infer_spec(sample: list[bytes], record_type: str) -> Any:
     """:func:`tfrecord_io.example.spec.infer_spec`, imported on first use (pyarrow is heavy)."""
-    from tfrecord_io.example.spec import infer_spec as infer  # noqa: PLC0415
+    from tfrecord_io.example.spec import infer_spec as infer  # noqa: PLC0415 - pyarrow is heavy: on first use
 
     return infer(sample, record_type)
 
@@ -49,8 +68,6 @@ def _records_of(files: Sequence[str], compression: str | None) -> Iterator[tuple
 def cmd_count(args: argparse.Namespace) -> int:
     """``tfrecord-io count``: records per file (from the index when there is a valid one), and the
     total."""
-    from tfrecord_io import compression as codec, index  # noqa: PLC0415
-
     files = expand_paths(args.paths)
     total = 0
     status = EXIT_OK
@@ -126,8 +143,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     """``tfrecord-io verify``: check every CRC and index; one line per damaged stretch."""
-    from tfrecord_io import compression as codec, index  # noqa: PLC0415
-
     files = expand_paths(args.paths)
     problems = damaged_files = total = 0
     unreadable = False
@@ -197,8 +212,6 @@ def _stale(ipath: str, i: int, indexed: list[tuple[int, int]], entry: tuple[int,
 
 def cmd_index(args: argparse.Namespace) -> int:
     """``tfrecord-io index``: write the missing split indexes of uncompressed files."""
-    from tfrecord_io import compression as codec, index  # noqa: PLC0415
-
     files = expand_paths(args.paths)
     status = EXIT_OK
     for path in files:
@@ -221,7 +234,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_mnist(args: argparse.Namespace) -> int:
     """``tfrecord-io mnist``: convert MNIST IDX files, locally or on Spark executors."""
-    from tfrecord_io.datasets import mnist  # noqa: PLC0415
+    from tfrecord_io.datasets import mnist  # noqa: PLC0415 - loaded by this command only
 
     splits = mnist.load(args.input)  # every input checked before Spark starts or we write
     spark, running = _spark_for(args, "tfrecord-io mnist")
@@ -253,11 +266,10 @@ def _spark_for(args: argparse.Namespace, app_name: str) -> tuple[Any, Any]:
             "The output %s is a local path: executors on other machines would write to their "
             "own disks; give an hdfs:// OUTPUT", args.output,
         )
-    from tfrecord_io import spark as tfs  # noqa: PLC0415
-    from tfrecord_io.extras import require  # noqa: PLC0415
+    from tfrecord_io import spark as tfs  # noqa: PLC0415 - pyspark, the `spark` extra
 
     require("pyspark", f"{app_name} --spark")
-    from pyspark.sql import SparkSession  # noqa: PLC0415
+    from pyspark.sql import SparkSession  # noqa: PLC0415 - pyspark, the `spark` extra
 
     on_s3 = any(fs.split_url(str(url))[0] == "s3" for url in (args.input, args.output))
     running = SparkSession.getActiveSession()
@@ -280,8 +292,7 @@ def _spark_for(args: argparse.Namespace, app_name: str) -> tuple[Any, Any]:
 def cmd_images(args: argparse.Namespace) -> int:
     """``tfrecord-io images``: convert a class-per-folder image tree, locally or on Spark
     executors; exit status 1 for a damaged image under ``--on-corrupt fail``."""
-    from tfrecord_io.datasets import images  # noqa: PLC0415
-    from tfrecord_io.errors import DamagedImageError  # noqa: PLC0415
+    from tfrecord_io.datasets import images  # noqa: PLC0415 - loaded by this command only
 
     if args.spark and not args.spark.startswith("local") and fs.is_local(args.input):
         log.warning("SRC %s is a local path: executors on other machines read their own disks; "

@@ -12,7 +12,13 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from tfrecord_io.example.spec import FeatureSpec, RecordSpec
 
-__all__ = ["json_bytes", "decoded_record", "feature_spec_source", "schema_description", "schema_source"]
+__all__ = [
+    "json_bytes",
+    "decoded_record",
+    "feature_spec_source",
+    "schema_description",
+    "schema_source",
+]
 
 _TF_DTYPES = {"int64": "tf.int64", "float32": "tf.float32", "string": "tf.string"}
 
@@ -52,7 +58,7 @@ def _json_features(features: dict[str, list[Any]]) -> dict[str, Any]:
 
 def decoded_record(record: bytes, record_type: str) -> dict[str, Any]:
     """Decode one record for ``head``. Raises SchemaError if it is not of the type."""
-    from tfrecord_io import example  # noqa: PLC0415
+    from tfrecord_io import example  # noqa: PLC0415 - the example layer, for `head` only
 
     if record_type == "example":
         return _json_features(example.decode_example(record))
@@ -61,7 +67,9 @@ def decoded_record(record: bytes, record_type: str) -> dict[str, Any]:
         return _json_features(context)
     return {
         "context": _json_features(context),
-        "feature_lists": {name: [_json_values(step) for step in steps] for name, steps in lists.items()},
+        "feature_lists": {
+            name: [_json_values(step) for step in steps] for name, steps in lists.items()
+        },
     }
 
 
@@ -100,7 +108,9 @@ def schema_description(spec: RecordSpec) -> dict[str, Any]:
 
 def schema_source(description: dict[str, Any]) -> str:
     """The description as Python to paste next to ``import tensorflow as tf``."""
-    lines = [f"# tf.train.{description['record_type']}, {description['records_sampled']} records sampled"]
+    lines = [
+        f"# tf.train.{description['record_type']}, {description['records_sampled']} records sampled"
+    ]
     names = ["context_features", "sequence_features", "feature_spec"]
     for variable in (n for n in names if n in description):
         lines.append(f"{variable} = {{")

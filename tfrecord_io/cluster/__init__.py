@@ -46,23 +46,23 @@ __all__ = ["run", "Cluster", "ClusterError", "NodeContext", "MODES", "KERAS", "I
 def __getattr__(name: str) -> Any:
     # Lazy, so that the node process (python -m tfrecord_io.cluster.node) loads only what it uses.
     if name in ("run", "Cluster"):
-        from tfrecord_io.cluster import driver  # noqa: PLC0415
+        from tfrecord_io.cluster import driver  # noqa: PLC0415 - lazy, as said above
 
         return getattr(driver, name)
     if name == "NodeContext":
-        from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415
+        from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415 - lazy, as said above
 
         return NodeContext
     if name == "MODES":  # run(mode=...): "sync", "ps"
-        from tfrecord_io.cluster.roles import MODES  # noqa: PLC0415
+        from tfrecord_io.cluster.roles import MODES  # noqa: PLC0415 - lazy, as said above
 
         return MODES
     if name in ("KERAS", "INPUT_MODES"):  # run(keras=...), run(input_mode=...)
-        from tfrecord_io.cluster import options  # noqa: PLC0415
+        from tfrecord_io.cluster import options  # noqa: PLC0415 - lazy, as said above
 
         return getattr(options, name)
     if name in ("Result", "Metrics", "MetricRecord"):  # what Cluster.wait() returns
-        from tfrecord_io.cluster import results  # noqa: PLC0415
+        from tfrecord_io.cluster import results  # noqa: PLC0415 - lazy, as said above
 
         return getattr(results, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

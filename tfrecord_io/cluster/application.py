@@ -26,7 +26,8 @@ import ipaddress
 import logging
 import os
 import socket
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from tfrecord_io.cluster.losses import ExecutorLosses
 from tfrecord_io.errors import SparkConnectError

@@ -14,7 +14,8 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.application import CONTROL_HOST_ENV, SparkApplication

@@ -33,7 +33,8 @@ import logging
 import secrets
 import socket
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tfrecord_io.cluster import messages
 from tfrecord_io.cluster.messages import Hello, Message

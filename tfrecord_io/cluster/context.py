@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from tfrecord_io.cluster.reporter import Reporter, keras_callback
 from tfrecord_io.cluster.description import NodeDescription
+from tfrecord_io.cluster.reporter import Reporter, keras_callback
 
 __all__ = [
     "NodeContext",
@@ -113,7 +114,7 @@ class NodeContext:
         """
         with self._lock:
             if self._strategy is None:
-                from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+                from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415 - the tf layer, in the node process only
 
                 tf = import_tensorflow()  # after TF_CONFIG is set
 
@@ -141,7 +142,7 @@ class NodeContext:
         one worker (TensorFlow itself passes no worker index: tensorflow issue 53080). Accepted
         *kwargs*: ``compression`` and ``buffer_size`` (TensorFlow's reader reads whole files).
         """
-        from tfrecord_io import tf as tfr  # noqa: PLC0415
+        from tfrecord_io import tf as tfr  # noqa: PLC0415 - the tf layer, in the node process only
 
         if self.mode == "sync" or self.job_name == "evaluator":
             if self.job_name == "evaluator":
@@ -176,14 +177,14 @@ class NodeContext:
                 f"{self.name} is not fed: feeds need cluster.run(..., input_mode='spark'), and "
                 "reach the nodes of the training cluster that run main_fun (not the evaluator)"
             )
-        from tfrecord_io.cluster.feed.dataset import feed_dataset  # noqa: PLC0415
+        from tfrecord_io.cluster.feed.dataset import feed_dataset  # noqa: PLC0415 - only a fed node needs it
 
         dataset = feed_dataset(self._feeds.buffer(name))
         if features is None:
             if parse:
                 raise ValueError(f"parse options {sorted(parse)} need features=")
             return dataset
-        from tfrecord_io import tf as tfr  # noqa: PLC0415
+        from tfrecord_io import tf as tfr  # noqa: PLC0415 - the tf layer, in the node process only
 
         return tfr.parse_examples(dataset, features, **parse)
 
@@ -224,7 +225,7 @@ def per_worker_dataset_fn(
             split index): TensorFlow's reader, the only one a remote worker can run, reads
             whole files; give at least *num_workers* files.
     """
-    from tfrecord_io import tf as tfr  # noqa: PLC0415
+    from tfrecord_io import tf as tfr  # noqa: PLC0415 - the tf layer, in the node process only
 
     plan = tfr.shard_plan(paths, compression, num_workers)
     files: dict[str, tuple[list[str], list[int]]] = {}  # compression -> (paths, owners)
@@ -240,7 +241,7 @@ def per_worker_dataset_fn(
             kind[1].append(owner)
 
     def dataset_fn(input_context: Any = None) -> Any:
-        from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+        from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415 - the tf layer, in the node process only
 
         tf = import_tensorflow()
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 from tfrecord_io.tf import runtime
 
@@ -93,7 +93,7 @@ def _preload() -> None:
 
 def _main() -> None:
     _preload()
-    from pyspark import daemon  # noqa: PLC0415
+    from pyspark import daemon  # noqa: PLC0415 - once TensorFlow is preloaded
 
     daemon.manager()
 

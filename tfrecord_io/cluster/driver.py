@@ -16,8 +16,9 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Callable
+from typing import Any
 
 from tfrecord_io import fs
 from tfrecord_io.cluster import slots, tensorboard
@@ -32,12 +33,13 @@ from tfrecord_io.cluster.context import NodeContext
 from tfrecord_io.cluster.description import AttemptDescription
 from tfrecord_io.cluster.feed.coordinator import FeedCoordinator, check_data
 from tfrecord_io.cluster.feed.replay import Replays
-from tfrecord_io.cluster.feed.reports import FeedReport, Feeding
+from tfrecord_io.cluster.feed.reports import Feeding, FeedReport
 from tfrecord_io.cluster.messages import Hello, Log, Message, Report, Stop
 from tfrecord_io.cluster.options import RunOptions, run_options
 from tfrecord_io.cluster.progress import Progress
 from tfrecord_io.cluster.results import MetricRecord, Metrics, Result, decode_value
-from tfrecord_io.cluster.roles import Role, roles as make_roles
+from tfrecord_io.cluster.roles import Role
+from tfrecord_io.cluster.roles import roles as make_roles
 from tfrecord_io.errors import ClusterError
 
 __all__ = ["run", "Cluster"]
@@ -77,7 +79,7 @@ class Cluster:
         self._options = options
         self._max_attempts = options.max_attempts
         self._reservation_timeout = options.reservation_timeout
-        from pyspark import cloudpickle  # noqa: PLC0415
+        from pyspark import cloudpickle  # noqa: PLC0415 - pyspark, the `spark` extra
 
         self._payload = cloudpickle.dumps((main_fun, args))
         self._id = f"tfrecord-io-cluster-{os.getpid()}-{next(_ids)}-{int(time.time())}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["ExecutorLosses", "Lookup", "LOSS_WAIT", "describe"]
 

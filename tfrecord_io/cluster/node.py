@@ -13,9 +13,9 @@ TensorFlow is imported. It
 3. runs ``main_fun(args, ctx)`` (chief, sync-mode workers, evaluator) and writes the outcome to
    ``WORKDIR/result.json`` (the traceback on failure) -- with ``input_mode="spark"``, serving
    the node's feeds (:mod:`tfrecord_io.cluster.feed.server`, on the socket the Spark task
-   bound) meanwhile and stopping them when ``main_fun`` ends -- or serves a bare ``tf.distribute.Server``
-   (ps-mode ps and workers) until it is stopped: such a server cannot be stopped in-process,
-   the process ends.
+   bound) meanwhile and stopping them when ``main_fun`` ends -- or serves a bare
+   ``tf.distribute.Server`` (ps-mode ps and workers) until it is stopped: such a server cannot be
+   stopped in-process, the process ends.
 
 ``WORKDIR/node.json`` holds the node's description
 (:class:`~tfrecord_io.cluster.description.NodeDescription`), ``WORKDIR/main.pkl`` the user's
@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -38,6 +39,7 @@ import traceback
 from typing import Any
 
 from tfrecord_io.cluster.description import NodeDescription
+from tfrecord_io.extras import require
 
 __all__ = [
     "main", "HEARTBEAT_FD_ENV", "HEARTBEAT_INTERVAL", "RESULT_FILE", "VALUE_FILE", "MAIN_FILE",
@@ -92,7 +94,7 @@ def _release_port(node: NodeDescription) -> None:
 
 
 def _serve(node: NodeDescription) -> None:
-    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415 - the tf layer, after the feed server
 
     tf = import_tensorflow()
     role = node.role
@@ -112,20 +114,18 @@ def _feed_server(node: NodeDescription) -> Any:
     """The node's feed server on the socket the Spark task bound, or None (not fed)."""
     if node.feed_fd is None:
         return None
-    import socket  # noqa: PLC0415
-
-    from tfrecord_io.cluster.feed.server import FeedServer  # noqa: PLC0415
+    from tfrecord_io.cluster.feed.server import FeedServer  # noqa: PLC0415 - only a fed node serves feeds
 
     return FeedServer(socket.socket(fileno=node.feed_fd), node.attempt.feed_key,
                       name=node.role.name, attempt=node.attempt.number)
 
 
 def _run_main(workdir: str, node: NodeDescription, feeds: Any) -> None:
-    from pyspark import cloudpickle  # noqa: PLC0415
+    from pyspark import cloudpickle  # noqa: PLC0415 - only a node that runs main_fun
 
-    from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415
-    from tfrecord_io.cluster.reporter import REPORT_FD_ENV, Reporter  # noqa: PLC0415
-    from tfrecord_io.cluster.results import encode_value  # noqa: PLC0415
+    from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415 - only a node that runs main_fun
+    from tfrecord_io.cluster.reporter import REPORT_FD_ENV, Reporter  # noqa: PLC0415 - only a node that runs main_fun
+    from tfrecord_io.cluster.results import encode_value  # noqa: PLC0415 - only a node that runs main_fun
 
     with open(os.path.join(workdir, MAIN_FILE), "rb") as f:
         main_fun, args = cloudpickle.load(f)
@@ -163,8 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Serving at once (TensorFlow takes seconds to import): the driver may connect now.
         feeds = _feed_server(node)
-        from tfrecord_io import tf as tfr  # noqa: PLC0415
-        from tfrecord_io.extras import require  # noqa: PLC0415
+        from tfrecord_io import tf as tfr  # noqa: PLC0415 - the tf layer, after the feed server
 
         require("tensorflow", "a tfrecord_io.cluster node")
         if os.environ.get("TF_USE_LEGACY_KERAS") == "1":

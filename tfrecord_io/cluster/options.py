@@ -8,8 +8,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-
-__all__ = ["CHECKPOINT_SUBDIR", "INPUT_MODES", "KERAS", "RunOptions", "default_checkpoint_dir", "run_options"]
+__all__ = [
+    "CHECKPOINT_SUBDIR",
+    "INPUT_MODES",
+    "KERAS",
+    "RunOptions",
+    "default_checkpoint_dir",
+    "run_options",
+]
 
 #: ``keras=``: Keras 3 (``"default"``) or tf-keras (``"legacy"``).
 KERAS = ("default", "legacy")

@@ -51,7 +51,8 @@ import socket
 import struct
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from cryptography.exceptions import InvalidTag
@@ -200,7 +201,7 @@ class Stream:
         except OSError:
             name = "?"
         #: Who is at the other end (``host:port``), for messages.
-        self.peer = "%s:%s" % name[:2] if isinstance(name, tuple) else str(name or "a peer")
+        self.peer = f"{name[0]}:{name[1]}" if isinstance(name, tuple) else str(name or "a peer")
         self._send_key = send_key
         self._opener = AESGCM(receive_key)
         self._sent = 0
@@ -526,7 +527,7 @@ class _Pending:
 
 def _peer_name(address: Any) -> str:
     if isinstance(address, tuple) and len(address) >= 2:
-        return "%s:%s" % address[:2]
+        return f"{address[0]}:{address[1]}"
     return str(address or "a peer")
 
 
@@ -594,7 +595,8 @@ class StreamServer:
         self.refused = 0
         listener.listen(_BACKLOG)
         listener.setblocking(False)
-        self.address = "%s:%d" % listener.getsockname()[:2]
+        host, port = listener.getsockname()[:2]
+        self.address = f"{host}:{port}"
         self._wake_in, self._wake_out = socket.socketpair()
         self._wake_in.setblocking(False)
         self._wake_out.setblocking(False)

@@ -91,7 +91,7 @@ def keras_callback(reporter: Reporter, every_n_batches: int | None = None) -> An
     """A Keras callback (of the Keras in use: tf-keras with ``keras="legacy"``, else Keras 3)
     that reports the logs of every epoch (step: the epoch, from 1) and, with
     *every_n_batches*, of every *N*-th batch (step: batches since training began)."""
-    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415 - the tf layer, in the node process only
 
     tf = import_tensorflow()
     base = tf.keras.callbacks.Callback

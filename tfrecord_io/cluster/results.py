@@ -100,7 +100,7 @@ class Metrics(list):  # type: ignore[type-arg]
         """A ``pandas.DataFrame``: columns ``node``, ``attempt``, ``step``, ``time`` and one per
         metric name (NaN where a record lacks it). Needs pandas."""
         try:
-            import pandas as pd  # noqa: PLC0415
+            import pandas as pd  # noqa: PLC0415 - pandas, for to_pandas only
         except ImportError as e:
             raise ImportError("Metrics.to_pandas() needs pandas: pip install pandas") from e
         rows = [{"node": r.node, "attempt": r.attempt, "step": r.step, "time": r.time,

@@ -90,7 +90,7 @@ def cluster_spec(all_roles: list[Role], addresses: list[str]) -> dict[str, list[
     """The training cluster spec (``{"worker": ["host:port", ...], ...}``): every role but the
     evaluator, each job's addresses in task index order."""
     spec: dict[str, list[str]] = {}
-    for role, address in zip(all_roles, addresses):
+    for role, address in zip(all_roles, addresses, strict=True):
         if role.job_name != "evaluator":
             spec.setdefault(role.job_name, []).append(address)
     return spec

@@ -9,8 +9,10 @@ Spark Connect through the jar's driver-status source).
 
 from __future__ import annotations
 
+import os
 import re
 import time
+
 from tfrecord_io.cluster.application import SparkApplication
 from tfrecord_io.errors import ClusterError
 
@@ -82,8 +84,6 @@ def capacity(app: SparkApplication) -> int | None:
     m = _LOCAL.match(master)
     if m:
         if m.group(1) == "*":
-            import os  # noqa: PLC0415
-
             return (os.cpu_count() or 1) // cpus
         return int(m.group(1) or 1) // cpus
     m = _LOCAL_CLUSTER.match(master)

@@ -19,7 +19,8 @@ import subprocess
 import sys
 import time
 import traceback
-from typing import IO, Protocol, Sequence
+from collections.abc import Sequence
+from typing import IO, Protocol
 
 from tfrecord_io.cluster import daemon
 from tfrecord_io.cluster import node as node_process
@@ -110,9 +111,9 @@ def _run_forked(workdir: str, env: dict[str, str], out_w: int, err_w: int,
         # The worker's streams stay referenced: collecting one would close its descriptor.
         _WORKER_STREAMS.extend((sys.stdin, sys.stdout, sys.stderr))
         sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process's own
-        sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0, closefd=False),  # noqa: SIM115
+        sys.stdout = io.TextIOWrapper(open(1, "wb", buffering=0, closefd=False),  # noqa: SIM115 - the process's own
                                       encoding="utf-8", write_through=True)
-        sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False),  # noqa: SIM115
+        sys.stderr = io.TextIOWrapper(open(2, "wb", buffering=0, closefd=False),  # noqa: SIM115 - the process's own
                                       encoding="utf-8", errors="backslashreplace",
                                       write_through=True)
         os.chdir(workdir)

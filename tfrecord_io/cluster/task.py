@@ -38,7 +38,9 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import Any, Callable, Iterator
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from tfrecord_io.cluster import node as node_process
 from tfrecord_io.cluster import spawn
@@ -165,7 +167,7 @@ class _Node:
             env["TF_USE_LEGACY_KERAS"] = "1"
         if gpus:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
-        import tfrecord_io  # noqa: PLC0415
+        import tfrecord_io  # noqa: PLC0415 - the package itself, for its path
 
         root = os.path.dirname(os.path.dirname(os.path.abspath(tfrecord_io.__file__)))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
@@ -218,7 +220,7 @@ class _Node:
         return outcome
 
     def _start_tensorboard(self, node: NodeDescription) -> Any:
-        from tfrecord_io.cluster import tensorboard  # noqa: PLC0415
+        from tfrecord_io.cluster import tensorboard  # noqa: PLC0415 - only with tensorboard=True
 
         board = tensorboard.start(node.attempt.options.log_dir, host=node.host)
         self.conn.send(TensorBoard(url=board.url))
@@ -292,7 +294,7 @@ def make_task(
     """
 
     def task(_: Iterator[Any]) -> Iterator[str]:
-        from pyspark import BarrierTaskContext  # noqa: PLC0415
+        from pyspark import BarrierTaskContext  # noqa: PLC0415 - on the executor
 
         ctx = BarrierTaskContext.get()
         index = ctx.partitionId()
@@ -355,8 +357,6 @@ def make_task(
             else:
                 outcome = state.run(node, gpus, port, feed)
         except BaseException as e:  # noqa: BLE001 - reported to the driver, never to Spark
-            import traceback  # noqa: PLC0415
-
             outcome = Done(ok=False, kind=FailureKind.RAISED, error=f"the Spark task failed: {e!r}",
                            traceback=traceback.format_exc())
         finally:

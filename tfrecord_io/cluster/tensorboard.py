@@ -120,7 +120,7 @@ class TensorBoardProcess:
         last_error: Exception | None = None
         while time.monotonic() < deadline and self.running:
             try:
-                with urllib.request.urlopen(self.url, timeout=2.0) as response:  # noqa: S310
+                with urllib.request.urlopen(self.url, timeout=2.0) as response:  # noqa: S310 - the http:// URL TensorBoard printed
                     if response.status == 200:
                         return
             except (urllib.error.URLError, OSError) as e:
@@ -169,7 +169,7 @@ class TensorBoardProcess:
 
 def _package_root() -> str:
     """The directory holding the ``tfrecord_io`` package, for the child's import path."""
-    import tfrecord_io  # noqa: PLC0415
+    import tfrecord_io  # noqa: PLC0415 - the package itself, for its path
 
     return os.path.dirname(os.path.dirname(os.path.abspath(tfrecord_io.__file__)))
 
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
-    from tfrecord_io import tf as tfr  # noqa: PLC0415
+    from tfrecord_io import tf as tfr  # noqa: PLC0415 - the tf layer, in this child only
 
     remote = "://" in args.logdir and not args.logdir.startswith("file://")
     try:

@@ -31,10 +31,13 @@ Records (:func:`encode`), the layout of ``build_image_data.py``:
 | ``image/format`` | bytes | ``b"JPEG"`` or ``b"PNG"`` (from the content) |
 | ``image/height`` | int64 | pixels, from the header |
 | ``image/width`` | int64 | pixels, from the header |
-| ``image/channels`` | int64 | from the header: a JPEG's component count, a PNG's color type (see :mod:`tfrecord_io.datasets.image_headers`) |
+| ``image/channels`` | int64 | from the header: a JPEG's component count, a PNG's color type |
 | ``image/class/label`` | int64 | the class folder's number |
 | ``image/class/text`` | bytes | the class folder's name (UTF-8) |
 | ``image/filename`` | bytes | the path below SRC, ``daisy/100080576_f52e8ee070_n.jpg`` |
+
+The headers are read by :mod:`tfrecord_io.datasets.image_headers` (``image/channels``: its
+component count or color type).
 
 Split (:func:`split_of`): a file is in the validation set when the first 8 bytes of the
 SHA-256 of its path below SRC, as a fraction of 2**64, are below *validation_fraction*: the same
@@ -72,11 +75,12 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from tfrecord_io import compression as codec, fs
+from tfrecord_io import compression as codec
+from tfrecord_io import fs
 from tfrecord_io import records as _records
 from tfrecord_io.datasets import mnist
 from tfrecord_io.datasets.image_headers import ImageHeader, read_header
@@ -137,7 +141,7 @@ def feature_spec(names: Iterable[str] | None = None) -> dict[str, Any]:
         KeyError: a name that is not a feature of the records.
         MissingDependencyError: TensorFlow is not installed.
     """
-    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415 - TensorFlow on demand
 
     tf = import_tensorflow()
     dtypes = {"bytes": tf.string, "int64": tf.int64}
@@ -576,7 +580,7 @@ def _write_with_spark(
     on_corrupt: str,
     progress: bool,
 ) -> list[tuple[str, str]]:
-    from tfrecord_io import spark as tfs  # noqa: PLC0415
+    from tfrecord_io import spark as tfs  # noqa: PLC0415 - pyspark, the `spark` extra
 
     sc = getattr(spark, "sparkContext", spark)
     skipped = sc.accumulator([], _Listed())

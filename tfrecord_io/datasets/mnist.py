@@ -39,13 +39,14 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from tfrecord_io import compression as codec, fs
+from tfrecord_io import compression as codec
+from tfrecord_io import fs
 from tfrecord_io import records as _records
 from tfrecord_io.datasets import mnist_files as _files
 from tfrecord_io.datasets.idx import SPLITS, candidate_names, parse_idx
@@ -184,7 +185,9 @@ def load(location: str | os.PathLike[str]) -> list[Split]:
             )
         splits.append(Split(split, images, labels, images_url, labels_url))
     if not splits:
-        expected = ", ".join(candidate_names("train", "images")[:2] + candidate_names("test", "images")[:2])
+        expected = ", ".join(
+            candidate_names("train", "images")[:2] + candidate_names("test", "images")[:2]
+        )
         raise MnistError(
             f"{location}: no MNIST files found (expected {expected} and their labels files)"
         )
@@ -209,11 +212,13 @@ def encode(images: np.ndarray, labels: np.ndarray, image_format: str = "int64") 
         (rows) and ``width`` (cols).
     """
     if image_format not in IMAGE_FORMATS:
-        raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}")
+        raise ValueError(
+            f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}"
+        )
     n, rows, cols = images.shape
     flat = images.reshape(n, rows * cols)
     scale = np.float32(255.0)
-    for label, pixels in zip(labels.tolist(), flat):
+    for label, pixels in zip(labels.tolist(), flat, strict=True):
         if image_format == "int64":
             image: Any = pixels.astype(np.int64)
         elif image_format == "bytes":
@@ -287,7 +292,9 @@ def convert(
         raise ValueError(f"shards must be a positive integer, not {shards!r}")
     kind = codec.normalize(compression) or codec.NONE
     if image_format not in IMAGE_FORMATS:
-        raise ValueError(f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}")
+        raise ValueError(
+            f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}"
+        )
     splits = list(source) if not isinstance(source, (str, os.PathLike)) else load(source)
     output = os.fspath(output)
     out = _files.OutputDir(output)
@@ -337,7 +344,7 @@ def _write_locally(
     image_format: str,
     progress: bool,
 ) -> None:
-    from tqdm import tqdm  # noqa: PLC0415
+    from tqdm import tqdm  # noqa: PLC0415 - loaded when converting
 
     total = sum(len(s) for s in splits)
     with tqdm(total=total, unit=" rec", disable=not progress, desc="mnist", leave=False) as bar:
@@ -357,7 +364,9 @@ def _write_locally(
             log.debug("Wrote %d records of %s in %d shards", len(split), split.name, shards)
 
 
-def _counted(records: Iterator[bytes], update: Callable[[int], Any], every: int = 500) -> Iterator[bytes]:
+def _counted(
+    records: Iterator[bytes], update: Callable[[int], Any], every: int = 500
+) -> Iterator[bytes]:
     n = 0
     for record in records:
         yield record
@@ -378,7 +387,7 @@ def _write_with_spark(
     kind: str,
     image_format: str,
 ) -> None:
-    from tfrecord_io import spark as tfs  # noqa: PLC0415
+    from tfrecord_io import spark as tfs  # noqa: PLC0415 - pyspark, the `spark` extra
 
     sc = getattr(spark, "sparkContext", spark)
     for split in splits:

@@ -23,8 +23,8 @@ Every public name is importable from :mod:`tfrecord_io.example` itself.
 from __future__ import annotations
 
 from tfrecord_io.example.arrow import to_arrow
-from tfrecord_io.example.inference import infer_schema
 from tfrecord_io.example.encoder import from_arrow
+from tfrecord_io.example.inference import infer_schema
 from tfrecord_io.example.values import (
     FeatureValue,
     RecordBytes,

@@ -16,6 +16,7 @@ in the schema are ignored; schema fields that no record has are all null.
 from __future__ import annotations
 
 from collections.abc import Iterable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,7 +24,14 @@ import pyarrow.compute as pc
 from tfrecord_io.errors import SchemaError
 from tfrecord_io.example.columns import Column, collect
 from tfrecord_io.example.inference import infer
-from tfrecord_io.example.values import BYTES_LIST, FLOAT_LIST, INT64_LIST, INT64_MAX, KIND_LABEL, RecordBytes
+from tfrecord_io.example.values import (
+    BYTES_LIST,
+    FLOAT_LIST,
+    INT64_LIST,
+    INT64_MAX,
+    KIND_LABEL,
+    RecordBytes,
+)
 
 __all__ = ["to_arrow", "is_list_type"]
 

@@ -122,7 +122,8 @@ def _collect_protobuf(
 
     if record_type == "Example":
         for i, rec in enumerate(recs):
-            for name, feat in parse_message(_pb.Example, rec, "Example", i).features.feature.items():
+            msg = parse_message(_pb.Example, rec, "Example", i)
+            for name, feat in msg.features.feature.items():
                 add(i, name, feat)
     else:
         for i, rec in enumerate(recs):

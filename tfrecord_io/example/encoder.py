@@ -37,7 +37,13 @@ import pyarrow.compute as pc
 
 from tfrecord_io.errors import SchemaError
 from tfrecord_io.example.arrow import is_list_type
-from tfrecord_io.example.values import BYTES_LIST, FLOAT_LIST, INT64_LIST, INT64_MAX, check_record_type
+from tfrecord_io.example.values import (
+    BYTES_LIST,
+    FLOAT_LIST,
+    INT64_LIST,
+    INT64_MAX,
+    check_record_type,
+)
 from tfrecord_io.example.wire import (
     Cat,
     Const,
@@ -208,7 +214,7 @@ def _encode_batch(
     leaf = materialize(record)
     big = leaf.buf.tobytes()
     ends = (leaf.starts + leaf.lens).tolist()
-    return [big[s:e] for s, e in zip(leaf.starts.tolist(), ends)]
+    return [big[s:e] for s, e in zip(leaf.starts.tolist(), ends, strict=True)]
 
 
 def from_arrow(

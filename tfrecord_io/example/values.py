@@ -24,7 +24,7 @@ gives equal bytes (and :func:`from_arrow` writes the very same bytes as :func:`e
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -45,9 +45,9 @@ __all__ = [
 ]
 
 
-Scalar = Union[bool, int, float, str, bytes]
-FeatureValue = Union[Scalar, Sequence[Scalar], np.ndarray, None]
-RecordBytes = Union[bytes, bytearray, memoryview]
+Scalar = bool | int | float | str | bytes
+FeatureValue = Scalar | Sequence[Scalar] | np.ndarray | None
+RecordBytes = bytes | bytearray | memoryview
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1

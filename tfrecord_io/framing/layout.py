@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import struct
-from typing import Union
 
 import crc32c as _crc32c
 
@@ -19,7 +18,7 @@ __all__ = [
 ]
 
 #: What the framing functions take: any bytes-like object.
-Buffer = Union[bytes, bytearray, memoryview]
+Buffer = bytes | bytearray | memoryview
 
 #: Bytes before a record's data: the uint64 length and the masked CRC of those 8 bytes.
 HEADER_BYTES = 12

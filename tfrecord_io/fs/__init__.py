@@ -25,15 +25,16 @@ The operations are written once (:mod:`~tfrecord_io.fs.operations`): :func:`open
 :func:`stat`, :func:`exists`, :func:`isdir`, :func:`ls`, :func:`glob`, :func:`walk`,
 :func:`makedirs`, :func:`delete`, :func:`rename`, :func:`replace`, :func:`atomic_write`; and
 :func:`expand` (:mod:`~tfrecord_io.fs.expand`), the Hadoop-style expansion of input paths into
-data files that every reader uses. Path and URL helpers: :func:`split_url`, :func:`split`, :func:`join`,
-:func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`. :func:`environment` gives
-the settings another process needs to reach the same stores (the cluster's nodes get them).
+data files that every reader uses. Path and URL helpers: :func:`split_url`, :func:`split`,
+:func:`join`, :func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`.
+:func:`environment` gives the settings another process needs to reach the same stores (the cluster's
+nodes get them).
 
 Errors are one family, whatever the protocol: a missing path raises ``FileNotFoundError``, a
 denied one ``PermissionError``, an existing one ``FileExistsError`` (for HDFS, HTTP and S3 the
 ``HdfsError``/``HttpError``/``ObjectStoreError`` subclasses of :mod:`tfrecord_io.errors`, which
-name the URL); all are ``OSError``. An unknown scheme raises :class:`~tfrecord_io.errors.UnsupportedURLError` (a
-``ValueError``), an operation the protocol lacks
+name the URL); all are ``OSError``. An unknown scheme raises
+:class:`~tfrecord_io.errors.UnsupportedURLError` (a ``ValueError``), an operation the protocol lacks
 :class:`~tfrecord_io.errors.UnsupportedOperationError`.
 """
 

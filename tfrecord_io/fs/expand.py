@@ -34,7 +34,7 @@ import logging
 import os
 import posixpath
 from collections.abc import Iterable
-from typing import Any, Union
+from typing import Any
 
 from tfrecord_io.errors import InputNotFoundError, SpecialFileError, TFRecordError
 from tfrecord_io.fs.backend import FileInfo
@@ -47,9 +47,9 @@ __all__ = ["expand", "Paths", "PathLike"]
 log = logging.getLogger(__name__)
 
 #: One input path or URL.
-PathLike = Union[str, bytes, "os.PathLike[Any]"]
+PathLike = str | bytes | os.PathLike[Any]
 #: One input or several.
-Paths = Union[PathLike, Iterable[PathLike]]
+Paths = PathLike | Iterable[PathLike]
 
 
 def _hidden(name: str) -> bool:

@@ -8,7 +8,7 @@ import importlib
 import os
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any, Union
+from typing import Any
 
 from tfrecord_io.errors import UnsupportedURLError
 from tfrecord_io.fs.backend import FileSystem
@@ -16,7 +16,7 @@ from tfrecord_io.fs.urls import split_url
 
 __all__ = ["environment", "filesystem", "protocols", "register"]
 
-_Factory = Union[FileSystem, Callable[[], FileSystem], str]
+_Factory = FileSystem | Callable[[], FileSystem] | str
 
 # scheme -> a FileSystem, a callable making one, or "module:Class" to import on first use.
 _registry: dict[str, _Factory] = {

@@ -510,8 +510,11 @@ class S3FileSystem(FileSystem):
         d_bucket, d_key = _parse(dst)
         if not d_key:
             raise IsADirectoryError(f"{dst} is a bucket, not an object")
-        self._call(src, "copy",
-                   lambda c: c.copy_file(_arrow_path(s_bucket, s_key), _arrow_path(d_bucket, d_key)))
+        self._call(
+            src,
+            "copy",
+            lambda c: c.copy_file(_arrow_path(s_bucket, s_key), _arrow_path(d_bucket, d_key)),
+        )
 
     def rename(self, src: str, dst: str) -> None:
         """Moves *src* to *dst*, which must not exist: a file by a server-side copy and a

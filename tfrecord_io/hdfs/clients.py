@@ -41,11 +41,11 @@ def backend_for(loc: Location, op: str) -> Backend:
     try:
         # Each backend (and its client library) is loaded when a client of its kind is made.
         if kind == "native":
-            from tfrecord_io.hdfs import native  # noqa: PLC0415
+            from tfrecord_io.hdfs import native  # noqa: PLC0415 - loaded with the first native client
 
             client = native.NativeBackend(address, user)
         else:
-            from tfrecord_io.hdfs import webhdfs  # noqa: PLC0415
+            from tfrecord_io.hdfs import webhdfs  # noqa: PLC0415 - loaded with the first WebHDFS client
 
             client = webhdfs.WebHdfsBackend(address, user)
     except HdfsError:

@@ -46,9 +46,9 @@ _HOMES = {
 def __getattr__(name: str) -> Any:
     # Lazy: pyspark.ml loads only when used (TensorFlow only when a model is loaded).
     if name in _HOMES:
-        import importlib  # noqa: PLC0415
+        import importlib  # noqa: PLC0415 - keeps the module's names its API
 
-        from tfrecord_io.extras import require  # noqa: PLC0415
+        from tfrecord_io.extras import require  # noqa: PLC0415 - keeps the module's names its API
 
         require("pyspark.ml", f"tfrecord_io.ml.{name}")
         return getattr(importlib.import_module(_HOMES[name]), name)

@@ -11,10 +11,12 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.ml import Estimator
 from pyspark.ml.param import Param, Params, TypeConverters
+from pyspark.sql import functions as F
 
-from tfrecord_io import fs
+from tfrecord_io import cluster, fs
 from tfrecord_io.cluster import INPUT_MODES, KERAS, MODES
 from tfrecord_io.errors import ModelError
 from tfrecord_io.ml.model import TFModel, TFTrainingSummary
@@ -254,138 +256,133 @@ class TFEstimator(Estimator, InferenceParams):
         param = self.getParam(name)
         return self.getOrDefault(param) if self.isDefined(param) else None
 
-    def getArgs(self) -> dict[str, Any]:  # noqa: N802 - Spark ML's style
+    def getArgs(self) -> dict[str, Any]:
         """The hyper-parameters' current values."""
         return {name: self._get(name) for name in self.hyperparameters}
 
-    def getExportDir(self) -> str | None:  # noqa: N802 - Spark ML's style
+    def getExportDir(self) -> str | None:
         """The value of :attr:`exportDir`, or None (unset)."""
         return self._get("exportDir")
 
-    def setExportDir(self, value: str) -> TFEstimator:  # noqa: N802
+    def setExportDir(self, value: str) -> TFEstimator:
         """Sets :attr:`exportDir`."""
         return self._set(exportDir=value)
 
-    def getLogDir(self) -> str | None:  # noqa: N802
+    def getLogDir(self) -> str | None:
         """The value of :attr:`logDir`, or None (unset)."""
         return self._get("logDir")
 
-    def setLogDir(self, value: str) -> TFEstimator:  # noqa: N802
+    def setLogDir(self, value: str) -> TFEstimator:
         """Sets :attr:`logDir`."""
         return self._set(logDir=value)
 
-    def getNumWorkers(self) -> int:  # noqa: N802
+    def getNumWorkers(self) -> int:
         """The value of :attr:`numWorkers`."""
         return self.getOrDefault(self.numWorkers)
 
-    def setNumWorkers(self, value: int) -> TFEstimator:  # noqa: N802
+    def setNumWorkers(self, value: int) -> TFEstimator:
         """Sets :attr:`numWorkers`."""
         return self._set(numWorkers=value)
 
-    def getNumPs(self) -> int:  # noqa: N802
+    def getNumPs(self) -> int:
         """The value of :attr:`numPs`."""
         return self.getOrDefault(self.numPs)
 
-    def setNumPs(self, value: int) -> TFEstimator:  # noqa: N802
+    def setNumPs(self, value: int) -> TFEstimator:
         """Sets :attr:`numPs`."""
         return self._set(numPs=value)
 
-    def getEpochs(self) -> int:  # noqa: N802
+    def getEpochs(self) -> int:
         """The value of :attr:`epochs`."""
         return self.getOrDefault(self.epochs)
 
-    def setEpochs(self, value: int) -> TFEstimator:  # noqa: N802
+    def setEpochs(self, value: int) -> TFEstimator:
         """Sets :attr:`epochs`."""
         return self._set(epochs=value)
 
-    def getMode(self) -> str:  # noqa: N802
+    def getMode(self) -> str:
         """The value of :attr:`mode`."""
         return self.getOrDefault(self.mode)
 
-    def setMode(self, value: str) -> TFEstimator:  # noqa: N802
+    def setMode(self, value: str) -> TFEstimator:
         """Sets :attr:`mode`."""
         return self._set(mode=value)
 
-    def getKeras(self) -> str:  # noqa: N802
+    def getKeras(self) -> str:
         """The value of :attr:`keras`."""
         return self.getOrDefault(self.keras)
 
-    def setKeras(self, value: str) -> TFEstimator:  # noqa: N802
+    def setKeras(self, value: str) -> TFEstimator:
         """Sets :attr:`keras`."""
         return self._set(keras=value)
 
-    def getFeatureCols(self) -> list[str] | None:  # noqa: N802
+    def getFeatureCols(self) -> list[str] | None:
         """The value of :attr:`featureCols`, or None (unset)."""
         return self._get("featureCols")
 
-    def setFeatureCols(self, value: list[str]) -> TFEstimator:  # noqa: N802
+    def setFeatureCols(self, value: list[str]) -> TFEstimator:
         """Sets :attr:`featureCols`."""
         return self._set(featureCols=value)
 
-    def getValidationIndicatorCol(self) -> str | None:  # noqa: N802
+    def getValidationIndicatorCol(self) -> str | None:
         """The value of :attr:`validationIndicatorCol`, or None (unset)."""
         return self._get("validationIndicatorCol")
 
-    def setValidationIndicatorCol(self, value: str) -> TFEstimator:  # noqa: N802
+    def setValidationIndicatorCol(self, value: str) -> TFEstimator:
         """Sets :attr:`validationIndicatorCol`."""
         return self._set(validationIndicatorCol=value)
 
-    def getValidationEpochs(self) -> int:  # noqa: N802
+    def getValidationEpochs(self) -> int:
         """The value of :attr:`validationEpochs`."""
         return self.getOrDefault(self.validationEpochs)
 
-    def setValidationEpochs(self, value: int) -> TFEstimator:  # noqa: N802
+    def setValidationEpochs(self, value: int) -> TFEstimator:
         """Sets :attr:`validationEpochs`."""
         return self._set(validationEpochs=value)
 
-    def getTimeout(self) -> float | None:  # noqa: N802
+    def getTimeout(self) -> float | None:
         """The value of :attr:`timeout`, or None (unset)."""
         return self._get("timeout")
 
-    def setTimeout(self, value: float) -> TFEstimator:  # noqa: N802
+    def setTimeout(self, value: float) -> TFEstimator:
         """Sets :attr:`timeout`."""
         return self._set(timeout=value)
 
-    def getTensorboard(self) -> bool:  # noqa: N802
+    def getTensorboard(self) -> bool:
         """The value of :attr:`tensorboard`."""
         return self.getOrDefault(self.tensorboard)
 
-    def setTensorboard(self, value: bool) -> TFEstimator:  # noqa: N802
+    def setTensorboard(self, value: bool) -> TFEstimator:
         """Sets :attr:`tensorboard`."""
         return self._set(tensorboard=value)
 
-    def getMaxAttempts(self) -> int:  # noqa: N802
+    def getMaxAttempts(self) -> int:
         """The value of :attr:`maxAttempts`."""
         return self.getOrDefault(self.maxAttempts)
 
-    def setMaxAttempts(self, value: int) -> TFEstimator:  # noqa: N802
+    def setMaxAttempts(self, value: int) -> TFEstimator:
         """Sets :attr:`maxAttempts`."""
         return self._set(maxAttempts=value)
 
-    def getInputMode(self) -> str:  # noqa: N802
+    def getInputMode(self) -> str:
         """The value of :attr:`inputMode`."""
         return self.getOrDefault(self.inputMode)
 
-    def setInputMode(self, value: str) -> TFEstimator:  # noqa: N802
+    def setInputMode(self, value: str) -> TFEstimator:
         """Sets :attr:`inputMode`."""
         return self._set(inputMode=value)
 
-    def getEnv(self) -> dict[str, str]:  # noqa: N802
+    def getEnv(self) -> dict[str, str]:
         """The value of :attr:`env`."""
         return self.getOrDefault(self.env)
 
-    def setEnv(self, value: Mapping[str, str]) -> TFEstimator:  # noqa: N802
+    def setEnv(self, value: Mapping[str, str]) -> TFEstimator:
         """Sets :attr:`env`."""
         return self._set(env=value)
 
     # -- fitting ------------------------------------------------------------------------------
 
     def _fit(self, dataset: Any) -> TFModel:
-        from pyspark import StorageLevel  # noqa: PLC0415
-        from pyspark.sql import functions as F  # noqa: PLC0415
-
-        from tfrecord_io import cluster  # noqa: PLC0415
-
         mode, num_ps = self.getMode(), self.getNumPs()
         if mode == "ps" and num_ps < 1:
             raise ValueError("TFEstimator: mode='ps' needs numPs >= 1 parameter server")

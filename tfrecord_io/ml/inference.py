@@ -3,12 +3,12 @@
 The model runs in Spark's Python workers as a scalar-iterator Arrow UDF
 (``pyspark.sql.functions.arrow_udf``, ``SCALAR_ITER``, pyspark 4.1 and later; before 4.1, which
 has no ``arrow_udf``, a scalar-iterator ``pandas_udf`` whose pandas batches are turned back into
-Arrow arrays of the columns' own types): only the mapped columns cross to Python, as Arrow batches (of ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, 10,000 by
-default), each cut into batches of ``batch_size`` rows (the last piece of each Arrow batch may
-be shorter); each batch's columns become the model's input tensors
-(:mod:`tfrecord_io.ml.tensors`), the model runs once on the batch, and only its outputs come
-back, as one struct that is then spread into the new columns. The DataFrame's other columns
-never leave the JVM. No TensorFlow cluster, no row-at-a-time Python.
+Arrow arrays of the columns' own types): only the mapped columns cross to Python, as Arrow batches
+(of ``spark.sql.execution.arrow.maxRecordsPerBatch`` rows, 10,000 by default), each cut into batches
+of ``batch_size`` rows (the last piece of each Arrow batch may be shorter); each batch's columns
+become the model's input tensors (:mod:`tfrecord_io.ml.tensors`), the model runs once on the batch,
+and only its outputs come back, as one struct that is then spread into the new columns. The
+DataFrame's other columns never leave the JVM. No TensorFlow cluster, no row-at-a-time Python.
 
 The model is loaded once per Python worker process (:func:`tfrecord_io.ml.loading.cached`):
 Spark reuses its Python workers across tasks (``spark.python.worker.reuse``, on by default), so
@@ -96,7 +96,7 @@ class _BatchPredictor:
                 array, model.inputs[name],
                 f"column {column!r} (input {name!r} of the model at {self.location})",
             )
-            for array, (column, name) in zip(part, self.feeds)
+            for array, (column, name) in zip(part, self.feeds, strict=True)
         }
         outputs = model.predict(inputs)
         new = []
@@ -122,7 +122,8 @@ class _PandasBatches:
 
     def _arrow(self, batch: Any) -> tuple[pa.Array, ...]:
         series = batch if isinstance(batch, tuple) else (batch,)
-        return tuple(pa.Array.from_pandas(s, type=t) for s, t in zip(series, self.types))
+        typed = zip(series, self.types, strict=True)
+        return tuple(pa.Array.from_pandas(s, type=t) for s, t in typed)
 
     def __call__(self, batches: Iterable[Any]) -> Iterator[Any]:
         import pandas as pd  # noqa: PLC0415 - on the executors, with pyspark's pandas UDFs
@@ -140,10 +141,10 @@ def _scalar_iter_udf(predictor: _BatchPredictor, struct: Any, fed: list[Any]) ->
         warnings.simplefilter("ignore", UserWarning)
         warnings.simplefilter("ignore", FutureWarning)
         try:
-            from pyspark.sql.functions import ArrowUDFType, arrow_udf  # noqa: PLC0415
+            from pyspark.sql.functions import ArrowUDFType, arrow_udf  # noqa: PLC0415 - pyspark, on use
         except ImportError:
-            from pyspark.sql.functions import PandasUDFType, pandas_udf  # noqa: PLC0415
-            from pyspark.sql.pandas.types import to_arrow_type  # noqa: PLC0415
+            from pyspark.sql.functions import PandasUDFType, pandas_udf  # noqa: PLC0415 - pyspark, on use
+            from pyspark.sql.pandas.types import to_arrow_type  # noqa: PLC0415 - pyspark, on use
 
             return pandas_udf(
                 _PandasBatches(predictor, [to_arrow_type(t) for t in fed]),
@@ -166,7 +167,7 @@ def _mapping(value: Mapping[str, str] | None, what: str) -> dict[str, str] | Non
 
 def _holds_text(data_type: Any) -> bool | None:
     """Whether a Spark column type holds strings/bytes (True), numbers (False), or neither."""
-    from pyspark.sql import types as T  # noqa: PLC0415
+    from pyspark.sql import types as T  # noqa: PLC0415 - pyspark, on use
 
     while isinstance(data_type, T.ArrayType):
         data_type = data_type.elementType
@@ -222,10 +223,10 @@ def predict(
             raised by the Spark job, as a ``ModelError`` naming the column, when it runs.
         ValueError: a bad *batch_size* or mapping.
     """
-    from pyspark.ml.functions import vector_to_array  # noqa: PLC0415
-    from pyspark.ml.linalg import VectorUDT  # noqa: PLC0415
-    from pyspark.sql import functions as F  # noqa: PLC0415
-    from pyspark.sql import types as T  # noqa: PLC0415
+    from pyspark.ml.functions import vector_to_array  # noqa: PLC0415 - pyspark, on use
+    from pyspark.ml.linalg import VectorUDT  # noqa: PLC0415 - pyspark, on use
+    from pyspark.sql import functions as F  # noqa: PLC0415 - pyspark, on use
+    from pyspark.sql import types as T  # noqa: PLC0415 - pyspark, on use
 
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")

@@ -144,7 +144,7 @@ def fingerprint(location: str) -> str:
         raise ModelError(f"no model at {location}: {e}") from e
     digest = hashlib.sha1(usedforsecurity=False)
     if info.is_dir:
-        for directory, _dirs, files in fs.walk(location, detail=True):
+        for _directory, _dirs, files in fs.walk(location, detail=True):
             for f in files:
                 digest.update(f"{f.url[len(location):]}\0{f.size}\0{f.mtime}\n".encode())
     else:
@@ -228,8 +228,8 @@ def _spec_info(name: str, spec: Any) -> TensorInfo:
 
 def _load_saved_model(location: str, signature: str) -> ServingModel:
     from tfrecord_io.tf import register_filesystems  # noqa: PLC0415 - TensorFlow on demand
-    from tfrecord_io.tf.plugin import SCHEMES  # noqa: PLC0415
-    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+    from tfrecord_io.tf.plugin import SCHEMES  # noqa: PLC0415 - TensorFlow on demand
+    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415 - TensorFlow on demand
 
     tf = import_tensorflow()
     if fs.split_url(location)[0] in SCHEMES:
@@ -299,7 +299,7 @@ def _keras_info(name: str, tensor: Any) -> TensorInfo:
 
 
 def _load_keras(location: str) -> ServingModel:
-    from tfrecord_io.tf.runtime import import_keras  # noqa: PLC0415
+    from tfrecord_io.tf.runtime import import_keras  # noqa: PLC0415 - TensorFlow on demand
 
     keras = import_keras()
 
@@ -318,7 +318,7 @@ def _load_keras(location: str) -> ServingModel:
         raise ModelError(f"Keras could not load the model at {location}: {e}") from e
     inputs = {t.name: _keras_info(t.name, t) for t in model.inputs}
     names, tensors = _keras_outputs(model)
-    outputs = {name: _keras_info(name, t) for name, t in zip(names, tensors)}
+    outputs = {name: _keras_info(name, t) for name, t in zip(names, tensors, strict=True)}
     input_names = list(inputs)
 
     def call(batch: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -331,6 +331,6 @@ def _load_keras(location: str) -> ServingModel:
             return {name: np.asarray(result[name]) for name in names}
         if not isinstance(result, (list, tuple)):
             result = [result]
-        return {name: np.asarray(value) for name, value in zip(names, result)}
+        return {name: np.asarray(value) for name, value in zip(names, result, strict=True)}
 
     return ServingModel(location, "keras", None, inputs, outputs, call)

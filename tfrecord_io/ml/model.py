@@ -117,10 +117,10 @@ class TFModel(Model, InferenceParams, MLReadable, MLWritable):
     def __init__(
         self,
         *,
-        modelDir: str | None = None,  # noqa: N803 - Spark ML's style
-        inputMapping: dict[str, str] | None = None,  # noqa: N803
-        outputMapping: dict[str, str] | None = None,  # noqa: N803
-        batchSize: int | None = None,  # noqa: N803
+        modelDir: str | None = None,
+        inputMapping: dict[str, str] | None = None,
+        outputMapping: dict[str, str] | None = None,
+        batchSize: int | None = None,
         signature: str | None = None,
     ) -> None:
         super().__init__()
@@ -128,7 +128,7 @@ class TFModel(Model, InferenceParams, MLReadable, MLWritable):
         self._summary: TFTrainingSummary | None = None
 
     @property
-    def hasSummary(self) -> bool:  # noqa: N802 - Spark ML's style
+    def hasSummary(self) -> bool:
         """Whether this model has a training summary (it came from a fit)."""
         return self._summary is not None
 
@@ -144,7 +144,7 @@ class TFModel(Model, InferenceParams, MLReadable, MLWritable):
                                "only models made by TFEstimator.fit have one")
         return self._summary
 
-    def setSummary(self, summary: TFTrainingSummary | None) -> TFModel:  # noqa: N802
+    def setSummary(self, summary: TFTrainingSummary | None) -> TFModel:
         """Sets the training summary (None: none); :meth:`TFEstimator.fit` does."""
         self._summary = summary
         return self
@@ -158,11 +158,11 @@ class TFModel(Model, InferenceParams, MLReadable, MLWritable):
         """A reader of what :meth:`write` saved (also ``TFModel.load(path)``)."""
         return TFModelReader(cls)
 
-    def getModelDir(self) -> str:  # noqa: N802 - Spark ML's style
+    def getModelDir(self) -> str:
         """The value of :attr:`modelDir`."""
         return self.getOrDefault(self.modelDir)
 
-    def setModelDir(self, value: str) -> TFModel:  # noqa: N802
+    def setModelDir(self, value: str) -> TFModel:
         """Sets :attr:`modelDir`."""
         return self._set(modelDir=value)
 
@@ -191,7 +191,7 @@ class TFModelWriter(MLWriter):
         super().__init__()
         self.instance = instance
 
-    def saveImpl(self, path: str) -> None:  # noqa: N802 - MLWriter's hook
+    def saveImpl(self, path: str) -> None:
         summary = self.instance._summary  # noqa: SLF001 - the writer of its own class
         DefaultParamsWriter.saveMetadata(self.instance, path, _metadata_io(self.sparkSession),
                                          extraMetadata={"hasSummary": summary is not None})
@@ -244,11 +244,11 @@ class _ConnectMetadataIO:
         self._lines = list(lines)
         return self
 
-    def saveAsTextFile(self, path: str) -> None:  # noqa: N802 - the RDD method it stands for
+    def saveAsTextFile(self, path: str) -> None:
         self._spark.createDataFrame([(line,) for line in self._lines], "value string") \
             .coalesce(1).write.text(path)
 
-    def textFile(self, path: str, _partitions: int = 1) -> _ConnectMetadataIO:  # noqa: N802
+    def textFile(self, path: str, _partitions: int = 1) -> _ConnectMetadataIO:
         self._lines = [row.value for row in self._spark.read.text(path).collect()]
         return self
 

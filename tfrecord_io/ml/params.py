@@ -84,36 +84,36 @@ class InferenceParams(Params):
         super().__init__()
         self._setDefault(batchSize=DEFAULT_BATCH_SIZE, signature=DEFAULT_SIGNATURE)
 
-    def getInputMapping(self) -> dict[str, str] | None:  # noqa: N802 - Spark ML's style
+    def getInputMapping(self) -> dict[str, str] | None:
         """The value of :attr:`inputMapping`, or None (unset)."""
         return self.getOrDefault(self.inputMapping) if self.isDefined(self.inputMapping) else None
 
-    def getOutputMapping(self) -> dict[str, str] | None:  # noqa: N802
+    def getOutputMapping(self) -> dict[str, str] | None:
         """The value of :attr:`outputMapping`, or None (unset)."""
         if self.isDefined(self.outputMapping):
             return self.getOrDefault(self.outputMapping)
         return None
 
-    def getBatchSize(self) -> int:  # noqa: N802
+    def getBatchSize(self) -> int:
         """The value of :attr:`batchSize`."""
         return self.getOrDefault(self.batchSize)
 
-    def getSignature(self) -> str:  # noqa: N802
+    def getSignature(self) -> str:
         """The value of :attr:`signature`."""
         return self.getOrDefault(self.signature)
 
-    def setInputMapping(self, value: Mapping[str, str]) -> Any:  # noqa: N802
+    def setInputMapping(self, value: Mapping[str, str]) -> Any:
         """Sets :attr:`inputMapping`."""
         return self._set(inputMapping=value)
 
-    def setOutputMapping(self, value: Mapping[str, str]) -> Any:  # noqa: N802
+    def setOutputMapping(self, value: Mapping[str, str]) -> Any:
         """Sets :attr:`outputMapping`."""
         return self._set(outputMapping=value)
 
-    def setBatchSize(self, value: int) -> Any:  # noqa: N802
+    def setBatchSize(self, value: int) -> Any:
         """Sets :attr:`batchSize`."""
         return self._set(batchSize=value)
 
-    def setSignature(self, value: str) -> Any:  # noqa: N802
+    def setSignature(self, value: str) -> Any:
         """Sets :attr:`signature`."""
         return self._set(signature=value)

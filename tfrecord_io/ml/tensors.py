@@ -111,7 +111,7 @@ def to_input(column: pa.Array, info: TensorInfo, where: str) -> np.ndarray:
         if known and int(np.prod(target, dtype=np.int64)) == int(np.prod(dims, dtype=np.int64)):
             data = data.reshape((rows, *target))  # e.g. 784 -> 28 x 28, or a scalar -> [1]
         elif len(target) != len(dims) or any(
-            t is not None and t != d for t, d in zip(target, dims)
+            t is not None and t != d for t, d in zip(target, dims, strict=True)
         ):
             shown = ["None" if t is None else str(t) for t in target]
             raise ModelError(
@@ -130,7 +130,7 @@ def is_scalar(info: TensorInfo) -> bool:
 
 
 def _leaf_types(info: TensorInfo) -> tuple[Any, pa.DataType]:
-    from pyspark.sql import types as T  # noqa: PLC0415
+    from pyspark.sql import types as T  # noqa: PLC0415 - pyspark, on use
 
     if info.dtype in _FLOATS32:
         return T.FloatType(), pa.float32()
@@ -149,7 +149,7 @@ def _leaf_types(info: TensorInfo) -> tuple[Any, pa.DataType]:
 
 def spark_type(info: TensorInfo) -> Any:
     """The Spark SQL type of the column made from the output *info*."""
-    from pyspark.sql import types as T  # noqa: PLC0415
+    from pyspark.sql import types as T  # noqa: PLC0415 - pyspark, on use
 
     leaf, _ = _leaf_types(info)
     return leaf if is_scalar(info) else T.ArrayType(leaf)

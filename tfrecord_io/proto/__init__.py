@@ -1,4 +1,5 @@
-"""tfrecord-io's own protobuf messages: tf.train.Example and friends, wire-compatible with TensorFlow.
+"""tfrecord-io's own protobuf messages: tf.train.Example and friends, wire-compatible with
+TensorFlow.
 
 ``example.proto`` defines ``Example``, ``SequenceExample``, ``Features``, ``Feature``,
 ``FeatureList``, ``FeatureLists``, ``BytesList``, ``FloatList`` and ``Int64List`` with the same

@@ -13,7 +13,8 @@ where ``masked_crc32c(b) = ((c >> 15) | (c << 17)) + 0xa282ead8 (mod 2**32)`` wi
 
 Sources and targets can be binary file objects or any path or URL that :func:`tfrecord_io.fs.open`
 opens: local paths (``str``, :class:`os.PathLike` or ``file://`` URLs), ``hdfs://`` /
-``webhdfs://`` and ``s3://`` URLs, and ``http(s)://`` URLs for reading. This module never imports TensorFlow.
+``webhdfs://`` and ``s3://`` URLs, and ``http(s)://`` URLs for reading. This module never imports
+TensorFlow.
 
 Main entry points: :func:`read` / :class:`RecordReader` and :func:`write` / :class:`RecordWriter`.
 """

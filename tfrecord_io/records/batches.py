@@ -90,7 +90,7 @@ def _list_batches(reader: RecordReader, batch_size: int) -> Iterator[list[bytes]
 
 
 def _arrow_batches(reader: RecordReader, batch_size: int) -> Iterator[Any]:
-    import pyarrow as pa  # noqa: PLC0415 (optional at import time)
+    import pyarrow as pa  # noqa: PLC0415 - pyarrow only for format="arrow"
 
     if reader.verify:
         # With CRCs to check, each record is cut as bytes anyway (its CRC is computed on it):

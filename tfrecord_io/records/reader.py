@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import IO, Any, BinaryIO, NamedTuple, Union
 
-from tfrecord_io import compression as codec, framing, fs
+from tfrecord_io import compression as codec
+from tfrecord_io import framing, fs
 from tfrecord_io.errors import CorruptRecordError
 from tfrecord_io.framing import DEFAULT_MAX_RECORD_BYTES
 from tfrecord_io.records.window import StreamWindow, bytes_left, skip_to
@@ -279,9 +280,17 @@ class RecordReader:
         try:
             while True:
                 final, remaining = self._window.following()
-                frames = scan(self._window.buf, self._window.base, pos=self._window.pos, end=end, verify=verify,
-                              max_record_bytes=max_len, final=final, remaining=remaining,
-                              cut=cut)
+                frames = scan(
+                    self._window.buf,
+                    self._window.base,
+                    pos=self._window.pos,
+                    end=end,
+                    verify=verify,
+                    max_record_bytes=max_len,
+                    final=final,
+                    remaining=remaining,
+                    cut=cut,
+                )
                 self._window.pos = frames.stop
                 if len(frames.starts):
                     yield frames
@@ -326,7 +335,8 @@ class RecordReader:
                         error.offset, error.reason)
 
     def _damaged(self, offset: int, reason: str) -> bool:
-        """Handle damage to the record at *offset* (which is ``self._window.base + self._window.pos``).
+        """Handle damage to the record at *offset* (which is
+        ``self._window.base + self._window.pos``).
 
         Raises under the fail policy. Under the skip policy, reports and counts the damage,
         scans forward to the next valid record and returns whether one was found before the
@@ -352,8 +362,14 @@ class RecordReader:
         while True:
             final, remaining = self._window.following()
             status, pos, need = framing.resync(
-                self._window.buf, self._window.base, pos=self._window.pos, end=self._end, max_record_bytes=self._max,
-                final=final, remaining=remaining)
+                self._window.buf,
+                self._window.base,
+                pos=self._window.pos,
+                end=self._end,
+                max_record_bytes=self._max,
+                final=final,
+                remaining=remaining,
+            )
             self._window.pos = pos
             if status is framing.Stop.FOUND:
                 return True

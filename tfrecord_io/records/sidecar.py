@@ -1,5 +1,5 @@
-"""The sidecar split index as files name and hold it (``docs/index-format.md``): where the index of a
-data file lives, and its text for records written from offset 0. The writer writes it;
+"""The sidecar split index as files name and hold it (``docs/index-format.md``): where the index of
+a data file lives, and its text for records written from offset 0. The writer writes it;
 :mod:`tfrecord_io.index` reads, checks and uses it."""
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ from typing import Any
 
 import crc32c as _crc32c
 
-from tfrecord_io import compression as codec, framing, fs
+from tfrecord_io import compression as codec
+from tfrecord_io import framing, fs
 from tfrecord_io.records.reader import Source
 from tfrecord_io.records.sidecar import index_path, index_text
 

@@ -96,7 +96,8 @@ schema that names a partition column sets its type.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence, Union
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from tfrecord_io.spark.jvm import (
     DATAFRAME_IO_CLASS,
@@ -124,13 +125,13 @@ BYTE_ARRAY_COLUMN = "byte_array"
 
 
 def save_dataframe(
-    df: "DataFrame",
+    df: DataFrame,
     path: PathLike,
     record_type: str = "Example",
-    compression: Optional[str] = None,
+    compression: str | None = None,
     *,
-    partition_by: Optional[Sequence[str]] = None,
-    conf: Optional[Mapping[str, str]] = None,
+    partition_by: Sequence[str] | None = None,
+    conf: Mapping[str, str] | None = None,
 ) -> None:
     """Writes a DataFrame as TFRecord files of Examples, SequenceExamples or raw records.
 
@@ -171,7 +172,7 @@ def save_dataframe(
     ensure_jar(sc)
     call(
         java_class(sc, DATAFRAME_IO_CLASS).save,
-        df._jdf,  # noqa: SLF001
+        df._jdf,  # noqa: SLF001 - the DataFrame's JVM handle
         qualify(sc, path),
         record_type,
         codec,
@@ -181,15 +182,15 @@ def save_dataframe(
 
 
 def load_dataframe(
-    spark: "SparkSession",
+    spark: SparkSession,
     path: PathLike,
-    schema: Union["StructType", str, None] = None,
+    schema: StructType | str | None = None,
     record_type: str = "Example",
     *,
     binary_features: Iterable[str] = (),
-    sample: Optional[float] = None,
-    conf: Optional[Mapping[str, str]] = None,
-) -> "DataFrame":
+    sample: float | None = None,
+    conf: Mapping[str, str] | None = None,
+) -> DataFrame:
     """Reads TFRecord files of Examples, SequenceExamples or raw records as a DataFrame.
 
     ``spark.read.format("tfrecord")`` under this function's rules: partition columns typed as
@@ -251,7 +252,7 @@ def load_dataframe(
     ensure_jar(sc)
     jdf = call(
         java_class(sc, DATAFRAME_IO_CLASS).load,
-        spark._jsparkSession,  # noqa: SLF001
+        spark._jsparkSession,  # noqa: SLF001 - the session's JVM handle
         qualify(sc, path),
         schema_text,
         record_type,
@@ -263,10 +264,10 @@ def load_dataframe(
 
 
 def _save_remote(
-    df: "DataFrame",
+    df: DataFrame,
     path: PathLike,
     record_type: str,
-    codec: Optional[str],
+    codec: str | None,
     partition_by: list[str],
     conf: Mapping[str, str],
 ) -> None:
@@ -283,14 +284,14 @@ def _save_remote(
 
 
 def _load_remote(
-    spark: "SparkSession",
+    spark: SparkSession,
     path: PathLike,
-    schema_text: Optional[str],
+    schema_text: str | None,
     record_type: str,
     binary_features: list[str],
     fraction: float,
     conf: Mapping[str, str],
-) -> "DataFrame":
+) -> DataFrame:
     """:func:`load_dataframe` for a Spark Connect session, through the jar's
     ``TFRecordDataFrameSource`` (``TFRecordDataFrames.load`` on the server).
 

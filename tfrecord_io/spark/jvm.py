@@ -13,8 +13,9 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Callable
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from tfrecord_io.errors import JarNotFoundError, SchemaError
 from tfrecord_io.extras import require
@@ -128,12 +129,12 @@ def configure(builder: Any) -> Any:
 
 
 def session(
-    master: Optional[str] = None,
+    master: str | None = None,
     app_name: str = "tfrecord-io",
     *,
-    remote: Optional[str] = None,
+    remote: str | None = None,
     **conf: Any,
-) -> "SparkSession":
+) -> SparkSession:
     """Gets or creates a SparkSession with the bundled jar configured.
 
     Args:
@@ -188,7 +189,7 @@ def session(
     return spark
 
 
-def _set_worker_python(sc: "SparkContext") -> None:
+def _set_worker_python(sc: SparkContext) -> None:
     """Points a new application's Python workers at the interpreter :func:`session` documents."""
     # PySpark reads only PYSPARK_PYTHON, once, when the context starts (sc.pythonExec); every
     # Python function shipped to executors afterwards carries sc.pythonExec.
@@ -218,7 +219,7 @@ def ensure_jar(spark: Any) -> None:
     if loader is not None and loader.getClass().getName().endswith("MutableURLClassLoader"):
         loader.addURL(url)
     else:
-        urls = sc._gateway.new_array(jvm.java.net.URL, 1)  # noqa: SLF001
+        urls = sc._gateway.new_array(jvm.java.net.URL, 1)  # noqa: SLF001 - py4j's gateway makes Java arrays
         urls[0] = url
         thread.setContextClassLoader(jvm.java.net.URLClassLoader(urls, loader))
     sc._jsc.addJar(jar)  # noqa: SLF001 - ships it to executors
@@ -226,7 +227,7 @@ def ensure_jar(spark: Any) -> None:
         raise JarNotFoundError(f"the Spark driver cannot load {INPUT_FORMAT} from {jar}")
 
 
-def spark_context(spark: Any) -> "SparkContext":
+def spark_context(spark: Any) -> SparkContext:
     """The SparkContext of a SparkSession (or the SparkContext itself)."""
     return getattr(spark, "sparkContext", spark)
 
@@ -252,7 +253,7 @@ def executor_losses(sc: Any) -> Any:
     return java_class(sc, EXECUTOR_LOSSES_CLASS).register(jsc)
 
 
-def executor_loss(listener: Any, task_id: int, timeout: float) -> Optional[dict[str, str]]:
+def executor_loss(listener: Any, task_id: int, timeout: float) -> dict[str, str] | None:
     """What *listener* (from :func:`executor_losses`) knows of the executor that ran the task
     *task_id* (``TaskContext.taskAttemptId()``), waiting up to *timeout* seconds for the reason
     Spark removed it.
@@ -286,11 +287,11 @@ def java_records(rdd: Any) -> Any:
     """An RDD of ``bytes`` records as a ``JavaRDD<byte[]>``: each record crosses from the
     Python worker as it is (never pickled). Raises TypeError, when computed, for a record
     that is not bytes-like."""
-    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415
+    from pyspark.serializers import NoOpSerializer  # noqa: PLC0415 - pyspark, the `spark` extra
 
     framed = rdd.map(_as_bytes)
     framed._jrdd_deserializer = NoOpSerializer()  # noqa: SLF001 - how the worker writes them
-    return framed._jrdd  # noqa: SLF001
+    return framed._jrdd  # noqa: SLF001 - the JavaRDD behind it
 
 
 def _as_bytes(record: Any) -> bytes:
@@ -309,7 +310,7 @@ def persist_java_rdd(sc: Any, jrdd: Any, name: str) -> None:
     jrdd.persist(level.MEMORY_AND_DISK())
 
 
-def codec_class(compression: Optional[str]) -> Optional[str]:
+def codec_class(compression: str | None) -> str | None:
     """The Hadoop codec class of ``"gzip"`` / ``"zlib"`` (any case), None for None.
 
     Raises:
@@ -336,8 +337,8 @@ def qualify(sc: Any, path: PathLike) -> str:
 
     Comma-separated lists are qualified element by element (not inside a ``{a,b}`` glob).
     """
-    jvm = sc._jvm  # noqa: SLF001
-    hadoop_conf = sc._jsc.hadoopConfiguration()  # noqa: SLF001
+    jvm = sc._jvm  # noqa: SLF001 - py4j's handle to the JVM
+    hadoop_conf = sc._jsc.hadoopConfiguration()  # noqa: SLF001 - the JavaSparkContext (py4j)
     qualified = []
     text = os.fspath(path)
     # Hadoop globs may hold commas inside braces ("/data/{a,b}"): only split outside them.
@@ -380,7 +381,7 @@ def call_remote(action: Callable[[], Any]) -> Any:
         raise translated from None
 
 
-def _translate_remote(error: Exception) -> Optional[Exception]:
+def _translate_remote(error: Exception) -> Exception | None:
     """The Python exception for a Spark Connect error, from the Java classes that the server's
     stack trace names (a Spark 4 server sends it unless
     ``spark.sql.connect.serverStacktrace.enabled`` is off). Spark 3.5's Connect client keeps no
@@ -413,7 +414,7 @@ def _remote_classes(error: BaseException) -> list[str]:
         return []
     try:
         from google.rpc import error_details_pb2  # noqa: PLC0415 - the Connect client's deps
-        from grpc_status import rpc_status  # noqa: PLC0415
+        from grpc_status import rpc_status  # noqa: PLC0415 - the Connect client's deps
 
         status = rpc_status.from_call(call)
     except Exception:  # noqa: BLE001 - not a gRPC call after all, or no client dependencies
@@ -430,7 +431,7 @@ def _remote_classes(error: BaseException) -> list[str]:
     return []
 
 
-def _translate(java: Any) -> Optional[Exception]:
+def _translate(java: Any) -> Exception | None:
     """The Python exception for a Java one: SchemaError, FileNotFoundError, or None."""
     cause = java
     seen = 0

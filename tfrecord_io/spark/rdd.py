@@ -7,7 +7,8 @@ naming the DataFrame equivalent (records as one binary column, ``record_type="By
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from tfrecord_io.errors import SparkConnectError
 from tfrecord_io.spark.jvm import (
@@ -28,11 +29,11 @@ __all__ = ["save_records", "load_records"]
 
 
 def save_records(
-    rdd: "RDD[Any]",
+    rdd: RDD[Any],
     path: PathLike,
-    compression: Optional[str] = None,
+    compression: str | None = None,
     *,
-    conf: Optional[Mapping[str, str]] = None,
+    conf: Mapping[str, str] | None = None,
 ) -> None:
     """Writes an RDD of bytes-like records as TFRecord files under ``path``.
 
@@ -77,8 +78,8 @@ def save_records(
 
 
 def load_records(
-    sc: Any, path: PathLike, *, conf: Optional[Mapping[str, str]] = None
-) -> "RDD[bytes]":
+    sc: Any, path: PathLike, *, conf: Mapping[str, str] | None = None
+) -> RDD[bytes]:
     """Reads TFRecord files (a file, a directory of shards, or a glob) as an RDD of ``bytes``.
 
     Compression is taken from each file's name (``.gz`` gzip, ``.deflate`` zlib), or from
@@ -105,11 +106,11 @@ def load_records(
     from pyspark import RDD  # noqa: PLC0415 - pyspark, the `spark` extra
     from pyspark.serializers import NoOpSerializer  # noqa: PLC0415 - pyspark, the `spark` extra
 
-    jrdd = java_class(sc, RDD_IO_CLASS).load(sc._jsc, qualify(sc, path), dict(conf or {}))  # noqa: SLF001
+    jrdd = java_class(sc, RDD_IO_CLASS).load(sc._jsc, qualify(sc, path), dict(conf or {}))  # noqa: SLF001 - the JavaSparkContext (py4j)
     return RDD(jrdd, sc, NoOpSerializer())
 
 
-def _to_jvm_bytes(rdd: "RDD[Any]") -> Any:
+def _to_jvm_bytes(rdd: RDD[Any]) -> Any:
     """The records as a JavaRDD of byte[]: each element crosses as one length-framed frame.
 
     The map function is the builtin ``bytes`` (``bytes(b)`` is ``b`` itself for ``bytes``, a
@@ -122,4 +123,4 @@ def _to_jvm_bytes(rdd: "RDD[Any]") -> Any:
 
     framed = rdd.map(bytes)
     framed._jrdd_deserializer = NoOpSerializer()  # noqa: SLF001 - how the worker writes them
-    return framed._jrdd  # noqa: SLF001
+    return framed._jrdd  # noqa: SLF001 - the JavaRDD behind it

@@ -21,7 +21,7 @@ __all__ = ["MiniHdfs", "MiniHdfsError", "start_for_tests"]
 def __getattr__(name: str) -> Any:
     # Lazy: importing tfrecord_io.testing loads nothing of the mini HDFS until a name is used.
     if name in __all__:
-        from tfrecord_io.testing import minihdfs  # noqa: PLC0415
+        from tfrecord_io.testing import minihdfs  # noqa: PLC0415 - lazy, as said above
 
         return getattr(minihdfs, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -48,8 +48,8 @@ file system plugin: see :mod:`tfrecord_io.tf.plugin`.
 Reading
 -------
 Whole files, local, on HDFS or on S3, are read by TensorFlow's own ``tf.data.TFRecordDataset``
-(C++), remote files through the plugin above, with TensorFlow's default 256 KiB buffer (larger buffers
-measured slower: the buffer stops fitting in the CPU cache). Byte ranges,
+(C++), remote files through the plugin above, with TensorFlow's default 256 KiB buffer (larger
+buffers measured slower: the buffer stops fitting in the CPU cache). Byte ranges,
 ``on_corrupt="skip"``, ``reader="python"``, and remote files when the plugin is missing are read
 by tfrecord-io in a ``Dataset.from_generator``:
 it reads ``chunk_bytes`` (1 MiB) at a time (from HDFS through :mod:`tfrecord_io.hdfs`, which
@@ -85,7 +85,7 @@ Modules: :mod:`~tfrecord_io.tf.datasets` (:func:`dataset`, :func:`parse_examples
 from __future__ import annotations
 
 from tfrecord_io.errors import InputNotFoundError
-from tfrecord_io.fs.expand import Paths, PathLike
+from tfrecord_io.fs.expand import PathLike, Paths
 from tfrecord_io.sharding import Piece, list_files, shard_plan
 from tfrecord_io.tf.chunks import DEFAULT_CHUNK_BYTES
 from tfrecord_io.tf.datasets import dataset, parse_examples

@@ -16,7 +16,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from tfrecord_io import compression as codec, framing, fs
+from tfrecord_io import compression as codec
+from tfrecord_io import framing, fs
 from tfrecord_io.compression import DECOMPRESSION_ERRORS
 from tfrecord_io.errors import CorruptRecordError
 from tfrecord_io.records import RecordReader

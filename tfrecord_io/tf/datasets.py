@@ -1,4 +1,5 @@
-"""``tf.data`` pipelines: :func:`dataset` (serialized records of a shard) and :func:`parse_examples`.
+"""``tf.data`` pipelines: :func:`dataset` (serialized records of a shard) and
+:func:`parse_examples`.
 
 Whole files, local or on HDFS, are read by TensorFlow's own ``tf.data.TFRecordDataset``; byte
 ranges and the other cases by :mod:`tfrecord_io.tf.chunks` inside ``Dataset.from_generator``.
@@ -11,7 +12,8 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tfrecord_io import compression as codec, fs
+from tfrecord_io import compression as codec
+from tfrecord_io import fs
 from tfrecord_io.errors import SchemaError
 from tfrecord_io.fs.expand import Paths
 from tfrecord_io.sharding import Piece, check_shards, shard_plan

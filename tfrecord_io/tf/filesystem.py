@@ -2,12 +2,12 @@
 
 ``_native/tf_filesystem.cc`` is a TensorFlow modular file system plugin (a shared library that
 setup.py builds against the installed TensorFlow). TensorFlow loads it with
-``tf.experimental.register_filesystem_plugin`` (done by :func:`tfrecord_io.tf.plugin.register_filesystems`);
-this module then hands it a table of ctypes callbacks that serve each operation with
-:mod:`tfrecord_io.fs` alone, so TensorFlow sees every URL exactly as the rest of tfrecord-io does
-(the same configuration, credentials, errors; on ``s3://`` the same atomic writes). TensorFlow
-asks for large reads, so this Python code runs once per chunk (megabytes), while TensorFlow's
-C++ does the record framing.
+``tf.experimental.register_filesystem_plugin`` (done by
+:func:`tfrecord_io.tf.plugin.register_filesystems`); this module then hands it a table of ctypes
+callbacks that serve each operation with :mod:`tfrecord_io.fs` alone, so TensorFlow sees every URL
+exactly as the rest of tfrecord-io does (the same configuration, credentials, errors; on ``s3://``
+the same atomic writes). TensorFlow asks for large reads, so this Python code runs once per chunk
+(megabytes), while TensorFlow's C++ does the record framing.
 
 No TensorFlow import here: :mod:`tfrecord_io.tf.runtime` owns that.
 """

@@ -47,10 +47,11 @@ def register_filesystems() -> None:
     """Makes ``hdfs://``, ``webhdfs://`` and ``s3://`` URLs work everywhere in TensorFlow, in
     this process.
 
-    Loads tfrecord-io's TensorFlow file system plugin (``tf.experimental.register_filesystem_plugin``)
-    and connects it to :mod:`tfrecord_io.fs`. Afterwards ``tf.data.TFRecordDataset``,
-    ``tf.io.gfile``, ``tf.io.TFRecordWriter``, checkpoints and ``model.save`` take the URLs that
-    Spark and the rest of tfrecord-io use. Safe to call more than once, from any thread.
+    Loads tfrecord-io's TensorFlow file system plugin
+    (``tf.experimental.register_filesystem_plugin``) and connects it to :mod:`tfrecord_io.fs`.
+    Afterwards ``tf.data.TFRecordDataset``, ``tf.io.gfile``, ``tf.io.TFRecordWriter``, checkpoints
+    and ``model.save`` take the URLs that Spark and the rest of tfrecord-io use. Safe to call more
+    than once, from any thread.
 
     Raises:
         PluginNotBuiltError: the package was installed without TensorFlow present, so the plugin

@@ -7,7 +7,8 @@ import importlib
 import importlib.util
 import os
 import sys
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from tfrecord_io.extras import require
 
@@ -40,7 +41,7 @@ def import_tensorflow() -> Any:
 def import_keras() -> Any:
     """The ``keras`` module, imported now, after TensorFlow (whose logging is then set up)."""
     import_tensorflow()
-    import keras  # noqa: PLC0415
+    import keras  # noqa: PLC0415 - after TensorFlow's import
 
     return keras
 
@@ -80,7 +81,7 @@ def tensorflow_running() -> bool:
     if context is None:
         return False
     current = context.context_safe()
-    return current is not None and current._context_handle is not None  # noqa: SLF001
+    return current is not None and current._context_handle is not None  # noqa: SLF001 - no public API tells it
 
 
 def point_keras_imports(legacy: bool) -> None:

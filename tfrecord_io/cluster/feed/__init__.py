@@ -52,8 +52,8 @@ that epoch and ends at the epoch's end marker. The driver feeds the first epoch 
 ahead, unless a node waits for another feed's epoch; so feeds do not wait on each other:
 training one feed, then reading another (validation) never deadlocks, and with
 ``train(..., block=False)`` two feeds can be fed in turns (``model.fit(train,
-validation_data=val, epochs=k)`` with ``k`` epochs of each). These rules are one state machine on the driver
-(:mod:`~tfrecord_io.cluster.feed.schedule`). An iteration left early skips
+validation_data=val, epochs=k)`` with ``k`` epochs of each). These rules are one state machine on
+the driver (:mod:`~tfrecord_io.cluster.feed.schedule`). An iteration left early skips
 the rest of its epoch. ``train`` does not end its feed (call it again to feed more epochs);
 ``Cluster.wait`` and ``shutdown`` end every feed, after which an iteration is empty. A
 streaming DataFrame is one open epoch made of its micro-batches, ended when the query stops.

@@ -20,8 +20,8 @@ receives a batch as one string plus the records' offsets (:mod:`~tfrecord_io.clu
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 
@@ -57,7 +57,8 @@ class Batch:
     def records(self) -> list[bytes]:
         """The records as ``bytes`` (one copy each; TensorFlow does not need this)."""
         data = self.payload
-        return [data[s: s + n] for s, n in zip(self.starts.tolist(), self.lengths.tolist())]
+        spans = zip(self.starts.tolist(), self.lengths.tolist(), strict=True)
+        return [data[s: s + n] for s, n in spans]
 
 
 def _malformed(offset: int, reason: str) -> ValueError:

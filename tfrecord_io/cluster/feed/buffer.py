@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import collections
 import threading
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from tfrecord_io.cluster.feed.batch_format import Batch, locate
 from tfrecord_io.errors import ClusterError
@@ -66,8 +67,8 @@ class FeedBuffer:
 
     def put(self, epoch: int, key: tuple[int, int, int], records: int, payload: Any) -> bool:
         """Queue one batch of *epoch* (*records* records laid out as in
-        :mod:`~tfrecord_io.cluster.feed.batch_format`; waits while the buffer is full). Returns False
-        when the feed is stopped (the batch is dropped)."""
+        :mod:`~tfrecord_io.cluster.feed.batch_format`; waits while the buffer is full). Returns
+        False when the feed is stopped (the batch is dropped)."""
         with self._cond:
             while not self._stopped and self._held(epoch > self._started) >= self._capacity:
                 self._cond.wait(_POLL)

@@ -28,8 +28,9 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from tfrecord_io.cluster.application import SparkApplication
 from tfrecord_io.cluster.feed.outcome import Outcome, ThreadJob

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tfrecord_io.cluster.application import SparkApplication
 from tfrecord_io.cluster.feed.connect import ConnectRunner

@@ -24,7 +24,7 @@ def feed_dataset(buffer: FeedBuffer) -> Any:
     num_parallel_calls=AUTOTUNE)`` runs at a fixed parallelism (up to 16, at most the cores),
     and ``prefetch(AUTOTUNE)`` still grows its buffer. Re-enable it with ``with_options`` if a
     pipeline needs it."""
-    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415
+    from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415 - the tf layer, in the node process only
 
     tf = import_tensorflow()
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tfrecord_io.cluster.application import SparkApplication
 from tfrecord_io.cluster.feed.outcome import Outcome, ThreadJob
@@ -38,7 +39,7 @@ class FeedJob(Outcome):
                  epoch: int, group: str, wake: Callable[[], None], *, names: list[str],
                  attempt: int) -> None:
         super().__init__(wake)
-        from tfrecord_io.spark.jvm import FEED_SENDER_CLASS, java_class  # noqa: PLC0415
+        from tfrecord_io.spark.jvm import FEED_SENDER_CLASS, java_class  # noqa: PLC0415 - Spark on the driver
 
         self.feed = feed
         self.epoch = epoch
@@ -171,7 +172,7 @@ class SparkRunner:
         ``train`` feeds from a classic session)."""
         from pyspark import RDD  # noqa: PLC0415 - Spark on the driver
 
-        from tfrecord_io.spark.jvm import is_dataframe  # noqa: PLC0415
+        from tfrecord_io.spark.jvm import is_dataframe  # noqa: PLC0415 - Spark on the driver
 
         if not (is_dataframe(data) or isinstance(data, RDD)):
             raise TypeError(

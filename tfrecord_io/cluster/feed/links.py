@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from tfrecord_io.cluster import messages
 from tfrecord_io.cluster.messages import (

@@ -6,7 +6,8 @@ What the runners of :mod:`~tfrecord_io.cluster.feed.jobs` (classic) and
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Outcome", "ThreadJob"]
 

@@ -91,7 +91,7 @@ class Plan:
         executors' storage memory, spilled to their disks when it is short), so that later
         epochs send them without computing and encoding the data again. Named *name* in the
         Spark UI's Storage tab. Free them with :meth:`unpersist`."""
-        from tfrecord_io.spark.jvm import persist_java_rdd  # noqa: PLC0415
+        from tfrecord_io.spark.jvm import persist_java_rdd  # noqa: PLC0415 - Spark on the driver
 
         persist_java_rdd(sc, self.jrdd, name)
 
@@ -126,9 +126,9 @@ def plan_batches(
             deals several partitions in turn), so that small partitions do not each pay a
             Spark task's start-up (None: one task per partition).
     """
-    from pyspark import RDD  # noqa: PLC0415
+    from pyspark import RDD  # noqa: PLC0415 - Spark on the driver
 
-    from tfrecord_io.spark.jvm import (  # noqa: PLC0415
+    from tfrecord_io.spark.jvm import (  # noqa: PLC0415 - Spark on the driver
         FEED_BATCHES_CLASS,
         call,
         ensure_jar,

@@ -26,8 +26,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from tfrecord_io.cluster.feed.reports import Feeding
 from tfrecord_io.cluster.feed.schedule import FAILURE_GRACE

@@ -51,10 +51,11 @@ import enum
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
-from tfrecord_io.cluster.feed.reports import EpochReport, FeedReport, Feeding
+from tfrecord_io.cluster.feed.reports import EpochReport, Feeding, FeedReport
 from tfrecord_io.cluster.messages import EndEpoch, FailEpoch, Message
 from tfrecord_io.errors import ClusterError
 

@@ -11,8 +11,9 @@ and the refusal of connections that do not authenticate are its
 kinds:
 
 * the driver's link (one per node): the server sends ``demand`` (the reader started epoch *e*
-  of a feed), ``reader_stopped`` (the reader is done with a feed) and ``closing`` (``main_fun`` ended:
-  ``finished`` or ``failed``); the driver sends ``end_epoch``, ``fail_epoch`` and ``end_all``.
+  of a feed), ``reader_stopped`` (the reader is done with a feed) and ``closing`` (``main_fun``
+  ended: ``finished`` or ``failed``); the driver sends ``end_epoch``, ``fail_epoch`` and
+  ``end_all``.
 * a feeding task (one connection per task and worker): ``batch`` messages into the feed's
   :class:`~tfrecord_io.cluster.feed.buffer.FeedBuffer`, then ``end``, answered with ``ack`` once
   every batch of the connection is buffered. When the feed is stopped the server answers
@@ -39,8 +40,8 @@ from tfrecord_io.cluster.messages import (
     FailEpoch,
     FeederHello,
     Message,
-    Ready,
     ReaderStopped,
+    Ready,
     Stopped,
 )
 from tfrecord_io.cluster.protocol import MAX_PAYLOAD, Stream, StreamServer

@@ -58,7 +58,7 @@ def server_jar_name() -> str:
     Raises:
         ConnectServerError: pyspark is missing.
     """
-    import pyspark  # noqa: PLC0415
+    import pyspark  # noqa: PLC0415 - pyspark may be missing (raises)
 
     cores = sorted((_pyspark_home() / "jars").glob("spark-core_*.jar"))
     scala = cores[0].name.split("_", 1)[1].split("-", 1)[0] if cores else "2.12"
@@ -66,9 +66,9 @@ def server_jar_name() -> str:
 
 
 def find_server_jar() -> Path | None:
-    """The separate Connect server jar for a pyspark that bundles none: ``$TFRECORD_IO_CONNECT_JAR``,
-    else ``.tools/`` :func:`server_jar_name` at the repository root (``make setup-spark35``
-    fetches it there); None when neither exists.
+    """The separate Connect server jar for a pyspark that bundles none:
+    ``$TFRECORD_IO_CONNECT_JAR``, else ``.tools/`` :func:`server_jar_name` at the repository root
+    (``make setup-spark35`` fetches it there); None when neither exists.
     """
     named = os.environ.get(SERVER_JAR_ENV)
     if named:
@@ -92,7 +92,7 @@ def spark_home(server_jar: str | os.PathLike[str] | None = None) -> Path:
     if bundles_server() and not given:
         return home
     if not given or not Path(server_jar).is_file():
-        import pyspark  # noqa: PLC0415
+        import pyspark  # noqa: PLC0415 - pyspark may be missing (raises)
 
         where = f"{server_jar} is not a file" if server_jar is not None else "no server jar given"
         what = ("needs the Connect server jar it was given" if given else
@@ -258,6 +258,6 @@ class ConnectServer:
 
     def session(self) -> Any:
         """A Spark Connect client session of this server (``pyspark.sql.SparkSession``)."""
-        from tfrecord_io.spark import session  # noqa: PLC0415
+        from tfrecord_io.spark import session  # noqa: PLC0415 - pyspark, for a client only
 
         return session(remote=self.url)

@@ -114,9 +114,9 @@ def ensure_classpath(classpath: str | None = None, *, build: bool = False) -> st
     """Returns a classpath that runs MiniHdfs, compiling MiniHdfs.java if needed.
 
     If no classpath is configured (see :func:`find_classpath`) and ``build`` is true, resolves
-    the Hadoop test jars with ``mvn dependency:build-classpath`` (``build_support/minihdfs_maven.py``
-    of a source checkout, from a pom generated in ``~/.cache/tfrecord-io/minihdfs/maven``,
-    outside the work tree). If the classpath lacks the
+    the Hadoop test jars with ``mvn dependency:build-classpath``
+    (``build_support/minihdfs_maven.py`` of a source checkout, from a pom generated in
+    ``~/.cache/tfrecord-io/minihdfs/maven``, outside the work tree). If the classpath lacks the
     MiniHdfs class, MiniHdfs.java is compiled with javac into that cache.
     Raises :class:`MiniHdfsError` with what to do when that is not possible.
     """
@@ -147,7 +147,7 @@ def _build_with_maven(work: Path) -> str:
     sys.path.insert(0, str(_REPO_ROOT))
     try:
         from build_support import BuildError  # noqa: PLC0415 - only in a source checkout
-        from build_support.minihdfs_maven import build_classpath  # noqa: PLC0415
+        from build_support.minihdfs_maven import build_classpath  # noqa: PLC0415 - only in a source checkout
     finally:
         sys.path.remove(str(_REPO_ROOT))
     try:

@@ -27,4 +27,12 @@ from tfrecord_io.testing.miniyarn.classpath import (
 )
 from tfrecord_io.testing.miniyarn.cluster import SHIPPED_DIR, SHIPPED_PYTHON, MiniYarn
 
-__all__ = ["MiniYarn", "MiniYarnError", "SHIPPED_DIR", "SHIPPED_PYTHON", "CLASSPATH_ENV", "MAIN_CLASS", "find_classpath"]
+__all__ = [
+    "MiniYarn",
+    "MiniYarnError",
+    "SHIPPED_DIR",
+    "SHIPPED_PYTHON",
+    "CLASSPATH_ENV",
+    "MAIN_CLASS",
+    "find_classpath",
+]

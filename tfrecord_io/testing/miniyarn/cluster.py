@@ -191,8 +191,8 @@ class MiniYarn:
         ``spark-submit --archives`` sets on YARN; ``spark.archives`` would also unpack it on the
         client-mode driver, whose Java untar refuses a venv's ``bin/python`` symbolic link), and
         executors and the ApplicationMaster run ``./environment/bin/python`` from their
-        container, with no ``PYTHONPATH`` of this process. Without it, executors run *python* (this interpreter by
-        default) with this process's ``PYTHONPATH``.
+        container, with no ``PYTHONPATH`` of this process. Without it, executors run *python* (this
+        interpreter by default) with this process's ``PYTHONPATH``.
         """
         import pyspark  # noqa: PLC0415 - only who runs Spark needs it
 

@@ -11,12 +11,12 @@ the server's memory; stopping it ends its process group and removes its director
 
 Which server, and why: MinIO was the first choice (the reference S3-compatible store, a single
 Go binary), but the MinIO server is licensed under the GNU AGPL v3, and the package policy this
-project follows excludes AGPL Go modules, so it was not built. moto is Apache-2.0, comes from PyPI through the project's own ``test``
-extra (``moto[s3]`` with ``flask`` and ``flask-cors``, the pieces of ``moto[server]`` that S3
-needs: the full ``server`` extra adds CloudFormation linting, Docker and X-Ray clients), so
-``make setup`` on a fresh machine installs it with everything else, in seconds, and its server
-starts in about a second. Its limits, as a test double of S3: the data is in memory (keep test
-objects small), and it is one Python process (no throughput figures from it).
+project follows excludes AGPL Go modules, so it was not built. moto is Apache-2.0, comes from PyPI
+through the project's own ``test`` extra (``moto[s3]`` with ``flask`` and ``flask-cors``, the pieces
+of ``moto[server]`` that S3 needs: the full ``server`` extra adds CloudFormation linting, Docker and
+X-Ray clients), so ``make setup`` on a fresh machine installs it with everything else, in seconds,
+and its server starts in about a second. Its limits, as a test double of S3: the data is in memory
+(keep test objects small), and it is one Python process (no throughput figures from it).
 
 By hand, for developers (``make s3``)::
 

@@ -5,9 +5,10 @@
 to the bridge by a veth pair and holding ``198.18.N.(11+i)/24`` (and its own loopback). No route
 and no NAT lead anywhere else: from a namespace only the bridge and the other hosts answer.
 
-Everything made is named ``tfrio<PID><letter>...`` (PID: the process that made it), so :func:`remove_stale`
-can delete what a crashed run left, and :meth:`VirtualNetwork.remove` deletes everything, killing
-the processes still in the namespaces; it also runs at interpreter exit. Needs root and ``ip``.
+Everything made is named ``tfrio<PID><letter>...`` (PID: the process that made it), so
+:func:`remove_stale` can delete what a crashed run left, and :meth:`VirtualNetwork.remove` deletes
+everything, killing the processes still in the namespaces; it also runs at interpreter exit. Needs
+root and ``ip``.
 """
 
 from __future__ import annotations
