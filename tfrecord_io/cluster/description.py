@@ -2,10 +2,11 @@
 
 :class:`AttemptDescription` is what every node of one attempt shares: made on the driver for
 each attempt around the checked options (:class:`~tfrecord_io.cluster.options.RunOptions`,
-held, not copied), it travels to the Spark tasks inside the task closure. :class:`NodeDescription` is one node: its Spark task makes
-it once it knows the cluster's addresses, writes it to the node's working directory
-(:data:`DESCRIPTION_FILE`, JSON), and the node process reads it once and builds its
-:class:`~tfrecord_io.cluster.context.NodeContext` from it.
+held, not copied), it travels to the Spark tasks inside the task closure.
+:class:`NodeDescription` is one node: its Spark task makes it once it knows the cluster's
+addresses, writes it to the node's working directory (:data:`DESCRIPTION_FILE`, JSON), and the
+node process reads it once and builds its :class:`~tfrecord_io.cluster.context.NodeContext`
+from it.
 """
 
 from __future__ import annotations
