@@ -748,10 +748,11 @@ class StreamServer:
         self._refuse(pending.peer, reason)
 
     def _refuse(self, peer: str, reason: str) -> None:
-        with self._lock:
-            self.refused += 1
+        # Logged before it is counted: whoever sees the count finds the log line.
         self._refusals(logging.WARNING, "%s: refused a connection from %s: %s", self._name, peer,
                        reason)
+        with self._lock:
+            self.refused += 1
 
     def _authenticated(self, pending: _Pending, hello: dict[str, Any]) -> None:
         self._forget(pending)
