@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tfrecord_io import hdfs as fs
+from tfrecord_io import fs
 from tfrecord_io import index, records
 from tfrecord_io.errors import CorruptRecordError
 
