@@ -1,5 +1,6 @@
-"""The file objects that :func:`tfrecord_io.fs.open` returns for HDFS URLs: :class:`HdfsReader` (seekable, streaming,
-reopening a broken stream at the same offset) and :class:`HdfsWriter` (buffered)."""
+"""The file objects that :func:`tfrecord_io.fs.open` returns for HDFS URLs: :class:`HdfsReader`
+(seekable, streaming, reopening a broken stream at the same offset) and :class:`HdfsWriter`
+(buffered)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ _WRITE_BUFFER = 1 << 20  # small writes are gathered up to this before going to 
 
 
 class HdfsReader(io.BufferedIOBase):
-    """A seekable binary reader over one HDFS file (what :func:`tfrecord_io.fs.open` returns for ``"rb"``).
+    """A seekable binary reader over one HDFS file (what :func:`tfrecord_io.fs.open` gives for
+    ``"rb"``).
 
     Data is streamed from the current position to the end of the file, so sequential reads of
     any size are cheap; a seek outside the buffered window starts a new stream. A stream broken

@@ -1,6 +1,7 @@
 """HDFS URLs: parsing ``hdfs://namenode:port/path``, ``webhdfs://namenode:httpport/path`` and
 ``hdfs:///path`` (the NameNode of ``fs.defaultFS``) into a :class:`Location`, and the NameNode
-addresses they lead to. A bare path is never an HDFS URL: :mod:`tfrecord_io.fs` takes it as local."""
+addresses they lead to. A bare path is never an HDFS URL: :mod:`tfrecord_io.fs` takes it as
+local."""
 
 from __future__ import annotations
 
