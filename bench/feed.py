@@ -321,11 +321,11 @@ def main(argv: list[str] | None = None) -> int:
         log(f"writing {ns.records:,} Examples to {path}")
         tfs.save_dataframe(df, path)
         log("written")
-        from tfrecord_io import hdfs as hdfs_client
+        from tfrecord_io import fs
         from tfrecord_io import tf as tfr
 
         shards = tfr.list_files(path)
-        total = sum(hdfs_client.stat(u).length for u in shards)
+        total = sum(fs.stat(u).size for u in shards)
         record_bytes = total / ns.records - 16  # data bytes per record (framing excluded)
         runs = []
         for number in range(1, ns.runs + 1):

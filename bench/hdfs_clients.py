@@ -1,6 +1,6 @@
 """Measure the two JVM-free HDFS clients on a mini HDFS: hdfs-native (RPC) and WebHDFS (`hdfs`).
 
-What it measures, each through tfrecord_io.hdfs (what users get) and, for reads, through the
+What it measures, each through tfrecord_io.fs (what users get) and, for reads, through the
 raw client too (the ceiling):
 
 * sequential read of a SIZE MB file (default 200) in 1 MiB read() calls, MB/s;
@@ -33,7 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tfrecord_io import hdfs
+from tfrecord_io import fs
+from tfrecord_io.fs import hdfs as fs_hdfs
 
 MiB = 1 << 20
 
@@ -49,7 +50,7 @@ def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float, object]:
 
 def read_all(url: str, chunk: int = MiB, offset: int = 0, limit: int | None = None) -> int:
     n = 0
-    with hdfs.open(url, offset=offset) as f:
+    with fs.open(url, offset=offset) as f:
         while limit is None or n < limit:
             want = chunk if limit is None else min(chunk, limit - n)
             b = f.read(want)
@@ -60,14 +61,14 @@ def read_all(url: str, chunk: int = MiB, offset: int = 0, limit: int | None = No
 
 
 def first_bytes(url: str, offset: int) -> int:
-    with hdfs.open(url, offset=offset) as f:
+    with fs.open(url, offset=offset) as f:
         return len(f.read(64 * 1024))
 
 
 def random_reads(url: str, size: int, count: int, seed: int = 1) -> int:
     rng = random.Random(seed)
     n = 0
-    with hdfs.open(url) as f:
+    with fs.open(url) as f:
         for _ in range(count):
             f.seek(rng.randrange(0, size - 4096))
             n += len(f.read(4096))
@@ -84,7 +85,7 @@ def raw_native_stream(rpc_url: str, path: str, size: int) -> int:
 def raw_webhdfs_stream(http_url: str, path: str) -> int:
     import hdfs as hdfs_pkg
 
-    client = hdfs_pkg.InsecureClient(http_url, user=hdfs.current_user())
+    client = hdfs_pkg.InsecureClient(http_url, user=fs_hdfs.current_user())
     n = 0
     with client.read(path, chunk_size=64 * 1024) as it:
         for c in it:
@@ -93,7 +94,7 @@ def raw_webhdfs_stream(http_url: str, path: str) -> int:
 
 
 def write_file(url: str, data: bytes) -> None:
-    with hdfs.open(url, "wb") as f:
+    with fs.open(url, "wb") as f:
         for i in range(0, len(data), MiB):
             f.write(data[i : i + MiB])
 
@@ -168,15 +169,15 @@ def main(argv: list[str] | None = None) -> int:
             with nc.create(f"{many}/part-{i:05d}.tfrecord") as w:
                 w.write(b"x")
         for name, base in (("native", rpc), ("webhdfs", web)):
-            hdfs.clear_client_cache()
-            hdfs.exists(base + "/")  # connect outside the timing
-            best, med, entries = timed(partial(hdfs.ls, base + many), ns.repeat)
+            fs_hdfs.clear_client_cache()
+            fs.exists(base + "/")  # connect outside the timing
+            best, med, entries = timed(partial(fs.ls, base + many), ns.repeat)
             assert len(entries) == ns.files
             results[name][f"ls_{ns.files}_ms"] = best * 1000
-            best, med, urls = timed(partial(hdfs.glob, base + many + "/part-*.tfrecord"), ns.repeat)
+            best, med, urls = timed(partial(fs.glob, base + many + "/part-*.tfrecord"), ns.repeat)
             assert len(urls) == ns.files
             results[name][f"glob_{ns.files}_ms"] = best * 1000
-        hdfs.delete(rpc + root, recursive=True)
+        fs.delete(rpc + root, recursive=True)
     finally:
         if cluster is not None:
             cluster.stop()

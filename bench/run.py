@@ -261,16 +261,16 @@ def start_hdfs():
 
 
 def upload(local: Path, url: str) -> None:
-    from tfrecord_io import hdfs
+    from tfrecord_io import fs
 
-    with open(local, "rb") as src, hdfs.open(url, "wb") as dst:
+    with open(local, "rb") as src, fs.open(url, "wb") as dst:
         shutil.copyfileobj(src, dst, 8 << 20)
 
 
 def delete_hdfs(url: str) -> None:
-    from tfrecord_io import hdfs
+    from tfrecord_io import fs
 
-    hdfs.delete(url)
+    fs.delete(url)
 
 
 def fmt_rate(x: float) -> str:

@@ -21,7 +21,7 @@
    * ``dataset`` with ``num_parallel_reads=2``, over ``webhdfs://``, and with
      ``reader="python"`` (the pure-Python framing, the path used without the plugin).
 
-   Besides, the HDFS transport alone: the same files streamed with ``tfrecord_io.hdfs.open``
+   Besides, the HDFS transport alone: the same files streamed with ``tfrecord_io.fs.open``
    into a buffer, no record parsing -- the ceiling any HDFS reader on this client has; and the
    ceiling of the ``hdfs://`` path set by its CPU cost: records/s if every core of the machine
    did nothing else (cores / CPU seconds per record).
@@ -103,12 +103,12 @@ def spark_write(url: str, files: int, records_per_file: int, master: str) -> tup
 
 
 def copy_to_local(urls: list[str], local_dir: Path) -> list[str]:
-    from tfrecord_io import hdfs
+    from tfrecord_io import fs
 
     out = []
     for url in urls:
         dest = local_dir / url.rsplit("/", 1)[1]
-        with hdfs.open(url) as src, open(dest, "wb") as dst:
+        with fs.open(url) as src, open(dest, "wb") as dst:
             shutil.copyfileobj(src, dst, 8 << 20)
         out.append(str(dest))
     return out
@@ -142,14 +142,14 @@ def timed_pass(make_dataset, jvm_pid: int | None = None) -> tuple[float, float, 
 
 def transport_pass(urls: list[str], jvm_pid: int | None) -> tuple[float, float]:
     """(wall seconds, CPU seconds of this process + the HDFS JVM) to stream the files' bytes."""
-    from tfrecord_io import hdfs
+    from tfrecord_io import fs
 
     buf = bytearray(4 << 20)
     j0 = jvm_cpu_seconds(jvm_pid)
     c0 = time.process_time()
     t = time.perf_counter()
     for url in urls:
-        with hdfs.open(url) as f:  # as the plugin reads: hdfs-native streams ahead on its own
+        with fs.open(url) as f:  # as the plugin reads: hdfs-native streams ahead on its own
             while f.readinto(buf):
                 pass
     wall = time.perf_counter() - t
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import tensorflow as tf
 
-    from tfrecord_io import hdfs
+    from tfrecord_io import fs
     from tfrecord_io import tf as tfr
     from tfrecord_io.testing.minihdfs import MiniHdfs
 
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"Spark ({ns.master}) writes {ns.files} files x {records_per_file} records to {base}")
         write_s, n_written = spark_write(base, ns.files, records_per_file, ns.master)
         urls = tfr.list_files(base)
-        total_bytes = sum(hdfs.stat(u).length for u in urls)
+        total_bytes = sum(fs.stat(u).size for u in urls)
         log(f"wrote {total_bytes / 1e6:.1f} MB in {write_s:.1f} s; copying to {local_dir}")
         local = copy_to_local(urls, local_dir)
 
@@ -257,8 +257,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         lines += [
             "",
-            f"HDFS transport alone (`tfrecord_io.hdfs.open` streaming the same files into a "
-            f"buffer, no parsing): {total_bytes / transport_s / 1e6:,.1f} MB/s, "
+            "HDFS transport alone (`tfrecord_io.fs.open` of hdfs:// streaming the same files "
+            f"into a buffer, no parsing): {total_bytes / transport_s / 1e6:,.1f} MB/s, "
             f"{transport_cpu * 1e6 / n_written:.2f} CPU µs per 1 KB record (client + HDFS JVM).",
             "",
             f"With tf.data's autotuning off on both sides (its background tuning makes passes "
@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         ratio = reference / best[hdfs_name]
         log(f"hdfs:// reaches {ratio:.0%} of the local-disk figure (target: 90%)")
         if ns.hdfs_url:  # a cluster of our own goes away with its data
-            hdfs.delete(base, recursive=True)
+            fs.delete(base, recursive=True)
         return 0
     finally:
         shutil.rmtree(local_dir, ignore_errors=True)

@@ -107,7 +107,7 @@ class MissingDependencyError(TFRecordError, ImportError):
         return type(self), (self.module, self.extra, self.feature)
 
 
-# -- where bytes live: paths and URLs (tfrecord_io.fs, tfrecord_io.hdfs) -----------------------
+# -- where bytes live: paths and URLs (tfrecord_io.fs and its backends) -------------------------
 #
 # Failures of file system operations are OSErrors, whatever the scheme: a missing path is a
 # FileNotFoundError, a denied one a PermissionError, an existing one a FileExistsError. Local
@@ -116,7 +116,8 @@ class MissingDependencyError(TFRecordError, ImportError):
 
 
 class HdfsError(TFRecordError, OSError):
-    """An HDFS operation failed: missing path, permission denied, unreachable NameNode."""
+    """An HDFS operation failed (``hdfs://``, ``webhdfs://`` in :mod:`tfrecord_io.fs`): missing
+    path, permission denied, unreachable NameNode."""
 
 
 class HdfsFileNotFoundError(HdfsError, FileNotFoundError):

@@ -10,8 +10,7 @@ import uuid
 import numpy as np
 import pytest
 
-from tfrecord_io import cli, records
-from tfrecord_io import hdfs as fs
+from tfrecord_io import cli, fs, records
 from tfrecord_io.example import decode_example
 
 
@@ -44,7 +43,7 @@ def test_mnist_from_hdfs_to_hdfs_then_inspect(capsys, base, mnist_on_hdfs):
     src, images, labels = mnist_on_hdfs
     out = f"{base}/tfr"
     assert cli.main(["mnist", src, out, "--shards", "2"]) == 0
-    names = sorted(s.url.rsplit("/", 1)[1] for s in fs.ls(f"{out}/test"))
+    names = sorted(u.rsplit("/", 1)[1] for u in fs.ls(f"{out}/test"))
     assert names == ["_SUCCESS", "_part-r-00000.tfrecord.tfindex",
                      "_part-r-00001.tfrecord.tfindex", "part-r-00000.tfrecord",
                      "part-r-00001.tfrecord"]

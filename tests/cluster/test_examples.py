@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 from pyspark import cloudpickle
 
-from tfrecord_io import cluster
-from tfrecord_io import hdfs as tfr_hdfs
+from tfrecord_io import cluster, fs
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "python" / "mnist"
@@ -49,8 +48,8 @@ def accuracy_in(output: str) -> float:
 
 def assert_model_on_hdfs(url: str) -> None:
     """A Keras ``.keras`` file (a zip archive) is at *url*."""
-    assert tfr_hdfs.exists(url), f"no model at {url}"
-    with tfr_hdfs.open(url, "rb") as f:
+    assert fs.exists(url), f"no model at {url}"
+    with fs.open(url, "rb") as f:
         assert f.read(4) == b"PK\x03\x04", f"{url} is not a .keras (zip) file"
 
 

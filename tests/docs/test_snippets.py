@@ -169,14 +169,14 @@ def test_feeding_feeds_two_dataframes_in_turns_in_equal_shares(spark):
 
 
 def test_quickstart_cluster_trains_keras_on_two_workers_from_hdfs(hdfs):
-    from tfrecord_io import hdfs as tfr_hdfs
+    from tfrecord_io import fs
 
     output = run_shell_snippet(
         "quickstart_cluster.sh", ROOT, 900, MNIST=str(MNIST), NN=f"{hdfs.url}/docs"
     )
     accuracy = re.findall(r"\[worker:0\] accuracy (\d\.\d+) ", output)
     assert accuracy and float(accuracy[-1]) >= 0.90, output[-3000:]
-    with tfr_hdfs.open(f"{hdfs.url}/docs/models/spark.keras", "rb") as f:
+    with fs.open(f"{hdfs.url}/docs/models/spark.keras", "rb") as f:
         assert f.read(4) == b"PK\x03\x04"  # a .keras file (a zip archive)
 
 

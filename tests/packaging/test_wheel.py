@@ -100,7 +100,8 @@ def test_core_installs_and_imports_without_spark_or_tensorflow(wheel_env, tmp_pa
         f"""
         import sys
         import tfrecord_io
-        from tfrecord_io import records, index, example, hdfs, cli
+        from tfrecord_io import records, index, example, fs, cli
+        from tfrecord_io.fs import hdfs
         assert tfrecord_io.__file__.startswith({str(wheel_env.venv)!r}), tfrecord_io.__file__
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("pyspark", "tensorflow"))
         assert not heavy, heavy

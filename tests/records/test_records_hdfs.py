@@ -6,8 +6,7 @@ import os
 
 import pytest
 
-from tfrecord_io import hdfs as fs
-from tfrecord_io import index, records
+from tfrecord_io import fs, index, records
 from tfrecord_io.errors import CorruptRecordError
 
 RECORDS = [os.urandom(n) for n in (0, 1, 100, 5000, 70000)] * 20

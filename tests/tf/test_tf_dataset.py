@@ -22,9 +22,8 @@ import pytest
 import tensorflow as tf
 
 from tfrecord_io import example, index, records
-from tfrecord_io import hdfs as hdfsio
 from tfrecord_io import tf as tfr
-from tfrecord_io.errors import HdfsError, SchemaError, TFRecordError
+from tfrecord_io.errors import HdfsError, HdfsFileNotFoundError, SchemaError, TFRecordError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -431,7 +430,7 @@ def test_tensorflow_is_imported_only_by_the_tf_module():
     code = (
         "import sys\n"
         "import tfrecord_io, tfrecord_io.records, tfrecord_io.index, tfrecord_io.example\n"
-        "import tfrecord_io.hdfs, tfrecord_io.spark, tfrecord_io.tf\n"
+        "import tfrecord_io.fs.hdfs, tfrecord_io.spark, tfrecord_io.tf\n"
         "from tfrecord_io import tf as t\n"
         "t.shard_plan(sys.argv[1])\n"
         "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n"
@@ -561,7 +560,7 @@ def test_reads_a_directory_of_shards_on_hdfs(hdfs, scheme):
 
 def test_missing_hdfs_paths_fail_at_once(hdfs, hdfs_dir):
     t0 = time.monotonic()
-    with pytest.raises(hdfsio.HdfsFileNotFoundError) as err:
+    with pytest.raises(HdfsFileNotFoundError) as err:
         tfr.dataset(f"{hdfs_dir}/missing")
     assert isinstance(err.value, FileNotFoundError) and isinstance(err.value, HdfsError)
     assert f"{hdfs_dir}/missing" in str(err.value)

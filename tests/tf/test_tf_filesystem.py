@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfrecord_io import hdfs as hdfsio
-from tfrecord_io import records
+from tfrecord_io import fs, records
 from tfrecord_io import spark as tfs
 from tfrecord_io import tf as tfr
 from tfrecord_io.errors import PluginNotBuiltError
+from tfrecord_io.fs import hdfs as fs_hdfs
 from tfrecord_io.tf import datasets as tf_datasets
 from tfrecord_io.tf import filesystem as _tf_filesystem
 from tfrecord_io.tf import plugin as tf_plugin
@@ -38,7 +38,7 @@ def base(request, hdfs):
     """A fresh, existing directory URL, through the RPC URL and through WebHDFS."""
     root = hdfs.url if request.param == "hdfs" else hdfs.webhdfs_url
     url = f"{root}/tf-fs/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
-    hdfsio.makedirs(url)
+    fs.makedirs(url)
     return url
 
 
@@ -132,10 +132,10 @@ def test_damaged_hdfs_file_is_a_data_loss_error(base):
     recs = some_records(50, 6)
     url = f"{base}/bad.tfrecord"
     records.write(url, recs)
-    with hdfsio.open(url) as f:
+    with fs.open(url) as f:
         data = bytearray(f.read())
     data[len(data) // 2] ^= 0xFF
-    with hdfsio.open(url, "wb") as f:
+    with fs.open(url, "wb") as f:
         f.write(bytes(data))
     with pytest.raises(tf.errors.DataLossError):
         tf_read(url)
@@ -193,20 +193,20 @@ def test_permission_denied_is_a_permission_error(hdfs, monkeypatch):
 
     path = "/tf-fs/private-" + uuid.uuid4().hex[:8]
     monkeypatch.setenv("HADOOP_USER_NAME", hdfs.superuser)
-    hdfsio.clear_client_cache()
+    fs_hdfs.clear_client_cache()
     root = hdfs_native.Client(hdfs.url)
     root.mkdirs(path, 0o700, True)
     with root.create(path + "/secret") as w:
         w.write(b"secret")
     root.set_owner(path, "alice", "alice")
     monkeypatch.setenv("HADOOP_USER_NAME", "bob")
-    hdfsio.clear_client_cache()
+    fs_hdfs.clear_client_cache()
     try:
         with pytest.raises(tf.errors.PermissionDeniedError, match="'bob'"):
             tf_read(f"{hdfs.url}{path}/secret")
     finally:
         monkeypatch.delenv("HADOOP_USER_NAME")
-        hdfsio.clear_client_cache()
+        fs_hdfs.clear_client_cache()
 
 
 def test_unreachable_namenode_fails_fast():

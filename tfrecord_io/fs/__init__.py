@@ -12,11 +12,13 @@ fsspec but small.
     fs.ls("s3://bucket/data/")                                          # AWS or S3-compatible
     fs.expand(["data/", "hdfs://namenode:8020/more/*.tfrecord"])        # Hadoop-style inputs
 
-Protocols (:func:`protocols`, :func:`register` for more), one module each:
+Protocols (:func:`protocols`, :func:`register` for more), one backend module (or package) each:
 
 * local paths, ``file:///path`` and Hadoop's ``file:/path`` (:mod:`~tfrecord_io.fs.local`);
-  bare paths are always local;
-* ``hdfs://`` and ``webhdfs://`` through :mod:`tfrecord_io.hdfs` (:mod:`~tfrecord_io.fs.hdfs`);
+* ``hdfs://namenode:port/path`` and ``webhdfs://namenode:httpport/path`` through hdfs-native or
+  WebHDFS, no JVM (:mod:`~tfrecord_io.fs.hdfs`, a package: its configuration, clients and file
+  objects; it also gives :func:`~tfrecord_io.fs.hdfs.default_fs`,
+  :func:`~tfrecord_io.fs.hdfs.current_user` and :func:`~tfrecord_io.fs.hdfs.clear_client_cache`);
 * ``http://`` and ``https://``, read-only, with timeouts (:mod:`~tfrecord_io.fs.http`);
 * ``s3://`` (Amazon S3 and S3-compatible stores, configured the standard AWS way) through
   pyarrow's S3 client (:mod:`~tfrecord_io.fs.s3`); its writes appear only when closed.
@@ -29,6 +31,11 @@ data files that every reader uses. Path and URL helpers: :func:`split_url`, :fun
 :func:`join`, :func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`.
 :func:`environment` gives the settings another process needs to reach the same stores (the cluster's
 nodes get them).
+
+Bare paths: a path without ``scheme://`` is always local, ``/path`` included, whatever
+``fs.defaultFS`` says (Hadoop would take ``/path`` on its default file system; here it is never
+HDFS). ``hdfs:///path`` (no authority) is HDFS's default file system: the NameNode of
+``fs.defaultFS`` in ``$HADOOP_CONF_DIR/core-site.xml``.
 
 Errors are one family, whatever the protocol: a missing path raises ``FileNotFoundError``, a
 denied one ``PermissionError``, an existing one ``FileExistsError`` (for HDFS, HTTP and S3 the

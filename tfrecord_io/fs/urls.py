@@ -41,7 +41,8 @@ def split_url(location: str | bytes | os.PathLike[Any]) -> tuple[str, str]:
     with the local path (percent-decoded from a URL); any other ``scheme://...`` gives the
     lower-cased scheme and the URL unchanged, whether or not a file system is registered for it
     (:func:`tfrecord_io.fs.open` and the others check that). Bare paths are always local, also
-    ``/path`` (unlike :mod:`tfrecord_io.hdfs`, which resolves those through ``fs.defaultFS``).
+    ``/path``, whatever ``fs.defaultFS`` says; ``hdfs:///path`` names HDFS's default file
+    system.
 
     Raises:
         UnsupportedURLError: a ``file:`` URL that names a remote host or no path.

@@ -23,7 +23,7 @@ directories and in glob matches: ``_SUCCESS``, the ``_NAME.tfindex`` split index
 ``.crc`` files, ``_temporary``. The files are sorted by path and duplicates dropped, so every
 process lists the same input in the same order. A missing path, or a glob matching nothing,
 raises :class:`InputNotFoundError` (for ``hdfs://`` paths the
-:class:`~tfrecord_io.hdfs.HdfsFileNotFoundError` of :mod:`tfrecord_io.hdfs`, for ``s3://`` the
+:class:`~tfrecord_io.errors.HdfsFileNotFoundError`, for ``s3://`` the
 :class:`~tfrecord_io.errors.ObjectStoreFileNotFoundError`); all are ``FileNotFoundError`` and
 :class:`~tfrecord_io.errors.TFRecordError`. An existing directory
 holding no data files gives an empty dataset (and a warning).
@@ -52,7 +52,7 @@ Whole files, local, on HDFS or on S3, are read by TensorFlow's own ``tf.data.TFR
 buffers measured slower: the buffer stops fitting in the CPU cache). Byte ranges,
 ``on_corrupt="skip"``, ``reader="python"``, and remote files when the plugin is missing are read
 by tfrecord-io in a ``Dataset.from_generator``:
-it reads ``chunk_bytes`` (1 MiB) at a time (from HDFS through :mod:`tfrecord_io.hdfs`, which
+it reads ``chunk_bytes`` (1 MiB) at a time (from HDFS through :mod:`tfrecord_io.fs`, which
 fails over to another replica when a DataNode dies), walks the record framing, checks the
 length and data CRCs (as TensorFlow does), and hands TensorFlow the chunk with the offsets and
 lengths of its records, which ``tf.strings.substr`` cuts out in C++ -- no Python object per

@@ -2,7 +2,7 @@
 
 Used for byte ranges, ``on_corrupt="skip"``, ``reader="python"`` and HDFS files when the
 TensorFlow plugin is missing. It reads ``chunk_bytes`` at a time in a background thread (from
-HDFS through :mod:`tfrecord_io.hdfs`, which fails over to another replica when a DataNode
+HDFS through :mod:`tfrecord_io.fs`, which fails over to another replica when a DataNode
 dies), walks the record framing, checks the length and data CRCs (as TensorFlow does), and
 yields each chunk with the offsets and lengths of its records, which ``tf.strings.substr`` cuts
 out in C++ -- no Python object per record. No TensorFlow import here.

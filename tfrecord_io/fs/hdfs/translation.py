@@ -11,8 +11,8 @@ from tfrecord_io.errors import (
     HdfsFileNotFoundError,
     HdfsPermissionError,
 )
-from tfrecord_io.hdfs.config import current_user
-from tfrecord_io.hdfs.urls import Location
+from tfrecord_io.fs.hdfs.config import current_user
+from tfrecord_io.fs.hdfs.urls import Location
 
 __all__ = ["first_line", "is_connect_error", "translate"]
 

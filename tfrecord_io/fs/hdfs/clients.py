@@ -1,5 +1,6 @@
-"""The client cache: one backend per (kind, NameNode address, user), made on first use and
-shared by every thread; :func:`call` runs one client operation with error translation."""
+"""The client cache: one :class:`~tfrecord_io.fs.hdfs.client.Client` per (kind, NameNode
+address, user), made on first use and shared by every thread; :func:`call` runs one client
+operation with error translation."""
 
 from __future__ import annotations
 
@@ -8,20 +9,20 @@ from collections.abc import Callable
 from typing import Any
 
 from tfrecord_io.errors import HdfsError
-from tfrecord_io.hdfs.backend import Backend
-from tfrecord_io.hdfs.config import client_choice, current_user
-from tfrecord_io.hdfs.translation import first_line, is_connect_error, translate
-from tfrecord_io.hdfs.urls import Location, webhdfs_address_for_rpc
+from tfrecord_io.fs.hdfs.client import Client
+from tfrecord_io.fs.hdfs.config import client_choice, current_user
+from tfrecord_io.fs.hdfs.translation import first_line, is_connect_error, translate
+from tfrecord_io.fs.hdfs.urls import Location, webhdfs_address_for_rpc
 
-__all__ = ["backend_for", "call", "cache", "clear_client_cache"]
+__all__ = ["client_for", "call", "cache", "clear_client_cache"]
 
-#: The cached backends, keyed by ``(kind, address, user)`` with kind "native" or "webhdfs".
-cache: dict[tuple[str, str, str], Backend] = {}
+#: The cached clients, keyed by ``(kind, address, user)`` with kind "native" or "webhdfs".
+cache: dict[tuple[str, str, str], Client] = {}
 _lock = threading.Lock()
 
 
-def backend_for(loc: Location, op: str) -> Backend:
-    """The backend serving *loc* for the current user (made and connected on first use).
+def client_for(loc: Location, op: str) -> Client:
+    """The client serving *loc* for the current user (made and connected on first use).
 
     Raises:
         HdfsError: the client is not installed, or the NameNode cannot be reached.
@@ -39,15 +40,15 @@ def backend_for(loc: Location, op: str) -> Backend:
     if client is not None:
         return client
     try:
-        # Each backend (and its client library) is loaded when a client of its kind is made.
+        # Each client module (and its library) is loaded when a client of its kind is made.
         if kind == "native":
-            from tfrecord_io.hdfs import native  # noqa: PLC0415 - loaded with the first native client
+            from tfrecord_io.fs.hdfs import native  # noqa: PLC0415 - loads hdfs-native
 
-            client = native.NativeBackend(address, user)
+            client = native.NativeClient(address, user)
         else:
-            from tfrecord_io.hdfs import webhdfs  # noqa: PLC0415 - loaded with the first WebHDFS client
+            from tfrecord_io.fs.hdfs import webhdfs  # noqa: PLC0415 - loads hdfs, requests
 
-            client = webhdfs.WebHdfsBackend(address, user)
+            client = webhdfs.WebHdfsClient(address, user)
     except HdfsError:
         raise
     except ImportError as e:
@@ -68,11 +69,11 @@ def clear_client_cache() -> None:
         cache.clear()
 
 
-def call(loc: Location, op: str, fn: Callable[[Backend], Any], url: str | None = None) -> Any:
-    """``fn(backend)`` for *loc*'s backend; a client exception becomes an :class:`HdfsError`
+def call(loc: Location, op: str, fn: Callable[[Client], Any], url: str | None = None) -> Any:
+    """``fn(client)`` for *loc*'s client; a client exception becomes an :class:`HdfsError`
     naming *url* (default: *loc*'s URL) and *op*."""
-    backend = backend_for(loc, op)
+    client = client_for(loc, op)
     try:
-        return fn(backend)
+        return fn(client)
     except Exception as e:
         raise translate(e, url or loc.url(), op, loc) from e

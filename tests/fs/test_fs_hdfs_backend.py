@@ -1,4 +1,7 @@
-"""tfrecord_io.hdfs against a real HDFS (MiniDFSCluster in a child JVM, on 127.0.0.1).
+"""tfrecord_io.fs's HDFS backend (tfrecord_io.fs.hdfs) against a real HDFS (MiniDFSCluster in a
+child JVM, on 127.0.0.1), through hdfs:// (hdfs-native) and webhdfs:// alike: file objects,
+metadata, addressing (hdfs:/// and fs.defaultFS, the bare-path rule), the client choice and
+cache, errors, DataNode failover.
 
 The cluster has 2 DataNodes, replication 2 and 1 MiB blocks, so test files span several blocks.
 """
@@ -7,20 +10,24 @@ from __future__ import annotations
 
 import hashlib
 import os
-import signal
 import socket
-import subprocess
-import sys
-import threading
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
-from tfrecord_io import hdfs
-from tfrecord_io.errors import HdfsError, TFRecordError
-from tfrecord_io.testing.minihdfs import MiniHdfs, MiniHdfsError, start_for_tests
+from tfrecord_io import fs
+from tfrecord_io.errors import (
+    HdfsError,
+    HdfsFileExistsError,
+    HdfsFileNotFoundError,
+    HdfsPermissionError,
+    TFRecordError,
+)
+from tfrecord_io.fs import hdfs as fs_hdfs
+from tfrecord_io.fs.hdfs import clients as hdfs_clients
+from tfrecord_io.fs.urls import split_root
+from tfrecord_io.testing.minihdfs import MiniHdfs, start_for_tests
 
 MiB = 1 << 20
 
@@ -34,11 +41,11 @@ def minihdfs(hdfs):
 @pytest.fixture(autouse=True)
 def _clean_hdfs_env(monkeypatch):
     """Each test starts as the OS user with no HADOOP_CONF_DIR, and fresh clients."""
-    for var in ("HADOOP_USER_NAME", "HADOOP_CONF_DIR", "HADOOP_HOME", hdfs.CLIENT_ENV):
+    for var in ("HADOOP_USER_NAME", "HADOOP_CONF_DIR", "HADOOP_HOME", fs_hdfs.CLIENT_ENV):
         monkeypatch.delenv(var, raising=False)
-    hdfs.clear_client_cache()
+    fs_hdfs.clear_client_cache()
     yield
-    hdfs.clear_client_cache()
+    fs_hdfs.clear_client_cache()
 
 
 @pytest.fixture(params=["hdfs", "webhdfs"])
@@ -46,7 +53,7 @@ def base(request, minihdfs):
     """A fresh directory URL, once through the RPC URL (hdfs-native), once through WebHDFS."""
     root = minihdfs.url if request.param == "hdfs" else minihdfs.webhdfs_url
     url = f"{root}/t/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
-    hdfs.makedirs(url)
+    fs.makedirs(url)
     return url
 
 
@@ -60,7 +67,7 @@ def _data(n: int, seed: int = 0) -> bytes:
 
 
 def _write(url: str, data: bytes) -> None:
-    with hdfs.open(url, "wb") as f:
+    with fs.open(url, "wb") as f:
         f.write(data)
 
 
@@ -68,6 +75,12 @@ def _superuser_client(cluster: MiniHdfs):
     import hdfs_native
 
     return hdfs_native.Client(cluster.url)
+
+
+def _raw_status(cluster: MiniHdfs, url: str):
+    """What HDFS itself says of *url* (owner, permission, replication, block size: more than
+    fs.FileInfo holds), asked as the superuser."""
+    return _superuser_client(cluster).get_file_info(split_root(url)[1])
 
 
 def _closed_port() -> int:
@@ -78,57 +91,19 @@ def _closed_port() -> int:
     return port
 
 
-# -- the cluster itself ------------------------------------------------------------------------
-
-
-def test_cluster_is_on_loopback_with_conf_dir(minihdfs):
-    assert minihdfs.url.startswith("hdfs://127.0.0.1:")
-    assert minihdfs.webhdfs_url.startswith("webhdfs://127.0.0.1:")
-    assert minihdfs.http_url.startswith("http://127.0.0.1:")
-    assert len(minihdfs.datanodes) == 2
-    for dn in minihdfs.datanodes:
-        for key in ("xfer", "http", "ipc"):
-            assert dn[key].startswith("127.0.0.1:")
-    core = Path(minihdfs.conf_dir, "core-site.xml").read_text()
-    assert f"<value>{minihdfs.url}</value>" in core
-    assert Path(minihdfs.conf_dir, "hdfs-site.xml").is_file()
-    minihdfs.ping()
-
-
-def test_minihdfs_bad_classpath_fails_fast_with_log_tail(tmp_path):
-    cluster = MiniHdfs(
-        tmp_path / "bad", classpath=str(tmp_path / "nothing.jar"), startup_timeout=60
-    )
-    t0 = time.monotonic()
-    with pytest.raises(MiniHdfsError) as err:
-        cluster.start()
-    assert time.monotonic() - t0 < 30
-    # Either javac cannot compile MiniHdfs.java against it, or the JVM cannot find the class:
-    # both name MiniHdfs in the error.
-    assert "MiniHdfs" in str(err.value)
-    assert not cluster.running
-
-
-def test_minihdfs_command_errors_are_reported(minihdfs):
-    with pytest.raises(MiniHdfsError, match="not stopped"):
-        minihdfs.restart_datanode(1)
-    with pytest.raises(MiniHdfsError, match="no DataNode 7"):
-        minihdfs.stop_datanode(7)
-
-
 # -- open / read / write -----------------------------------------------------------------------
 
 
 def test_write_then_read_back_multi_block(base):
     data = _data(3 * MiB + 12345)
     url = f"{base}/sub/dir/file.bin"  # parents are created
-    with hdfs.open(url, "wb") as f:
+    with fs.open(url, "wb") as f:
         assert f.writable() and not f.readable()
         f.write(data[:7])  # small writes are gathered
         f.write(memoryview(data)[7 : 2 * MiB])
         f.write(data[2 * MiB :])
         assert f.tell() == len(data)
-    with hdfs.open(url) as f:
+    with fs.open(url) as f:
         assert f.readable() and f.seekable()
         assert len(f) == len(data)
         assert f.read() == data
@@ -139,16 +114,16 @@ def test_write_overwrites(base):
     url = f"{base}/f"
     _write(url, b"first version, long")
     _write(url, b"second")
-    with hdfs.open(url) as f:
+    with fs.open(url) as f:
         assert f.read() == b"second"
-    assert hdfs.stat(url).length == 6
+    assert fs.stat(url).size == 6
 
 
 def test_empty_file(base):
     url = f"{base}/empty"
     _write(url, b"")
-    assert hdfs.stat(url).length == 0
-    with hdfs.open(url) as f:
+    assert fs.stat(url).size == 0
+    with fs.open(url) as f:
         assert f.read() == b""
         assert f.read(5) == b""
 
@@ -157,7 +132,7 @@ def test_read_sizes_seek_tell_readinto(base):
     data = _data(2 * MiB + 999, seed=1)
     url = f"{base}/f.bin"
     _write(url, data)
-    with hdfs.open(url) as f:
+    with fs.open(url) as f:
         assert f.read(12) == data[:12]
         assert f.tell() == 12
         assert f.read(100_000) == data[12:100_012]
@@ -190,7 +165,7 @@ def test_random_small_reads(base):
     url = f"{base}/f.bin"
     _write(url, data)
     rng = random.Random(7)
-    with hdfs.open(url) as f:
+    with fs.open(url) as f:
         for _ in range(60):
             off = rng.randrange(0, len(data))
             n = rng.choice([1, 12, 4096, 70_000, 300_000])
@@ -204,7 +179,7 @@ def test_read_ahead_gives_the_same_bytes_and_follows_seeks(base):
     data = _data(3 * MiB + 123, seed=5)
     url = f"{base}/f.bin"
     _write(url, data)
-    with hdfs.open(url, read_ahead=256 * 1024) as f:
+    with fs.open(url, read_ahead=256 * 1024) as f:
         buf = bytearray(100_000)
         out = bytearray()
         while n := f.readinto(buf):
@@ -221,7 +196,7 @@ def test_open_at_offset(base):
     data = _data(MiB + 500, seed=3)
     url = f"{base}/f.bin"
     _write(url, data)
-    with hdfs.open(url, offset=MiB - 3) as f:
+    with fs.open(url, offset=MiB - 3) as f:
         assert f.tell() == MiB - 3
         assert f.read() == data[MiB - 3 :]
 
@@ -232,7 +207,7 @@ def test_sequential_record_style_reads(base):
     url = f"{base}/f.bin"
     _write(url, data)
     out = bytearray()
-    with hdfs.open(url) as f:
+    with fs.open(url) as f:
         while True:
             piece = f.read(12)
             if not piece:
@@ -244,19 +219,19 @@ def test_sequential_record_style_reads(base):
 
 def test_open_rejects_bad_mode_and_directory(base):
     with pytest.raises(ValueError):
-        hdfs.open(f"{base}/x", "r+")
+        fs.open(f"{base}/x", "r+")
     with pytest.raises(HdfsError, match="directory"):
-        hdfs.open(base)
+        fs.open(base)
 
 
 def test_native_and_webhdfs_see_the_same_files(minihdfs):
     name = f"/t/cross-{uuid.uuid4().hex[:8]}"
     data = _data(MiB + 3, seed=5)
     _write(minihdfs.url + name + "/a", data)
-    with hdfs.open(minihdfs.webhdfs_url + name + "/a") as f:
+    with fs.open(minihdfs.webhdfs_url + name + "/a") as f:
         assert f.read() == data
     _write(minihdfs.webhdfs_url + name + "/b", data[::-1])
-    with hdfs.open(minihdfs.url + name + "/b") as f:
+    with fs.open(minihdfs.url + name + "/b") as f:
         assert f.read() == data[::-1]
 
 
@@ -267,41 +242,37 @@ def test_stat_file_and_dir(base, minihdfs):
     url = f"{base}/f"
     before = time.time()
     _write(url, b"x" * 1000)
-    st = hdfs.stat(url)
-    assert st == hdfs.FileStatus(
-        url=url,
-        length=1000,
-        is_dir=False,
-        modification_time=st.modification_time,
-        owner=minihdfs.superuser,
-        group=st.group,
-        permission=0o644,
-        replication=2,
-        block_size=MiB,
+    st = fs.stat(url)
+    assert st == fs.FileInfo(url=url, size=1000, is_dir=False, mtime=st.mtime)
+    assert before - 60 < st.mtime < time.time() + 60
+    raw = _raw_status(minihdfs, url)  # what HDFS keeps besides: the file was written as asked
+    assert (raw.owner, raw.permission, raw.replication, raw.blocksize) == (
+        minihdfs.superuser, 0o644, 2, MiB
     )
-    assert before - 60 < st.modification_time < time.time() + 60
-    d = hdfs.stat(base)
-    assert d.is_dir and d.length == 0 and d.url == base
+    assert abs(raw.modification_time / 1000.0 - st.mtime) < 1e-3
+    d = fs.stat(base)
+    assert d.is_dir and d.size == 0 and d.url == base
 
 
 def test_exists(base):
-    assert hdfs.exists(base)
-    assert not hdfs.exists(f"{base}/nope")
+    assert fs.exists(base)
+    assert not fs.exists(f"{base}/nope")
     _write(f"{base}/f", b"1")
-    assert hdfs.exists(f"{base}/f")
-    assert not hdfs.exists(f"{base}/f/under-a-file")
+    assert fs.exists(f"{base}/f")
+    assert not fs.exists(f"{base}/f/under-a-file")
 
 
 def test_ls(base):
     for name in ("b", "a", "c"):
         _write(f"{base}/{name}", name.encode() * 3)
-    hdfs.makedirs(f"{base}/d")
-    entries = hdfs.ls(base)
+    fs.makedirs(f"{base}/d")
+    entries = fs.ls(base, detail=True)
     assert [e.url for e in entries] == [f"{base}/{n}" for n in ("a", "b", "c", "d")]
     assert [e.is_dir for e in entries] == [False, False, False, True]
-    assert entries[0].length == 3
-    assert hdfs.ls(f"{base}/a") == [hdfs.stat(f"{base}/a")]
-    assert hdfs.ls(f"{base}/d") == []
+    assert entries[0].size == 3
+    assert fs.ls(base) == [e.url for e in entries]
+    assert fs.ls(f"{base}/a", detail=True) == [fs.stat(f"{base}/a")]
+    assert fs.ls(f"{base}/d") == []
 
 
 def test_glob(base):
@@ -309,74 +280,74 @@ def test_glob(base):
         _write(f"{base}/out/{name}", b"x")
     _write(f"{base}/other/part-9.tfrecord", b"x")
     _write(f"{base}/out/sub/part-5.tfrecord", b"x")
-    assert hdfs.glob(f"{base}/out/part-*.tfrecord") == [
+    assert fs.glob(f"{base}/out/part-*.tfrecord") == [
         f"{base}/out/part-0.tfrecord",
         f"{base}/out/part-1.tfrecord",
     ]
-    assert hdfs.glob(f"{base}/out/part-?.gz") == [f"{base}/out/part-2.gz"]
-    assert hdfs.glob(f"{base}/out/part-[12].*") == [
+    assert fs.glob(f"{base}/out/part-?.gz") == [f"{base}/out/part-2.gz"]
+    assert fs.glob(f"{base}/out/part-[12].*") == [
         f"{base}/out/part-1.tfrecord",
         f"{base}/out/part-2.gz",
     ]
-    assert hdfs.glob(f"{base}/*/part-*.tfrecord") == [
+    assert fs.glob(f"{base}/*/part-*.tfrecord") == [
         f"{base}/other/part-9.tfrecord",
         f"{base}/out/part-0.tfrecord",
         f"{base}/out/part-1.tfrecord",
     ]
-    assert hdfs.glob(f"{base}/o*/sub/*") == [f"{base}/out/sub/part-5.tfrecord"]
-    assert hdfs.glob(f"{base}/out/part-0.tfrecord") == [f"{base}/out/part-0.tfrecord"]
-    assert hdfs.glob(f"{base}/out/nope") == []
-    assert hdfs.glob(f"{base}/missing/*") == []
-    assert hdfs.glob(f"{base}/out/part-0.tfrecord/*") == []
+    assert fs.glob(f"{base}/o*/sub/*") == [f"{base}/out/sub/part-5.tfrecord"]
+    assert fs.glob(f"{base}/out/part-0.tfrecord") == [f"{base}/out/part-0.tfrecord"]
+    assert fs.glob(f"{base}/out/nope") == []
+    assert fs.glob(f"{base}/missing/*") == []
+    assert fs.glob(f"{base}/out/part-0.tfrecord/*") == []
 
 
 def test_makedirs(base):
     url = f"{base}/x/y/z"
-    hdfs.makedirs(url)
-    assert hdfs.stat(url).is_dir
-    hdfs.makedirs(url)  # exists already: fine
+    fs.makedirs(url)
+    assert fs.stat(url).is_dir
+    fs.makedirs(url)  # exists already: fine
     _write(f"{base}/file", b"1")
-    with pytest.raises(hdfs.HdfsFileExistsError, match="file exists"):
-        hdfs.makedirs(f"{base}/file")
+    with pytest.raises(HdfsFileExistsError, match="file exists"):
+        fs.makedirs(f"{base}/file")
 
 
 def test_delete(base):
     _write(f"{base}/f", b"1")
-    hdfs.delete(f"{base}/f")
-    assert not hdfs.exists(f"{base}/f")
-    hdfs.makedirs(f"{base}/empty")
-    hdfs.delete(f"{base}/empty")
+    fs.delete(f"{base}/f")
+    assert not fs.exists(f"{base}/f")
+    fs.makedirs(f"{base}/empty")
+    fs.delete(f"{base}/empty")
     _write(f"{base}/full/f", b"1")
     with pytest.raises(HdfsError, match="not empty"):
-        hdfs.delete(f"{base}/full")
-    assert hdfs.exists(f"{base}/full/f")
-    hdfs.delete(f"{base}/full", recursive=True)
-    assert not hdfs.exists(f"{base}/full")
-    with pytest.raises(hdfs.HdfsFileNotFoundError):
-        hdfs.delete(f"{base}/full")
+        fs.delete(f"{base}/full")
+    assert fs.exists(f"{base}/full/f")
+    fs.delete(f"{base}/full", recursive=True)
+    assert not fs.exists(f"{base}/full")
+    with pytest.raises(HdfsFileNotFoundError):
+        fs.delete(f"{base}/full")
 
 
 def test_rename(base):
     _write(f"{base}/a", b"abc")
-    hdfs.rename(f"{base}/a", f"{base}/b")
-    assert not hdfs.exists(f"{base}/a")
-    with hdfs.open(f"{base}/b") as f:
+    fs.rename(f"{base}/a", f"{base}/b")
+    assert not fs.exists(f"{base}/a")
+    with fs.open(f"{base}/b") as f:
         assert f.read() == b"abc"
-    hdfs.makedirs(f"{base}/dir")
-    hdfs.rename(f"{base}/dir", f"{base}/dir2")
-    assert hdfs.stat(f"{base}/dir2").is_dir
+    fs.makedirs(f"{base}/dir")
+    fs.rename(f"{base}/dir", f"{base}/dir2")
+    assert fs.stat(f"{base}/dir2").is_dir
     _write(f"{base}/c", b"c")
-    with pytest.raises(hdfs.HdfsFileExistsError, match="exists"):
-        hdfs.rename(f"{base}/b", f"{base}/c")
-    with pytest.raises(hdfs.HdfsFileNotFoundError):
-        hdfs.rename(f"{base}/nope", f"{base}/d")
-    with pytest.raises(hdfs.HdfsFileNotFoundError, match="parent"):
-        hdfs.rename(f"{base}/b", f"{base}/no/such/dir/b")
+    with pytest.raises(HdfsFileExistsError, match="exists"):
+        fs.rename(f"{base}/b", f"{base}/c")
+    with pytest.raises(HdfsFileNotFoundError):
+        fs.rename(f"{base}/nope", f"{base}/d")
+    with pytest.raises(HdfsFileNotFoundError, match="parent"):
+        fs.rename(f"{base}/b", f"{base}/no/such/dir/b")
 
 
 def test_rename_across_file_systems_is_refused(minihdfs):
     with pytest.raises(HdfsError, match="across"):
-        hdfs.rename(f"{minihdfs.url}/a", f"{minihdfs.webhdfs_url}/b")
+        fs.rename(f"{minihdfs.url}/a", f"{minihdfs.webhdfs_url}/b")
 
 
 # -- addressing --------------------------------------------------------------------------------
@@ -385,54 +356,73 @@ def test_rename_across_file_systems_is_refused(minihdfs):
 def test_default_fs_from_hadoop_conf_dir(minihdfs, monkeypatch):
     name = f"/t/conf-{uuid.uuid4().hex[:8]}"
     monkeypatch.setenv("HADOOP_CONF_DIR", minihdfs.conf_dir)
-    assert hdfs.default_fs() == minihdfs.url
+    assert fs_hdfs.default_fs() == minihdfs.url
     _write(f"hdfs://{name}/f", b"via hdfs:///")  # hdfs:///path, no authority
-    assert hdfs.stat(f"{minihdfs.url}{name}/f").length == len(b"via hdfs:///")
-    with hdfs.open(f"{name}/f") as f:  # bare /path
+    assert fs.stat(f"{minihdfs.url}{name}/f").size == len(b"via hdfs:///")
+    with fs.open(f"hdfs://{name}/f") as f:
         assert f.read() == b"via hdfs:///"
-    assert hdfs.glob(f"{name}/*") == [f"{name}/f"]  # URLs come back in the form asked
-    assert hdfs.glob(f"hdfs://{name}/*") == [f"hdfs://{name}/f"]
-    assert [s.url for s in hdfs.ls(f"hdfs://{name}")] == [f"hdfs://{name}/f"]
+    # URLs come back in the form asked
+    assert fs.stat(f"hdfs://{name}/f").url == f"hdfs://{name}/f"
+    assert fs.glob(f"hdfs://{name}/*") == [f"hdfs://{name}/f"]
+    assert fs.ls(f"hdfs://{name}") == [f"hdfs://{name}/f"]
+    assert list(fs.walk(f"hdfs://{name}")) == [(f"hdfs://{name}", [], ["f"])]
+
+
+def test_a_bare_path_is_local_even_with_a_default_fs(minihdfs, monkeypatch):
+    """One rule: a bare /path is always local; hdfs:///path is HDFS's fs.defaultFS."""
+    name = f"/t/bare-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("HADOOP_CONF_DIR", minihdfs.conf_dir)
+    _write(f"hdfs://{name}/f", b"on hdfs")
+    assert fs.split_url(f"{name}/f") == ("file", f"{name}/f")
+    assert fs.is_local(f"{name}/f") and not fs.is_local(f"hdfs://{name}/f")
+    with pytest.raises(FileNotFoundError) as err:  # no such local file
+        fs.open(f"{name}/f")
+    assert not isinstance(err.value, HdfsError)
+    assert not fs.exists(f"{name}/f") and fs.exists(f"hdfs://{name}/f")
+    assert fs.glob(f"{name}/*") == []
 
 
 def test_hdfs_urls_over_webhdfs_when_asked(minihdfs, monkeypatch):
     name = f"/t/choice-{uuid.uuid4().hex[:8]}"
     monkeypatch.setenv("HADOOP_CONF_DIR", minihdfs.conf_dir)
-    monkeypatch.setenv(hdfs.CLIENT_ENV, "webhdfs")
+    monkeypatch.setenv(fs_hdfs.CLIENT_ENV, "webhdfs")
     _write(f"{minihdfs.url}{name}/f", b"over http")
-    assert [k[0] for k in hdfs._clients] == ["webhdfs"]
-    monkeypatch.setenv(hdfs.CLIENT_ENV, "native")
-    with hdfs.open(f"{minihdfs.url}{name}/f") as f:
+    assert [k[0] for k in hdfs_clients.cache] == ["webhdfs"]
+    monkeypatch.setenv(fs_hdfs.CLIENT_ENV, "native")
+    with fs.open(f"{minihdfs.url}{name}/f") as f:
         assert f.read() == b"over http"
-    monkeypatch.setenv(hdfs.CLIENT_ENV, "carrier-pigeon")
+    monkeypatch.setenv(fs_hdfs.CLIENT_ENV, "carrier-pigeon")
     with pytest.raises(HdfsError, match="carrier-pigeon"):
-        hdfs.exists(f"{minihdfs.url}/")
+        fs.exists(f"{minihdfs.url}/")
 
 
 def test_no_authority_without_conf_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(HdfsError, match="HADOOP_CONF_DIR"):
-        hdfs.stat("/some/path")
+        fs.stat("hdfs:///some/path")
     monkeypatch.setenv("HADOOP_CONF_DIR", str(tmp_path))
     with pytest.raises(HdfsError, match="fs.defaultFS"):
-        hdfs.stat("hdfs:///some/path")
+        fs.stat("hdfs:///some/path")
 
 
-def test_unsupported_urls():
-    for url in ("s3://bucket/x", "file:///tmp/x", "relative/path", "hdfs:/x"):
-        with pytest.raises(HdfsError):
-            hdfs.stat(url)
+def test_the_backend_refuses_what_is_not_an_hdfs_url():
+    backend, _ = fs.filesystem("hdfs://127.0.0.1:1/")
+    assert isinstance(backend, fs_hdfs.HdfsFileSystem)
+    assert fs.filesystem("webhdfs://127.0.0.1:1/")[0] is backend
+    for url in ("s3://bucket/x", "file:///tmp/x", "relative/path", "/bare/path", "hdfs:/x"):
+        with pytest.raises(HdfsError, match="unsupported URL"):
+            backend.stat(url)
 
 
 def test_clients_are_cached_per_namenode_and_user(minihdfs, monkeypatch):
-    hdfs.exists(minihdfs.url + "/")
-    hdfs.stat(minihdfs.url + "/t")
-    hdfs.exists(minihdfs.webhdfs_url + "/")
-    assert len(hdfs._clients) == 2
+    fs.exists(minihdfs.url + "/")
+    fs.stat(minihdfs.url + "/t")
+    fs.exists(minihdfs.webhdfs_url + "/")
+    assert len(hdfs_clients.cache) == 2
     monkeypatch.setenv("HADOOP_USER_NAME", "someone-else")
-    assert hdfs.current_user() == "someone-else"
-    hdfs.exists(minihdfs.url + "/")
-    assert len(hdfs._clients) == 3
-    assert {k[2] for k in hdfs._clients} == {"someone-else", minihdfs.superuser}
+    assert fs_hdfs.current_user() == "someone-else"
+    fs.exists(minihdfs.url + "/")
+    assert len(hdfs_clients.cache) == 3
+    assert {k[2] for k in hdfs_clients.cache} == {"someone-else", minihdfs.superuser}
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -440,8 +430,8 @@ def test_clients_are_cached_per_namenode_and_user(minihdfs, monkeypatch):
 
 def test_missing_path_errors_name_the_url(base):
     url = f"{base}/does/not/exist"
-    for call in (hdfs.stat, hdfs.open, hdfs.ls, hdfs.delete):
-        with pytest.raises(hdfs.HdfsFileNotFoundError) as err:
+    for call in (fs.stat, fs.open, fs.ls, fs.delete):
+        with pytest.raises(HdfsFileNotFoundError) as err:
             call(url)
         assert url in str(err.value)
         assert isinstance(err.value, FileNotFoundError)
@@ -462,23 +452,23 @@ def test_permission_denied_names_url_and_user(minihdfs, base, monkeypatch):
     url = prefix + path
     monkeypatch.setenv("HADOOP_USER_NAME", "bob")
     checks = [
-        lambda: hdfs.ls(url),
-        lambda: hdfs.stat(url + "/secret"),
-        lambda: hdfs.open(url + "/secret"),
-        lambda: hdfs.exists(url + "/secret"),
+        lambda: fs.ls(url),
+        lambda: fs.stat(url + "/secret"),
+        lambda: fs.open(url + "/secret"),
+        lambda: fs.exists(url + "/secret"),
         lambda: _write(url + "/new", b"x"),  # WebHDFS reports it on close
-        lambda: hdfs.makedirs(url + "/sub"),
-        lambda: hdfs.delete(url, recursive=True),
+        lambda: fs.makedirs(url + "/sub"),
+        lambda: fs.delete(url, recursive=True),
     ]
     for check in checks:
-        with pytest.raises(hdfs.HdfsPermissionError) as err:
+        with pytest.raises(HdfsPermissionError) as err:
             check()
         msg = str(err.value)
         assert "'bob'" in msg and url in msg, msg
         assert isinstance(err.value, PermissionError)
     # alice owns it and may read it
     monkeypatch.setenv("HADOOP_USER_NAME", "alice")
-    with hdfs.open(url + "/secret") as f:
+    with fs.open(url + "/secret") as f:
         assert f.read() == b"secret"
 
 
@@ -488,7 +478,7 @@ def test_unreachable_namenode_fails_fast(scheme):
     url = f"{scheme}://127.0.0.1:{port}/data/x"
     t0 = time.monotonic()
     with pytest.raises(HdfsError) as err:
-        hdfs.stat(url)
+        fs.stat(url)
     elapsed = time.monotonic() - t0
     assert elapsed < 10, elapsed
     assert f"127.0.0.1:{port}" in str(err.value)
@@ -514,7 +504,7 @@ def test_silent_namenode_fails_fast(scheme):
             fillers.append(c)
         t0 = time.monotonic()
         with pytest.raises(HdfsError) as err:
-            hdfs.stat(f"{scheme}://127.0.0.1:{port}/x")
+            fs.stat(f"{scheme}://127.0.0.1:{port}/x")
         assert time.monotonic() - t0 < 10
         assert f"127.0.0.1:{port}" in str(err.value) and "timed out" in str(err.value)
     finally:
@@ -541,10 +531,10 @@ def test_datanode_stopped_mid_read(fragile_hdfs, scheme, victim):
     url = f"{root}/t/dn-{scheme}-{victim}-{uuid.uuid4().hex[:8]}"
     data = _data(24 * MiB + 1234, seed=victim)
     _write(url, data)
-    assert hdfs.stat(url).replication == 2
+    assert _raw_status(fragile_hdfs, url).replication == 2
     out = bytearray()
     try:
-        with hdfs.open(url) as f:
+        with fs.open(url) as f:
             out += f.read(5 * MiB + 17)  # mid-block
             fragile_hdfs.stop_datanode(victim)
             while True:
@@ -556,51 +546,3 @@ def test_datanode_stopped_mid_read(fragile_hdfs, scheme, victim):
         fragile_hdfs.restart_datanode(victim)
     assert len(out) == len(data)
     assert hashlib.sha256(out).hexdigest() == hashlib.sha256(data).hexdigest()
-
-
-# -- the developer command ---------------------------------------------------------------------
-
-
-def test_dev_command_prints_urls_and_stops_on_sigterm(tmp_path):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2]) + os.pathsep + env.get(
-        "PYTHONPATH", ""
-    )
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tfrecord_io.testing.minihdfs",
-            "--build",  # resolve a classpath with Maven if the setup wrote none
-            "--base-dir",
-            str(tmp_path / "dev"),
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    lines: list[str] = []
-    ready = threading.Event()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line)
-            if line.startswith("export HADOOP_CONF_DIR="):
-                ready.set()
-
-    threading.Thread(target=pump, daemon=True).start()
-    try:
-        assert ready.wait(120), "".join(lines)
-        text = "".join(lines)
-        assert "hdfs://127.0.0.1:" in text and "webhdfs://127.0.0.1:" in text
-        conf_dir = text.split("export HADOOP_CONF_DIR=")[1].split()[0]
-        assert Path(conf_dir, "core-site.xml").is_file()
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()

@@ -1,12 +1,13 @@
-"""What an HDFS client must do for :mod:`tfrecord_io.hdfs`: the :class:`Backend` interface that
-the hdfs-native and WebHDFS backends implement, and the :class:`Stream` of bytes they return."""
+"""What an HDFS client must do for the ``hdfs://`` backend of :mod:`tfrecord_io.fs`: the
+:class:`Client` interface that the hdfs-native and WebHDFS clients implement, and the
+:class:`Stream` of bytes they return."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["CHUNK", "CONNECT_TIMEOUT", "READ_TIMEOUT", "Backend", "Stream"]
+__all__ = ["CHUNK", "CONNECT_TIMEOUT", "READ_TIMEOUT", "Client", "Stream"]
 
 #: Seconds to connect to a NameNode (and WebHDFS DataNodes).
 CONNECT_TIMEOUT = 5.0
@@ -36,12 +37,12 @@ class Stream:
             pass
 
 
-class Backend:
+class Client:
     """One client for one (NameNode, user).
 
     Statuses are dicts with the keys ``length``, ``is_dir``, ``mtime`` (seconds), ``owner``,
     ``group``, ``permission``, ``replication`` and ``block_size``. Methods raise the client's
-    own exceptions; :mod:`tfrecord_io.hdfs.translation` turns them into ours.
+    own exceptions; :mod:`tfrecord_io.fs.hdfs.translation` turns them into ours.
     """
 
     name = "?"

@@ -20,10 +20,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfrecord_io import hdfs as hdfsio
-from tfrecord_io import index, records
+from tfrecord_io import fs, index, records
 from tfrecord_io import spark as tfs
 from tfrecord_io import tf as tfr
+from tfrecord_io.fs.hdfs import HdfsReader
+from tfrecord_io.fs.urls import split_root
 from tfrecord_io.tf import chunks as tf_chunks
 from tfrecord_io.tf import datasets as tf_datasets
 
@@ -34,6 +35,13 @@ def sc(spark, hdfs):
     context = spark.sparkContext
     context._jsc.hadoopConfiguration().set("dfs.replication", "2")
     return context
+
+
+def replication(hdfs, url: str) -> int:
+    """The replication of an hdfs:// or webhdfs:// file of the test HDFS, as HDFS says."""
+    import hdfs_native
+
+    return hdfs_native.Client(hdfs.url).get_file_info(split_root(url)[1]).replication
 
 
 def new_dir(hdfs, name: str) -> str:
@@ -81,9 +89,9 @@ def spark_output(sc, hdfs):
 # -- Spark -> HDFS -> tf.data ----------------------------------------------------------------
 
 
-def test_spark_wrote_indexed_and_compressed_part_files(spark_output):
+def test_spark_wrote_indexed_and_compressed_part_files(spark_output, hdfs):
     url, _ = spark_output["none"]
-    names = sorted(s.url.rsplit("/", 1)[1] for s in hdfsio.ls(url))
+    names = sorted(u.rsplit("/", 1)[1] for u in fs.ls(url))
     assert names == sorted(
         ["_SUCCESS"]
         + [f"part-r-{i:05d}.tfrecord" for i in range(5)]
@@ -92,7 +100,7 @@ def test_spark_wrote_indexed_and_compressed_part_files(spark_output):
     assert tfr.list_files(url) == [f"{url}/part-r-{i:05d}.tfrecord" for i in range(5)]
     for f in tfr.list_files(url):
         assert index.load_index(f) is not None
-        assert hdfsio.stat(f).replication == 2
+        assert replication(hdfs, f) == 2
     gz_url, _ = spark_output["gzip"]
     assert tfr.list_files(gz_url) == [f"{gz_url}/part-r-{i:05d}.tfrecord.gz" for i in range(4)]
 
@@ -132,7 +140,7 @@ def test_three_shards_share_one_big_indexed_file(big_file, hdfs, url_kind):
         path = path.replace(hdfs.url, hdfs.webhdfs_url)
     plan = tfr.shard_plan(path, num_shards=3)
     ranges = [(p.start, p.end) for shard in plan for p in shard]
-    size = hdfsio.stat(path).length
+    size = fs.stat(path).size
     assert len(ranges) == 3 and ranges[0][0] == 0 and ranges[-1][1] == size
     assert all(a[1] == b[0] for a, b in pairwise(ranges))
     assert all(abs((end - start) - size / 3) < 1200 for start, end in ranges)
@@ -232,19 +240,19 @@ def test_reading_survives_a_datanode_stopped_mid_read(
     path = f"{url}/part-r-00000.tfrecord"
     if scheme == "webhdfs":
         path = path.replace(hdfs.url, hdfs.webhdfs_url)
-    assert hdfsio.stat(path).replication == 2
+    assert replication(hdfs, path) == 2
 
     fetched = [0]  # bytes read from HDFS so far
     if reader == "tensorflow":
         # TensorFlow reads through the plugin, with a small buffer, so the read is really cut.
-        readinto = hdfsio.HdfsReader.readinto
+        readinto = HdfsReader.readinto
 
         def counting_readinto(self, b):
             n = readinto(self, b)
             fetched[0] += n
             return n
 
-        monkeypatch.setattr(hdfsio.HdfsReader, "readinto", counting_readinto)
+        monkeypatch.setattr(HdfsReader, "readinto", counting_readinto)
         monkeypatch.setattr(tf_datasets, "_python_dataset", None)  # must not be used
         ds = tfr.dataset(path, buffer_size=128 * 1024)
     else:
@@ -265,7 +273,7 @@ def test_reading_survives_a_datanode_stopped_mid_read(
         monkeypatch.setattr(tf_chunks, "_open_piece", counting_open_piece)
         # small chunks, so that little is read ahead of the records taken
         ds = tfr.dataset(path, reader="python", chunk_bytes=128 * 1024)
-    size = hdfsio.stat(path).length
+    size = fs.stat(path).size
     got: list[bytes] = []
     iterator = iter(ds)
     stopped = False

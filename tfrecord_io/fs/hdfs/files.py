@@ -1,5 +1,6 @@
-"""The file objects of :func:`tfrecord_io.hdfs.open`: :class:`HdfsReader` (seekable, streaming,
-reopening a broken stream at the same offset) and :class:`HdfsWriter` (buffered)."""
+"""The file objects that :func:`tfrecord_io.fs.open` returns for HDFS URLs: :class:`HdfsReader`
+(seekable, streaming, reopening a broken stream at the same offset) and :class:`HdfsWriter`
+(buffered)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ import time
 from typing import Any
 
 from tfrecord_io.errors import HdfsError
-from tfrecord_io.hdfs.backend import CHUNK, Backend, Stream
-from tfrecord_io.hdfs.translation import first_line, translate
-from tfrecord_io.hdfs.urls import Location
+from tfrecord_io.fs.hdfs.client import CHUNK, Client, Stream
+from tfrecord_io.fs.hdfs.translation import first_line, translate
+from tfrecord_io.fs.hdfs.urls import Location
 
 __all__ = ["HdfsReader", "HdfsWriter"]
 
-_log = logging.getLogger("tfrecord_io.hdfs")
+_log = logging.getLogger(__name__)
 
 # A read stream that breaks (a DataNode died, ...) is reopened at the same offset, up to this many
 # times within this many seconds. WebHDFS needs the room: the NameNode keeps redirecting some
@@ -26,24 +27,25 @@ _WRITE_BUFFER = 1 << 20  # small writes are gathered up to this before going to 
 
 
 class HdfsReader(io.BufferedIOBase):
-    """A seekable binary reader over one HDFS file (what :func:`open` returns for ``"rb"``).
+    """A seekable binary reader over one HDFS file (what :func:`tfrecord_io.fs.open` gives for
+    ``"rb"``).
 
     Data is streamed from the current position to the end of the file, so sequential reads of
     any size are cheap; a seek outside the buffered window starts a new stream. A stream broken
     by a failing DataNode is reopened at the same offset (other replicas serve it).
     """
 
-    def __init__(self, loc: Location, backend: Backend, length: int, offset: int = 0) -> None:
+    def __init__(self, loc: Location, client: Client, length: int, offset: int = 0) -> None:
         super().__init__()
         self._loc = loc
-        self._backend = backend
+        self._client = client
         self._length = length
         self._pos = min(max(0, offset), length)
         self._buf = b""  # bytes at file offset _buf_start
         self._buf_start = self._pos
         self._stream: Stream | None = None
         self._stream_pos = self._pos  # file offset of the next byte the stream yields
-        self._handle: Any = None  # backend's reader handle, reused by successive streams
+        self._handle: Any = None  # the client's reader handle, reused by successive streams
 
     @property
     def name(self) -> str:
@@ -108,8 +110,8 @@ class HdfsReader(io.BufferedIOBase):
             try:
                 if self._stream is None:
                     if self._handle is None:
-                        self._handle = self._backend.reader(self._loc.path)
-                    self._stream = self._backend.open_stream(
+                        self._handle = self._client.reader(self._loc.path)
+                    self._stream = self._client.open_stream(
                         self._handle, self._stream_pos, self._length - self._stream_pos
                     )
                 chunk = next(self._stream)

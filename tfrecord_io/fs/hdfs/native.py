@@ -1,4 +1,4 @@
-"""The ``hdfs-native`` backend: the NameNode and DataNode protocols spoken natively (no JVM, no
+"""The ``hdfs-native`` client: the NameNode and DataNode protocols spoken natively (no JVM, no
 libhdfs). The default for ``hdfs://`` URLs."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import posixpath
 import socket
 from typing import Any
 
-from tfrecord_io.hdfs.backend import CONNECT_TIMEOUT, Backend, Stream
-from tfrecord_io.hdfs.config import read_site
-from tfrecord_io.hdfs.urls import host_port
+from tfrecord_io.fs.hdfs.client import CONNECT_TIMEOUT, Client, Stream
+from tfrecord_io.fs.hdfs.config import read_site
+from tfrecord_io.fs.hdfs.urls import host_port
 
-__all__ = ["NativeBackend"]
+__all__ = ["NativeClient"]
 
 # hdfs-native settings that make an unreachable NameNode fail fast (its defaults retry for
 # minutes). A conf dir that sets them wins.
@@ -36,7 +36,7 @@ def _status(st: Any) -> dict[str, Any]:
     }
 
 
-class NativeBackend(Backend):
+class NativeClient(Client):
     """hdfs-native's ``Client`` for one NameNode (RPC address or HA nameservice)."""
 
     name = "native"

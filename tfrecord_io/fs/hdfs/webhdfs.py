@@ -1,13 +1,13 @@
-"""The WebHDFS backend (REST over HTTP, through the ``hdfs`` package): ``webhdfs://`` URLs, and
+"""The WebHDFS client (REST over HTTP, through the ``hdfs`` package): ``webhdfs://`` URLs, and
 ``hdfs://`` ones when ``TFRECORD_IO_HDFS_CLIENT=webhdfs``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tfrecord_io.hdfs.backend import CHUNK, CONNECT_TIMEOUT, READ_TIMEOUT, Backend, Stream
+from tfrecord_io.fs.hdfs.client import CHUNK, CONNECT_TIMEOUT, READ_TIMEOUT, Client, Stream
 
-__all__ = ["WebHdfsBackend"]
+__all__ = ["WebHdfsClient"]
 
 
 def _status(st: dict[str, Any]) -> dict[str, Any]:
@@ -23,7 +23,7 @@ def _status(st: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class WebHdfsBackend(Backend):
+class WebHdfsClient(Client):
     """The ``hdfs`` package's ``InsecureClient`` for one NameNode HTTP address."""
 
     name = "webhdfs"

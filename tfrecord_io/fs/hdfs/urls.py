@@ -1,5 +1,7 @@
-"""HDFS URLs: parsing ``hdfs://``, ``webhdfs://``, ``hdfs:///path`` and bare ``/path`` into a
-:class:`Location`, and the NameNode addresses they lead to."""
+"""HDFS URLs: parsing ``hdfs://namenode:port/path``, ``webhdfs://namenode:httpport/path`` and
+``hdfs:///path`` (the NameNode of ``fs.defaultFS``) into a :class:`Location`, and the NameNode
+addresses they lead to. A bare path is never an HDFS URL: :mod:`tfrecord_io.fs` takes it as
+local."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from tfrecord_io.errors import HdfsError
-from tfrecord_io.hdfs.config import default_fs, read_site
+from tfrecord_io.fs.hdfs.config import default_fs, read_site
 
 __all__ = ["GLOB_CHARS", "Location", "host_port", "resolve", "webhdfs_address_for_rpc"]
 
@@ -26,7 +28,7 @@ class Location:
         scheme: "hdfs" or "webhdfs": the protocol named (hdfs may still go over WebHDFS).
         authority: host:port, or an HA nameservice.
         path: absolute and normalised.
-        prefix: what precedes the path in URLs given back: "", "hdfs://" or "hdfs://nn:8020",
+        prefix: what precedes the path in URLs given back: "hdfs://" or "hdfs://nn:8020",
             so that results come back in the form they were asked for.
     """
 
@@ -57,26 +59,21 @@ def _split_authority(rest: str) -> tuple[str, str]:
 
 
 def resolve(url: str | os.PathLike[str]) -> Location:
-    """Parses an HDFS URL; a URL without NameNode takes it from :func:`default_fs`.
+    """Parses an HDFS URL; a URL without NameNode (``hdfs:///path``) takes it from
+    :func:`~tfrecord_io.fs.hdfs.config.default_fs`.
 
     Raises:
-        HdfsError: not an HDFS URL, not an absolute path, or no NameNode to be found.
+        HdfsError: not an HDFS URL (a bare path is not one), not an absolute path, or no
+            NameNode to be found.
     """
     url = os.fspath(url)
     if not isinstance(url, str) or not url:
         raise HdfsError(f"not an HDFS URL: {url!r}")
-    if url.startswith("/"):
-        fs = default_fs()
-        scheme, sep, rest = fs.partition("://")
-        if scheme not in _SCHEMES or not sep:
-            raise HdfsError(f"fs.defaultFS is {fs!r}, not an hdfs:// or webhdfs:// URL")
-        authority, _ = _split_authority(rest)
-        return Location(scheme, authority, _normpath(url, url), "")
     scheme, sep, rest = url.partition("://")
     if not sep or scheme not in _SCHEMES:
         raise HdfsError(
             f"unsupported URL {url!r}: expected hdfs://namenode:port/path, "
-            "webhdfs://namenode:httpport/path, hdfs:///path or /path"
+            "webhdfs://namenode:httpport/path or hdfs:///path (a bare path is local)"
         )
     authority, path = _split_authority(rest)
     if authority:
