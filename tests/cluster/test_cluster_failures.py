@@ -73,11 +73,12 @@ def test_node_killed_mid_training_names_the_node_not_its_peer(sc, tmp_path):
 
 def test_frozen_node_is_reported_and_killed(sc, tmp_path):
     c = cluster.run(sc, cluster_programs.wait_for_file,
-                    {"out": str(tmp_path), "flag": str(tmp_path / "never")}, num_workers=2)
+                    {"out": str(tmp_path), "flag": str(tmp_path / "never")}, num_workers=2,
+                    heartbeat_timeout=10)
     with c:
         pids = _wait_for_pids(tmp_path, 2)
         os.kill(pids["worker-0"], signal.SIGSTOP)
-        with pytest.raises(cluster.ClusterError, match="no heartbeat") as info:
+        with pytest.raises(cluster.ClusterError, match="sent no heartbeat for 10 s") as info:
             c.wait(timeout=120)
     assert info.value.node == "worker:0"
     assert node_processes(c.name) == []

@@ -559,7 +559,9 @@ def run(
         heartbeat_timeout: seconds without a heartbeat from a node's Spark task (sent every
             2 s) after which the node is lost: its host unreachable (a cut link, a dead
             machine) or its process frozen. The attempt fails at once, naming the node, its
-            host and executor; nothing waits for the silent node. At least 5.
+            host and executor; nothing waits for the silent node. A node process silent this
+            long to its task (it beats every second; frozen, stopped) is killed by the task
+            and reported. At least 5.
         env: extra environment variables for every node process, set before TensorFlow loads,
             over the object-store settings the nodes get from this process
             (:func:`tfrecord_io.fs.environment`: ``s3://`` configured here works there).

@@ -16,8 +16,8 @@
    daemon preloaded TensorFlow, :mod:`tfrecord_io.cluster.spawn`) in its own process group with
    ``TF_CONFIG``, ``TF_USE_LEGACY_KERAS=1`` (``keras="legacy"``), ``CUDA_VISIBLE_DEVICES`` (the
    task's ``gpu`` resources) and the user's ``env``; on the chief, TensorBoard too;
-4. forwards the node's output lines to the driver, checks its heartbeats (a node silent for
-   :data:`HEARTBEAT_TIMEOUT` seconds is killed and reported frozen), sends its own heartbeats,
+4. forwards the node's output lines to the driver, checks its heartbeats (a node silent for the
+   run's ``heartbeat_timeout`` seconds is killed and reported frozen), sends its own heartbeats,
    and on the driver's "stop" or its own end kills the node's whole process group;
 5. reports the outcome (the traceback, or the signal that killed it) and returns.
 
@@ -64,10 +64,8 @@ from tfrecord_io.cluster.reporter import REPORT_FD_ENV
 from tfrecord_io.cluster.roles import Role, cluster_spec, tf_config
 from tfrecord_io.errors import ChannelError
 
-__all__ = ["make_task", "HEARTBEAT_TIMEOUT", "DRIVER_HEARTBEAT", "CONNECT_TIMEOUT"]
+__all__ = ["make_task", "DRIVER_HEARTBEAT", "CONNECT_TIMEOUT"]
 
-#: A node process that sent no heartbeat for this long is taken as frozen.
-HEARTBEAT_TIMEOUT = 30.0
 #: How long a task tries to connect to the driver's control channel before it gives up (and
 #: returns, saying the driver is unreachable from its executor).
 CONNECT_TIMEOUT = 10.0
@@ -227,6 +225,8 @@ class _Node:
         return board
 
     def _supervise(self, process: spawn.NodeProcess, beat_r: int) -> Done:
+        # The node beats every second; silent for the run's heartbeat_timeout, it is frozen.
+        silence = self.attempt.options.heartbeat_timeout
         last_beat = time.monotonic()
         while True:
             if self.stop_requested.is_set():
@@ -241,10 +241,10 @@ class _Node:
                         process.wait(10.0)
             if process.poll() is not None:
                 return self._exited(process)
-            if now - last_beat > HEARTBEAT_TIMEOUT:
+            if now - last_beat > silence:
                 return Done(
                     ok=False, kind=FailureKind.SILENT,
-                    error=f"sent no heartbeat for {HEARTBEAT_TIMEOUT:.0f} s (frozen or stopped "
+                    error=f"sent no heartbeat for {silence:.0f} s (frozen or stopped "
                     f"process, pid {process.pid}); it was killed",
                 )
 
