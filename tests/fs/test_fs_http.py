@@ -3,13 +3,9 @@ thread)."""
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -22,42 +18,9 @@ from tfrecord_io.errors import (
     UnsupportedOperationError,
 )
 
+from webserver import serving
+
 DATA = bytes(range(256)) * 4000  # 1,024,000 bytes
-
-
-class _Handler(SimpleHTTPRequestHandler):
-    """Serves a directory; ``/forbidden/*`` is 403; under ``/ranged/`` Range requests get 206
-    (http.server itself ignores Range and sends the whole file, which is served at ``/plain/``)."""
-
-    def log_message(self, *args: object) -> None:  # keep test output clean
-        pass
-
-    def send_head(self):  # type: ignore[override]
-        if self.path.startswith("/forbidden/"):
-            self.send_error(403, "Forbidden")
-            return None
-        m = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range", ""))
-        if not (self.path.startswith("/ranged/") and m):
-            return super().send_head()
-        path = self.translate_path(self.path)
-        try:
-            f = open(path, "rb")  # noqa: SIM115 - closed by copyfile's caller
-        except OSError:
-            self.send_error(404, "File not found")
-            return None
-        size = os.fstat(f.fileno()).st_size
-        start = int(m.group(1))
-        if start >= size:
-            f.close()
-            self.send_error(416, "Range Not Satisfiable")
-            return None
-        f.seek(start)
-        self.send_response(206)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
-        self.send_header("Content-Length", str(size - start))
-        self.end_headers()
-        return f
 
 
 @pytest.fixture(scope="module")
@@ -68,17 +31,8 @@ def server(tmp_path_factory) -> Iterator[str]:
         (root / sub).mkdir()
         (root / sub / "data.bin").write_bytes(DATA)
     records.write(root / "plain" / "part-0.tfrecord", [b"a", b"bc", b"def" * 1000])
-    httpd = ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Handler, directory=str(root))
-    )
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with serving(root) as url:
+        yield url
 
 
 def test_open_reads_the_whole_file(server):

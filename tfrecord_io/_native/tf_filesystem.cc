@@ -1,7 +1,7 @@
-// TensorFlow modular file system plugin for hdfs://, webhdfs:// and s3://.
+// TensorFlow modular file system plugin for hdfs://, webhdfs://, s3:// and http(s)://.
 //
-// TensorFlow 2.21 has no HDFS and no S3 file system (it keeps gs://, which this plugin leaves
-// alone). This plugin registers the three schemes with TensorFlow's C file system API
+// TensorFlow 2.21 has no HDFS, S3 or HTTP file system (it keeps gs://, which this plugin leaves
+// alone). This plugin registers those schemes (every one tfrecord_io.fs serves) with TensorFlow's C file system API
 // (filesystem_interface.h) and forwards every operation to a table of callbacks that
 // tfrecord_io.tf.filesystem installs from Python (ctypes). The callbacks use tfrecord_io.fs (for
 // HDFS the hdfs-native client or WebHDFS, for S3 pyarrow's client), so TensorFlow gets the same
@@ -64,7 +64,8 @@ const TFRecordIOCallbacks* Callbacks(TF_Status* status) {
   const TFRecordIOCallbacks* cb = g_callbacks.load(std::memory_order_acquire);
   if (cb == nullptr) {
     TF_SetStatus(status, TF_FAILED_PRECONDITION,
-                 "tfrecord-io's file system (hdfs://, webhdfs://, s3://) is not active in this "
+                 "tfrecord-io's file system (hdfs://, webhdfs://, s3://, http(s)://) is not active "
+                 "in this "
                  "process: import "
                  "tfrecord_io.tf and call tfrecord_io.tf.register_filesystems() first");
   }
@@ -392,12 +393,14 @@ TF_CAPI_EXPORT void TF_InitPlugin(TF_FilesystemPluginInfo* info) {
   info->plugin_memory_allocate = Allocate;
   info->plugin_memory_free = Free;
   // Keep in step with tfrecord_io.tf.plugin.SCHEMES.
-  info->num_schemes = 3;
+  info->num_schemes = 5;
   info->ops = static_cast<TF_FilesystemPluginOps*>(
       Allocate(info->num_schemes * sizeof(info->ops[0])));
   FillOps(&info->ops[0], "hdfs");
   FillOps(&info->ops[1], "webhdfs");
   FillOps(&info->ops[2], "s3");
+  FillOps(&info->ops[3], "http");  // read-only, as in tfrecord_io.fs
+  FillOps(&info->ops[4], "https");
 }
 
 }  // extern "C"

@@ -1,4 +1,5 @@
-"""The Python half of TensorFlow's ``hdfs://``, ``webhdfs://`` and ``s3://`` file systems.
+"""The Python half of TensorFlow's ``hdfs://``, ``webhdfs://``, ``s3://`` and ``http(s)://`` file
+systems.
 
 ``_native/tf_filesystem.cc`` is a TensorFlow modular file system plugin (a shared library that
 setup.py builds against the installed TensorFlow). TensorFlow loads it with

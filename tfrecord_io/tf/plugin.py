@@ -1,5 +1,5 @@
-"""The bridge to tfrecord-io's TensorFlow file system plugin for ``hdfs://``, ``webhdfs://`` and
-``s3://``.
+"""The bridge to tfrecord-io's TensorFlow file system plugin for ``hdfs://``, ``webhdfs://``,
+``s3://`` and ``http(s)://``: every scheme :mod:`tfrecord_io.fs` serves that TensorFlow lacks.
 
 HDFS and S3 inside TensorFlow (:func:`register_filesystems`)
 ------------------------------------------------------------
@@ -11,7 +11,7 @@ reads with its Python reader) that teaches TensorFlow the URLs of :data:`SCHEMES
 the same NameNode addresses, ``HADOOP_CONF_DIR``, user and DataNode failover (the hdfs-native
 client, no JVM, no libhdfs); for ``s3://`` the same AWS configuration (endpoint, credentials
 chain, region, path-style addressing: :mod:`tfrecord_io.fs.s3`) and writes that appear only
-when closed. After :func:`register_filesystems` (which :func:`dataset` calls for such inputs)
+when closed; ``http://`` and ``https://`` read-only, with ranged requests. After :func:`register_filesystems` (which :func:`dataset` calls for such inputs)
 everything in TensorFlow takes these URLs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``,
 ``tf.io.TFRecordWriter``, checkpoints, ``model.save``. Appending to an existing file is not
 supported. TensorFlow's own ``gs://`` is left as it is.
@@ -34,7 +34,7 @@ __all__ = ["SCHEMES", "filesystems_in_tensorflow", "hdfs_in_tensorflow", "regist
 
 #: The URL schemes the plugin serves inside TensorFlow (those of ``TF_InitPlugin`` in
 #: ``_native/tf_filesystem.cc``).
-SCHEMES = ("hdfs", "webhdfs", "s3")
+SCHEMES = ("hdfs", "webhdfs", "s3", "http", "https")
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,66 @@
+"""A directory served over HTTP on 127.0.0.1 by http.server in a thread, for the tests of
+``http://`` URLs: ``/forbidden/*`` answers 403; under ``/ranged/`` a ``Range`` request gets 206
+with the bytes from the offset asked (http.server itself ignores ``Range`` and sends the whole
+file, as at any other path)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    """Serves a directory; ``/forbidden/*`` is 403; under ``/ranged/`` Range requests get 206
+    (http.server itself ignores Range and sends the whole file, which is served at ``/plain/``)."""
+
+    def log_message(self, *args: object) -> None:  # keep test output clean
+        pass
+
+    def send_head(self):  # type: ignore[override]
+        if self.path.startswith("/forbidden/"):
+            self.send_error(403, "Forbidden")
+            return None
+        m = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range", ""))
+        if not (self.path.startswith("/ranged/") and m):
+            return super().send_head()
+        path = self.translate_path(self.path)
+        try:
+            f = open(path, "rb")  # noqa: SIM115 - closed by copyfile's caller
+        except OSError:
+            self.send_error(404, "File not found")
+            return None
+        size = os.fstat(f.fileno()).st_size
+        start = int(m.group(1))
+        if start >= size:
+            f.close()
+            self.send_error(416, "Range Not Satisfiable")
+            return None
+        f.seek(start)
+        self.send_response(206)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
+        self.send_header("Content-Length", str(size - start))
+        self.end_headers()
+        return f
+
+
+@contextmanager
+def serving(root: Path) -> Iterator[str]:
+    """``http://127.0.0.1:PORT`` serving *root* until the block ends."""
+    httpd = ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Handler, directory=str(root))
+    )
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
