@@ -11,8 +11,9 @@ reads with its Python reader) that teaches TensorFlow the URLs of :data:`SCHEMES
 the same NameNode addresses, ``HADOOP_CONF_DIR``, user and DataNode failover (the hdfs-native
 client, no JVM, no libhdfs); for ``s3://`` the same AWS configuration (endpoint, credentials
 chain, region, path-style addressing: :mod:`tfrecord_io.fs.s3`) and writes that appear only
-when closed; ``http://`` and ``https://`` read-only, with ranged requests. After :func:`register_filesystems` (which :func:`dataset` calls for such inputs)
-everything in TensorFlow takes these URLs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``,
+when closed; ``http://`` and ``https://`` read-only, with ranged requests. After
+:func:`register_filesystems` (which :func:`dataset` calls for such inputs) everything in
+TensorFlow takes these URLs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``,
 ``tf.io.TFRecordWriter``, checkpoints, ``model.save``. Appending to an existing file is not
 supported. TensorFlow's own ``gs://`` is left as it is.
 
