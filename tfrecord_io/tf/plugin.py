@@ -34,7 +34,9 @@ __all__ = ["SCHEMES", "filesystems_in_tensorflow", "hdfs_in_tensorflow", "regist
            "serves"]
 
 #: The URL schemes the plugin serves inside TensorFlow (those of ``TF_InitPlugin`` in
-#: ``_native/tf_filesystem.cc``).
+#: ``_native/tf_filesystem.cc``): every scheme :mod:`tfrecord_io.fs` serves, ``file`` aside. They
+#: are fixed when TensorFlow loads the plugin: a scheme added later with ``fs.register`` is
+#: served by ``fs`` alone.
 SCHEMES = ("hdfs", "webhdfs", "s3", "http", "https")
 
 log = logging.getLogger(__name__)
