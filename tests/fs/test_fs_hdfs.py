@@ -9,13 +9,8 @@ import pytest
 
 from tfrecord_io import fs, index, records
 from tfrecord_io.errors import HdfsError, HdfsFileNotFoundError, InputNotFoundError
-from tfrecord_io.fs import hdfs as fs_hdfs
 
-
-@pytest.fixture(autouse=True)
-def _as_the_os_user(monkeypatch):
-    for var in ("HADOOP_USER_NAME", "HADOOP_CONF_DIR", "HADOOP_HOME", fs_hdfs.CLIENT_ENV):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("no_hadoop_settings")
 
 
 @pytest.fixture(params=["hdfs", "webhdfs"])

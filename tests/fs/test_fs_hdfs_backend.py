@@ -38,14 +38,7 @@ def minihdfs(hdfs):
     return hdfs
 
 
-@pytest.fixture(autouse=True)
-def _clean_hdfs_env(monkeypatch):
-    """Each test starts as the OS user with no HADOOP_CONF_DIR, and fresh clients."""
-    for var in ("HADOOP_USER_NAME", "HADOOP_CONF_DIR", "HADOOP_HOME", fs_hdfs.CLIENT_ENV):
-        monkeypatch.delenv(var, raising=False)
-    fs_hdfs.clear_client_cache()
-    yield
-    fs_hdfs.clear_client_cache()
+pytestmark = pytest.mark.usefixtures("no_hadoop_settings")
 
 
 @pytest.fixture(params=["hdfs", "webhdfs"])
