@@ -280,13 +280,21 @@ def test_protocols_and_registering_another(tmp_path):
                 for i in super().ls(self._local(target))
             ]
 
-    fs.register("rooted", Rooted, replace=True)
-    _tree(tmp_path, {"d/part-0": b"abc", "d/_SUCCESS": b""})
-    with fs.open("rooted://d/part-0") as f:
-        assert f.read() == b"abc"
-    # the shared logic (glob, expand) works for any registered file system
-    assert fs.glob("rooted://d/*") == ["rooted://d/_SUCCESS", "rooted://d/part-0"]
-    assert fs.expand("rooted://d") == ["rooted://d/part-0"]
+    fs.register("rooted", Rooted)
+    try:
+        _tree(tmp_path, {"d/part-0": b"abc", "d/_SUCCESS": b""})
+        with fs.open("rooted://d/part-0") as f:
+            assert f.read() == b"abc"
+        # the shared logic (glob, expand) works for any registered file system
+        assert fs.glob("rooted://d/*") == ["rooted://d/_SUCCESS", "rooted://d/part-0"]
+        assert fs.expand("rooted://d") == ["rooted://d/part-0"]
+    finally:
+        fs.unregister("rooted")
+    assert "rooted" not in fs.protocols()
+    with pytest.raises(UnsupportedURLError):
+        fs.open("rooted://d/part-0")
+    with pytest.raises(ValueError, match="not registered"):
+        fs.unregister("rooted")
 
 
 def test_operations_a_protocol_lacks_are_reported(tmp_path):

@@ -12,7 +12,8 @@ fsspec but small.
     fs.ls("s3://bucket/data/")                                          # AWS or S3-compatible
     fs.expand(["data/", "hdfs://namenode:8020/more/*.tfrecord"])        # Hadoop-style inputs
 
-Protocols (:func:`protocols`, :func:`register` for more), one backend module (or package) each:
+Protocols (:func:`protocols`; :func:`register` and :func:`unregister` for more), one backend
+module (or package) each:
 
 * local paths, ``file:///path`` and Hadoop's ``file:/path`` (:mod:`~tfrecord_io.fs.local`);
 * ``hdfs://namenode:port/path`` and ``webhdfs://namenode:httpport/path`` through hdfs-native or
@@ -63,7 +64,7 @@ from tfrecord_io.fs.operations import (
     stat,
     walk,
 )
-from tfrecord_io.fs.registry import environment, filesystem, protocols, register
+from tfrecord_io.fs.registry import environment, filesystem, protocols, register, unregister
 from tfrecord_io.fs.urls import as_url, is_local, is_location, join, name, split, split_url
 
 __all__ = [
@@ -87,6 +88,7 @@ __all__ = [
     "open",
     "protocols",
     "register",
+    "unregister",
     "rename",
     "replace",
     "split",

@@ -14,7 +14,7 @@ from tfrecord_io.errors import UnsupportedURLError
 from tfrecord_io.fs.backend import FileSystem
 from tfrecord_io.fs.urls import split_url
 
-__all__ = ["environment", "filesystem", "protocols", "register"]
+__all__ = ["environment", "filesystem", "protocols", "register", "unregister"]
 
 _Factory = FileSystem | Callable[[], FileSystem] | str
 
@@ -51,6 +51,24 @@ def register(
                 raise ValueError(f"the URL scheme {key!r} is already registered")
         for scheme in names:
             _registry[scheme.lower()] = filesystem
+
+
+def unregister(schemes: str | Iterable[str]) -> None:
+    """Stops serving URLs of *schemes* (undoes :func:`register`, for instance at the end of
+    a test); the file system made for them is forgotten.
+
+    Raises:
+        ValueError: a scheme is not registered.
+    """
+    names = [s.lower() for s in ([schemes] if isinstance(schemes, str) else schemes)]
+    with _lock:
+        missing = [scheme for scheme in names if scheme not in _registry]
+        if missing:
+            raise ValueError(f"the URL schemes {missing} are not registered")
+        for scheme in names:
+            factory = _registry.pop(scheme)
+            if factory not in _registry.values():
+                _instances.pop(factory, None)
 
 
 def protocols() -> list[str]:
