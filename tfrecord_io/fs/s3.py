@@ -33,7 +33,9 @@ Semantics on a store that has no directories:
   ``data/`` (or the marker object ``data/`` exists, which :meth:`~S3FileSystem.makedirs`
   writes, as Hadoop's S3A and pyarrow do). Listing is by prefix and delimiter, 1,000 keys per
   request, continued until the end.
-* Reads are ranged ``GET`` requests through a buffer (:data:`READ_BUFFER` bytes each).
+* Reads are ranged ``GET`` requests of :data:`READ_BUFFER` bytes, fetched ahead of the reader
+  in a background thread (:class:`~tfrecord_io.fs.readahead.ReadAhead`, two blocks at most), so
+  that parsing and the transfer overlap; a seek elsewhere starts fetching there.
 * **Writes are atomic**: ``open(url, "wb")`` stages the data in a local temporary file (in
   ``TMPDIR``) and uploads it when the file is closed (a multipart upload for large files, which
   S3 makes visible only when it completes). Until then nothing is at the URL; a writer closed
@@ -78,6 +80,7 @@ from tfrecord_io.errors import (
     UnsupportedURLError,
 )
 from tfrecord_io.fs.backend import FileInfo, FileSystem
+from tfrecord_io.fs.readahead import ReadAhead
 
 __all__ = [
     "ADDRESSING_ENV",
@@ -116,8 +119,10 @@ _GIVEN_AS = {
     "addressing": ADDRESSING_ENV, "connect_timeout": CONNECT_TIMEOUT_ENV,
     "request_timeout": REQUEST_TIMEOUT_ENV,
 }
-#: Bytes fetched by one ranged GET when reading through the buffer.
+#: Bytes fetched by one ranged GET when reading (a block of the read-ahead).
 READ_BUFFER = 8 << 20
+# The buffer above the read-ahead, for small reads (a record's header) without a lock each.
+_SMALL_READS = 256 << 10
 _DEFAULT_ENDPOINT_REGION = "us-east-1"
 
 # Words of the AWS SDK's messages (as pyarrow passes them on) that say what went wrong.
@@ -446,7 +451,8 @@ class S3FileSystem(FileSystem):
             except OSError as e:
                 raise self._error(e, target, "open", config) from None
             raw = _Reader(handle, target, self, config)
-            return io.BufferedReader(raw, buffer_size)  # type: ignore[return-value]
+            ahead = ReadAhead(raw, raw.size, block_size=buffer_size, name=target)
+            return io.BufferedReader(ahead, min(buffer_size, _SMALL_READS))  # type: ignore[return-value]
         if mode == "wb":
             self._check_bucket(target)  # a wrong bucket fails now, not after the data is staged
             return _Writer(self, target)  # type: ignore[return-value]
@@ -584,7 +590,8 @@ class S3FileSystem(FileSystem):
 
 
 class _Reader(io.RawIOBase):
-    """Ranged reads of one object (wrapped in a :class:`io.BufferedReader` by ``open``)."""
+    """Ranged reads of one object (under a :class:`ReadAhead` and a :class:`io.BufferedReader`
+    by ``open``)."""
 
     def __init__(self, handle: Any, url: str, owner: S3FileSystem, config: S3Settings) -> None:
         super().__init__()
@@ -638,18 +645,6 @@ class _Reader(io.RawIOBase):
             raise error from None
         self._pos += got
         return got
-
-    def readall(self) -> bytes:
-        """The rest of the object, in one request (not in small pieces)."""
-        out = bytearray(max(0, self._size - self._pos))
-        view = memoryview(out)
-        done = 0
-        while done < len(out):
-            n = self.readinto(view[done:])
-            if n == 0:
-                break
-            done += n
-        return bytes(out[:done])
 
     def close(self) -> None:
         if not self.closed:

@@ -177,7 +177,7 @@ class _Provider:
     def _open_read(self, uri: bytes, handle: Any, status: Any) -> int:
         # No read-ahead thread of ours: hdfs-native already streams up to 100 packets ahead in
         # its own tasks, and a second thread only added GIL hand-offs (bench/tf_hdfs.py measured
-        # reading faster without it); s3:// reads through a buffer of large ranged GETs.
+        # reading faster without it); s3:// fetches large ranged GETs ahead on its own.
         f = fs.open(uri.decode(), "rb")
         key = self._new_id()
         self._readers[key] = (f, threading.Lock())

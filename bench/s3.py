@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""TensorFlow and Spark on S3: the plugin's ``s3://`` against the raw GETs of the same client
+and against local disk; ``format("tfrecord")`` against Parquet on ``s3a://``.
+
+    .venv/bin/python bench/s3.py [--quick] [--size-mb 200] [--files 8] [--repeat 5]
+        [--only tf|spark] [--out FILE.md]
+
+1. Starts the test S3 server (:class:`tfrecord_io.testing.s3.S3Server`: moto's, on 127.0.0.1,
+   every request signed) and points the standard AWS settings of this process at it.
+2. **TensorFlow** (``--only tf``): ``--files`` files of 1 KB records (``--size-mb`` in all; 40
+   with ``--quick``) are written locally with :func:`tfrecord_io.records.write` and uploaded.
+   Timed passes, interleaved round by round so that background load hurts them alike, after one
+   untimed warm-up each (which also checks the record counts):
+
+   * raw GET: every object streamed with :func:`tfrecord_io.fs.open` into a buffer, no parsing
+     -- the client the plugin reads through (pyarrow's S3 client), at the plugin's chunk size:
+     the ceiling of any reader on this server;
+   * ``tfrecord_io.tf.dataset("s3://...")`` -- TensorFlow's own TFRecord reader over the plugin;
+   * ``tf.data.TFRecordDataset`` over the same files on local disk (page cache warm).
+
+   Each TensorFlow pass iterates ``dataset.batch(1024)`` in Python, as a training loop would.
+3. **Spark** (``--only spark``): a DataFrame of ``--rows`` rows (id long, x double, s string of
+   ~20 characters, v array<float> of 10), cached, written with ``format("tfrecord")`` and with
+   ``format("parquet")`` to ``s3a://`` through Hadoop's S3A connector (:func:`configure_s3a`,
+   the committer S3A uses by default), then read back whole with an aggregate over every column;
+   Spark ``local[2]``.
+
+Every figure is the **median** of ``--repeat`` timed passes. MB = 10**6 bytes of file. Prints a
+Markdown table (also written to ``--out``) with the command that produced it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
+)
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+RECORD_BYTES = 1024
+FRAMING = 16
+BUCKET = "tfrecord-io-bench"
+T0 = time.monotonic()
+
+
+def log(msg: str) -> None:
+    print(f"[{time.monotonic() - T0:6.1f}s] {msg}", file=sys.stderr, flush=True)
+
+
+def interleaved_medians(contenders: dict[str, Callable[[], object]], repeat: int) -> dict:
+    """The median wall seconds of each contender over *repeat* rounds, contenders interleaved
+    within each round (one untimed warm-up round first)."""
+    for name, run in contenders.items():
+        run()
+        log(f"warm-up: {name}")
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for r in range(repeat):
+        for name, run in contenders.items():
+            t = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - t)
+            log(f"round {r + 1}: {name}: {times[name][-1]:.2f} s")
+    return {name: statistics.median(seconds) for name, seconds in times.items()}
+
+
+def make_files(local_dir: Path, files: int, records_per_file: int) -> list[Path]:
+    """*files* TFRecord files of 1 KB records cut from a random pool."""
+    from tfrecord_io import records
+
+    pool = os.urandom(1 << 20)
+    paths = []
+    for i in range(files):
+        path = local_dir / f"part-{i:05d}.tfrecord"
+        records.write(
+            path,
+            (pool[(j * 7919) % ((1 << 20) - RECORD_BYTES):][:RECORD_BYTES]
+             for j in range(i * records_per_file, (i + 1) * records_per_file)),
+        )
+        paths.append(path)
+    return paths
+
+
+def tensorflow_rows(ns: argparse.Namespace, base: str) -> tuple[list[str], dict[str, float]]:
+    import tensorflow as tf
+
+    from tfrecord_io import fs
+    from tfrecord_io import tf as tfr
+    from tfrecord_io.tf.chunks import DEFAULT_CHUNK_BYTES
+
+    size_mb = ns.size_mb or (40 if ns.quick else 200)
+    per_file = max(1, size_mb * 10**6 // (RECORD_BYTES + FRAMING) // ns.files)
+    n_written = per_file * ns.files
+    local_dir = Path(tempfile.mkdtemp(prefix="tfrecord-io-bench-s3-"))
+    try:
+        log(f"writing {ns.files} files x {per_file} records of 1 KB; uploading to {base}")
+        local = make_files(local_dir, ns.files, per_file)
+        urls = []
+        for path in local:
+            url = f"{base}/{path.name}"
+            with open(path, "rb") as src, fs.open(url, "wb") as dst:
+                shutil.copyfileobj(src, dst, 8 << 20)
+            urls.append(url)
+        total = sum(p.stat().st_size for p in local)
+        tfr.register_filesystems()
+
+        def count(ds) -> None:
+            n = sum(int(batch.shape[0]) for batch in ds.batch(1024))
+            if n != n_written:
+                raise SystemExit(f"read {n} records, {n_written} were written")
+
+        def raw_get() -> None:
+            buf = bytearray(DEFAULT_CHUNK_BYTES)
+            got = 0
+            for url in urls:
+                with fs.open(url) as f:
+                    while n := f.readinto(buf):
+                        got += n
+            if got != total:
+                raise SystemExit(f"raw GET read {got} bytes of {total}")
+
+        raw = "raw GET: `fs.open(s3://...)` streamed into a buffer, no parsing"
+        plugin = "`tfrecord_io.tf.dataset(\"s3://...\")` (TensorFlow's reader, the plugin)"
+        disk = "TF `TFRecordDataset`, local disk"
+        medians = interleaved_medians({
+            raw: raw_get,
+            plugin: lambda: count(tfr.dataset(base)),
+            disk: lambda: count(tf.data.TFRecordDataset([str(p) for p in local])),
+        }, ns.repeat)
+        lines = [
+            f"### TensorFlow reading S3 ({ns.files} files of 1 KB records, {total / 1e6:.0f} MB, "
+            f"{n_written:,} records; median of {ns.repeat})",
+            "",
+            "| reader | MB/s | records/s | vs raw GET |",
+            "|---|---:|---:|---:|",
+        ]
+        for name, seconds in medians.items():
+            lines.append(f"| {name} | {total / seconds / 1e6:,.1f} | {n_written / seconds:,.0f} "
+                         f"| {medians[raw] / seconds:.0%} |")
+        figures = {"plugin vs raw GET": medians[raw] / medians[plugin],
+                   "plugin vs local disk": medians[disk] / medians[plugin]}
+        lines += ["", f"TensorFlow {tf.__version__}; the plugin reads "
+                  f"{DEFAULT_CHUNK_BYTES >> 20} MiB per call into Python."]
+        return lines, figures
+    finally:
+        shutil.rmtree(local_dir, ignore_errors=True)
+
+
+def spark_rows(ns: argparse.Namespace, base: str) -> tuple[list[str], dict[str, float]]:
+    from pyspark.sql import functions as F
+
+    from tfrecord_io import spark as tfs
+    from tfrecord_io.testing.s3.s3a import find_s3a_classpath
+
+    classpath = find_s3a_classpath()
+    if classpath is None:
+        raise SystemExit("no S3A connector of this pyspark's Hadoop: run `make setup`")
+    spark = tfs.session(
+        "local[2]",
+        app_name="tfrecord-io-bench-s3",
+        **{"spark.ui.enabled": "false", "spark.driver.memory": "4g",
+           "spark.sql.shuffle.partitions": "2", "spark.driver.host": "127.0.0.1",
+           "spark.driver.extraClassPath": classpath},
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        tfs.configure_s3a(spark)
+        rows = ns.rows or (200_000 if ns.quick else 1_000_000)
+        df = (
+            spark.range(rows, numPartitions=4)
+            .select(
+                F.col("id"),
+                (F.col("id") * 0.5 + 0.25).alias("x"),
+                F.concat(F.lit("s-"), F.sha1(F.col("id").cast("string")).substr(1, 18)).alias("s"),
+                F.expr("transform(sequence(0, 9), i -> cast(id + i as float) / 3)").alias("v"),
+            )
+            .cache()
+        )
+        df.count()
+        schema = df.schema
+        s3a = base.replace("s3://", "s3a://", 1)
+        counter = iter(range(1_000_000))
+
+        def fresh(kind: str) -> str:
+            return f"{s3a}/{kind}-{next(counter)}"
+
+        def aggregate(d) -> None:
+            d.agg(F.sum("id"), F.sum("x"), F.sum(F.length("s")),
+                  F.sum(F.expr("aggregate(v, 0D, (acc, e) -> acc + e)"))).collect()
+
+        tf_path, pq_path = f"{s3a}/tfrecord", f"{s3a}/parquet"
+        df.write.format("tfrecord").save(tf_path)
+        df.write.parquet(pq_path)
+        medians = interleaved_medians({
+            "write tfrecord": lambda: df.write.format("tfrecord").save(fresh("tfrecord")),
+            "write parquet": lambda: df.write.parquet(fresh("parquet")),
+            "read tfrecord": lambda: aggregate(
+                spark.read.format("tfrecord").schema(schema).load(tf_path)),
+            "read parquet": lambda: aggregate(spark.read.parquet(pq_path)),
+        }, ns.repeat)
+        lines = [
+            f"### Spark on `s3a://` ({rows:,} rows: id long, x double, s string ~20 chars, "
+            f"v array<float>[10]; local[2]; Spark {spark.version}; median of {ns.repeat})",
+            "",
+            "| | TFRecord | Parquet | ratio |",
+            "|---|---:|---:|---:|",
+        ]
+        for op in ("write", "read"):
+            ours, theirs = medians[f"{op} tfrecord"], medians[f"{op} parquet"]
+            label = "write" if op == "write" else "full read with a schema"
+            lines.append(f"| {label} | {ours:.2f} s | {theirs:.2f} s | {ours / theirs:.2f}x |")
+        figures = {"spark write vs parquet": medians["write tfrecord"] / medians["write parquet"]}
+        return lines, figures
+    finally:
+        spark.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="40 MB and 200k rows")
+    parser.add_argument("--size-mb", type=int, default=None, help="TF data size (default 200)")
+    parser.add_argument("--files", type=int, default=8, help="TF files (default 8)")
+    parser.add_argument("--rows", type=int, default=None, help="Spark rows (default 1M)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed passes (median kept)")
+    parser.add_argument("--only", choices=("tf", "spark"), help="one half only")
+    parser.add_argument("--out", help="also write the markdown report here")
+    args = list(sys.argv[1:] if argv is None else argv)
+    ns = parser.parse_args(args)
+
+    from tfrecord_io.testing.s3 import S3Server
+
+    with S3Server() as server:
+        os.environ.update(server.environment())
+        server.create_bucket(BUCKET)
+        base = f"s3://{BUCKET}/bench-{uuid.uuid4().hex[:8]}"
+        lines: list[str] = []
+        figures: dict[str, float] = {}
+        for half, rows in (("tf", tensorflow_rows), ("spark", spark_rows)):
+            if ns.only in (None, half):
+                more, got = rows(ns, f"{base}/{half}")
+                lines += [*more, ""]
+                figures.update(got)
+    load = os.getloadavg()
+    lines += [
+        f"Server: moto's S3 server on 127.0.0.1 (one Python process, signed requests). Machine: "
+        f"{platform.machine()}, {os.cpu_count()} CPUs, load average {load[0]:.1f} / "
+        f"{load[1]:.1f} / {load[2]:.1f} at the end; Python {platform.python_version()}.",
+        "",
+        "Command: `" + shlex.join([".venv/bin/python", "bench/s3.py", *args]) + "`",
+    ]
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if ns.out:
+        Path(ns.out).write_text(report, encoding="utf-8")
+    for name, value in figures.items():
+        log(f"{name}: {value:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""Read-ahead (``tfrecord_io.fs.readahead``): the bytes a caller reads are the file's, however
+it reads and seeks and however the background fetches are timed; the fetcher stays a bounded
+distance ahead; a fetch's error reaches the read that needs its bytes; closing ends the fetcher
+and closes the source. Driven against a fake source whose reads are delayed by a seeded random
+schedule."""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import threading
+import time
+
+import pytest
+
+from tfrecord_io.fs.readahead import ReadAhead
+
+BLOCK = 1000
+
+
+class FakeSource(io.RawIOBase):
+    """A seekable raw reader of *data*, recording what was read; each read sleeps a delay
+    drawn from *rnd* (0 to 2 ms) and fails with *fail* when it covers byte *fail_at*."""
+
+    def __init__(self, data: bytes, rnd: random.Random | None = None,
+                 fail_at: int | None = None, fail: BaseException | None = None) -> None:
+        super().__init__()
+        self.data = data
+        self.pos = 0
+        self.rnd = rnd
+        self.fail_at, self.fail = fail_at, fail
+        self.reads: list[tuple[int, int]] = []
+        self.lock = threading.Lock()
+        self.release = threading.Event()
+        self.release.set()
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self.pos = offset
+        return offset
+
+    def readinto(self, buffer) -> int:
+        self.release.wait(10)
+        if self.rnd is not None:
+            with self.lock:
+                delay = self.rnd.random() * 0.002
+            time.sleep(delay)
+        n = min(len(buffer), len(self.data) - self.pos)
+        if self.fail_at is not None and self.pos <= self.fail_at < self.pos + n:
+            raise self.fail
+        buffer[:n] = self.data[self.pos:self.pos + n]
+        self.reads.append((self.pos, n))
+        self.pos += n
+        return n
+
+
+def _read(f: ReadAhead, n: int) -> bytes:
+    """Up to *n* bytes, by as many raw reads as it takes (a raw read may return fewer)."""
+    out = b""
+    while len(out) < n and (got := f.read(n - len(out))):
+        out += got
+    return out
+
+
+def _reader(source: FakeSource, depth: int = 2) -> ReadAhead:
+    return ReadAhead(source, len(source.data), block_size=BLOCK, depth=depth, name="fake://f")
+
+
+def test_reading_to_the_end_gives_the_files_bytes_in_blocks_fetched_once():
+    data = os.urandom(10 * BLOCK + 123)
+    source = FakeSource(data)
+    with _reader(source) as f:
+        assert f.readall() == data
+        assert f.read(1) == b""
+    assert sorted(source.reads) == [(o, min(BLOCK, len(data) - o))
+                                    for o in range(0, len(data), BLOCK)]
+    assert source.closed
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_any_schedule_of_reads_and_seeks_gives_the_files_bytes(seed):
+    rnd = random.Random(seed)
+    data = os.urandom(rnd.randrange(1, 8 * BLOCK))
+    with _reader(FakeSource(data, random.Random(seed + 1000)), depth=rnd.randint(1, 3)) as f:
+        for _ in range(30):
+            if rnd.random() < 0.3:
+                target = rnd.randrange(0, len(data) + 10)
+                assert f.seek(target) == target
+            n = rnd.choice([1, 7, BLOCK // 3, BLOCK, 3 * BLOCK])
+            at = f.tell()
+            assert _read(f, n) == data[at:at + n]
+            assert f.tell() == min(at + n, max(at, len(data)))
+
+
+def test_the_fetcher_stays_at_most_depth_blocks_ahead_of_the_caller():
+    data = os.urandom(20 * BLOCK)
+    source = FakeSource(data)
+    with _reader(source, depth=2) as f:
+        for consumed in range(BLOCK, len(data) + 1, BLOCK):
+            assert len(f.read(BLOCK)) == BLOCK
+            time.sleep(0.01)  # time enough to fetch as far as it may
+            fetched = max(o + n for o, n in source.reads)
+            assert fetched <= consumed + 2 * BLOCK
+
+
+def test_a_fetch_error_is_raised_by_the_read_that_needs_its_bytes():
+    data = os.urandom(6 * BLOCK)
+    failure = OSError("fake://f: read byte 4000 failed: connection reset")
+    with _reader(FakeSource(data, fail_at=4 * BLOCK + 10, fail=failure)) as f:
+        assert _read(f, 4 * BLOCK) == data[:4 * BLOCK]  # the bytes before it are served
+        with pytest.raises(OSError, match="read byte 4000 failed") as err:
+            f.read(10)
+        assert err.value is failure
+        f.seek(5 * BLOCK)  # elsewhere still reads
+        assert f.read() == data[5 * BLOCK:]
+
+
+def test_a_source_that_ends_early_is_an_error_naming_the_file_and_the_byte():
+    source = FakeSource(b"x" * 1500)
+    with ReadAhead(source, 3000, block_size=BLOCK, name="fake://short") as f:
+        assert f.read(BLOCK) == b"x" * BLOCK
+        with pytest.raises(EOFError, match="fake://short ended at byte 1500, before its 3000"):
+            f.read(BLOCK)
+
+
+def test_closing_during_a_fetch_ends_the_fetcher_and_closes_the_source():
+    source = FakeSource(os.urandom(4 * BLOCK))
+    f = _reader(source)
+    assert len(f.read(10)) == 10
+    source.release.clear()  # the next fetch hangs until released
+    time.sleep(0.05)
+    f.close()
+    assert f.closed
+    source.release.set()
+    deadline = time.monotonic() + 5
+    while not source.closed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert source.closed
+    assert not [t for t in threading.enumerate() if t.name.startswith("tfrecord-io-read-ahead")]
+    with pytest.raises(ValueError, match="closed file"):
+        f.read(1)
+
+
+def test_a_reader_never_read_starts_no_thread_and_closes_its_source():
+    source = FakeSource(b"abc")
+    before = threading.active_count()
+    _reader(source).close()
+    assert source.closed and threading.active_count() == before
