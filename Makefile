@@ -245,10 +245,12 @@ test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_C
 # the session's refusals and the errors of the jar as a 3.5 client reports them, a node's
 # exception over a Connect session and two feeds in turns. Spark's Python workers run the 3.5
 # environment too. The launcher, the feed, the RDD helpers and Spark ML's stages use the same
-# Spark API on both lines: they run on 4.3 only. The data source's Connect cases are its errors
-# alone (SPARK35_SELECT): a Connect server runs the very reads and writes of the classic cases;
-# what the 3.5 client adds is how it reports the jar's errors.
-SPARK35_SELECT := not connect or not test_source or fails or refuses
+# Spark API on both lines: they run on 4.3 only. The Connect cases of the data source and the
+# DataFrame functions are their errors and one round trip of each kind (SPARK35_SELECT): a
+# Connect server runs the very reads and writes of the classic cases; what the 3.5 client adds
+# is how it sends the functions' plans and reports the jar's errors.
+SPARK35_SELECT := not connect or not (test_source or test_dataframe) or fails or refuses \
+  or raise or bad_arguments or round_trips_with_its_schema or partitioned_output_round_trip
 RUN_OVER_CONNECT := tests/cluster/test_run_over_connect.py
 FEED_OVER_CONNECT := tests/cluster/test_feed_over_connect.py
 SPARK35_TESTS := tests/spark/test_source.py tests/spark/test_dataframe.py \
