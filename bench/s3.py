@@ -103,6 +103,7 @@ def tensorflow_rows(ns: argparse.Namespace, base: str) -> tuple[list[str], dict[
     from tfrecord_io import fs
     from tfrecord_io import tf as tfr
     from tfrecord_io.tf.chunks import DEFAULT_CHUNK_BYTES
+    from tfrecord_io.tf.datasets import REMOTE_BUFFER_BYTES
 
     size_mb = ns.size_mb or (40 if ns.quick else 200)
     per_file = max(1, size_mb * 10**6 // (RECORD_BYTES + FRAMING) // ns.files)
@@ -155,8 +156,9 @@ def tensorflow_rows(ns: argparse.Namespace, base: str) -> tuple[list[str], dict[
                          f"| {medians[raw] / seconds:.0%} |")
         figures = {"plugin vs raw GET": medians[raw] / medians[plugin],
                    "plugin vs local disk": medians[disk] / medians[plugin]}
-        lines += ["", f"TensorFlow {tf.__version__}; the plugin reads "
-                  f"{DEFAULT_CHUNK_BYTES >> 20} MiB per call into Python."]
+        lines += ["", f"TensorFlow {tf.__version__}; `dataset` reads remote files "
+                  f"{REMOTE_BUFFER_BYTES >> 20} MiB per TensorFlow read, the raw GETs "
+                  f"{DEFAULT_CHUNK_BYTES >> 20} MiB per call."]
         return lines, figures
     finally:
         shutil.rmtree(local_dir, ignore_errors=True)

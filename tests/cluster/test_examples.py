@@ -129,16 +129,9 @@ def test_keras_spark_differs_from_keras_single_in_at_most_10_lines():
     assert len([line for line in changed if line.startswith("-")]) <= 10, changed
 
 
-def test_keras_spark_reaches_90_percent_on_the_cluster_and_writes_its_model_to_hdfs(
-    sc, hdfs, mnist_on_hdfs, examples, node_output
-):
-    keras_spark = examples.keras_spark  # its __main__ block does the same
-    train, held_out = mnist_on_hdfs
-    model = f"{hdfs.url}/examples/models/keras_spark.keras"
-    args = keras_spark.parse_args([train, held_out, model, "--epochs", EPOCHS])
-    cluster.run(sc, keras_spark.main, args, num_workers=2, keras="legacy").wait()
-    assert accuracy_in(node_output.text) >= 0.90  # the nodes' output, in the driver's log
-    assert_model_on_hdfs(model)
+# keras_spark.py reaching 90% on two workers and writing its model to HDFS: the README's quickstart
+# runs it as users do, with spark-submit (tests/docs/test_snippets.py,
+# test_quickstart_cluster_trains_keras_on_two_workers_from_hdfs).
 
 
 def test_train_sync_reaches_90_percent_on_two_workers_and_writes_its_model_to_hdfs(

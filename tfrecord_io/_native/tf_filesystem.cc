@@ -7,8 +7,9 @@
 // HDFS the hdfs-native client or WebHDFS, for S3 pyarrow's client), so TensorFlow gets the same
 // URLs, configuration and credentials as the rest of tfrecord-io, with no JVM and no
 // libhdfs.so. TensorFlow's own C++ code (TFRecordDataset, tf.io.gfile, checkpoints) does
-// everything else: it asks for large reads (the dataset's buffer_size), so the cost of a Python
-// call is paid per chunk, never per record.
+// everything else. Reads reach Python in chunks of at least kReadChunk bytes (a file's chunk
+// is kept here and serves TensorFlow's smaller reads), so the cost of a Python call is paid per
+// chunk, never per record.
 //
 // Build: setup.py (build_tf_plugin) compiles this file with the installed TensorFlow's headers
 // and links it to libtensorflow_framework.so.2. The Python symbols it needs are only those of
@@ -18,7 +19,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "tensorflow/c/experimental/filesystem/filesystem_interface.h"
 #include "tensorflow/c/tf_status.h"
@@ -72,8 +75,18 @@ const TFRecordIOCallbacks* Callbacks(TF_Status* status) {
   return cb;
 }
 
+// Bytes a random access file asks Python for at a time. TensorFlow's readers ask for less
+// (TFRecordDataset 256 KiB by default): each Python call takes the GIL, which a busy Python
+// thread (a training loop) holds for up to its switch interval (5 ms), so small calls cost far
+// more than their bytes. Reads of at least this size go to Python directly.
+constexpr uint64_t kReadChunk = 4 << 20;
+
 struct ReadFile {
   int64_t handle;
+  std::mutex lock;          // TensorFlow may read one file from several threads
+  std::vector<char> chunk;  // bytes [chunk_offset, chunk_offset + chunk_length) of the file
+  uint64_t chunk_offset = 0;
+  uint64_t chunk_length = 0;
 };
 
 struct WriteFile {
@@ -118,7 +131,28 @@ int64_t Read(const TF_RandomAccessFile* file, uint64_t offset, size_t n, char* b
   const TFRecordIOCallbacks* cb = Callbacks(status);
   if (cb == nullptr) return -1;
   auto* f = static_cast<ReadFile*>(file->plugin_file);
-  int64_t got = cb->read(f->handle, offset, n, buffer, status);
+  int64_t got;
+  if (n >= kReadChunk) {
+    got = cb->read(f->handle, offset, n, buffer, status);
+  } else {
+    std::lock_guard<std::mutex> guard(f->lock);
+    bool inside = offset >= f->chunk_offset &&
+                  offset + n <= f->chunk_offset + f->chunk_length;
+    if (!inside) {
+      if (f->chunk.size() < kReadChunk) f->chunk.resize(kReadChunk);
+      f->chunk_length = 0;
+      int64_t filled = cb->read(f->handle, offset, kReadChunk, f->chunk.data(), status);
+      if (filled < 0) {
+        if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "read failed");
+        return -1;
+      }
+      f->chunk_offset = offset;
+      f->chunk_length = static_cast<uint64_t>(filled);
+    }
+    uint64_t available = f->chunk_offset + f->chunk_length - offset;
+    got = static_cast<int64_t>(n < available ? n : available);
+    std::memcpy(buffer, f->chunk.data() + (offset - f->chunk_offset), got);
+  }
   if (got < 0) {
     if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "read failed");
     return -1;

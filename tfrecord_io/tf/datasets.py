@@ -36,9 +36,19 @@ _TF_COMPRESSION = {
 }
 
 
+#: TensorFlow's reader's buffer for remote files when ``dataset`` is given none. TensorFlow's
+#: own default for a file system other than the local one is 127 MiB, one read per file of most
+#: datasets: the next bytes are fetched only once the records read are parsed, never meanwhile.
+#: In 8 MiB reads, the plugin's read-ahead (``s3://``) and the HDFS client's streaming fetch
+#: while TensorFlow parses (``bench/s3.py``).
+REMOTE_BUFFER_BYTES = 8 << 20
+
+
 def _native_dataset(
     tf: Any, pieces: Sequence[Piece], parallel: int, buffer_size: int | None
 ) -> Any:
+    if buffer_size is None and any(p.remote for p in pieces):
+        buffer_size = REMOTE_BUFFER_BYTES
     names = [fs.split_url(p.path)[1] for p in pieces]
     types = [_TF_COMPRESSION[p.compression] for p in pieces]
     if len(set(types)) == 1:
@@ -140,7 +150,7 @@ def dataset(
         reader: ``"auto"`` (TensorFlow's reader for whole files, local or on HDFS;
             tfrecord-io's for byte ranges) or ``"python"`` (tfrecord-io's for everything).
         buffer_size: read buffer, in bytes, of ``tf.data.TFRecordDataset`` (None: its default,
-            256 KiB, local or HDFS).
+            256 KiB, for local files; :data:`REMOTE_BUFFER_BYTES` for remote ones).
         chunk_bytes: how many bytes tfrecord-io's reader reads and hands to TensorFlow at a
             time (a record larger than this is read whole).
 
