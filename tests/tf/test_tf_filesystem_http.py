@@ -4,6 +4,7 @@ real server (http.server on 127.0.0.1, in a thread), read-only as in ``fs``."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
 import pytest
@@ -68,3 +69,15 @@ def test_http_stays_read_only_inside_tensorflow(server):
     with pytest.raises(tf.errors.OpError):
         with tf.io.gfile.GFile(f"{server}/new.tfrecord", "wb") as f:
             f.write(b"x")
+
+
+def test_small_reads_anywhere_across_the_plugins_chunks_return_the_files_bytes(tmp_path):
+    # The plugin asks Python for 4 MiB at a time and serves smaller reads from that chunk.
+    data = bytes(random.Random(7).randbytes(9 << 20))
+    (tmp_path / "blob").write_bytes(data)
+    chunk = 4 << 20
+    with serving(tmp_path) as url, tf.io.gfile.GFile(f"{url}/blob", "rb") as f:
+        for offset, n in [(0, 10), (chunk - 5, 10), (chunk, 1), (100, 3), (2 * chunk - 1, 2),
+                          (len(data) - 7, 100), (1, chunk + 3), (chunk + 17, 256 << 10)]:
+            f.seek(offset)
+            assert f.read(n) == data[offset:offset + n], (offset, n)
