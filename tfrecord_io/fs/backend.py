@@ -1,14 +1,40 @@
 """What a file system must provide to :mod:`tfrecord_io.fs`: the :class:`FileSystem` base class
-(one subclass per protocol) and the :class:`FileInfo` it reports."""
+(one subclass per protocol) and the :class:`FileInfo` it reports; :func:`seek_position`, the
+seek arithmetic its readers share."""
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from tfrecord_io.errors import UnsupportedOperationError
 
-__all__ = ["FileInfo", "FileSystem"]
+__all__ = ["FileInfo", "FileSystem", "seek_position"]
+
+
+def seek_position(name: str, position: int, size: int | None, offset: int,
+                  whence: int = io.SEEK_SET) -> int:
+    """Where ``seek(offset, whence)`` goes from *position* in the file *name* of *size* bytes
+    (None: unknown), for the backends' seekable readers.
+
+    Raises:
+        ValueError: an unknown *whence*, or a position before the start.
+        io.UnsupportedOperation: ``SEEK_END`` in a file whose size is unknown.
+    """
+    if whence == io.SEEK_SET:
+        target = offset
+    elif whence == io.SEEK_CUR:
+        target = position + offset
+    elif whence == io.SEEK_END:
+        if size is None:
+            raise io.UnsupportedOperation(f"{name}: the server does not give its size")
+        target = size + offset
+    else:
+        raise ValueError(f"invalid whence {whence}")
+    if target < 0:
+        raise ValueError(f"negative seek position {target} in {name}")
+    return target
 
 
 @dataclass(frozen=True)

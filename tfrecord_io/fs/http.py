@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 from tfrecord_io import __version__
 from tfrecord_io.errors import HttpError, HttpFileNotFoundError, HttpPermissionError
-from tfrecord_io.fs.backend import FileInfo, FileSystem
+from tfrecord_io.fs.backend import FileInfo, FileSystem, seek_position
 
 __all__ = ["TIMEOUT", "HttpFileSystem", "HttpReader"]
 
@@ -95,18 +95,7 @@ class HttpReader(io.RawIOBase):
         return self._pos
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        if whence == io.SEEK_SET:
-            pos = offset
-        elif whence == io.SEEK_CUR:
-            pos = self._pos + offset
-        elif whence == io.SEEK_END:
-            if self._size is None:
-                raise io.UnsupportedOperation(f"{self.name}: the server does not give its size")
-            pos = self._size + offset
-        else:
-            raise ValueError(f"invalid whence {whence}")
-        if pos < 0:
-            raise ValueError(f"negative seek position {pos} in {self.name}")
+        pos = seek_position(self.name, self._pos, self._size, offset, whence)
         if pos != self._pos:
             self._drop()
             self._pos = pos

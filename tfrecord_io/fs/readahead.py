@@ -18,6 +18,8 @@ import io
 import threading
 from typing import Any
 
+from tfrecord_io.fs.backend import seek_position
+
 __all__ = ["ReadAhead"]
 
 
@@ -68,12 +70,7 @@ class ReadAhead(io.RawIOBase):
         return self._pos
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}.get(whence)
-        if base is None:
-            raise ValueError(f"invalid whence {whence}")
-        if base + offset < 0:
-            raise ValueError(f"negative seek position {base + offset} in {self.name}")
-        self._pos = base + offset
+        self._pos = seek_position(self.name, self._pos, self._size, offset, whence)
         return self._pos
 
     def readinto(self, buffer: Any) -> int:

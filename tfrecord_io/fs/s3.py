@@ -79,7 +79,7 @@ from tfrecord_io.errors import (
     TFRecordError,
     UnsupportedURLError,
 )
-from tfrecord_io.fs.backend import FileInfo, FileSystem
+from tfrecord_io.fs.backend import FileInfo, FileSystem, seek_position
 from tfrecord_io.fs.readahead import ReadAhead
 
 __all__ = [
@@ -617,18 +617,8 @@ class _Reader(io.RawIOBase):
         return self._pos
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        if whence == io.SEEK_SET:
-            pos = offset
-        elif whence == io.SEEK_CUR:
-            pos = self._pos + offset
-        elif whence == io.SEEK_END:
-            pos = self._size + offset
-        else:
-            raise ValueError(f"invalid whence {whence}")
-        if pos < 0:
-            raise ValueError(f"negative seek position {pos} in {self.name}")
-        self._pos = pos
-        return pos
+        self._pos = seek_position(self.name, self._pos, self._size, offset, whence)
+        return self._pos
 
     def readinto(self, buffer: Any) -> int:
         if self.closed:
