@@ -36,7 +36,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Location = Union[str, "os.PathLike[str]"]
+PathOrUrl = Union[str, "os.PathLike[str]"]
 _MODES = {"rb": "rb", "wb": "wb", "r": "rb", "rt": "rb", "w": "wb", "wt": "wb"}
 
 
@@ -56,7 +56,7 @@ def _basename(url: str) -> str:
 
 
 def open(  # noqa: A001 - mirrors builtins.open
-    url: Location, mode: str = "rb", *, encoding: str | None = None, **options: Any
+    url: PathOrUrl, mode: str = "rb", *, encoding: str | None = None, **options: Any
 ) -> IO[Any]:
     """Opens a path or URL as a file object (a context manager).
 
@@ -100,7 +100,7 @@ class _TextFile(io.TextIOWrapper):
         super().__exit__(exc_type, exc, tb)
 
 
-def stat(url: Location) -> FileInfo:
+def stat(url: PathOrUrl) -> FileInfo:
     """The :class:`FileInfo` of a file or directory (local symbolic links followed).
 
     Raises:
@@ -110,7 +110,7 @@ def stat(url: Location) -> FileInfo:
     return fs.stat(target)
 
 
-def exists(url: Location) -> bool:
+def exists(url: PathOrUrl) -> bool:
     """Whether a file or directory exists (errors other than "missing" still raise)."""
     try:
         stat(url)
@@ -119,7 +119,7 @@ def exists(url: Location) -> bool:
     return True
 
 
-def isdir(url: Location) -> bool:
+def isdir(url: PathOrUrl) -> bool:
     """Whether *url* is an existing directory."""
     try:
         return stat(url).is_dir
@@ -134,7 +134,7 @@ def _entries(fs: FileSystem, base: str) -> list[FileInfo]:
     return found
 
 
-def ls(url: Location, *, detail: bool = False) -> list[Any]:
+def ls(url: PathOrUrl, *, detail: bool = False) -> list[Any]:
     """The entries of a directory sorted by name (for a file: the file alone), as URLs in the
     form given, or as :class:`FileInfo` with ``detail=True``.
 
@@ -150,7 +150,7 @@ def ls(url: Location, *, detail: bool = False) -> list[Any]:
     return entries if detail else [e.url for e in entries]
 
 
-def glob(pattern: Location, *, detail: bool = False, skip_hidden: bool = False) -> list[Any]:
+def glob(pattern: PathOrUrl, *, detail: bool = False, skip_hidden: bool = False) -> list[Any]:
     """The paths or URLs matching *pattern*, sorted.
 
     ``*``, ``?`` and ``[...]`` (:mod:`fnmatch`, case-sensitive) may appear in any path
@@ -218,7 +218,7 @@ def glob(pattern: Location, *, detail: bool = False, skip_hidden: bool = False) 
     return matches if detail else [m.url for m in matches]
 
 
-def walk(url: Location, *, detail: bool = False) -> Iterator[tuple[str, list[Any], list[Any]]]:
+def walk(url: PathOrUrl, *, detail: bool = False) -> Iterator[tuple[str, list[Any], list[Any]]]:
     """Walks a directory tree top-down, like :func:`os.walk`: ``(directory, dirs, files)`` for
     each directory, with names (or :class:`FileInfo` with ``detail=True``) sorted. Removing
     entries from ``dirs`` prunes the walk. Local symbolic links to directories are followed;
@@ -255,7 +255,7 @@ def _walk(
         yield from _walk(fs, sub.url, detail, ancestors | {real})
 
 
-def makedirs(url: Location) -> None:
+def makedirs(url: PathOrUrl) -> None:
     """Creates a directory and its missing parents; fine if it exists as a directory.
 
     Raises:
@@ -265,7 +265,7 @@ def makedirs(url: Location) -> None:
     fs.makedirs(target)
 
 
-def delete(url: Location, *, recursive: bool = False) -> None:
+def delete(url: PathOrUrl, *, recursive: bool = False) -> None:
     """Deletes a file or a directory (a non-empty one only with ``recursive``). A local
     symbolic link is removed, not what it points to.
 
@@ -276,7 +276,7 @@ def delete(url: Location, *, recursive: bool = False) -> None:
     fs.delete(target, recursive)
 
 
-def _same_filesystem(src: Location, dst: Location) -> tuple[FileSystem, str, str]:
+def _same_filesystem(src: PathOrUrl, dst: PathOrUrl) -> tuple[FileSystem, str, str]:
     fs, s = filesystem(src)
     fs_dst, d = filesystem(dst)
     if fs is not fs_dst:
@@ -284,7 +284,7 @@ def _same_filesystem(src: Location, dst: Location) -> tuple[FileSystem, str, str
     return fs, s, d
 
 
-def rename(src: Location, dst: Location) -> None:
+def rename(src: PathOrUrl, dst: PathOrUrl) -> None:
     """Renames (moves) *src* to *dst* on the same file system.
 
     Raises:
@@ -296,7 +296,7 @@ def rename(src: Location, dst: Location) -> None:
     fs.rename(s, d)
 
 
-def replace(src: Location, dst: Location) -> None:
+def replace(src: PathOrUrl, dst: PathOrUrl) -> None:
     """Renames *src* to *dst*, replacing a file at *dst*: atomically on local disks and (for
     a file) on ``s3://``, by a server-side copy; on HDFS the old file is deleted first, so for
     a moment there is none."""
@@ -305,7 +305,7 @@ def replace(src: Location, dst: Location) -> None:
 
 
 @contextlib.contextmanager
-def atomic_write(url: Location) -> Iterator[IO[bytes]]:
+def atomic_write(url: PathOrUrl) -> Iterator[IO[bytes]]:
     """A binary writer whose data appears at *url* only when the ``with`` block ends without
     an exception: it goes to a hidden sibling (``.NAME.<unique>.tmp``, skipped by readers of
     the directory) that then :func:`replace`\\ s *url*. On an exception the sibling is deleted

@@ -1,13 +1,13 @@
 """What an HDFS client must do for the ``hdfs://`` backend of :mod:`tfrecord_io.fs`: the
 :class:`Client` interface that the hdfs-native and WebHDFS clients implement, and the
-:class:`Stream` of bytes they return."""
+:class:`ChunkStream` of bytes they return."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["CHUNK", "CONNECT_TIMEOUT", "READ_TIMEOUT", "Client", "Stream"]
+__all__ = ["CHUNK", "CONNECT_TIMEOUT", "READ_TIMEOUT", "Client", "ChunkStream"]
 
 #: Seconds to connect to a NameNode (and WebHDFS DataNodes).
 CONNECT_TIMEOUT = 5.0
@@ -17,14 +17,14 @@ READ_TIMEOUT = 120.0
 CHUNK = 64 * 1024
 
 
-class Stream:
+class ChunkStream:
     """An iterator of byte chunks from an offset, with close()."""
 
     def __init__(self, it: Iterator[bytes], close: Callable[[], None] = lambda: None) -> None:
         self._it = it
         self._close = close
 
-    def __iter__(self) -> Stream:
+    def __iter__(self) -> ChunkStream:
         return self
 
     def __next__(self) -> bytes:
@@ -59,7 +59,7 @@ class Client:
         """A handle for :meth:`open_stream` (block locations are fetched once per handle)."""
         return path
 
-    def open_stream(self, handle: Any, offset: int, length: int) -> Stream:
+    def open_stream(self, handle: Any, offset: int, length: int) -> ChunkStream:
         """The bytes ``[offset, offset + length)`` of a file, as a stream of chunks."""
         raise NotImplementedError
 

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from tfrecord_io.errors import HdfsError
-from tfrecord_io.fs.hdfs.client import CHUNK, Client, Stream
+from tfrecord_io.fs.hdfs.client import CHUNK, ChunkStream, Client
 from tfrecord_io.fs.hdfs.translation import first_line, translate
 from tfrecord_io.fs.hdfs.urls import Location
 
@@ -43,7 +43,7 @@ class HdfsReader(io.BufferedIOBase):
         self._pos = min(max(0, offset), length)
         self._buf = b""  # bytes at file offset _buf_start
         self._buf_start = self._pos
-        self._stream: Stream | None = None
+        self._stream: ChunkStream | None = None
         self._stream_pos = self._pos  # file offset of the next byte the stream yields
         self._handle: Any = None  # the client's reader handle, reused by successive streams
 

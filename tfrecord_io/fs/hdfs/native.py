@@ -7,7 +7,7 @@ import posixpath
 import socket
 from typing import Any
 
-from tfrecord_io.fs.hdfs.client import CONNECT_TIMEOUT, Client, Stream
+from tfrecord_io.fs.hdfs.client import CONNECT_TIMEOUT, ChunkStream, Client
 from tfrecord_io.fs.hdfs.config import read_site
 from tfrecord_io.fs.hdfs.urls import host_port
 
@@ -79,8 +79,8 @@ class NativeClient(Client):
     def reader(self, path: str) -> Any:
         return self.client.read(path)
 
-    def open_stream(self, handle: Any, offset: int, length: int) -> Stream:
-        return Stream(iter(handle.read_range_stream(offset, length)))
+    def open_stream(self, handle: Any, offset: int, length: int) -> ChunkStream:
+        return ChunkStream(iter(handle.read_range_stream(offset, length)))
 
     def create(self, path: str) -> Any:
         return self.client.create(path, self._hn.WriteOptions(overwrite=True))

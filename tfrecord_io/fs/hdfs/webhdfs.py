@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfrecord_io.fs.hdfs.client import CHUNK, CONNECT_TIMEOUT, READ_TIMEOUT, Client, Stream
+from tfrecord_io.fs.hdfs.client import CHUNK, CONNECT_TIMEOUT, READ_TIMEOUT, ChunkStream, Client
 
 __all__ = ["WebHdfsClient"]
 
@@ -47,10 +47,10 @@ class WebHdfsClient(Client):
     def list(self, path: str) -> list[tuple[str, dict[str, Any]]]:
         return [(name, _status(st)) for name, st in self.client.list(path, status=True)]
 
-    def open_stream(self, handle: Any, offset: int, length: int) -> Stream:
+    def open_stream(self, handle: Any, offset: int, length: int) -> ChunkStream:
         cm = self.client.read(handle, offset=offset, length=length, chunk_size=CHUNK)
         it = cm.__enter__()
-        return Stream(iter(it), lambda: cm.__exit__(None, None, None))
+        return ChunkStream(iter(it), lambda: cm.__exit__(None, None, None))
 
     def create(self, path: str) -> Any:
         cm = self.client.write(path, overwrite=True)
