@@ -58,7 +58,7 @@ __all__ = [
     "SPLITS",
     "MnistError",
     "Split",
-    "Result",
+    "MnistConversion",
     "candidate_names",
     "parse_idx",
     "load",
@@ -97,7 +97,7 @@ class Split:
 
 
 @dataclass
-class Result:
+class MnistConversion:
     """What :func:`convert` wrote.
 
     Attributes:
@@ -123,6 +123,10 @@ class Result:
             f"{total} records ({sets}), {shards}, {self.bytes} bytes, "
             f"{self.seconds:.1f} s -> {self.output}"
         )
+
+
+#: The former name of :class:`MnistConversion` (``Result`` also names a cluster's outcome).
+Result = MnistConversion
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,7 +268,7 @@ def convert(
     spark: Any = None,
     overwrite: bool = False,
     progress: bool = False,
-) -> Result:
+) -> MnistConversion:
     """Convert MNIST to TFRecord shards under ``OUTPUT/train`` and ``OUTPUT/test``.
 
     Args:
@@ -280,7 +284,7 @@ def convert(
         progress: show a progress bar (tqdm, on stderr) while writing locally.
 
     Returns:
-        What was written (:class:`Result`).
+        What was written (:class:`MnistConversion`).
 
     Raises:
         MnistError: bad inputs (see :func:`load`), or an ``OUTPUT/<set>`` that exists without
@@ -307,7 +311,7 @@ def convert(
                 f"{target} already exists; remove it or pass --overwrite (overwrite=True)"
             )
 
-    result = Result(output=output)
+    result = MnistConversion(output=output)
     fs.makedirs(out.path)
     staging = fs.join(out.path, f".tfrecord-io-mnist-{uuid.uuid4().hex[:12]}.tmp")
     try:
