@@ -234,7 +234,10 @@ def test_keras_trains_from_examples_on_hdfs(sc, hdfs):
 def test_reading_survives_a_datanode_stopped_mid_read(
     sc, hdfs, scheme, victim, reader, monkeypatch
 ):
-    recs = unique_records(8000, 10 + victim, size=(900, 1100))  # ~8 MB: 8 blocks
+    # ~8 MB, 8 blocks; ~24 MB through TensorFlow, whose plugin fetches 4 MiB at a time, so that
+    # the first 200 records are still well before the middle of the file.
+    count = 24000 if reader == "tensorflow" else 8000
+    recs = unique_records(count, 10 + victim, size=(900, 1100))
     url = new_dir(hdfs, f"dn-{scheme}-{victim}-{reader}")
     tfs.save_records(sc.parallelize(recs, 1), url)
     path = f"{url}/part-r-00000.tfrecord"
@@ -244,7 +247,8 @@ def test_reading_survives_a_datanode_stopped_mid_read(
 
     fetched = [0]  # bytes read from HDFS so far
     if reader == "tensorflow":
-        # TensorFlow reads through the plugin, with a small buffer, so the read is really cut.
+        # TensorFlow reads through the plugin, with a small buffer (the plugin's chunk then sets
+        # what is fetched at a time), so the read is really cut.
         readinto = HdfsReader.readinto
 
         def counting_readinto(self, b):
