@@ -1,6 +1,6 @@
 """What a file system must provide to :mod:`tfrecord_io.fs`: the :class:`FileSystem` base class
-(one subclass per protocol) and the :class:`FileInfo` it reports; :func:`seek_position`, the
-seek arithmetic its readers share."""
+(one subclass per protocol) and the :class:`FileInfo` it reports; :class:`PositionedReader`, the
+base of its readers (the seek arithmetic, :func:`seek_position`, they share)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, BinaryIO
 
 from tfrecord_io.errors import UnsupportedOperationError
 
-__all__ = ["FileInfo", "FileSystem", "seek_position"]
+__all__ = ["FileInfo", "FileSystem", "PositionedReader", "seek_position"]
 
 
 def seek_position(name: str, position: int, size: int | None, offset: int,
@@ -35,6 +35,35 @@ def seek_position(name: str, position: int, size: int | None, offset: int,
     if target < 0:
         raise ValueError(f"negative seek position {target} in {name}")
     return target
+
+
+class PositionedReader(io.RawIOBase):
+    """A raw, seekable reader of *name* (*size* bytes, None if unknown) that keeps its position
+    itself: a seek only moves it (:meth:`seek`); subclasses read from it in ``readinto``."""
+
+    def __init__(self, name: str, size: int | None) -> None:
+        super().__init__()
+        self.name = name
+        self._size = size
+        self._pos = 0
+
+    @property
+    def size(self) -> int | None:
+        """The length in bytes (None if the file system does not say)."""
+        return self._size
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self._pos = seek_position(self.name, self._pos, self._size, offset, whence)
+        return self._pos
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 from tfrecord_io import __version__
 from tfrecord_io.errors import HttpError, HttpFileNotFoundError, HttpPermissionError
-from tfrecord_io.fs.backend import FileInfo, FileSystem, seek_position
+from tfrecord_io.fs.backend import FileInfo, FileSystem, PositionedReader, seek_position
 
 __all__ = ["TIMEOUT", "HttpFileSystem", "HttpReader"]
 
@@ -69,30 +69,14 @@ def _length(response: Any) -> int | None:
         return None
 
 
-class HttpReader(io.RawIOBase):
+class HttpReader(PositionedReader):
     """A seekable raw reader of one URL (wrapped in a buffered reader by the file system)."""
 
     def __init__(self, url: str, timeout: float = TIMEOUT) -> None:
-        super().__init__()
-        self.name = url
+        response = _request(url, timeout)  # raises now if the URL is not there
+        super().__init__(url, _length(response))
         self._timeout = timeout
-        self._pos = 0
-        self._response = _request(url, timeout)  # raises now if the URL is not there
-        self._size = _length(self._response)
-
-    @property
-    def size(self) -> int | None:
-        """The length in bytes, if the server said."""
-        return self._size
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
+        self._response = response
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         pos = seek_position(self.name, self._pos, self._size, offset, whence)

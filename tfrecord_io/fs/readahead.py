@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import io
 import threading
 from typing import Any
 
-from tfrecord_io.fs.backend import seek_position
+from tfrecord_io.fs.backend import PositionedReader
 
 __all__ = ["ReadAhead"]
 
 
-class ReadAhead(io.RawIOBase):
+class ReadAhead(PositionedReader):
     """A raw reader of *source* (a seekable raw reader of *size* bytes, which this one owns and
     closes) that fetches ``block_size`` bytes at a time, up to *depth* blocks ahead of the
     caller, in one background thread started by the first read.
@@ -35,13 +34,10 @@ class ReadAhead(io.RawIOBase):
                  name: str | None = None) -> None:
         if block_size <= 0 or depth <= 0:
             raise ValueError(f"block_size and depth must be positive, not {block_size}, {depth}")
-        super().__init__()
-        self.name = name if name is not None else getattr(source, "name", "")
+        super().__init__(name if name is not None else getattr(source, "name", ""), size)
         self._source = source
-        self._size = size
         self._block = block_size
         self._depth = depth
-        self._pos = 0
         self._changed = threading.Condition()
         # Under _changed: the fetched blocks, in order, as (offset, bytes); where the next one
         # the caller is given starts; where the fetcher goes on; which run of fetches is
@@ -55,23 +51,6 @@ class ReadAhead(io.RawIOBase):
         self._in_flight = False
         self._fetcher: threading.Thread | None = None
 
-    @property
-    def size(self) -> int:
-        """The file's length in bytes."""
-        return self._size
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        self._pos = seek_position(self.name, self._pos, self._size, offset, whence)
-        return self._pos
 
     def readinto(self, buffer: Any) -> int:
         if self.closed:

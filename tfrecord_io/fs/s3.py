@@ -79,7 +79,7 @@ from tfrecord_io.errors import (
     TFRecordError,
     UnsupportedURLError,
 )
-from tfrecord_io.fs.backend import FileInfo, FileSystem, seek_position
+from tfrecord_io.fs.backend import FileInfo, FileSystem, PositionedReader
 from tfrecord_io.fs.readahead import ReadAhead
 
 __all__ = [
@@ -450,8 +450,9 @@ class S3FileSystem(FileSystem):
                 raise self._missing(target) from None
             except OSError as e:
                 raise self._error(e, target, "open", config) from None
-            raw = _Reader(handle, target, self, config)
-            ahead = ReadAhead(raw, raw.size, block_size=buffer_size, name=target)
+            size = int(handle.size())
+            raw = _Reader(handle, size, target, self, config)
+            ahead = ReadAhead(raw, size, block_size=buffer_size, name=target)
             return io.BufferedReader(ahead, min(buffer_size, _SMALL_READS))  # type: ignore[return-value]
         if mode == "wb":
             self._check_bucket(target)  # a wrong bucket fails now, not after the data is staged
@@ -589,36 +590,18 @@ class S3FileSystem(FileSystem):
                 out.close()
 
 
-class _Reader(io.RawIOBase):
+class _Reader(PositionedReader):
     """Ranged reads of one object (under a :class:`ReadAhead` and a :class:`io.BufferedReader`
     by ``open``)."""
 
-    def __init__(self, handle: Any, url: str, owner: S3FileSystem, config: S3Settings) -> None:
-        super().__init__()
-        self.name = url
+    _size: int
+
+    def __init__(self, handle: Any, size: int, url: str, owner: S3FileSystem,
+                 config: S3Settings) -> None:
+        super().__init__(url, size)
         self._handle = handle
         self._owner = owner
         self._config = config
-        self._size = int(handle.size())
-        self._pos = 0
-
-    @property
-    def size(self) -> int:
-        """The object's length in bytes."""
-        return self._size
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        self._pos = seek_position(self.name, self._pos, self._size, offset, whence)
-        return self._pos
 
     def readinto(self, buffer: Any) -> int:
         if self.closed:
