@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,10 +146,11 @@ def _tools_without_compilers(bin_dir: Path, log: Path) -> None:
                 target.symlink_to(path)
 
 
-@pytest.fixture(scope="session")
-def wheel_env(dist, tmp_path_factory) -> WheelEnv:
+@pytest.fixture(scope="package")
+def wheel_env(dist, tmp_path_factory) -> Iterator[WheelEnv]:
     """A fresh venv (no system site packages) with the wheel installed without extras, on a PATH
-    where javac, g++ and the other compilers fail. Extras are added by the fixtures below."""
+    where javac, g++ and the other compilers fail. Extras are added by the fixtures below.
+    Removed when the directory's tests end (with TensorFlow, it holds gigabytes)."""
     base = tmp_path_factory.mktemp("wheel-venv")
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
@@ -174,17 +177,18 @@ def wheel_env(dist, tmp_path_factory) -> WheelEnv:
     ))
     wheel_env = WheelEnv(venv, env, dist.wheel, constraints, log)
     wheel_env.install(str(dist.wheel))
-    return wheel_env
+    yield wheel_env
+    shutil.rmtree(venv, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def wheel_env_spark(wheel_env) -> WheelEnv:
     """The wheel's venv with ``tfrecord-io[spark]``."""
     wheel_env.install(f"{wheel_env.wheel}[spark]")
     return wheel_env
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def wheel_env_tensorflow(wheel_env) -> WheelEnv:
     """The wheel's venv with ``tfrecord-io[tensorflow]``."""
     wheel_env.install(f"{wheel_env.wheel}[tensorflow]")

@@ -30,12 +30,22 @@ def yarn(tmp_path_factory):
             f"${miniyarn.CLASSPATH_ENV}): run `make setup`",
             pytrace=False,
         )
-    cluster = miniyarn.MiniYarn(tmp_path_factory.mktemp("yarn"), nodemanagers=2)
+    base = tmp_path_factory.mktemp("yarn")
+    cluster = miniyarn.MiniYarn(base, nodemanagers=2)
     try:
         cluster.start()
         yield cluster
     finally:
         cluster.stop()
+        _remove_storage(base)
+
+
+def _remove_storage(base: Path) -> None:
+    """Frees the gigabytes a run leaves (HDFS blocks of the shipped environment, its localized
+    and unpacked copies in the NodeManagers' local directories), keeping every log to look at."""
+    shutil.rmtree(base / "hdfs", ignore_errors=True)
+    for local_dir in sorted(base.glob("yarn/**/*localDir*"), key=lambda p: len(p.parts)):
+        shutil.rmtree(local_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="package")
