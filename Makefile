@@ -160,7 +160,8 @@ $(CONNECT35_JAR):
 # module); no pyspark: Spark on YARN ships its own pyspark.zip and py4j to the containers.
 # Packed by venv-pack as an uncompressed tar: on one machine that packs and unpacks in seconds,
 # where gzip's level 1 takes half a minute each way. TensorFlow's C++ headers (287 MB) stay out:
-# they compile extensions, executors do not. docs/deploying.md shows these commands.
+# they compile extensions, executors do not; so do the symbol tables of its two big libraries
+# (names for debuggers, 245 MB; `strip` writes new copies, uv's cache keeps its own). docs/deploying.md shows these commands.
 setup-ship: setup-python
 	rm -rf $(SHIP_VENV) $(SHIP_WHEELS)
 	TFRECORD_IO_JAR=$(abspath $(JAR)) TFRECORD_IO_TF_PLUGIN=$(abspath $(TF_PLUGIN)) \
@@ -169,6 +170,8 @@ setup-ship: setup-python
 	$(UV_PIP) $(SHIP_PY) '$(TENSORFLOW)' 'tensorboard==2.21.*' 'pandas<3' \
 	  $(SHIP_WHEELS)/tfrecord_io-*.whl
 	$(UV_PIP) $(SHIP_PY) --no-deps 'tf-keras==2.21.*'
+	for lib in $(SHIP_VENV)/lib/python*/site-packages/tensorflow/libtensorflow*.so.2; do \
+	  strip --strip-unneeded -o "$$lib.stripped" "$$lib" && mv -f "$$lib.stripped" "$$lib"; done
 	$(VENV)/bin/venv-pack --quiet --force --prefix $(SHIP_VENV) --output $(SHIP_ENV) \
 	  --exclude 'lib/python*/site-packages/tensorflow/include/*'
 	@echo "make setup: $(SHIP_ENV) ($$(du -h $(SHIP_ENV) | cut -f1)) from $(SHIP_VENV)"
