@@ -1,4 +1,5 @@
-# tfrecord-io developer commands. On a fresh machine (Python >= 3.10, a JDK >= 11, make, curl, g++):
+# tfrecord-io developer commands. On a fresh machine (Python >= 3.10, a JDK >= 11, make, curl, g++,
+# npm, Go >= 1.26):
 #
 #   make setup    install everything: .venv with pyspark, TensorFlow and the package (editable,
 #                 test extras, moto's S3 server among them, jar built against the venv's
@@ -10,7 +11,10 @@
 #                 the package with the very same jar, not rebuilt, the Connect client) with Spark
 #                 3.5's Connect server jar (.tools/spark-connect_2.12-*.jar), and the environment YARN
 #                 applications ship to their containers: .venv-ship (TensorFlow and the package
-#                 from a wheel, no pyspark) packed by venv-pack into .tools/ship-env.tar
+#                 from a wheel, no pyspark) packed by venv-pack into .tools/ship-env.tar, and the
+#                 object-store emulators of the tests (setup-emulators; needs npm and go):
+#                 Azurite (Azure Blob, from npm, into .tools/azurite) and fake-gcs-server (GCS,
+#                 built by `go install` into .tools/bin)
 #   make test     run every test: JUnit (bin/sbt core/test, with ArchUnit's package order),
 #                 pytest (which also builds the sdist and wheel and tests the wheel in a fresh
 #                 venv without javac or g++, tests/packaging; and checks the import contracts
@@ -21,6 +25,8 @@
 # tests/yarn and tests/standalone (markers yarn, standalone) start real cluster managers; the
 # standalone ones need root and iproute2 (`ip`), for network namespaces. tests/postgres and the
 # docs' database snippets start a PostgreSQL server (Debian's package, which setup-system installs).
+# Tests marked azure and gcs run against the emulators that setup-emulators installs
+# (tfrecord_io.testing.azurite, tfrecord_io.testing.gcs), started once per test session.
 # Tests marked connect run on a Spark Connect client of a real Connect server
 # (tfrecord_io.testing.connect), with the classic tests they mirror; on pyspark 3.5 the server is
 # the separate jar that setup-spark35 fetches.
@@ -33,10 +39,12 @@
 # too), test-jvm, test-python, test-spark35, lint (ruff and the import contracts alone), bench,
 # hdfs (start the test HDFS by hand), yarn (the test YARN), postgres (the test PostgreSQL with the
 # MNIST images by hand), connect (a Spark Connect server with the jar on 127.0.0.1:15002), s3 (the
-# test S3 server, moto's, with a bucket `data`; prints the AWS_* settings to export), clean,
+# test S3 server, moto's, with a bucket `data`; prints the AWS_* settings to export), azurite
+# (the test Azure Blob server, with a container `data`; prints the AZURE_STORAGE_* settings),
+# gcs (the test GCS server, with a bucket `data`; prints STORAGE_EMULATOR_HOST), clean,
 # distclean.
 # Knobs: PYTHON=python3.11, PYSPARK='pyspark==4.3.0', SPARK35_VERSION=3.5.7 (pyspark 3.5 and its
-# Connect server),
+# Connect server), AZURITE_VERSION=3.37.0, FAKE_GCS_SERVER_VERSION=v1.56.1,
 # PYTEST_ARGS='-k name -x', PIP_QUIET=.
 
 SHELL := /bin/bash
@@ -87,13 +95,24 @@ MINIYARN_CP := .tools/miniyarn.classpath
 MINIYARN_SRC := $(shell find jvm/miniyarn/src -type f 2>/dev/null)
 POSTGRES_JDBC_CP := .tools/postgres-jdbc.classpath
 HADOOP_AWS_CP := .tools/hadoop-aws.classpath
+# The tests' object-store emulators (tfrecord_io.testing.azurite, tfrecord_io.testing.gcs find
+# them here). Azurite: Microsoft's Azure Storage emulator, an npm package, installed with its
+# dependencies into a directory of its own (never globally). fake-gcs-server: a Go module, built
+# from the Go module proxy by `go install` (v1.56.1 needs Go >= 1.26).
+AZURITE_VERSION ?= 3.37.0
+AZURITE_DIR := .tools/azurite
+AZURITE_BIN := $(AZURITE_DIR)/node_modules/.bin/azurite-blob
+FAKE_GCS_SERVER_VERSION ?= v1.56.1
+FAKE_GCS_SERVER_BIN := .tools/bin/fake-gcs-server
 
 # Spark's Python workers must run in the venv too, not in whatever python3 is on PATH.
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: help setup setup-system setup-python setup-jvm setup-spark35 setup-ship jar tf-plugin dist publish-m2 docs test \
-  test-jvm test-python test-spark35 lint bench hdfs yarn postgres connect s3 clean distclean
+.PHONY: help setup setup-steps setup-system setup-python setup-emulators setup-azurite setup-fake-gcs-server \
+  setup-jvm setup-spark35 setup-ship jar tf-plugin dist publish-m2 docs test \
+  test-jvm test-python test-spark35 lint bench hdfs yarn postgres connect s3 azurite gcs clean \
+  distclean
 
 help:
 	@sed -n '1,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -101,8 +120,14 @@ help:
 # ---------------------------------------------------------------------------------------------
 # setup
 
-setup: setup-system setup-python setup-jvm setup-spark35 setup-ship
+# The steps run two at a time where they do not depend on each other (a sub-make with -j2): the
+# emulators' download and build (fake-gcs-server compiles for minutes) beside the Python
+# environments' downloads. Each step's output is printed whole when it ends.
+setup:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target setup-steps
 	@echo "make setup: done"
+
+setup-steps: setup-system setup-python setup-emulators setup-jvm setup-spark35 setup-ship
 
 # From Debian's packages if missing: Maven (`mvn`: the test HDFS's classpath, Spark 3.5's
 # Connect server); iproute2 (`ip`) for the standalone tests' network namespaces; PostgreSQL (initdb, postgres) for the test database, which the tests start
@@ -118,7 +143,7 @@ setup-system:
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-setup-python: $(PY)
+setup-python: setup-system $(PY)
 	$(PIP) install $(PIP_QUIET) 'uv>=0.9'
 	$(UV_PIP) $(PY) 'pip>=24' 'setuptools>=77' wheel
 	$(UV_PIP) $(PY) '$(PYSPARK)' '$(TENSORFLOW)' 'tf-keras==2.21.*'
@@ -126,6 +151,41 @@ setup-python: $(PY)
 	@test -s $(JAR) || { echo "make setup: $(JAR) was not built" >&2; exit 1; }
 	@test -s $(TF_PLUGIN) || { echo "make setup: $(TF_PLUGIN) was not built" >&2; exit 1; }
 	@$(PY) -c 'import pyspark, sys; print("make setup: python", sys.version.split()[0], "pyspark", pyspark.__version__, "jar $(JAR)")'
+
+# The tests' object-store emulators, each installed once: skipped when the pinned version is
+# there already (a new version replaces it).
+setup-emulators: setup-azurite setup-fake-gcs-server
+
+# Azurite from npm into $(AZURITE_DIR) (its package.json pins the exact version); no install
+# scripts run (Azurite has none; one of its dependencies' only checks versions).
+setup-azurite:
+	@have=$$(node -p 'require("$(abspath $(AZURITE_DIR))/node_modules/azurite/package.json").version' \
+	  2>/dev/null || true); \
+	if [ "$$have" = "$(AZURITE_VERSION)" ] && [ -x $(AZURITE_BIN) ]; then \
+	  echo "make setup: Azurite $$have in $(AZURITE_DIR)"; \
+	else \
+	  command -v npm >/dev/null || { echo "make setup: npm (Node.js) is needed to install Azurite" >&2; exit 1; }; \
+	  mkdir -p $(AZURITE_DIR); \
+	  npm install --prefix $(AZURITE_DIR) --save-exact --ignore-scripts --no-audit --no-fund \
+	    --loglevel=error azurite@$(AZURITE_VERSION); \
+	  test -x $(AZURITE_BIN); \
+	  echo "make setup: Azurite $(AZURITE_VERSION) in $(AZURITE_DIR)"; \
+	fi
+
+# fake-gcs-server built from its module by `go install` into .tools/bin; the version is read
+# back from the binary's build information.
+setup-fake-gcs-server:
+	@have=$$(go version -m $(FAKE_GCS_SERVER_BIN) 2>/dev/null | awk '$$1 == "mod" { print $$3 }' \
+	  || true); \
+	if [ "$$have" = "$(FAKE_GCS_SERVER_VERSION)" ]; then \
+	  echo "make setup: fake-gcs-server $$have in $(FAKE_GCS_SERVER_BIN)"; \
+	else \
+	  command -v go >/dev/null || { echo "make setup: go is needed to build fake-gcs-server" >&2; exit 1; }; \
+	  GOBIN=$(abspath $(dir $(FAKE_GCS_SERVER_BIN))) \
+	    go install github.com/fsouza/fake-gcs-server@$(FAKE_GCS_SERVER_VERSION); \
+	  test -x $(FAKE_GCS_SERVER_BIN); \
+	  echo "make setup: fake-gcs-server $(FAKE_GCS_SERVER_VERSION) in $(FAKE_GCS_SERVER_BIN)"; \
+	fi
 
 $(PY35):
 	$(PYTHON) -m venv $(VENV35)
@@ -146,7 +206,7 @@ setup-spark35: setup-python $(CONNECT35_JAR) | $(PY35)
 
 # Spark 3.5's Connect server, of the version the 3.5 environment has (a new version is a new
 # file), fetched by Maven (which checks the registry's checksums) from Maven Central.
-$(CONNECT35_JAR):
+$(CONNECT35_JAR): | setup-system
 	mkdir -p $(@D)
 	mvn -q -B org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy \
 	  -Dartifact=org.apache.spark:spark-connect_2.12:$(SPARK35_VERSION) \
@@ -162,7 +222,8 @@ $(CONNECT35_JAR):
 # where gzip's level 1 takes half a minute each way. TensorFlow's C++ headers (287 MB) stay out:
 # they compile extensions, executors do not; so do the symbol tables of its two big libraries
 # (names for debuggers, 245 MB; `strip` writes new copies, uv's cache keeps its own). docs/deploying.md shows these commands.
-setup-ship: setup-python
+# After setup-spark35: both run setup.py in this checkout.
+setup-ship: setup-python setup-spark35
 	rm -rf $(SHIP_VENV) $(SHIP_WHEELS)
 	TFRECORD_IO_JAR=$(abspath $(JAR)) TFRECORD_IO_TF_PLUGIN=$(abspath $(TF_PLUGIN)) \
 	  $(PIP) wheel $(PIP_QUIET) --no-deps --no-build-isolation --wheel-dir $(SHIP_WHEELS) .
@@ -179,7 +240,7 @@ setup-ship: setup-python
 # Fetches the sbt launcher on first use, resolves every JVM dependency of the build (Maven
 # Central only) and writes .tools/minihdfs.classpath, .tools/miniyarn.classpath,
 # .tools/postgres-jdbc.classpath and .tools/hadoop-aws.classpath.
-setup-jvm:
+setup-jvm: setup-system
 	$(SBT) update minihdfs/exportClasspath miniyarn/exportClasspath postgresJdbc/exportClasspath \
 	  hadoopAws/exportClasspath
 	@test -s $(MINIHDFS_CP)
@@ -313,6 +374,12 @@ connect: $(JAR)
 
 s3: | $(PY)
 	$(PY) -m tfrecord_io.testing.s3 --bucket data
+
+azurite: setup-azurite | $(PY)
+	$(PY) -m tfrecord_io.testing.azurite --container data
+
+gcs: setup-fake-gcs-server | $(PY)
+	$(PY) -m tfrecord_io.testing.gcs --bucket data
 
 clean:
 	rm -rf build dist site *.egg-info .pytest_cache target project/target project/project \

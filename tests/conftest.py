@@ -13,7 +13,12 @@ Markers are applied here from what a test uses, so that nobody has to remember t
 * ``postgres``: it uses the test PostgreSQL server (the ``postgres`` fixture of tests/postgres,
   also through fixtures built on it);
 * ``s3``: it uses the test S3 server (the ``s3`` fixture: moto's, with authentication; also
-  through ``s3_env`` and ``s3_bucket``);
+  through ``s3_env`` and ``s3_bucket``), or its module imports the S3 server's package;
+* ``azure``: it uses the test Azure Blob server (the ``azurite`` fixture: Azurite's blob
+  service; also through ``azure_container`` and ``azure_env``), or its module imports
+  ``tfrecord_io.testing.azurite``;
+* ``gcs``: it uses the test GCS server (the ``gcs`` fixture: fake-gcs-server; also through
+  ``gcs_bucket`` and ``gcs_env``), or its module imports ``tfrecord_io.testing.gcs``;
 * ``connect`` (and ``spark``): it uses the ``connect_spark`` fixture (a Spark Connect client of
   a real Connect server, ``connect_server``, whose executors are JVMs of their own), or is the
   ``connect`` case of a test on ``any_spark`` (each test on a classic session, then on a
@@ -53,6 +58,8 @@ _SPARK_FIXTURES = frozenset({"spark", "sc", "spark_master", "connect_server", "c
 _HDFS_FIXTURES = frozenset({"hdfs"})
 _POSTGRES_FIXTURES = frozenset({"postgres", "images_db", "jdbc"})
 _S3_FIXTURES = frozenset({"s3"})
+_AZURE_FIXTURES = frozenset({"azurite"})
+_GCS_FIXTURES = frozenset({"gcs"})
 # Fixture -> marker of the tests on real cluster managers (tests/yarn, tests/standalone).
 _CLUSTER_FIXTURES = {"connect_spark": "connect", "connect_server": "connect",
                      "yarn": "yarn", "yarn_spark": "yarn",
@@ -65,6 +72,8 @@ _MARKING_IMPORTS = {
     "tfrecord_io.testing.miniyarn": "yarn",
     "tfrecord_io.testing.postgres": "postgres",
     "tfrecord_io.testing.s3": "s3",
+    "tfrecord_io.testing.azurite": "azure",
+    "tfrecord_io.testing.gcs": "gcs",
     "tfrecord_io.testing.standalone": "standalone",
     "tfrecord_io.testing.connect": "connect",
 }
@@ -87,9 +96,9 @@ def _imported_markers(module: types.ModuleType | None) -> set[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test ``spark``, ``hdfs``, ``postgres``, ``s3``, ``tensorflow``, ``connect``,
-    ``yarn``, ``standalone`` from what it uses; the ``yarn`` and ``standalone`` tests go last,
-    grouped."""
+    """Mark each test ``spark``, ``hdfs``, ``postgres``, ``s3``, ``azure``, ``gcs``,
+    ``tensorflow``, ``connect``, ``yarn``, ``standalone`` from what it uses; the ``yarn`` and
+    ``standalone`` tests go last, grouped."""
     by_module: dict[str, set[str]] = {}
     for item in items:
         module = getattr(item, "module", None)
@@ -106,6 +115,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             markers.add("postgres")
         if fixtures & _S3_FIXTURES:
             markers.add("s3")
+        if fixtures & _AZURE_FIXTURES:
+            markers.add("azure")
+        if fixtures & _GCS_FIXTURES:
+            markers.add("gcs")
         markers.update(_CLUSTER_FIXTURES[f] for f in fixtures if f in _CLUSTER_FIXTURES)
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("any_spark") == "connect":
@@ -437,6 +450,89 @@ def s3_env(s3, s3_bucket, monkeypatch):
     for name, value in s3.environment().items():
         monkeypatch.setenv(name, value)
     return s3
+
+
+@pytest.fixture(scope="session")
+def azurite():
+    """An Azure Blob server for the session (:class:`tfrecord_io.testing.azurite.AzuriteServer`:
+    Azurite's blob service on 127.0.0.1, its well-known account, every request signed with its
+    key), removed at the end, also after a failure. Never skips: without Azurite (``make
+    setup``) it fails, saying how to get it. Tests reach it through :func:`azure_env`."""
+    from tfrecord_io.testing import azurite as azurite_server
+
+    server = azurite_server.AzuriteServer()
+    try:
+        try:
+            server.start()
+        except azurite_server.AzuriteError as e:
+            pytest.fail(f"the test Azure Blob server did not start: {e}", pytrace=False)
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def azure_container(azurite):
+    """The name of a container of :func:`azurite` for the session's tests (each test works
+    under a prefix of its own)."""
+    name = "tfrecord-io-tests"
+    azurite.create_container(name)
+    return name
+
+
+@pytest.fixture
+def azure_env(azurite, azure_container, monkeypatch):
+    """:func:`azurite`, with the settings that point at it (``AZURE_STORAGE_ACCOUNT_NAME``,
+    ``AZURE_STORAGE_ACCOUNT_KEY``, ``AZURE_STORAGE_BLOB_ENDPOINT``) in ``os.environ`` for the
+    test, so that child processes have them too; any other ``AZURE_*`` or ``TFRECORD_IO_AZURE_*``
+    setting of the developer's environment is removed."""
+    for name in list(os.environ):
+        if name.startswith(("AZURE_", "TFRECORD_IO_AZURE_")):
+            monkeypatch.delenv(name)
+    for name, value in azurite.environment().items():
+        monkeypatch.setenv(name, value)
+    return azurite
+
+
+@pytest.fixture(scope="session")
+def gcs():
+    """A Google Cloud Storage server for the session (:class:`tfrecord_io.testing.gcs.GcsServer`:
+    fake-gcs-server on 127.0.0.1, in memory, no authentication), removed at the end, also after a
+    failure. Never skips: without fake-gcs-server (``make setup``) it fails, saying how to get
+    it. Tests reach it through :func:`gcs_env`."""
+    from tfrecord_io.testing import gcs as gcs_server
+
+    server = gcs_server.GcsServer()
+    try:
+        try:
+            server.start()
+        except gcs_server.GcsServerError as e:
+            pytest.fail(f"the test GCS server did not start: {e}", pytrace=False)
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_bucket(gcs):
+    """The name of a bucket of :func:`gcs` for the session's tests (each test works under a
+    prefix of its own)."""
+    name = "tfrecord-io-tests"
+    gcs.create_bucket(name)
+    return name
+
+
+@pytest.fixture
+def gcs_env(gcs, gcs_bucket, monkeypatch):
+    """:func:`gcs`, with ``STORAGE_EMULATOR_HOST`` pointing at it in ``os.environ`` for the
+    test, so that child processes have it too; the developer's Google settings
+    (``GOOGLE_*``, ``CLOUDSDK_*``, ``TFRECORD_IO_GCS_*``: credentials, project) are removed."""
+    for name in list(os.environ):
+        if name.startswith(("GOOGLE_", "CLOUDSDK_", "STORAGE_EMULATOR_HOST", "TFRECORD_IO_GCS_")):
+            monkeypatch.delenv(name)
+    for name, value in gcs.environment().items():
+        monkeypatch.setenv(name, value)
+    return gcs
 
 
 @dataclass(frozen=True)

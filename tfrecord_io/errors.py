@@ -42,6 +42,8 @@ __all__ = [
     "PostgresError",
     "ConnectServerError",
     "S3ServerError",
+    "AzuriteError",
+    "GcsServerError",
     "ModelError",
     "TensorBoardError",
     "ClusterError",
@@ -255,6 +257,18 @@ class S3ServerError(TFRecordError):
     """The test S3 server (:mod:`tfrecord_io.testing.s3`) could not be started: moto's server
     is not installed (the ``test`` extra), or it did not come up. The message has the tail of
     its log."""
+
+
+class AzuriteError(TFRecordError):
+    """The test Azure Blob server (:mod:`tfrecord_io.testing.azurite`: Azurite) could not be
+    started: Azurite is not installed (``make setup`` installs it with npm into
+    ``.tools/azurite``), or it did not come up. The message has the tail of its log."""
+
+
+class GcsServerError(TFRecordError):
+    """The test GCS server (:mod:`tfrecord_io.testing.gcs`: fake-gcs-server) could not be
+    started: it is not installed (``make setup`` builds it with ``go install`` into
+    ``.tools/bin``), or it did not come up. The message has the tail of its log."""
 
 
 class ModelError(TFRecordError):

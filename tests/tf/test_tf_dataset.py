@@ -161,7 +161,7 @@ def test_bad_arguments(tmp_path):
         with pytest.raises(ValueError):
             tfr.dataset(path, **kwargs)
     with pytest.raises(ValueError, match="unsupported URL scheme"):
-        tfr.dataset("az://container/x")
+        tfr.dataset("ftp://host/x")
     with pytest.raises(ValueError):
         tfr.dataset([])
 

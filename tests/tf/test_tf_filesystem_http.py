@@ -38,7 +38,7 @@ def server(tmp_path_factory) -> Iterator[str]:
 def test_every_scheme_fs_serves_is_served_inside_tensorflow():
     served = set(tf.io.gfile.get_registered_schemes())
     assert set(fs.protocols()) - {"file"} <= served
-    assert set(tf_plugin.SCHEMES) == set(fs.protocols()) - {"file"}
+    assert set(tf_plugin.SCHEMES) == set(fs.protocols()) - {"file", *tf_plugin.TENSORFLOW_OWN}
 
 
 def test_tfrecord_dataset_reads_plain_and_gzip_files_over_http(server):

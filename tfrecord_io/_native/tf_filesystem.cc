@@ -1,4 +1,5 @@
-// TensorFlow modular file system plugin for hdfs://, webhdfs://, s3:// and http(s)://.
+// TensorFlow modular file system plugin for hdfs://, webhdfs://, s3://, az://, abfs(s):// and
+// http(s)://.
 //
 // TensorFlow 2.21 has no HDFS, S3 or HTTP file system (it keeps gs://, which this plugin leaves
 // alone). This plugin registers those schemes (every one tfrecord_io.fs serves) with TensorFlow's C file system API
@@ -67,7 +68,7 @@ const TFRecordIOCallbacks* Callbacks(TF_Status* status) {
   const TFRecordIOCallbacks* cb = g_callbacks.load(std::memory_order_acquire);
   if (cb == nullptr) {
     TF_SetStatus(status, TF_FAILED_PRECONDITION,
-                 "tfrecord-io's file system (hdfs://, webhdfs://, s3://, http(s)://) is not active "
+                 "tfrecord-io's file system (hdfs://, webhdfs://, s3://, az://, abfs(s)://, http(s)://) is not active "
                  "in this "
                  "process: import "
                  "tfrecord_io.tf and call tfrecord_io.tf.register_filesystems() first");
@@ -427,7 +428,7 @@ TF_CAPI_EXPORT void TF_InitPlugin(TF_FilesystemPluginInfo* info) {
   info->plugin_memory_allocate = Allocate;
   info->plugin_memory_free = Free;
   // Keep in step with tfrecord_io.tf.plugin.SCHEMES.
-  info->num_schemes = 5;
+  info->num_schemes = 8;
   info->ops = static_cast<TF_FilesystemPluginOps*>(
       Allocate(info->num_schemes * sizeof(info->ops[0])));
   FillOps(&info->ops[0], "hdfs");
@@ -435,6 +436,9 @@ TF_CAPI_EXPORT void TF_InitPlugin(TF_FilesystemPluginInfo* info) {
   FillOps(&info->ops[2], "s3");
   FillOps(&info->ops[3], "http");  // read-only, as in tfrecord_io.fs
   FillOps(&info->ops[4], "https");
+  FillOps(&info->ops[5], "az");  // Azure Blob Storage and ADLS Gen2
+  FillOps(&info->ops[6], "abfs");
+  FillOps(&info->ops[7], "abfss");
 }
 
 }  // extern "C"

@@ -1,6 +1,6 @@
 """The protocol registry: which :class:`~tfrecord_io.fs.backend.FileSystem` serves each URL
 scheme. Built-in file systems are imported on first use, so ``import tfrecord_io.fs`` stays
-light (no HDFS, HTTP or S3 client loaded)."""
+light (no HDFS, HTTP or object store client loaded)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,10 @@ _registry: dict[str, _Factory] = {
     "http": "tfrecord_io.fs.http:HttpFileSystem",
     "https": "tfrecord_io.fs.http:HttpFileSystem",
     "s3": "tfrecord_io.fs.s3:S3FileSystem",
+    "az": "tfrecord_io.fs.azure:AzureFileSystem",
+    "abfs": "tfrecord_io.fs.azure:AzureFileSystem",
+    "abfss": "tfrecord_io.fs.azure:AzureFileSystem",
+    "gs": "tfrecord_io.fs.gcs:GcsFileSystem",
 }
 _instances: dict[Any, FileSystem] = {}
 _lock = threading.Lock()

@@ -9,6 +9,10 @@ standalone cluster whose Workers are hosts on a virtual network (Linux network n
 :mod:`tfrecord_io.testing.postgres` runs a PostgreSQL server holding a table of images
 (``python -m tfrecord_io.testing.postgres``). :mod:`tfrecord_io.testing.s3` runs an
 S3-compatible server (moto's) with authentication (``python -m tfrecord_io.testing.s3``).
+:mod:`tfrecord_io.testing.azurite` runs Azure Blob Storage (Azurite's blob service) and
+:mod:`tfrecord_io.testing.gcs` Google Cloud Storage (fake-gcs-server), both emulators that
+``make setup`` installs into ``.tools/``, in child processes whose life
+:mod:`tfrecord_io.testing.emulator` manages.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The bridge to tfrecord-io's TensorFlow file system plugin for ``hdfs://``, ``webhdfs://``,
-``s3://`` and ``http(s)://``: every scheme :mod:`tfrecord_io.fs` serves that TensorFlow lacks.
+``s3://``, ``az://``, ``abfs(s)://`` and ``http(s)://``: every scheme :mod:`tfrecord_io.fs`
+serves that TensorFlow lacks.
 
 HDFS and S3 inside TensorFlow (:func:`register_filesystems`)
 ------------------------------------------------------------
@@ -10,10 +11,11 @@ reads with its Python reader) that teaches TensorFlow the URLs of :data:`SCHEMES
 :mod:`tfrecord_io.fs` exactly as in the rest of tfrecord-io: for ``hdfs://`` and ``webhdfs://``
 the same NameNode addresses, ``HADOOP_CONF_DIR``, user and DataNode failover (the hdfs-native
 client, no JVM, no libhdfs); for ``s3://`` the same AWS configuration (endpoint, credentials
-chain, region, path-style addressing: :mod:`tfrecord_io.fs.s3`) and writes that appear only
-when closed; ``http://`` and ``https://`` read-only, with ranged requests. After
-:func:`register_filesystems` (which :func:`dataset` calls for such inputs) everything in
-TensorFlow takes these URLs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``,
+chain, region, path-style addressing: :mod:`tfrecord_io.fs.s3`), for ``az://`` and
+``abfs(s)://`` the same Azure account, key and endpoint (:mod:`tfrecord_io.fs.azure`), and on
+both, writes that appear only when closed; ``http://`` and ``https://`` read-only, with ranged
+requests. After :func:`register_filesystems` (which :func:`dataset` calls for such inputs)
+everything in TensorFlow takes these URLs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``,
 ``tf.io.TFRecordWriter``, checkpoints, ``model.save``. Appending to an existing file is not
 supported. TensorFlow's own ``gs://`` is left as it is.
 
@@ -30,14 +32,17 @@ from tfrecord_io.errors import PluginNotBuiltError, TFRecordError
 from tfrecord_io.tf import filesystem as _filesystem
 from tfrecord_io.tf.runtime import import_tensorflow
 
-__all__ = ["SCHEMES", "filesystems_in_tensorflow", "hdfs_in_tensorflow", "register_filesystems",
-           "serves"]
+__all__ = ["SCHEMES", "TENSORFLOW_OWN", "filesystems_in_tensorflow", "hdfs_in_tensorflow",
+           "register_filesystems", "serves"]
 
 #: The URL schemes the plugin serves inside TensorFlow (those of ``TF_InitPlugin`` in
-#: ``_native/tf_filesystem.cc``): every scheme :mod:`tfrecord_io.fs` serves, ``file`` aside. They
+#: ``_native/tf_filesystem.cc``): every scheme :mod:`tfrecord_io.fs` serves, but ``file`` and
+#: :data:`TENSORFLOW_OWN`. They
 #: are fixed when TensorFlow loads the plugin: a scheme added later with ``fs.register`` is
 #: served by ``fs`` alone.
-SCHEMES = ("hdfs", "webhdfs", "s3", "http", "https")
+SCHEMES = ("hdfs", "webhdfs", "s3", "http", "https", "az", "abfs", "abfss")
+#: The schemes of :mod:`tfrecord_io.fs` that TensorFlow serves itself, left to it: ``gs://``.
+TENSORFLOW_OWN = ("gs",)
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +52,8 @@ _filesystems_error: BaseException | None = None  # why the plugin could not be r
 
 
 def register_filesystems() -> None:
-    """Makes ``hdfs://``, ``webhdfs://`` and ``s3://`` URLs work everywhere in TensorFlow, in
-    this process.
+    """Makes the URLs of :data:`SCHEMES` (``hdfs://``, ``s3://``, ``az://``, ...) work
+    everywhere in TensorFlow, in this process.
 
     Loads tfrecord-io's TensorFlow file system plugin
     (``tf.experimental.register_filesystem_plugin``) and connects it to :mod:`tfrecord_io.fs`.

@@ -1,0 +1,104 @@
+"""``az://`` and ``abfs[s]://`` (tfrecord_io/fs/azure.py) on a real Azure Blob server
+(conftest.py's ``azurite``: Azurite's blob service, every request signed with the account's
+key), configured the way Azure's tools are; the semantics it shares with the other stores are
+tested in test_fs_objectstore.py."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tfrecord_io import fs
+from tfrecord_io.errors import ObjectStoreError, ObjectStorePermissionError
+from tfrecord_io.fs.azure import AzureFileSystem
+from tfrecord_io.testing.azurite import AzuriteServer
+
+
+@pytest.fixture
+def key(azure_env, azure_container, request) -> str:
+    """A fresh key prefix of the session's container."""
+    return f"fs/{request.node.name}-{uuid.uuid4().hex[:8]}"
+
+
+def _put(url: str, data: bytes) -> None:
+    with fs.open(url, "wb") as f:
+        f.write(data)
+
+
+def _get(url: str) -> bytes:
+    with fs.open(url) as f:
+        return f.read()
+
+
+def test_abfs_urls_name_the_account_and_reach_the_objects_of_az_urls(azurite, azure_container,
+                                                                    key):
+    _put(f"az://{azure_container}/{key}/part-0", b"written as az://")
+    abfs = f"abfs://{azure_container}@{azurite.account_name}.dfs.core.windows.net/{key}"
+    assert _get(f"{abfs}/part-0") == b"written as az://"
+    assert fs.ls(abfs) == [f"{abfs}/part-0"]
+    _put(f"{abfs}/part-1", b"written as abfs://")
+    assert _get(f"abfss://{azure_container}/{key}/part-1") == b"written as abfs://"
+
+
+def test_a_connection_string_configures_the_account_alone(azurite, azure_container, key,
+                                                          monkeypatch):
+    _put(f"az://{azure_container}/{key}/data", b"x")
+    for name in ("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ACCOUNT_KEY",
+                 "AZURE_STORAGE_BLOB_ENDPOINT"):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv(
+        "AZURE_STORAGE_CONNECTION_STRING",
+        f"DefaultEndpointsProtocol=http;AccountName={azurite.account_name};"
+        f"AccountKey={azurite.account_key};BlobEndpoint={azurite.endpoint_url};")
+    assert _get(f"az://{azure_container}/{key}/data") == b"x"
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING",
+                       f"UseDevelopmentStorage=true;BlobEndpoint={azurite.endpoint_url}")
+    assert _get(f"az://{azure_container}/{key}/data") == b"x"
+
+
+def test_a_wrong_key_is_a_permission_error_naming_the_url_and_the_setting(azure_container, key,
+                                                                          monkeypatch):
+    url = f"az://{azure_container}/{key}/data"
+    _put(url, b"x")
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_KEY", "AAAA" + "B" * 84)
+    for op in (lambda: fs.open(url), lambda: fs.stat(url), lambda: _put(url, b"y")):
+        with pytest.raises(ObjectStorePermissionError, match=f"access denied to {url}") as err:
+            op()
+        assert isinstance(err.value, PermissionError)
+        assert "AZURE_STORAGE_ACCOUNT_KEY" in str(err.value)
+
+
+def test_an_az_url_without_a_configured_account_says_what_to_set(monkeypatch):
+    for name in ("AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_CONNECTION_STRING"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ObjectStoreError, match="AZURE_STORAGE_ACCOUNT_NAME"):
+        fs.stat("az://data/part-0")
+
+
+def test_what_a_registered_file_system_was_given_replaces_the_environment(monkeypatch):
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_NAME", "fromenv")
+    monkeypatch.setenv("AZURE_STORAGE_SAS_TOKEN", "sv=token")
+    monkeypatch.delenv("AZURE_STORAGE_ACCOUNT_KEY", raising=False)
+    given = AzureFileSystem(account_name="given", account_key="c2VjcmV0",
+                            blob_endpoint="http://127.0.0.1:10000/given")
+    settings = given.settings()
+    assert (settings.account_name, settings.blob_endpoint) == ("given", "http://127.0.0.1:10000")
+    assert "c2VjcmV0" not in repr(settings)
+    env = given.environment()
+    assert env["AZURE_STORAGE_ACCOUNT_NAME"] == "given"
+    assert env["AZURE_STORAGE_ACCOUNT_KEY"] == "c2VjcmV0"
+    assert env["AZURE_STORAGE_SAS_TOKEN"] == "sv=token"
+
+
+def test_a_stopped_server_is_an_error_naming_the_url(monkeypatch):
+    with AzuriteServer() as server:
+        server.create_container("short-lived")
+        for name, value in server.environment().items():
+            monkeypatch.setenv(name, value)
+        url = "az://short-lived/data"
+        _put(url, b"x" * 1000)
+        server.kill()
+        with pytest.raises(ObjectStoreError, match=url) as err:
+            fs.stat(url)
+        assert "did not answer" in str(err.value)

@@ -1,0 +1,120 @@
+"""TensorFlow itself reads and writes ``az://`` and ``abfs://`` through tfrecord-io's file system
+plugin, served by tfrecord_io.fs, against the session's real Azure Blob server (conftest.py's
+``azurite``), configured the way Azure's tools are (``azure_env``)."""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tfrecord_io import fs, records
+from tfrecord_io import tf as tfr
+from tfrecord_io.tf import datasets as tf_datasets
+from tfrecord_io.tf import plugin as tf_plugin
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _registered():
+    tfr.register_filesystems()
+
+
+@pytest.fixture
+def base(azure_env, azure_container, request):
+    """A fresh prefix of the session's container."""
+    return f"az://{azure_container}/tf-fs/{request.node.name}-{uuid.uuid4().hex[:8]}"
+
+
+def some_records(n: int, seed: int) -> list[bytes]:
+    rnd = random.Random(seed)
+    return [f"{seed}-{i}:".encode() + rnd.randbytes(rnd.randrange(0, 3000)) for i in range(n)]
+
+
+def tf_read(*paths: str, **kwargs) -> list[bytes]:
+    ds = tf.data.TFRecordDataset(list(paths), **kwargs)
+    return [bytes(r) for batch in ds.batch(1024) for r in batch.numpy().tolist()]
+
+
+def test_the_plugin_serves_the_azure_schemes():
+    assert {"az", "abfs", "abfss"} <= set(tf.io.gfile.get_registered_schemes())
+    assert all(tf_plugin.serves(f"{s}://c/k") for s in ("az", "abfs", "abfss"))
+
+
+def test_tfrecord_dataset_reads_az_and_abfs_urls(base, azurite, azure_container):
+    recs = some_records(2000, 1)  # ~3 MB
+    url = f"{base}/data.tfrecord"
+    records.write(url, recs)
+    assert tf_read(url) == recs
+    assert tf_read(url, buffer_size=1000) == recs  # many small reads, each at its offset
+    abfs = url.replace(f"az://{azure_container}/",
+                       f"abfs://{azure_container}@{azurite.account_name}.dfs.core.windows.net/")
+    assert tf_read(abfs) == recs
+
+
+def test_dataset_reads_az_shards_with_tensorflows_reader(base, monkeypatch):
+    recs = some_records(600, 4)
+    records.write(f"{base}/part-0.tfrecord", recs[:300])
+    records.write(f"{base}/part-1.tfrecord", recs[300:])
+    monkeypatch.setattr(tf_datasets, "_python_dataset", None)  # the Python reader must not be used
+    assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
+
+
+def test_tfrecord_writer_output_appears_when_closed(base):
+    recs = some_records(500, 3)
+    url = f"{base}/written.tfrecord"
+    with tf.io.TFRecordWriter(url) as w:
+        for r in recs:
+            w.write(r)
+        w.flush()
+        assert not fs.exists(url)  # staged until closed
+    assert list(records.read(url)) == recs
+
+
+def test_gfile_namespace_changes(base):
+    tf.io.gfile.makedirs(f"{base}/d/e")
+    for name, text in (("x", "1"), ("y", "2")):
+        with tf.io.gfile.GFile(f"{base}/d/{name}", "w") as f:
+            f.write(text)
+    assert sorted(tf.io.gfile.listdir(f"{base}/d")) == ["e", "x", "y"]
+    tf.io.gfile.rename(f"{base}/d/x", f"{base}/d/y", overwrite=True)
+    with tf.io.gfile.GFile(f"{base}/d/y") as f:
+        assert f.read() == "1"
+    tf.io.gfile.rename(f"{base}/d", f"{base}/moved")
+    assert sorted(tf.io.gfile.listdir(f"{base}/moved")) == ["e", "y"]
+    tf.io.gfile.rmtree(f"{base}/moved")
+    assert not tf.io.gfile.exists(f"{base}/moved")
+
+
+def test_errors_name_the_url(base, monkeypatch):
+    url = f"{base}/missing.tfrecord"
+    with pytest.raises(tf.errors.NotFoundError, match=url):
+        tf_read(url)
+    records.write(f"{base}/data.tfrecord", [b"x"])
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_KEY", "AAAA" + "B" * 84)
+    with pytest.raises(tf.errors.PermissionDeniedError, match=f"access denied to {base}"):
+        tf_read(f"{base}/data.tfrecord")
+
+
+def test_checkpoints_and_a_keras_model_save_and_load_on_azure(base):
+    url = f"{base}/ckpt"
+    v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=v), url, max_to_keep=2)
+    for step in range(3):
+        v.assign_add(tf.ones_like(v))
+        manager.save(checkpoint_number=step)
+    assert tf.train.latest_checkpoint(url) == f"{url}/ckpt-2"
+    restored = tf.Variable(tf.zeros((2, 3)))
+    tf.train.Checkpoint(v=restored).restore(tf.train.latest_checkpoint(url)).assert_consumed()
+    np.testing.assert_array_equal(restored.numpy(), v.numpy())
+
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+    x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+    model.save(f"{base}/model.keras")
+    loaded = tf.keras.models.load_model(f"{base}/model.keras")
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
