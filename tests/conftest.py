@@ -166,6 +166,68 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     _CLOCK.mark(session.config, None)
 
 
+def _machine_state() -> str:
+    """Free disk (``/`` and the temporary directory), memory, ``/dev/shm``, processes and the
+    five largest of them: what a failure that depends on the machine (a full disk, no memory)
+    needs to be told apart from a bug."""
+    import shutil
+    import tempfile
+
+    lines = []
+    for path in dict.fromkeys(("/", tempfile.gettempdir(), "/dev/shm")):
+        with contextlib.suppress(OSError):
+            usage = shutil.disk_usage(path)
+            lines.append(f"{path}: {usage.free / 2**30:.1f} GiB free of {usage.total / 2**30:.1f}")
+    with contextlib.suppress(OSError):
+        with open("/proc/meminfo") as f:
+            info = dict(line.split(":", 1) for line in f)
+        lines.append("memory: " + ", ".join(f"{k} {int(info[k].split()[0]) // 1024} MiB"
+                                            for k in ("MemTotal", "MemAvailable") if k in info))
+    sizes = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            with open(f"/proc/{pid}/status") as f:
+                rss = next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            if len(command) > 100:  # a JVM's classpath: keep the program and its main class
+                command = f"{command[:30]} ... {command[-65:]}"
+            sizes.append((rss, pid, command))
+    lines.append(f"processes: {len(sizes)}; largest (RSS):")
+    lines += [f"  {rss // 1024} MiB pid {pid}: {command}" for rss, pid, command in
+              sorted(sizes, reverse=True)[:5]]
+    return "\n".join(lines)
+
+
+class _FailureSnapshots:
+    """The machine's state at the first few failures (:func:`_machine_state`), in their reports
+    and again at the end of the run."""
+
+    limit = 3
+
+    def __init__(self) -> None:
+        self.taken: list[tuple[str, str]] = []
+
+
+_SNAPSHOTS = _FailureSnapshots()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and len(_SNAPSHOTS.taken) < _SNAPSHOTS.limit:
+        state = _machine_state()
+        _SNAPSHOTS.taken.append((item.nodeid, state))
+        report.sections.append(("the machine at this failure", state))
+
+
+def pytest_terminal_summary(terminalreporter: object) -> None:
+    for nodeid, state in _SNAPSHOTS.taken[:1]:
+        terminalreporter.write_sep("-", f"the machine at the first failure ({nodeid})")
+        terminalreporter.write_line(state)
+
+
 @pytest.fixture(scope="session")
 def spark_master() -> str:
     """The Spark master of the tests (``TFRECORD_IO_TEST_MASTER``, else a local cluster of two
