@@ -16,11 +16,9 @@ SIGKILL) and removes its directory. Both emulators keep their data in memory.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -30,6 +28,7 @@ from types import TracebackType
 from typing import IO, ClassVar, TypeVar
 
 from tfrecord_io.errors import TFRecordError
+from tfrecord_io.testing.processes import kill_group, stop_group
 
 __all__ = ["HOST", "EmulatorServer", "find_program"]
 
@@ -179,16 +178,7 @@ class EmulatorServer:
         """Stops the emulator (SIGTERM to its process group, SIGKILL after 10 s) and removes its
         directory. Safe to call twice, and after a failed start."""
         process, self._process = self._process, None
-        if process is not None:
-            if process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(process.pid, signal.SIGKILL)
-                    process.wait(timeout=10)
+        stop_group(process)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
@@ -199,10 +189,7 @@ class EmulatorServer:
     def kill(self) -> None:
         """Ends the emulator at once (SIGKILL), as a crash would; its directory stays until
         :meth:`stop`."""
-        if self._process is not None and self._process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._process.pid, signal.SIGKILL)
-            self._process.wait(timeout=10)
+        kill_group(self._process)
 
     def __enter__(self: _Server) -> _Server:
         return self.start()

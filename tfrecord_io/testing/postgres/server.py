@@ -9,7 +9,6 @@ owns, and it is sent SIGKILL if the thread that started it dies, so it never out
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import logging
 import os
@@ -27,6 +26,7 @@ from types import TracebackType
 import psycopg
 
 from tfrecord_io.errors import PostgresError
+from tfrecord_io.testing.processes import stop_group
 
 __all__ = ["BIN_ENV", "Postgres", "find_bindir"]
 
@@ -171,15 +171,8 @@ class Postgres:
         """Stop the server (a fast shutdown, then SIGKILL after 15 s) and remove its directory.
         Safe to call twice, and after a failed start."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.send_signal(signal.SIGINT)  # PostgreSQL's "fast" shutdown
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=15)
+        # SIGINT to the postmaster alone: PostgreSQL's "fast" shutdown of its backends.
+        stop_group(process, first=signal.SIGINT, to_group=False, grace=15.0)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None

@@ -8,14 +8,12 @@ killed.
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import importlib.util
 import json
 import logging
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -33,6 +31,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from tfrecord_io.errors import S3ServerError
+from tfrecord_io.testing.processes import kill_group, stop_group
 
 __all__ = ["REGION", "S3Server"]
 
@@ -192,16 +191,7 @@ class S3Server:
         """Stops the server (SIGTERM to its process group, SIGKILL after 10 s) and removes its
         directory. Safe to call twice, and after a failed start."""
         process, self._process = self._process, None
-        if process is not None:
-            if process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGTERM)
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(process.pid, signal.SIGKILL)
-                    process.wait(timeout=10)
+        stop_group(process)
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
@@ -212,10 +202,7 @@ class S3Server:
     def kill(self) -> None:
         """Ends the server at once (SIGKILL), as a crash would; its directory stays until
         :meth:`stop`."""
-        if self._process is not None and self._process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._process.pid, signal.SIGKILL)
-            self._process.wait(timeout=10)
+        kill_group(self._process)
 
     def __enter__(self) -> S3Server:
         return self.start()
