@@ -455,6 +455,32 @@ def mnist_png_tree(tmp_path_factory):
     return tree
 
 
+def _serve(server, error_type: type[Exception], what: str):
+    """Yields *server* started, for a session fixture, and stops it at the end, also after a
+    failure. A server that cannot start fails the tests that need it (never a skip), with
+    *what* and why."""
+    try:
+        try:
+            server.start()
+        except error_type as e:
+            pytest.fail(f"{what}: {e}", pytrace=False)
+        yield server
+    finally:
+        server.stop()
+
+
+def _point_at(server, own_prefixes: tuple[str, ...], monkeypatch):
+    """Sets *server*'s client settings in ``os.environ`` for the test (child processes get
+    them too), after removing every variable of the developer's environment that starts with
+    one of *own_prefixes*; returns *server*."""
+    for name in list(os.environ):
+        if name.startswith(own_prefixes):
+            monkeypatch.delenv(name)
+    for name, value in server.environment().items():
+        monkeypatch.setenv(name, value)
+    return server
+
+
 @pytest.fixture(scope="session")
 def postgres():
     """A PostgreSQL server for the session (:class:`tfrecord_io.testing.postgres.Postgres`:
@@ -462,15 +488,7 @@ def postgres():
     failure. Never skips: without PostgreSQL it fails, saying how to get it."""
     from tfrecord_io.testing import postgres as pg
 
-    server = pg.Postgres()
-    try:
-        try:
-            server.start()
-        except pg.PostgresError as e:
-            pytest.fail(f"the test PostgreSQL did not start: {e}", pytrace=False)
-        yield server
-    finally:
-        server.stop()
+    yield from _serve(pg.Postgres(), pg.PostgresError, "the test PostgreSQL did not start")
 
 
 @pytest.fixture(scope="session")
@@ -481,15 +499,8 @@ def s3():
     get it. Tests reach it through :func:`s3_env`."""
     from tfrecord_io.testing import s3 as s3_server
 
-    server = s3_server.S3Server()
-    try:
-        try:
-            server.start()
-        except s3_server.S3ServerError as e:
-            pytest.fail(f"the test S3 server did not start: {e}", pytrace=False)
-        yield server
-    finally:
-        server.stop()
+    yield from _serve(s3_server.S3Server(), s3_server.S3ServerError,
+                      "the test S3 server did not start")
 
 
 @pytest.fixture(scope="session")
@@ -506,12 +517,7 @@ def s3_env(s3, s3_bucket, monkeypatch):
     """:func:`s3`, with the standard AWS settings that point at it (endpoint, key, secret,
     region) in ``os.environ`` for the test, so that child processes have them too; any other
     ``AWS_*`` or ``TFRECORD_IO_S3_*`` setting of the developer's environment is removed."""
-    for name in list(os.environ):
-        if name.startswith(("AWS_", "TFRECORD_IO_S3_")):
-            monkeypatch.delenv(name)
-    for name, value in s3.environment().items():
-        monkeypatch.setenv(name, value)
-    return s3
+    return _point_at(s3, ("AWS_", "TFRECORD_IO_S3_"), monkeypatch)
 
 
 @pytest.fixture(scope="session")
@@ -522,15 +528,8 @@ def azurite():
     setup``) it fails, saying how to get it. Tests reach it through :func:`azure_env`."""
     from tfrecord_io.testing import azurite as azurite_server
 
-    server = azurite_server.AzuriteServer()
-    try:
-        try:
-            server.start()
-        except azurite_server.AzuriteError as e:
-            pytest.fail(f"the test Azure Blob server did not start: {e}", pytrace=False)
-        yield server
-    finally:
-        server.stop()
+    yield from _serve(azurite_server.AzuriteServer(), azurite_server.AzuriteError,
+                      "the test Azure Blob server did not start")
 
 
 @pytest.fixture(scope="session")
@@ -548,12 +547,7 @@ def azure_env(azurite, azure_container, monkeypatch):
     ``AZURE_STORAGE_ACCOUNT_KEY``, ``AZURE_STORAGE_BLOB_ENDPOINT``) in ``os.environ`` for the
     test, so that child processes have them too; any other ``AZURE_*`` or ``TFRECORD_IO_AZURE_*``
     setting of the developer's environment is removed."""
-    for name in list(os.environ):
-        if name.startswith(("AZURE_", "TFRECORD_IO_AZURE_")):
-            monkeypatch.delenv(name)
-    for name, value in azurite.environment().items():
-        monkeypatch.setenv(name, value)
-    return azurite
+    return _point_at(azurite, ("AZURE_", "TFRECORD_IO_AZURE_"), monkeypatch)
 
 
 @pytest.fixture(scope="session")
@@ -564,15 +558,8 @@ def gcs():
     it. Tests reach it through :func:`gcs_env`."""
     from tfrecord_io.testing import gcs as gcs_server
 
-    server = gcs_server.GcsServer()
-    try:
-        try:
-            server.start()
-        except gcs_server.GcsServerError as e:
-            pytest.fail(f"the test GCS server did not start: {e}", pytrace=False)
-        yield server
-    finally:
-        server.stop()
+    yield from _serve(gcs_server.GcsServer(), gcs_server.GcsServerError,
+                      "the test GCS server did not start")
 
 
 @pytest.fixture(scope="session")
@@ -589,12 +576,8 @@ def gcs_env(gcs, gcs_bucket, monkeypatch):
     """:func:`gcs`, with ``STORAGE_EMULATOR_HOST`` pointing at it in ``os.environ`` for the
     test, so that child processes have it too; the developer's Google settings
     (``GOOGLE_*``, ``CLOUDSDK_*``, ``TFRECORD_IO_GCS_*``: credentials, project) are removed."""
-    for name in list(os.environ):
-        if name.startswith(("GOOGLE_", "CLOUDSDK_", "STORAGE_EMULATOR_HOST", "TFRECORD_IO_GCS_")):
-            monkeypatch.delenv(name)
-    for name, value in gcs.environment().items():
-        monkeypatch.setenv(name, value)
-    return gcs
+    return _point_at(gcs, ("GOOGLE_", "CLOUDSDK_", "STORAGE_EMULATOR_HOST", "TFRECORD_IO_GCS_"),
+                     monkeypatch)
 
 
 @dataclass(frozen=True)
