@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import collections
 import os
-import random
 import socket
 import time
 import uuid
@@ -27,6 +26,8 @@ from tfrecord_io.tf import datasets as tf_datasets
 from tfrecord_io.tf import filesystem as _tf_filesystem
 from tfrecord_io.tf import plugin as tf_plugin
 
+from tf_records import some_records, tf_read
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _registered():
@@ -40,16 +41,6 @@ def base(request, hdfs):
     url = f"{root}/tf-fs/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
     fs.makedirs(url)
     return url
-
-
-def some_records(n: int, seed: int) -> list[bytes]:
-    rnd = random.Random(seed)
-    return [f"{seed}-{i}:".encode() + rnd.randbytes(rnd.randrange(0, 3000)) for i in range(n)]
-
-
-def tf_read(*paths: str, **kwargs) -> list[bytes]:
-    ds = tf.data.TFRecordDataset(list(paths), **kwargs)
-    return [bytes(r) for batch in ds.batch(1024) for r in batch.numpy().tolist()]
 
 
 # -- registration ----------------------------------------------------------------------------

@@ -5,7 +5,6 @@ plugin, served by tfrecord_io.fs, against the session's real Azure Blob server (
 from __future__ import annotations
 
 import os
-import random
 import uuid
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -19,6 +18,8 @@ from tfrecord_io import tf as tfr
 from tfrecord_io.tf import datasets as tf_datasets
 from tfrecord_io.tf import plugin as tf_plugin
 
+from tf_records import some_records, tf_read
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _registered():
@@ -29,16 +30,6 @@ def _registered():
 def base(azure_env, azure_container, request):
     """A fresh prefix of the session's container."""
     return f"az://{azure_container}/tf-fs/{request.node.name}-{uuid.uuid4().hex[:8]}"
-
-
-def some_records(n: int, seed: int) -> list[bytes]:
-    rnd = random.Random(seed)
-    return [f"{seed}-{i}:".encode() + rnd.randbytes(rnd.randrange(0, 3000)) for i in range(n)]
-
-
-def tf_read(*paths: str, **kwargs) -> list[bytes]:
-    ds = tf.data.TFRecordDataset(list(paths), **kwargs)
-    return [bytes(r) for batch in ds.batch(1024) for r in batch.numpy().tolist()]
 
 
 def test_the_plugin_serves_the_azure_schemes():

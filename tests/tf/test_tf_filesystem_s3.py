@@ -6,7 +6,6 @@ signed), configured the standard AWS way (``s3_env``). TensorFlow's own ``gs://`
 from __future__ import annotations
 
 import os
-import random
 import socket
 import time
 import uuid
@@ -22,6 +21,8 @@ from tfrecord_io import tf as tfr
 from tfrecord_io.tf import datasets as tf_datasets
 from tfrecord_io.tf import plugin as tf_plugin
 
+from tf_records import some_records, tf_read
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _registered():
@@ -32,16 +33,6 @@ def _registered():
 def base(s3_env, s3_bucket, request):
     """A fresh prefix of the session's bucket."""
     return f"s3://{s3_bucket}/tf-fs/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
-
-
-def some_records(n: int, seed: int) -> list[bytes]:
-    rnd = random.Random(seed)
-    return [f"{seed}-{i}:".encode() + rnd.randbytes(rnd.randrange(0, 3000)) for i in range(n)]
-
-
-def tf_read(*paths: str, **kwargs) -> list[bytes]:
-    ds = tf.data.TFRecordDataset(list(paths), **kwargs)
-    return [bytes(r) for batch in ds.batch(1024) for r in batch.numpy().tolist()]
 
 
 def test_the_plugin_serves_s3_and_leaves_gs_to_tensorflow():
