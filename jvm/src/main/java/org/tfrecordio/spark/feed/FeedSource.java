@@ -32,10 +32,10 @@ import org.apache.spark.storage.StorageLevel;
 import org.tfrecordio.spark.SourceOptions;
 
 /**
- * The feed's Spark jobs as a data source, so that the driver reaches them through the DataFrame
- * API alone ({@code tfrecord_io.cluster.feed.source} reads it, from a classic session or a
- * Spark Connect client): the batches ({@link FeedBatches}) and feeding tasks
- * ({@link FeedSender}), started by reading, with what the tasks report as the rows read. The data fed is
+ * The feed's Spark jobs as a data source, for clients that reach the driver only through the
+ * DataFrame API (Spark Connect, where {@code tfrecord_io.cluster.feed.connect} reads it): the
+ * same batches ({@link FeedBatches}) and feeding tasks ({@link FeedSender}) as a classic
+ * driver's, started by reading, with what the tasks report as the rows read. The data fed is
  * the client's temporary view named by the option {@code view}.
  *
  * <pre>
