@@ -307,9 +307,11 @@ test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_C
 # protobuf codec on Scala 2.12), ml.predict (without arrow_udf, which Spark 3.5 lacks), and,
 # with their Connect cases (marker connect), on Spark 3.5's Connect server ($(CONNECT35_JAR)):
 # the session's refusals and the errors of the jar as a 3.5 client reports them, a node's
-# exception over a Connect session and two feeds in turns. Spark's Python workers run the 3.5
-# environment too. The launcher, the feed, the RDD helpers and Spark ML's stages use the same
-# Spark API on both lines: they run on 4.3 only. The Connect cases of the data source and the
+# exception over a Connect session and two feeds in turns; on a classic session, the feed's job
+# tags (SparkContext.addJobTag, cancelJobsWithTag) and status tracker (getJobIdsForTag): an
+# epoch's job queued behind the one running, and a feeding stopped by its timeout. Spark's
+# Python workers run the 3.5 environment too. The rest of the launcher and the feed, the RDD
+# helpers and Spark ML's stages use the same Spark API on both lines: they run on 4.3 only. The Connect cases of the data source and the
 # DataFrame functions are their errors and one round trip of each kind (SPARK35_SELECT): a
 # Connect server runs the very reads and writes of the classic cases; what the 3.5 client adds
 # is how it sends the functions' plans and reports the jar's errors.
@@ -320,7 +322,9 @@ FEED_OVER_CONNECT := tests/cluster/test_feed_over_connect.py
 SPARK35_TESTS := tests/spark/test_source.py tests/spark/test_dataframe.py \
   tests/spark/test_spark_connect.py tests/ml/test_predict.py \
   $(RUN_OVER_CONNECT)::test_an_exception_names_the_node_and_its_traceback_within_seconds \
-  $(FEED_OVER_CONNECT)::test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares
+  $(FEED_OVER_CONNECT)::test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares \
+  tests/cluster/test_feed_cache.py::test_with_kept_batches_the_next_epochs_job_waits_in_sparks_queue_before_this_one_ends \
+  tests/cluster/test_feed_stop.py::test_train_stops_the_feeding_and_raises_timeout_error_when_its_timeout_passes
 test-spark35: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(POSTGRES_JDBC_CP) $(CONNECT35_JAR) | $(PY35)
 	@rc=0; PYSPARK_PYTHON=$(abspath $(PY35)) PYSPARK_DRIVER_PYTHON=$(abspath $(PY35)) \
 	  $(PY35) -m pytest $(SPARK35_TESTS) -k '$(SPARK35_SELECT)' -ra --durations=15 \

@@ -1,9 +1,11 @@
 """The batches a feeding job sends, made in the executors' JVMs (real Spark, no TensorFlow
-cluster): the sharing rule, the records' bytes, the batch size, and data that changed."""
+cluster) as the feed source makes them (an RDD as a one-column DataFrame fed as ByteArray):
+the sharing rule, the records' bytes, the batch size, and data that changed."""
 
 from __future__ import annotations
 
 import collections
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
@@ -12,7 +14,8 @@ from pyspark.serializers import NoOpSerializer
 
 from tfrecord_io import example
 from tfrecord_io.cluster.feed.batch_format import BATCH_HEADER, LENGTH, MAGIC, locate
-from tfrecord_io.cluster.feed.plan import plan_batches
+from tfrecord_io.cluster.feed.plan import BATCH_BYTES, deal
+from tfrecord_io.spark.jvm import FEED_BATCHES_CLASS, call, java_class, java_dataset, records_frame
 
 SIZES = [5, 0, 17, 1, 9]  # uneven partitions, one empty: 32 records b"r0".."r31"
 
@@ -24,6 +27,20 @@ def uneven_rdd(sc, sizes):
         return [b"r%d" % i for i in range(starts[index], starts[index] + sizes[index])]
 
     return sc.parallelize(range(len(sizes)), len(sizes)).mapPartitionsWithIndex(partition)
+
+
+def plan_batches(sc, data, workers, job, *, equal, batch_bytes=BATCH_BYTES):
+    """What the feed source's ``send`` makes of *data* (``FeedBatches``): the batches, and the
+    deal's records per worker and records dropped."""
+    record_type = "Example"
+    if isinstance(data, RDD):
+        data, record_type = records_frame(data), "ByteArray"
+    batches = java_class(sc, FEED_BATCHES_CLASS)
+    frame = java_dataset(data)
+    rule = deal([int(n) for n in call(batches.countRows, frame)] if equal else None, workers)
+    jrdd = call(batches.fromRows, frame, record_type, rule.offsets, rule.counts, rule.limit,
+                workers, job, batch_bytes)
+    return SimpleNamespace(jrdd=jrdd, per_worker=rule.per_worker, dropped=rule.dropped)
 
 
 def collect(plan):

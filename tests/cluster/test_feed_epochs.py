@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 
 import pytest
+from pyspark import StorageLevel
 
 from tfrecord_io import cluster
 
@@ -44,6 +45,7 @@ class Fed:
     read: dict  # node -> what it read
     node_executors: dict  # worker index -> executor pid
     name: str
+    storage: dict  # cached DataFrame fed -> (storage level before, after the cluster)
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +60,7 @@ def fed(spark, sc, tmp_path_factory):
     ).repartition(3).cache()
     args = {"out": str(out), "epochs": 2, "feeds": ["train", "validation"], "fit": True,
             "features": {"validation": "example"}}
+    before = {"validation": validation.storageLevel, "fit": fit.storageLevel}
     c = cluster.run(sc, feed_programs.read_epochs, args, num_workers=2, input_mode="spark")
     with c:
         t = c.train(train, num_epochs=2, block=False)
@@ -73,7 +76,9 @@ def fed(spark, sc, tmp_path_factory):
         reports["fit"] = c.train(fit, num_epochs=2, feed="fit")
         c.wait(timeout=600)
     read = {i: json.loads((out / f"worker-{i}-read.json").read_text()) for i in range(2)}
-    return Fed(reports, read, executors, c.name)
+    storage = {name: (before[name], frame.storageLevel)
+               for name, frame in (("validation", validation), ("fit", fit))}
+    return Fed(reports, read, executors, c.name, storage)
 
 
 def _epoch(fed, feed, epoch):
@@ -117,6 +122,11 @@ def test_model_fit_trains_one_fed_epoch_per_keras_epoch(fed):
 def test_feeds_end_with_wait_and_further_iterations_are_empty(fed):
     for w in range(2):
         assert fed.read[w]["after_end"] == {"train": 0, "validation": 0, "fit": 0}
+
+
+def test_a_dataframe_the_caller_cached_stays_cached_after_it_was_fed(fed):
+    for before, after in fed.storage.values():
+        assert after == before != StorageLevel.NONE
 
 
 def test_feeding_tasks_run_on_other_executors_than_the_workers_they_feed(fed):

@@ -1,8 +1,9 @@
 """The feeding schedule, driven through over two thousand seeded random interleavings with a fake
 Spark (task slots, a FIFO job queue, cancels that land late) and fake nodes (bounded buffers
 for the epoch being read and for epochs fed ahead, scripted readers): it never stalls, every
-epoch reaches each worker exactly once and in equal shares, and stop and failure end
-everything. No Spark, no threads: it runs in seconds."""
+epoch reaches each worker exactly once and in equal shares, stop and failure end everything,
+and after a killed attempt or a lost worker every call is fed again, exactly once, to the next
+attempt's nodes. No Spark, no threads: it runs in seconds."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class FakeJob:
 
     def __init__(self, world: World, kind: str, call: Call | None, epoch: int, tasks: int):
         self.world = world
+        self.nodes = world.nodes  # the attempt's nodes, which its tasks reach
         self.kind = kind
         self.call = call
         self.epoch = epoch
@@ -177,13 +179,15 @@ class World:
     time."""
 
     def __init__(self, rng: random.Random, slots: int, capacity: int, scripts: list[list[str]],
-                 records: dict[str, int], equal: bool = True) -> None:
+                 records: dict[str, int], equal: bool = True, restartable: bool = False) -> None:
         self.rng = rng
         self.slots = slots
         self.queue: list[FakeJob] = []  # submitted and not ended, FIFO
         self.lossy_cancel = False  # model a runner whose cancel can come before the submit
         self.unsubmitted: list[FakeJob] = []
         self.released: list[Call] = []
+        self.scripts = scripts
+        self.capacity = capacity
         self.nodes = [Node(f"worker:{i}", i, list(s), capacity) for i, s in enumerate(scripts)]
         self.links = FakeLinks(self.nodes)
         self.runner = FakeRunner(self)
@@ -191,10 +195,23 @@ class World:
         self.failure: ClusterError | None = None
         self.records = records  # batches per task and worker, per feed
         self.equal = equal
+        self.restartable = restartable
+        self.attempts = 1
         self.schedule = FeedSchedule(self.links, self.runner, equal, lambda: self.failure,
-                                     clock=lambda: self.now)
+                                     clock=lambda: self.now, restartable=restartable)
         self.calls: list[Call] = []
         self.plans = 0
+
+    def restart(self) -> None:
+        """The driver's next attempt: new nodes reading their scripts from the start, their
+        links, the schedule restarted with them."""
+        self.attempts += 1
+        self.nodes = [Node(f"worker:{i}", i, list(s), self.capacity)
+                      for i, s in enumerate(self.scripts)]
+        self.links = FakeLinks(self.nodes)
+        self.failure = None
+        self.schedule.restart(self.links, self.runner, lambda: self.failure,
+                              restartable=self.restartable)
 
     def train(self, feed: str, epochs: int) -> Call:
         call = Call(feed, feed, epochs, Feeding())
@@ -221,7 +238,7 @@ class World:
                     acts.append(("finish", job, task))
                 else:
                     worker, _ = left[0]
-                    node = self.nodes[worker]
+                    node = job.nodes[worker]
                     key = self._key(job, task, left[0])
                     if node.accepts(key):
                         acts.append(("deliver", job, task))
@@ -266,7 +283,7 @@ class World:
             else:
                 plan = job.call.plan
                 job.running[task] = [(w, s) for s in range(plan.batches)
-                                     for w in range(len(self.nodes))]
+                                     for w in range(len(job.nodes))]
         elif kind == "interrupt":
             job, task = act[1], act[2]
             del job.running[task]
@@ -282,7 +299,7 @@ class World:
         elif kind == "deliver":
             job, task = act[1], act[2]
             item = job.running[task].pop(0)
-            self.nodes[item[0]].put(self._key(job, task, item))
+            job.nodes[item[0]].put(self._key(job, task, item))
         elif kind == "ask":
             node = act[1]
             feed = node.script.pop(0)
@@ -317,7 +334,7 @@ class World:
             return
         plan = job.call.plan
         reports = [{"workers": {str(w): {"records": plan.batches, "dropped": 0,
-                                         "state": "ready"} for w in range(len(self.nodes))}}
+                                         "state": "ready"} for w in range(len(job.nodes))}}
                    for _ in range(job.tasks)]
         job._end(reports)
 
@@ -370,7 +387,7 @@ def _scripts(rng: random.Random, workers: int, feeds: dict[str, int]) -> list[li
     return [list(order) for _ in range(workers)]
 
 
-def _scenario(seed: int) -> tuple[World, dict[str, list[int]]]:
+def _scenario(seed: int, restartable: bool = False) -> tuple[World, dict[str, list[int]]]:
     rng = random.Random(seed)
     names = ["train", "validation", "test"][: rng.randint(1, 3)]
     calls = {f: [rng.randint(1, 3) for _ in range(rng.randint(1, 2))] for f in names}
@@ -378,7 +395,7 @@ def _scenario(seed: int) -> tuple[World, dict[str, list[int]]]:
     workers = rng.randint(1, 3)
     world = World(rng, slots=rng.randint(1, 3), capacity=rng.randint(1, 2),
                   scripts=_scripts(rng, workers, feeds),
-                  records={f: rng.randint(1, 3) for f in names})
+                  records={f: rng.randint(1, 3) for f in names}, restartable=restartable)
     return world, calls
 
 
@@ -504,6 +521,123 @@ def test_a_lost_link_without_word_from_the_cluster_fails_the_calls_after_the_gra
     assert isinstance(error, ClusterError) and "worker:1" in str(error)
 
 
+def _run_restarting(seed: int, lose_one: bool) -> tuple[World, dict[str, list[int]]]:
+    """A random scenario whose attempt fails after a random number of steps -- all its nodes at
+    once (killed), or one worker's link first and the attempt's failure a little later (lost)
+    -- and whose next attempt starts a few steps after that."""
+    world, calls = _scenario(2000 + seed, restartable=True)
+    _issue_all(world, calls)
+    rng = random.Random(seed)
+    when = rng.randint(0, 80)
+    noticed = when + (rng.randint(1, 6) if lose_one else 0)  # within the grace
+    back = noticed + rng.randint(1, 15)
+    count = [0]
+
+    def events(w: World) -> None:
+        count[0] += 1
+        if w.attempts > 1 or all(n.gone == "finished" for n in w.nodes):
+            return
+        if count[0] == when and lose_one:
+            up = [n for n in w.nodes if not n.gone]
+            rng.choice(up).gone = "lost"
+        if count[0] == noticed:
+            w.failure = ClusterError("the attempt failed: boom")
+            for node in w.nodes:
+                node.gone = node.gone or "failed"
+        if count[0] == back:
+            w.restart()
+
+    world.run(before=events)
+    return world, calls
+
+
+@pytest.mark.parametrize("lose_one", [False, True], ids=["killed", "lost-worker"])
+@pytest.mark.parametrize("chunk", range(4))
+def test_after_a_restart_every_call_is_fed_again_exactly_once_to_the_new_nodes(chunk, lose_one):
+    restarted = 0
+    for seed in range(chunk, 400, 4):
+        world, calls = _run_restarting(seed, lose_one)
+        restarted += world.attempts > 1
+        for call in world.calls:
+            assert call.feeding.done(), f"seed {seed}: {call.feed} not done"
+            assert call.feeding.exception() is None, (seed, call.feeding.exception())
+        for node in world.nodes:  # the last attempt's
+            assert node.gone == "finished" and not node.script, f"seed {seed}: {node}"
+        for feed, epochs in calls.items():
+            for epoch in range(1, sum(epochs) + 1):
+                shares = [len(n.taken.get((feed, epoch), [])) for n in world.nodes]
+                expected = world.records[feed] * world.slots
+                assert shares == [expected] * len(world.nodes), (seed, feed, epoch, shares)
+                for node in world.nodes:
+                    keys = [k[3:] for k in node.taken.get((feed, epoch), [])]
+                    assert len(keys) == len(set(keys)), f"seed {seed}: a batch read twice"
+        assert not any(j.pending or j.running for j in world.runner.submitted if j.cancelled)
+    assert restarted > 50  # most runs restart before their nodes finished
+
+
+def test_a_call_made_while_the_attempt_is_restarting_is_fed_to_the_next_one():
+    world = World(random.Random(3), slots=2, capacity=1, scripts=[["train", "test"]] * 2,
+                  records={"train": 2, "test": 1}, restartable=True)
+    train = world.train("train", 1)
+    world.failure = ClusterError("the attempt failed")
+    for node in world.nodes:
+        node.gone = "failed"
+    world.schedule.step()
+    assert world.schedule.suspended is world.failure
+    test = world.train("test", 1)  # between the failure and the next attempt
+    world.restart()
+    world.run()
+    assert [len(n.taken[("test", 1)]) for n in world.nodes] == [2, 2]
+    assert train.feeding.result(timeout=0).epochs[0].records == {0: 4, 1: 4}
+    assert test.feeding.exception() is None
+
+
+def test_a_stream_fails_at_a_restart_and_a_stopped_call_is_not_fed_again():
+    world = World(random.Random(0), slots=1, capacity=1, scripts=[["train"]] * 2,
+                  records={"train": 1}, restartable=True)
+    stream = Call("events", "events", 1, Feeding(), streaming=True)
+    world.schedule.add(stream)
+    stopped = world.train("train", 1)
+    stopped.feeding.stop()
+    world.failure = ClusterError("the attempt failed")
+    world.schedule.step()
+    world.schedule.step()
+    assert "a stream cannot be fed again" in str(stream.feeding.exception())
+    assert stopped.feeding.result(timeout=0).stopped
+
+
+def test_a_call_fed_while_a_worker_was_lost_completes_only_after_the_next_attempt_fed_it():
+    # worker:1's link broke: its share of the epoch is gone, and the attempt's failure is on
+    # its way. The call does not report success meanwhile; the next attempt feeds it whole.
+    world = World(random.Random(5), slots=1, capacity=2, scripts=[["train"]] * 2,
+                  records={"train": 1}, restartable=True)
+    call = world.train("train", 1)
+    world.nodes[1].gone = "lost"
+    for _ in range(100):  # 5 s of actions, within the grace
+        world.schedule.step()
+        acts = world.actions()
+        if acts:
+            world.do(world.rng.choice(acts))
+    assert world.nodes[0].gone == "finished" and not call.feeding.done()
+    world.failure = ClusterError("worker:1 was lost")
+    world.schedule.step()
+    world.restart()
+    world.run()
+    assert call.feeding.result(timeout=0).epochs[0].records == {0: 1, 1: 1}
+
+
+def test_with_no_attempt_left_the_suspended_calls_fail_with_the_error():
+    world = World(random.Random(0), slots=1, capacity=1, scripts=[["train"]] * 2,
+                  records={"train": 1}, restartable=True)
+    call = world.train("train", 2)
+    world.failure = ClusterError("the attempt failed")
+    world.schedule.step()
+    assert not call.feeding.done()
+    final = ClusterError("no attempts left")
+    world.schedule.fail(final)
+    assert call.feeding.exception() is final
+
+
 def _run_stopping(seed: int) -> World:
     """Train and validation in turns; train's call stopped after a random number of steps."""
     rng = random.Random(seed)
@@ -583,6 +717,7 @@ def test_the_seeded_runs_make_every_declared_transition_and_no_other(monkeypatch
     for seed in range(40):
         _run_failing(seed)
         _run_stopping(seed)
+        _run_restarting(seed, lose_one=seed % 2 == 1)
     for seed in range(20):
         world = World(random.Random(seed), slots=1, capacity=1,
                       scripts=[["train", "validation", "train"]] * 2,

@@ -36,6 +36,7 @@ from tfrecord_io.spark.jvm import (
     executor_loss,
     executor_losses,
     is_connect,
+    jobs_with_tag,
     max_concurrent_tasks,
 )
 
@@ -44,6 +45,7 @@ __all__ = [
     "ClassicApplication",
     "ConnectApplication",
     "application_of",
+    "JobTags",
     "CONTROL_HOST_ENV",
 ]
 
@@ -107,6 +109,37 @@ class SparkApplication:
         """The address the control channel listens on, which every executor must reach:
         *override*, else ``TFRECORD_IO_CONTROL_HOST``, else :meth:`default_control_host`."""
         return override or os.environ.get(CONTROL_HOST_ENV) or self.default_control_host()
+
+
+class JobTags:
+    """The job tags of *session*'s jobs, whatever its kind: Spark Connect's session tags
+    (``addTag``, ``removeTag``, ``interruptTag``), or in a classic session the SparkContext's
+    job tags (``addJobTag``, ``removeJobTag``, ``cancelJobsWithTag``; a classic session has no
+    session tags before Spark 4). Either way a tag marks the jobs that the adding thread starts
+    next, until it is removed."""
+
+    def __init__(self, session: Any) -> None:
+        self._sc = None
+        if is_connect(session):
+            self.add, self.remove = session.addTag, session.removeTag
+            self.interrupt = session.interruptTag
+        else:
+            self._sc = session.sparkContext
+            self.add, self.remove = self._sc.addJobTag, self._sc.removeJobTag
+            self.interrupt = self._sc.cancelJobsWithTag
+
+    def describe(self, group: str, description: str) -> None:
+        """Name the jobs this thread starts next in Spark's UI: a classic session's job group
+        and description (Spark Connect names them by its operations)."""
+        if self._sc is not None:
+            self._sc.setJobGroup(group, description, True)
+
+    def submitted(self, tag: str) -> bool | None:
+        """Whether a job carrying *tag* has reached Spark's scheduler (a classic session's
+        status tracker tells), or None where that cannot be told (Spark Connect)."""
+        if self._sc is None:
+            return None
+        return bool(jobs_with_tag(self._sc, tag))
 
 
 class ClassicApplication(SparkApplication):

@@ -31,9 +31,9 @@ from tfrecord_io.cluster.attempt import Attempt
 from tfrecord_io.cluster.channel import ControlServer, control_key, feed_key, new_secret
 from tfrecord_io.cluster.context import NodeContext
 from tfrecord_io.cluster.description import AttemptDescription
-from tfrecord_io.cluster.feed.coordinator import FeedCoordinator, check_data
-from tfrecord_io.cluster.feed.replay import Replays
+from tfrecord_io.cluster.feed.coordinator import FedAttempt, FeedCoordinator
 from tfrecord_io.cluster.feed.reports import Feeding, FeedReport
+from tfrecord_io.cluster.feed.source import check_data
 from tfrecord_io.cluster.messages import Hello, Log, Message, Report, Stop
 from tfrecord_io.cluster.options import RunOptions, run_options
 from tfrecord_io.cluster.progress import Progress
@@ -102,10 +102,7 @@ class Cluster:
         self._error: ClusterError | None = None
         self._supervisor: threading.Thread | None = None
         self._closed = False
-        self._feeds: FeedCoordinator | None = None
-        # With attempts to spare, every train() call is fed again to each new attempt.
-        self._replays = (Replays() if options.input_mode == "spark" and options.max_attempts > 1
-                         else None)
+        self._feeds: FeedCoordinator | None = None  # with input_mode="spark", once started
         self._ending = threading.Event()  # wait() has begun: feeds end once fed
         self._losses: Any = None  # the application's ExecutorLosses, once started
         self._metrics = Metrics()
@@ -203,12 +200,7 @@ class Cluster:
             raise ValueError(f"num_epochs must be an int >= 1, not {num_epochs!r}")
         if not isinstance(feed, str) or not feed:
             raise ValueError(f"feed must be a non-empty name, not {feed!r}")
-        if self._replays is not None:
-            feeding = self._replays.start(self._feed_target, data, num_epochs, feed, record_type,
-                                          trigger, cache)
-        else:
-            feeding = self._coordinator().train(data, num_epochs, feed, record_type, trigger,
-                                                cache)
+        feeding = self._coordinator().train(data, num_epochs, feed, record_type, trigger, cache)
         if not block:
             return feeding
         try:
@@ -223,27 +215,17 @@ class Cluster:
             raise TimeoutError(f"feeding {feed!r} was not done after {timeout} s: it was "
                                "stopped (do the workers read it?)") from None
 
-    def _feed_target(self) -> tuple[FeedCoordinator, Callable[[], ClusterError | None]]:
-        coordinator = self._coordinator()
-        return coordinator, coordinator.failure
-
     def _coordinator(self) -> FeedCoordinator:
-        attempt = self._attempt
-        if attempt is None or self._shutdown.is_set() or self._finished.is_set():
+        feeds = self._feeds
+        if feeds is None or self._shutdown.is_set() or self._finished.is_set():
             raise ClusterError("the cluster is not running: nothing to feed")
-        with self._lock:
-            coordinator = self._feeds
-            if coordinator is None or coordinator.attempt != attempt.number:
-                if coordinator is not None:
-                    coordinator.close()
-                fed = [r.name for r in self._roles if r.fed]
-                coordinator = FeedCoordinator(
-                    self._application, self._feed_key, fed, attempt.feed_addresses(),
-                    equal=self._options.mode == "sync", group=f"{self._id}-{attempt.number}",
-                    failure=attempt.failure, reserved=len(self._roles), attempt=attempt.number,
-                )
-                self._feeds = coordinator
-            return coordinator
+        return feeds
+
+    def _fed(self, attempt: Attempt) -> FedAttempt:
+        """What feeding needs of *attempt* (registered)."""
+        return FedAttempt(attempt.number, [r.name for r in self._roles if r.fed],
+                          attempt.feed_addresses(), attempt.failure,
+                          restartable=attempt.number + 1 < self._max_attempts)
 
     def wait(self, timeout: float | None = None) -> Result:
         """Block until ``main_fun`` has finished on every node that runs it, and every node
@@ -263,12 +245,7 @@ class Cluster:
         """
         self._ending.set()
         feeds = self._feeds
-        if feeds is None and self._options.input_mode == "spark":
-            try:  # nothing was fed yet: readers waiting for a first epoch must see the end too
-                feeds = self._coordinator()
-            except ClusterError:  # the cluster has already ended
-                feeds = None
-        if feeds is not None:
+        if feeds is not None:  # readers waiting for another epoch see the feeds' end
             feeds.end_all(after_pending=self._finished)
         if not self._finished.wait(timeout):
             raise TimeoutError(
@@ -364,6 +341,10 @@ class Cluster:
             attempt.wait_registered(self._reservation_timeout)
             if self._options.tensorboard:
                 attempt.wait_tensorboard(_TENSORBOARD_TIMEOUT)
+            if self._options.input_mode == "spark":
+                self._feeds = FeedCoordinator(
+                    self._application, self._feed_key, equal=self._options.mode == "sync",
+                    group=self._id, reserved=len(self._roles), attempt=self._fed(attempt))
         except BaseException:
             if self._attempt is not None:
                 self._attempt.request_stop()
@@ -405,27 +386,22 @@ class Cluster:
                     return
                 if self._shutdown.is_set():
                     attempt.request_stop()
-                elif self._replays is not None:
-                    self._refeed()
+                elif self._feeds is not None:
+                    self._refeed(self._feeds, attempt)
         finally:
             if self._error is not None and not self._shutdown.is_set():
                 self._events.put(("failure", str(self._error)))
             self._finished.set()
-            if self._replays is not None:
-                self._replays.fail(self._error or ClusterError(
-                    "the cluster finished before this feeding did"))
+            if self._feeds is not None and self._error is not None:
+                self._feeds.fail(self._error)  # also the calls waiting for another attempt
 
-    def _refeed(self) -> None:
-        """A new attempt runs: feed it every train() call again (and end its feeds once fed
-        when wait() has begun)."""
-        try:
-            assert self._replays is not None
-            self._replays.restart(self._feed_target)
-            if self._ending.is_set():  # wait() ended the failed attempt's feeds already
-                threading.Thread(target=self._coordinator().end_all, args=(self._finished,),
-                                 name=f"{self._id}-end-feeds", daemon=True).start()
-        except ClusterError as e:  # shut down meanwhile
-            log.info("not feeding the new attempt: %s", e)
+    def _refeed(self, feeds: FeedCoordinator, attempt: Attempt) -> None:
+        """A new attempt runs: the feeding schedule feeds it every train() call again (and
+        ends its feeds once fed when wait() has begun)."""
+        feeds.restart(self._fed(attempt))
+        if self._ending.is_set():  # wait() ended the failed attempt's feeds already
+            threading.Thread(target=feeds.end_all, args=(self._finished,),
+                             name=f"{self._id}-end-feeds", daemon=True).start()
 
     def _close(self) -> None:
         with self._lock:

@@ -34,7 +34,6 @@ __all__ = [
     "DATAFRAME_SOURCE",
     "SCHEMA_EXCEPTION",
     "FEED_BATCHES_CLASS",
-    "FEED_SENDER_CLASS",
     "FEED_SOURCE",
     "EXECUTOR_LOSSES_CLASS",
     "DRIVER_STATUS_SOURCE",
@@ -43,7 +42,7 @@ __all__ = [
     "is_connect",
     "java_dataset",
     "java_records",
-    "persist_java_rdd",
+    "records_frame",
     "PathLike",
     "jar_path",
     "configure",
@@ -52,6 +51,7 @@ __all__ = [
     "spark_context",
     "java_class",
     "max_concurrent_tasks",
+    "jobs_with_tag",
     "executor_losses",
     "executor_loss",
     "codec_class",
@@ -79,11 +79,9 @@ DATAFRAME_IO_CLASS = "org.tfrecordio.spark.source.TFRecordDataFrames"
 DATAFRAME_SOURCE = "org.tfrecordio.spark.source.TFRecordDataFrameSource"
 #: The exception the jar throws for data that does not fit a schema.
 SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
-#: Makes the feed's batches of a DataFrame or an RDD of records (``cluster.feed``).
+#: Makes the feed's batches of a DataFrame (``cluster.feed``); an RDD's records as a DataFrame.
 FEED_BATCHES_CLASS = "org.tfrecordio.spark.feed.FeedBatches"
-#: The feed's feeding task: sends a plan's batches from the executors' JVMs.
-FEED_SENDER_CLASS = "org.tfrecordio.spark.feed.FeedSender"
-#: The feed's counting and feeding jobs as a data source, for Spark Connect clients.
+#: The feed's counting and feeding jobs as a data source (classic sessions and Spark Connect).
 FEED_SOURCE = "org.tfrecordio.spark.feed.FeedSource"
 #: The driver's listener that records why Spark's scheduler removed each executor.
 EXECUTOR_LOSSES_CLASS = "org.tfrecordio.spark.cluster.ExecutorLosses"
@@ -245,6 +243,14 @@ def max_concurrent_tasks(sc: Any) -> int:
     return int(jsc.maxNumConcurrentTasks(profile))
 
 
+def jobs_with_tag(sc: Any, tag: str) -> list[int]:
+    """The ids of the jobs carrying the job tag *tag* that Spark's status tracker knows of
+    (submitted: queued, running or ended; the tracker learns of a job a moment after its
+    submission). PySpark's ``StatusTracker`` asks only by job group."""
+    tracker = sc._jsc.sc().statusTracker()  # noqa: SLF001 - the Scala SparkContext
+    return [int(i) for i in tracker.getJobIdsForTag(tag)]
+
+
 def executor_losses(sc: Any) -> Any:
     """The jar's :data:`EXECUTOR_LOSSES_CLASS` listener of *sc*: added to Spark's listener bus
     on the first call (later calls return the same one). It records, from then on, which
@@ -294,20 +300,26 @@ def java_records(rdd: Any) -> Any:
     return framed._jrdd  # noqa: SLF001 - the JavaRDD behind it
 
 
+def records_frame(rdd: Any) -> Any:
+    """An RDD of ``bytes`` records as a DataFrame of one binary column ``record`` (partition
+    for partition, made in the JVM from :func:`java_records`: no record is pickled), which
+    ``record_type="ByteArray"`` writes or feeds as the records they are."""
+    from pyspark.sql import DataFrame, SparkSession  # noqa: PLC0415 - pyspark, the `spark` extra
+
+    sc = rdd.context
+    ensure_jar(sc)
+    spark = SparkSession.builder.getOrCreate()
+    jdf = call(java_class(sc, FEED_BATCHES_CLASS).recordsFrame,
+               spark._jsparkSession, java_records(rdd))  # noqa: SLF001 - py4j's handle
+    return DataFrame(jdf, spark)
+
+
 def _as_bytes(record: Any) -> bytes:
     if type(record) is bytes:
         return record
     if isinstance(record, (bytearray, memoryview)):
         return bytes(record)
     raise TypeError(f"an RDD of records must hold bytes records, not {type(record)}")
-
-
-def persist_java_rdd(sc: Any, jrdd: Any, name: str) -> None:
-    """Keep the Java RDD *jrdd* in Spark's storage (``MEMORY_AND_DISK``), named *name* in the
-    Spark UI's Storage tab."""
-    jrdd.setName(name)
-    level = sc._jvm.org.apache.spark.storage.StorageLevel  # noqa: SLF001 - py4j's view
-    jrdd.persist(level.MEMORY_AND_DISK())
 
 
 def codec_class(compression: str | None) -> str | None:

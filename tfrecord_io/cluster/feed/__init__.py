@@ -15,22 +15,22 @@
 
 **The path.** A DataFrame's rows are encoded to ``tf.train.Example`` in the executors' JVMs by
 the DataFrame codec (``record_type`` as in :func:`tfrecord_io.spark.save_dataframe`); an RDD's
-``bytes`` records pass as they are. Either way the JVM cuts them into batches of about
-:data:`~tfrecord_io.cluster.feed.plan.BATCH_BYTES` (1 MiB) of records, each for one
-worker (:mod:`~tfrecord_io.cluster.feed.plan`), laid out as a table of the records' lengths
-and then the records (:mod:`~tfrecord_io.cluster.feed.batch_format`). A feeding task (any executor,
-any free task slot) streams whole batches from its JVM to the workers' feed servers over
-encrypted TCP (the jar's ``org.tfrecordio.spark.feed.FeedSender``; the protocol is
-:mod:`~tfrecord_io.cluster.protocol`'s): no batch crosses to a Python worker. The node
-process buffers at most :data:`~tfrecord_io.cluster.feed.buffer.DEFAULT_CAPACITY` batches per
-feed of the epoch being read and as many of later ones
+``bytes`` records pass as they are (a one-column DataFrame fed as ``ByteArray``). Either way the
+JVM cuts them into batches of about :data:`~tfrecord_io.cluster.feed.plan.BATCH_BYTES` (1 MiB)
+of records, each for one worker (:mod:`~tfrecord_io.cluster.feed.plan`), laid out as a table of
+the records' lengths and then the records (:mod:`~tfrecord_io.cluster.feed.batch_format`). A
+feeding task (any executor, any free task slot) streams whole batches from its JVM to the
+workers' feed servers over encrypted TCP (the jar's ``org.tfrecordio.spark.feed.FeedSender``;
+the protocol is :mod:`~tfrecord_io.cluster.protocol`'s): no batch crosses to a Python worker.
+The node process buffers at most :data:`~tfrecord_io.cluster.feed.buffer.DEFAULT_CAPACITY`
+batches per feed of the epoch being read and as many of later ones
 (:mod:`~tfrecord_io.cluster.feed.buffer`, :mod:`~tfrecord_io.cluster.feed.server`), and a full
-buffer holds the sender back through TCP. TensorFlow receives each batch as one string and
-its records' offsets, and cuts the records itself. No row is pickled, nothing is queued or
-copied in Python per record. From a Spark Connect client (no JVM in the driver's process) the
-same batches and feeding tasks are reached through the DataFrame API, by reading the jar's feed
-source on the Connect server (:mod:`~tfrecord_io.cluster.feed.connect`); the rules below are
-the same.
+buffer holds the sender back through TCP. TensorFlow receives each batch as one string and its
+records' offsets, and cuts the records itself. No row is pickled, nothing is queued or copied in
+Python per record. The driver reaches all of this through the DataFrame API alone, by reading
+the jar's feed source (:mod:`~tfrecord_io.cluster.feed.source`), so a classic session and a
+Spark Connect client (no JVM in the driver's process: the source runs on the Connect server)
+feed by one path.
 
 **Who is fed.** The nodes that run ``main_fun`` in the training cluster: every worker in
 ``mode="sync"``, the chief (the coordinator) in ``mode="ps"``. The evaluator is not fed.

@@ -39,10 +39,22 @@ Why it cannot stall:
   free for the job (or the planning) that the nodes wait for;
 * a FEEDING job's readers have all asked for its epoch, so its batches are taken and it ends.
 
-Failure has one path: :meth:`FeedSchedule.fail` (the attempt failed, the cluster was shut
-down, a node's link broke and the cluster did not say why within the grace, or a feeding job
-failed) cancels every job, sends the fail markers and ends every call with the error. A call
-whose own data fails (a partition changed since it was counted) fails alone.
+Failure has one path: :meth:`FeedSchedule.fail` (the attempt failed with no attempt to
+follow, the cluster was shut down, a node's link broke and the cluster did not say why within
+the grace, or a feeding job failed) cancels every job, sends the fail markers and ends every
+call with the error. A call whose own data fails (a partition changed since it was counted)
+fails alone.
+
+Restarts are an input too. A schedule told that its attempt may be followed by another
+(``restartable``) does not end its calls when that attempt fails: it *suspends*
+(:meth:`FeedSchedule.step` sees the failure): every job is cancelled, every live epoch FAILED,
+and every call not stopped, also those already fed to the failed attempt (the new nodes start
+over), goes back before its first epoch, its batches freed; a stream's call fails (its query's
+progress is gone with the attempt). :meth:`FeedSchedule.restart` gives the schedule the next
+attempt's links and runner, and the calls are fed to it from their first epoch, in their
+order; :meth:`FeedSchedule.fail` ends them when no attempt follows. A call whose epochs were
+all fed while a node of a restartable attempt broke is not complete: the attempt's failure is
+on its way, and the call is fed again after it (or fails after the grace, as above).
 """
 
 from __future__ import annotations
@@ -220,6 +232,16 @@ class Call:
     def __post_init__(self) -> None:
         self.report = FeedReport(self.feed)
 
+    def restart(self) -> None:
+        """Back before its first epoch, for a new attempt: no batches, nothing in flight, a
+        new report (the caller keeps the one it may have had)."""
+        self.report = FeedReport(self.feed)
+        self.plan = None
+        self.planning = None
+        self.inflight = []
+        self.started = 0
+        self.over = False
+
     @property
     def keep(self) -> bool:
         """Whether the batches are kept for the later epochs (made once)."""
@@ -235,21 +257,28 @@ class FeedSchedule:
         equal: the equal-share rule (``mode="sync"``): what a worker did not get was dropped.
         failure: the attempt's failure so far, or None.
         clock: seconds, monotonic (the tests pass their own).
+        restartable: whether another attempt may follow this one (then its failure suspends
+            the schedule instead of failing it; see the module docs).
     """
 
     def __init__(self, links: Links, runner: Runner, equal: bool,
                  failure: Callable[[], ClusterError | None],
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, *,
+                 restartable: bool = False) -> None:
         self._links = links
         self._runner = runner
         self._equal = equal
         self._failure = failure
+        self._restartable = restartable
         self._clock = clock
         self._calls: dict[str, deque[Call]] = {}
+        self._completed: list[Call] = []  # calls fed to this attempt, fed again to the next
         self._numbers: dict[str, int] = {}  # per feed, the last epoch number given
         self._done: dict[str, int] = {}  # per feed, the last epoch whose end was sent
         self._lost_since: float | None = None
         self.error: ClusterError | None = None  #: set once the schedule failed
+        #: the failure of the attempt fed, while the schedule waits for the next one
+        self.suspended: ClusterError | None = None
 
     # -- inputs --------------------------------------------------------------------------------
 
@@ -281,6 +310,57 @@ class FeedSchedule:
                 if call.planning is not None:
                     call.planning.cancel()
                 self._end(call, error)
+        self._completed.clear()
+
+    def restart(self, links: Links, runner: Runner, failure: Callable[[], ClusterError | None],
+                *, restartable: bool = False) -> None:
+        """The next attempt runs: its *links*, *runner* and *failure* replace the failed
+        attempt's, and every call suspended is fed to it from its first epoch (see the module
+        docs). Calls that the failed attempt's schedule had ended stay ended; new calls are
+        fed to the new attempt."""
+        if self.error is None and self.suspended is None:  # restarted before a step saw why
+            self._suspend(self._failure() or ClusterError("the attempt was restarted"))
+        self.error = None
+        self._links, self._runner, self._failure = links, runner, failure
+        self._restartable = restartable
+        self._numbers.clear()
+        self._done.clear()
+        self._lost_since = None
+        self.suspended = None
+        log.info("feeding %d call(s) again to the new attempt", len(self.calls()))
+
+    def _suspend(self, error: ClusterError) -> None:
+        """The attempt failed and another may follow: every job cancelled, every live epoch
+        failed on the nodes, every call not stopped back before its first epoch (those fed
+        already too), streams failed."""
+        self.suspended = error
+        log.info("the attempt fed failed; its feeding waits for the next one: %s", error)
+        again: dict[str, deque[Call]] = {}
+        fed, self._completed = self._completed, []
+        for call in fed + [c for q in self._calls.values() for c in q]:
+            for epoch in call.inflight:
+                self._cancel(epoch)
+                if epoch.state is not EpochState.WAITING or epoch is call.inflight[0]:
+                    self._markers(FailEpoch(feed=call.feed, epoch=epoch.number,
+                                            reason=str(error)))
+                epoch.move(EpochState.FAILED)
+            call.inflight.clear()
+            if call.planning is not None:
+                call.planning.cancel()
+                call.planning = None
+            if call.feeding.stopping and call.over:
+                continue  # fed and stopped since: not fed again
+            if call.streaming:
+                self._end(call, ClusterError(
+                    f"feed {call.feed!r}: the attempt it fed failed and a stream cannot be fed "
+                    "again to the next attempt (start its query again with a new train() "
+                    "call)"))
+                continue
+            if call.plan is not None:
+                self._runner.release(call)
+            call.restart()
+            again.setdefault(call.feed, deque()).append(call)
+        self._calls = again
 
     # -- the one place where things change ----------------------------------------------------
 
@@ -288,7 +368,14 @@ class FeedSchedule:
         """Look at the nodes, the jobs and the calls, and make every transition now due."""
         if self.error is not None:
             return
-        error = self._cluster_failure()
+        if self.suspended is not None:
+            self._stop_suspended()
+            return
+        failure = self._failure()
+        if failure is not None and self._restartable:
+            self._suspend(failure)
+            return
+        error = failure or self._cluster_failure()
         if error is not None:
             self.fail(error)
             return
@@ -314,6 +401,8 @@ class FeedSchedule:
         while not call.over:
             if not call.inflight:
                 if call.started == call.epochs:
+                    if self._restartable and self._broken():
+                        return  # a node broke while fed: complete only if no restart follows
                     self._finish(call)
                     return
                 self._new_epoch(call)
@@ -505,6 +594,15 @@ class FeedSchedule:
         call.report.stopped = True
         self._finish(call)
 
+    def _stop_suspended(self) -> None:
+        """While suspended, a stopped call ends (with what it had fed, nothing)."""
+        for feed, queue in self._calls.items():
+            stopped = [c for c in queue if c.feeding.stopping]
+            for call in stopped:
+                call.report.stopped = True
+                self._end(call, None)
+            self._calls[feed] = deque(c for c in queue if not c.over)
+
     def _finish(self, call: Call) -> None:
         if call.over:
             return
@@ -512,6 +610,8 @@ class FeedSchedule:
             self._cancel(epoch)
         call.inflight.clear()
         self._end(call, None)
+        if self._restartable and not call.streaming:
+            self._completed.append(call)
 
     def _end(self, call: Call, error: BaseException | None) -> None:
         call.over = True

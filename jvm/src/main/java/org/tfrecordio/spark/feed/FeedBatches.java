@@ -8,7 +8,11 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
 import org.tfrecordio.spark.InternalRowEncoder;
 
 /**
@@ -34,6 +38,20 @@ import org.tfrecordio.spark.InternalRowEncoder;
  */
 public final class FeedBatches {
   private FeedBatches() {}
+
+  /** The name of the one column of {@link #recordsFrame}. */
+  public static final String RECORD_COLUMN = "record";
+
+  /**
+   * An RDD of records as a DataFrame of one binary column {@value #RECORD_COLUMN}, partition for
+   * partition, fed as {@code "ByteArray"}: so that an RDD is fed by the same path as a
+   * DataFrame ({@link FeedSource}).
+   */
+  public static Dataset<Row> recordsFrame(SparkSession spark, JavaRDD<byte[]> records) {
+    StructType schema = new StructType().add(RECORD_COLUMN, DataTypes.BinaryType, false);
+    return spark.createDataFrame(records.map(record -> RowFactory.create((Object) record)),
+        schema);
+  }
 
   /** Records of each partition of {@code records}, in partition order. */
   public static long[] countRecords(JavaRDD<?> records) {
@@ -73,13 +91,6 @@ public final class FeedBatches {
     InternalRowEncoder encoder = InternalRowEncoder.plan(df.schema(), recordType);
     Deal deal = new Deal(parse(offsets), parse(counts), limit, workers, job, batchBytes);
     return internalRows(df).mapPartitionsWithIndex(new EncodeRows(encoder, deal), false);
-  }
-
-  /** The batches of an RDD of records (see {@link #fromRows} for the arguments). */
-  public static JavaRDD<byte[]> fromRecords(JavaRDD<byte[]> records, String offsets,
-      String counts, long limit, int workers, int job, int batchBytes) {
-    Deal deal = new Deal(parse(offsets), parse(counts), limit, workers, job, batchBytes);
-    return records.mapPartitionsWithIndex(new PassRecords(deal), false);
   }
 
   static long[] parse(String values) {
@@ -171,7 +182,7 @@ public final class FeedBatches {
     }
   }
 
-  /** Deals records as they are. */
+  /** Deals records as they are (the dealing's unit tests use it). */
   static final class PassRecords
       implements org.apache.spark.api.java.function.Function2<Integer, Iterator<byte[]>,
           Iterator<byte[]>> {

@@ -28,7 +28,7 @@ import org.apache.spark.api.java.function.FlatMapFunction;
  * nothing more: the rest of its batches are dropped, and when no worker reads any more the task
  * stops pulling its input (the rest is never even encoded). The task returns one JSON line: what
  * it sent to whom and what it dropped (the driver's feeding jobs, {@code
- * tfrecord_io.cluster.feed.jobs} and {@code connect}, parse it for the epoch's report):
+ * tfrecord_io.cluster.feed.source}, parse it for the epoch's report):
  *
  * <pre>
  * {"pid": 123, "host": "executor-host", "started": s, "sent": s, "abandoned": false,

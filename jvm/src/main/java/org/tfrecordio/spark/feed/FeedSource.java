@@ -22,6 +22,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SQLContext;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.sources.BaseRelation;
 import org.apache.spark.sql.sources.RelationProvider;
@@ -32,10 +33,10 @@ import org.apache.spark.storage.StorageLevel;
 import org.tfrecordio.spark.SourceOptions;
 
 /**
- * The feed's Spark jobs as a data source, for clients that reach the driver only through the
- * DataFrame API (Spark Connect, where {@code tfrecord_io.cluster.feed.connect} reads it): the
- * same batches ({@link FeedBatches}) and feeding tasks ({@link FeedSender}) as a classic
- * driver's, started by reading, with what the tasks report as the rows read. The data fed is
+ * The feed's Spark jobs as a data source, so that the driver reaches them through the DataFrame
+ * API alone ({@code tfrecord_io.cluster.feed.source} reads it, from a classic session or a
+ * Spark Connect client): the batches ({@link FeedBatches}) and feeding tasks
+ * ({@link FeedSender}), started by reading, with what the tasks report as the rows read. The data fed is
  * the client's temporary view named by the option {@code view}.
  *
  * <pre>
@@ -43,6 +44,7 @@ import org.tfrecordio.spark.SourceOptions;
  *     .load()                   // (partition int, rows long): the view's rows per partition
  * ... .option("action", "send") ...load()   // one row (report string) per feeding task
  * ... .option("action", "release")...load() // frees the batches kept under the view's name
+ *                                           // and drops the view, not uncaching its data
  * ... .option("action", "kept")...load()    // one row (kept long): batches kept (see below)
  * </pre>
  *
@@ -118,6 +120,7 @@ public final class FeedSource implements RelationProvider {
         return new Sends(sqlContext, view, options);
       case RELEASE:
         KEPT.release(session(sqlContext.sparkContext()), view);
+        forgetView(sqlContext.sparkSession(), view);
         return new Sends(sqlContext, view, null);
       default:
         throw new IllegalArgumentException("the feed source's action is count, send, release "
@@ -132,6 +135,25 @@ public final class FeedSource implements RelationProvider {
    */
   static String session(SparkContext sc) {
     return sessionOfTags(sc.getLocalProperty("spark.job.tags"));
+  }
+
+  /**
+   * Forgets the temporary view {@code view} of {@code session}, leaving what it names cached if
+   * it was: {@code Catalog.dropTempView} (and {@code DROP VIEW}) would uncache the view's plan,
+   * which is the DataFrame the client fed, maybe one it cached. The session's catalog of
+   * temporary views ({@code SessionCatalog.dropTempView}) only forgets the name; it is reached by
+   * reflection, as the class that holds the session state differs between Spark 3.5 and 4.
+   * Forgetting a view that is gone already does nothing.
+   */
+  static void forgetView(SparkSession session, String view) {
+    try {
+      Object state = session.getClass().getMethod("sessionState").invoke(session);
+      Object catalog = state.getClass().getMethod("catalog").invoke(state);
+      catalog.getClass().getMethod("dropTempView", String.class).invoke(catalog, view);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("could not drop the feed's temporary view " + view
+          + " from the session's catalog: " + e, e);
+    }
   }
 
   /** The Connect session's coordinates in {@code tags} (Spark's comma-separated job tags). */

@@ -1,7 +1,7 @@
-"""ConnectFeedJob, driven with a fake Connect session: a feed's jobs run one after the other, a
-job cancelled while queued is never submitted, and a cancel interrupts the job's tag again and
-again until its collect returns, also when the first interrupts come before the server has
-seen the operation."""
+"""The feed source's FeedJob, driven with a fake session: a feed's jobs run one after the other,
+a job cancelled while queued is never submitted, and a cancel interrupts the job's tag again
+and again until its collect returns, also when the first interrupts come before the driver has
+seen the job."""
 
 from __future__ import annotations
 
@@ -10,36 +10,47 @@ from types import SimpleNamespace
 
 import pytest
 
-from tfrecord_io.cluster.feed.connect import ConnectFeedJob
-from tfrecord_io.cluster.feed.outcome import Outcome
+from tfrecord_io.cluster.feed.job import BaseJob
+from tfrecord_io.cluster.feed.source import FeedJob
 from tfrecord_io.errors import ClusterError
 
 WAIT = 10  # seconds; only ever reached when a test fails
 
 
 class FakeSession:
-    """A Connect session whose operations are tagged as the client's are (per thread)."""
+    """A session's job tags (:class:`~tfrecord_io.cluster.application.JobTags`): jobs tagged as
+    Spark's are (per thread); with *tracks*, it tells when a tagged job has reached the
+    scheduler (a classic session's status tracker), else it cannot tell (Spark Connect)."""
 
-    def __init__(self) -> None:
+    def __init__(self, tracks: bool = False) -> None:
         self.tags: dict[int, set[str]] = {}
         self.interrupts: list[str] = []
         self.frames: list[FakeFrame] = []
+        self.tracks = tracks
 
-    def addTag(self, tag: str) -> None:  # noqa: N802 - pyspark's name
+    def describe(self, group: str, description: str) -> None:
+        pass
+
+    def add(self, tag: str) -> None:
         self.tags.setdefault(threading.get_ident(), set()).add(tag)
 
-    def removeTag(self, tag: str) -> None:  # noqa: N802 - pyspark's name
+    def remove(self, tag: str) -> None:
         self.tags[threading.get_ident()].discard(tag)
 
-    def interruptTag(self, tag: str) -> None:  # noqa: N802 - pyspark's name
+    def interrupt(self, tag: str) -> None:
         self.interrupts.append(tag)
         for frame in self.frames:
             frame.interrupt(tag)
 
+    def submitted(self, tag: str) -> bool | None:
+        if not self.tracks:
+            return None
+        return any(f.seen.is_set() and tag in f.tag for f in self.frames)
+
 
 class FakeFrame:
-    """A feed source read: its collect blocks until released or interrupted. The server sees
-    the operation only once *seen* is set: interrupts before that are lost, as on a server."""
+    """A feed source read: its collect blocks until released or interrupted. The driver sees
+    the job only once *seen* is set: interrupts before that are lost, as in Spark."""
 
     def __init__(self, session: FakeSession, reports: list[str], seen: bool = True) -> None:
         self.sparkSession = session
@@ -66,8 +77,8 @@ class FakeFrame:
         return [SimpleNamespace(report=r) for r in self.reports]
 
 
-def _job(frame: FakeFrame, tag: str = "t1", after: Outcome | None = None) -> ConnectFeedJob:
-    return ConnectFeedJob(frame, tag, "train", 1, after, wake=lambda: None)
+def _job(frame: FakeFrame, tag: str = "t1", after: BaseJob | None = None) -> FeedJob:
+    return FeedJob(frame, tag, "train", 1, after, wake=lambda: None, tags=frame.sparkSession)
 
 
 def test_a_job_collects_its_tasks_reports_under_its_tag():
@@ -82,7 +93,7 @@ def test_a_job_collects_its_tasks_reports_under_its_tag():
     assert all(not tags for tags in session.tags.values())  # the tag is removed after
 
 
-def test_a_job_queued_behind_the_feeds_previous_one_is_submitted_when_that_one_ends():
+def test_where_spark_cannot_tell_a_queued_job_is_submitted_when_the_previous_one_ends():
     session = FakeSession()
     first, second = FakeFrame(session, []), FakeFrame(session, [])
     running = _job(first, "t1")
@@ -93,6 +104,34 @@ def test_a_job_queued_behind_the_feeds_previous_one_is_submitted_when_that_one_e
     assert second.submitted.wait(WAIT)
     second.release.set()
     assert queued.wait(WAIT) and queued.error is None
+
+
+def test_where_spark_tells_a_queued_job_is_submitted_once_the_previous_one_reached_it():
+    # A classic session: the next epoch's job waits in Spark's queue behind the running one,
+    # so its tasks start as that one's end.
+    session = FakeSession(tracks=True)
+    first, second = FakeFrame(session, []), FakeFrame(session, [], seen=False)
+    running = _job(first, "t1")
+    queued = _job(second, "t2", after=running)
+    assert second.submitted.wait(WAIT)
+    assert not running.done()
+    first.release.set()
+    second.release.set()
+    assert queued.wait(WAIT) and queued.error is None
+
+
+def test_where_spark_tells_a_job_queued_behind_one_not_yet_submitted_waits_for_it():
+    session = FakeSession(tracks=True)
+    first, second = FakeFrame(session, [], seen=False), FakeFrame(session, [])
+    running = _job(first, "t1")
+    queued = _job(second, "t2", after=running)
+    assert first.submitted.wait(WAIT)
+    assert not second.submitted.wait(0.2)  # its predecessor has not reached the scheduler
+    first.seen.set()
+    assert second.submitted.wait(WAIT)
+    first.release.set()
+    second.release.set()
+    assert queued.wait(WAIT)
 
 
 def test_a_job_cancelled_while_queued_ends_at_once_and_is_never_submitted():
@@ -119,13 +158,13 @@ def test_cancelling_a_running_job_interrupts_its_tag_and_ends_it_cancelled():
     assert session.interrupts[0] == "t1"
 
 
-def test_a_cancel_before_the_server_has_seen_the_operation_is_repeated_until_it_takes():
+def test_a_cancel_before_spark_has_seen_the_job_is_repeated_until_it_takes():
     session = FakeSession()
     frame = FakeFrame(session, [], seen=False)
     job = _job(frame, "t1")
     assert frame.submitted.wait(WAIT)
     job.cancel()
-    while not session.interrupts:  # the first interrupt is lost: the server has not seen it
+    while not session.interrupts:  # the first interrupt is lost: Spark has not seen the job
         assert not job.wait(0.05)
     frame.seen.set()
     assert job.wait(WAIT)
@@ -145,7 +184,7 @@ def test_a_job_that_fails_on_its_own_ends_with_sparks_error():
 
 @pytest.mark.parametrize("ended_first", [True, False])
 def test_done_callbacks_run_once_whether_added_before_or_after_the_end(ended_first):
-    outcome, calls = Outcome(lambda: None), []
+    outcome, calls = BaseJob(lambda: None), []
     if ended_first:
         outcome.end(1)
     outcome.add_done_callback(calls.append)

@@ -1,7 +1,7 @@
-"""The end of a job the feeding schedule started (its :class:`~tfrecord_io.cluster.feed
-.schedule.Job`): :class:`Outcome` holds it, :class:`ThreadJob` runs plain work in a thread.
-What the runners of :mod:`~tfrecord_io.cluster.feed.jobs` (classic) and
-:mod:`~tfrecord_io.cluster.feed.connect` (Spark Connect) build their jobs on."""
+"""The jobs the feeding schedule starts (its :class:`~tfrecord_io.cluster.feed.schedule.Job`):
+:class:`BaseJob` holds a job's end, :class:`ThreadJob` runs plain work in a thread. The feed
+source's jobs (:mod:`~tfrecord_io.cluster.feed.source`) and a stream's
+(:mod:`~tfrecord_io.cluster.feed.stream`) are built on it."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Outcome", "ThreadJob"]
+__all__ = ["BaseJob", "ThreadJob"]
 
 
-class Outcome:
-    """The end of a job: value or error, and a wake-up call for whoever waits on it."""
+class BaseJob:
+    """A job's end: value or error, and a wake-up call for whoever waits on it."""
 
     def __init__(self, wake: Callable[[], None]) -> None:
         self._wake = wake
         self._lock = threading.Lock()
         self._ended = threading.Event()
-        self._callbacks: list[Callable[[Outcome], None]] = []
+        self._callbacks: list[Callable[[BaseJob], None]] = []
         self._value: Any = None
         self._error: BaseException | None = None
 
@@ -33,7 +33,7 @@ class Outcome:
         for callback in callbacks:
             callback(self)
 
-    def add_done_callback(self, callback: Callable[[Outcome], None]) -> None:
+    def add_done_callback(self, callback: Callable[[BaseJob], None]) -> None:
         """Call ``callback(self)`` once it has ended: at once (in this thread) if it has, else
         in the thread that ends it."""
         with self._lock:
@@ -61,7 +61,7 @@ class Outcome:
         return self._value
 
 
-class ThreadJob(Outcome):
+class ThreadJob(BaseJob):
     """*work* run in a thread of its own (a call's planning)."""
 
     def __init__(self, name: str, work: Callable[[], Any], wake: Callable[[], None]) -> None:
