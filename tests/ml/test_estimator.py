@@ -203,8 +203,9 @@ def test_max_attempts_restarts_the_cluster_and_feeds_the_rows_again(spark, tmp_p
     model = estimator.fit(df)
     assert model.summary.attempts == 2
     assert len(model.summary.history("loss")) == 3  # the second attempt's epochs, all fed
-    labels = np.array([r.label for r in df.collect()])
-    got = np.array([r.prediction for r in model.transform(df).collect()])
+    scored = model.transform(df).collect()
+    labels = np.array([r.label for r in scored])
+    got = np.array([r.prediction for r in scored])
     assert np.sqrt(np.mean((got - labels) ** 2)) < 0.5 * np.std(labels)
 
 
