@@ -84,7 +84,7 @@ class FakeRunner:
         self.world.queue.append(job)
         return job
 
-    def feed(self, call: Call, epoch: int) -> FakeJob:
+    def send_epoch(self, call: Call, epoch: int) -> FakeJob:
         job = FakeJob(self.world, "feed", call, epoch, self.world.slots)
         if self.world.lossy_cancel:
             self.world.unsubmitted.append(job)  # a thread submits it a little later

@@ -52,9 +52,9 @@ class FakeFrame:
     """A feed source read: its collect blocks until released or interrupted. The driver sees
     the job only once *seen* is set: interrupts before that are lost, as in Spark."""
 
-    def __init__(self, session: FakeSession, reports: list[str], seen: bool = True) -> None:
+    def __init__(self, session: FakeSession, summaries: list[str], seen: bool = True) -> None:
         self.sparkSession = session
-        self.reports = reports
+        self.summaries = summaries
         self.submitted = threading.Event()
         self.seen = threading.Event()
         self.release = threading.Event()
@@ -74,14 +74,14 @@ class FakeFrame:
         while not self.release.wait(0.01):
             if self.interrupted.is_set():
                 raise RuntimeError("OPERATION_CANCELED")
-        return [SimpleNamespace(report=r) for r in self.reports]
+        return [SimpleNamespace(task=t) for t in self.summaries]
 
 
 def _job(frame: FakeFrame, tag: str = "t1", after: BaseJob | None = None) -> FeedJob:
     return FeedJob(frame, tag, "train", 1, after, wake=lambda: None, tags=frame.sparkSession)
 
 
-def test_a_job_collects_its_tasks_reports_under_its_tag():
+def test_a_job_collects_its_tasks_summaries_under_its_tag():
     session = FakeSession()
     frame = FakeFrame(session, ['{"records": 3}', '{"records": 4}'])
     job = _job(frame, tag="feed-7")

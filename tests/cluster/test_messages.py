@@ -60,7 +60,7 @@ def test_every_type_is_unique_where_it_may_arrive():
 
 @pytest.mark.parametrize("message", [
     Hello(node="worker:0", attempt=1, host="198.18.0.11", pid=42, gpus=["0"], task=7,
-          container="container_1_0001_01_000002", feed="198.18.0.11:4000"),
+          container="container_1_0001_01_000002", feed_server="198.18.0.11:4000"),
     Hello(node="chief:0", attempt=0, host="h", pid=1, gpus=[]),
     Done(ok=False, kind=FailureKind.KILLED, error="the node process was killed by SIGKILL (9)"),
     Done(ok=True, stopped=True),

@@ -247,10 +247,10 @@ class Attempt:
         with self._cond:
             return len(self._registered)
 
-    def feed_addresses(self) -> dict[str, str]:
+    def feed_servers(self) -> dict[str, str]:
         """Each registered node's feed server (``input_mode="spark"``), by node name."""
         with self._cond:
-            return {n: h.feed for n, h in self._registered.items() if h.feed}
+            return {n: h.feed_server for n, h in self._registered.items() if h.feed_server}
 
     # -- waiting -------------------------------------------------------------------------------
 

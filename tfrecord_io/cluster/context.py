@@ -50,13 +50,13 @@ class NodeContext:
         self,
         node: NodeDescription,
         *,
-        feeds: Any = None,
+        feed_server: Any = None,
         reporter: Reporter | None = None,
     ) -> None:
         self._node = node
         self._strategy: Any = None
         self._lock = threading.Lock()
-        self._feeds = feeds
+        self._feed_server = feed_server
         self._reporter = reporter or Reporter(None, node.role.name, node.attempt.number)
 
     # The node's description, read through (the attributes of the class docstring).
@@ -172,14 +172,14 @@ class NodeContext:
             RuntimeError: the cluster was not started with ``input_mode="spark"``, or this node
                 is not fed (the evaluator; ps-mode servers run no ``main_fun``).
         """
-        if self._feeds is None:
+        if self._feed_server is None:
             raise RuntimeError(
                 f"{self.name} is not fed: feeds need cluster.run(..., input_mode='spark'), and "
                 "reach the nodes of the training cluster that run main_fun (not the evaluator)"
             )
         from tfrecord_io.cluster.feed.dataset import feed_dataset  # noqa: PLC0415 - only a fed node needs it
 
-        dataset = feed_dataset(self._feeds.buffer(name))
+        dataset = feed_dataset(self._feed_server.buffer(name))
         if features is None:
             if parse:
                 raise ValueError(f"parse options {sorted(parse)} need features=")
@@ -192,8 +192,8 @@ class NodeContext:
         """Stop reading feed *name* (None: every feed): what is still fed to this node is
         dropped, and ``Cluster.train`` returns once its feeding tasks have noticed (at once
         for data not yet sent). ``main_fun`` returning does the same for every feed."""
-        if self._feeds is not None:
-            self._feeds.stop(name)
+        if self._feed_server is not None:
+            self._feed_server.stop(name)
 
     def report(self, step: int | None = None, **metrics: Any) -> None:
         """Send *metrics* (numbers: Python, numpy or TensorFlow scalars) to the driver, where

@@ -102,7 +102,7 @@ class Cluster:
         self._error: ClusterError | None = None
         self._supervisor: threading.Thread | None = None
         self._closed = False
-        self._feeds: FeedCoordinator | None = None  # with input_mode="spark", once started
+        self._coordinator: FeedCoordinator | None = None  # with input_mode="spark", once started
         self._ending = threading.Event()  # wait() has begun: feeds end once fed
         self._losses: Any = None  # the application's ExecutorLosses, once started
         self._metrics = Metrics()
@@ -200,7 +200,8 @@ class Cluster:
             raise ValueError(f"num_epochs must be an int >= 1, not {num_epochs!r}")
         if not isinstance(feed, str) or not feed:
             raise ValueError(f"feed must be a non-empty name, not {feed!r}")
-        feeding = self._coordinator().train(data, num_epochs, feed, record_type, trigger, cache)
+        coordinator = self._running_coordinator()
+        feeding = coordinator.train(data, num_epochs, feed, record_type, trigger, cache)
         if not block:
             return feeding
         try:
@@ -215,16 +216,16 @@ class Cluster:
             raise TimeoutError(f"feeding {feed!r} was not done after {timeout} s: it was "
                                "stopped (do the workers read it?)") from None
 
-    def _coordinator(self) -> FeedCoordinator:
-        feeds = self._feeds
-        if feeds is None or self._shutdown.is_set() or self._finished.is_set():
+    def _running_coordinator(self) -> FeedCoordinator:
+        coordinator = self._coordinator
+        if coordinator is None or self._shutdown.is_set() or self._finished.is_set():
             raise ClusterError("the cluster is not running: nothing to feed")
-        return feeds
+        return coordinator
 
     def _fed(self, attempt: Attempt) -> FedAttempt:
         """What feeding needs of *attempt* (registered)."""
         return FedAttempt(attempt.number, [r.name for r in self._roles if r.fed],
-                          attempt.feed_addresses(), attempt.failure,
+                          attempt.feed_servers(), attempt.failure,
                           restartable=attempt.number + 1 < self._max_attempts)
 
     def wait(self, timeout: float | None = None) -> Result:
@@ -244,9 +245,9 @@ class Cluster:
             TimeoutError: *timeout* seconds passed; the cluster keeps running.
         """
         self._ending.set()
-        feeds = self._feeds
-        if feeds is not None:  # readers waiting for another epoch see the feeds' end
-            feeds.end_all(after_pending=self._finished)
+        coordinator = self._coordinator
+        if coordinator is not None:  # readers waiting for another epoch see the feeds' end
+            coordinator.end_all(after_pending=self._finished)
         if not self._finished.wait(timeout):
             raise TimeoutError(
                 f"the cluster did not finish within {timeout} s; it is still running"
@@ -289,8 +290,8 @@ class Cluster:
     def _stop(self) -> None:
         """Stop every node, end the Spark job, close the control channel."""
         self._shutdown.set()
-        if self._feeds is not None:
-            self._feeds.close()
+        if self._coordinator is not None:
+            self._coordinator.close()
         attempt = self._attempt
         if attempt is not None:
             attempt.request_stop()
@@ -342,7 +343,7 @@ class Cluster:
             if self._options.tensorboard:
                 attempt.wait_tensorboard(_TENSORBOARD_TIMEOUT)
             if self._options.input_mode == "spark":
-                self._feeds = FeedCoordinator(
+                self._coordinator = FeedCoordinator(
                     self._application, self._feed_key, equal=self._options.mode == "sync",
                     group=self._id, reserved=len(self._roles), attempt=self._fed(attempt))
         except BaseException:
@@ -386,21 +387,21 @@ class Cluster:
                     return
                 if self._shutdown.is_set():
                     attempt.request_stop()
-                elif self._feeds is not None:
-                    self._refeed(self._feeds, attempt)
+                elif self._coordinator is not None:
+                    self._refeed(self._coordinator, attempt)
         finally:
             if self._error is not None and not self._shutdown.is_set():
                 self._events.put(("failure", str(self._error)))
             self._finished.set()
-            if self._feeds is not None and self._error is not None:
-                self._feeds.fail(self._error)  # also the calls waiting for another attempt
+            if self._coordinator is not None and self._error is not None:
+                self._coordinator.fail(self._error)  # also the calls waiting for another attempt
 
-    def _refeed(self, feeds: FeedCoordinator, attempt: Attempt) -> None:
+    def _refeed(self, coordinator: FeedCoordinator, attempt: Attempt) -> None:
         """A new attempt runs: the feeding schedule feeds it every train() call again (and
         ends its feeds once fed when wait() has begun)."""
-        feeds.restart(self._fed(attempt))
+        coordinator.restart(self._fed(attempt))
         if self._ending.is_set():  # wait() ended the failed attempt's feeds already
-            threading.Thread(target=feeds.end_all, args=(self._finished,),
+            threading.Thread(target=coordinator.end_all, args=(self._finished,),
                              name=f"{self._id}-end-feeds", daemon=True).start()
 
     def _close(self) -> None:
@@ -408,9 +409,9 @@ class Cluster:
             if self._closed:
                 return
             self._closed = True
-            feeds = self._feeds
-        if feeds is not None:
-            feeds.close()
+            coordinator = self._coordinator
+        if coordinator is not None:
+            coordinator.close()
         self._server.close()
         self._events.put(None)
         self._dispatcher.join(10.0)

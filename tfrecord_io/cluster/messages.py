@@ -41,7 +41,7 @@ __all__ = [
     "FailEpoch",
     "EndAll",
     "Demand",
-    "ReaderStopped",
+    "ReaderLeft",
     "Closing",
     "FeederHello",
     "Ready",
@@ -119,7 +119,7 @@ class Hello(Message):
     #: The task's YARN container, on YARN.
     container: str | None = None
     #: The node's feed server, ``host:port`` (fed nodes only).
-    feed: str | None = None
+    feed_server: str | None = None
 
 
 @dataclass(frozen=True)
@@ -236,19 +236,19 @@ class Demand(Message):
 
 
 @dataclass(frozen=True)
-class ReaderStopped(Message):
+class ReaderLeft(Message):
     """The node's reader is done with *feed*."""
 
-    TYPE: ClassVar[str] = "reader_stopped"
+    TYPE: ClassVar[str] = "reader_left"
     feed: str
 
 
 @dataclass(frozen=True)
 class Closing(Message):
-    """``main_fun`` ended on the node: *outcome* ``"finished"`` or ``"failed"``."""
+    """``main_fun`` ended on the node: *status* ``"finished"`` or ``"failed"``."""
 
     TYPE: ClassVar[str] = "closing"
-    outcome: str
+    status: str
 
 
 # -- the feed: a feeding task's connection -----------------------------------------------------
@@ -316,7 +316,7 @@ FEED_HELLOS: tuple[type[Message], ...] = (DriverHello, FeederHello)
 #: What a feed server receives on the driver's link.
 FROM_DRIVER_LINK: tuple[type[Message], ...] = (EndEpoch, FailEpoch, EndAll)
 #: What the driver's link receives from a feed server.
-FROM_FEED_SERVER: tuple[type[Message], ...] = (Demand, ReaderStopped, Closing)
+FROM_FEED_SERVER: tuple[type[Message], ...] = (Demand, ReaderLeft, Closing)
 #: What a feed server receives from a feeding task after the hello.
 FROM_FEEDER: tuple[type[Message], ...] = (Batch, End)
 #: What a feeding task receives (the jar's ``FeedSender`` reads these).

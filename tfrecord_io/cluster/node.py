@@ -120,7 +120,7 @@ def _feed_server(node: NodeDescription) -> Any:
                       name=node.role.name, attempt=node.attempt.number)
 
 
-def _run_main(workdir: str, node: NodeDescription, feeds: Any) -> None:
+def _run_main(workdir: str, node: NodeDescription, feed_server: Any) -> None:
     from pyspark import cloudpickle  # noqa: PLC0415 - only a node that runs main_fun
 
     from tfrecord_io.cluster.context import NodeContext  # noqa: PLC0415 - only a node that runs main_fun
@@ -131,18 +131,18 @@ def _run_main(workdir: str, node: NodeDescription, feeds: Any) -> None:
         main_fun, args = cloudpickle.load(f)
     fd = os.environ.get(REPORT_FD_ENV)
     reporter = Reporter(int(fd) if fd else None, node.role.name, node.attempt.number)
-    ctx = NodeContext(node, feeds=feeds, reporter=reporter)
+    ctx = NodeContext(node, feed_server=feed_server, reporter=reporter)
     _release_port(node)  # main_fun's strategy binds it (from TF_CONFIG)
     try:
         value = main_fun(args, ctx)
     except BaseException:
-        if feeds is not None:
-            feeds.close("failed")
+        if feed_server is not None:
+            feed_server.close("failed")
         raise
     finally:
         reporter.close()
-    if feeds is not None:
-        feeds.close("finished")
+    if feed_server is not None:
+        feed_server.close("finished")
     data = encode_value(value, node.role.name)
     tmp = os.path.join(workdir, VALUE_FILE + ".tmp")
     with open(tmp, "wb") as f:
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         # Serving at once (TensorFlow takes seconds to import): the driver may connect now.
-        feeds = _feed_server(node)
+        feed_server = _feed_server(node)
         from tfrecord_io import tf as tfr  # noqa: PLC0415 - the tf layer, after the feed server
 
         require("tensorflow", "a tfrecord_io.cluster node")
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as e:  # noqa: BLE001 - local-only programs can do without hdfs://
             log.warning("hdfs:// is not available in TensorFlow on this node: %s", e)
         if node.role.runs_main:
-            _run_main(workdir, node, feeds)
+            _run_main(workdir, node, feed_server)
         else:
             _serve(node)
     except BaseException as e:  # noqa: BLE001 - reported to the driver, with the traceback

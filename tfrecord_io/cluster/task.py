@@ -133,9 +133,9 @@ class _Node:
     """One running node process, supervised from the Spark task."""
 
     def __init__(
-        self, attempt: AttemptDescription, role: Role, conn: NodeConnection, workdir: str
+        self, description: AttemptDescription, role: Role, conn: NodeConnection, workdir: str
     ) -> None:
-        self.attempt = attempt
+        self.description = description
         self.workdir = workdir
         self.role = role
         self.conn = conn
@@ -156,12 +156,12 @@ class _Node:
         self, node: NodeDescription, gpus: list[str]
     ) -> tuple[dict[str, str], int, int]:
         env = dict(os.environ)
-        env.update(self.attempt.options.env)
+        env.update(self.description.options.env)
         env["TF_CONFIG"] = json.dumps(node.tf_config)
         env[NODE_ENV] = self.role.name
         env["PYTHONUNBUFFERED"] = "1"
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        if self.attempt.options.keras == "legacy":
+        if self.description.options.keras == "legacy":
             env["TF_USE_LEGACY_KERAS"] = "1"
         if gpus:
             env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
@@ -181,18 +181,20 @@ class _Node:
 
     def run(
         self, node: NodeDescription, gpus: list[str], port: socket.socket,
-        feed: socket.socket | None,
+        feed_socket: socket.socket | None,
     ) -> Done:
         env, beat_r, beat_w = self.environment(node, gpus)
         report_r, report_w = self._report_pipe(env)
         # The node holds the port (node.port_fd) until TensorFlow is about to bind it.
-        fds = (beat_w, report_w, port.fileno()) + (() if feed is None else (feed.fileno(),))
+        fds = (beat_w, report_w, port.fileno())
+        if feed_socket is not None:
+            fds += (feed_socket.fileno(),)
         process = spawn.start_node(self.workdir, env, fds)
         os.close(beat_w)
         os.close(report_w)
         port.close()  # the node's copy holds it now
-        if feed is not None:
-            feed.close()  # the node serves it now
+        if feed_socket is not None:
+            feed_socket.close()  # the node serves it now
         self.conn.send(Started(pid=process.pid))
         readers = [
             threading.Thread(target=_forward, args=(stream, name, self.conn), daemon=True)
@@ -205,7 +207,7 @@ class _Node:
         board = None
         outcome = Done(ok=False, kind=FailureKind.RAISED, error="the task ended unexpectedly")
         try:
-            if self.attempt.options.tensorboard and self.role.is_chief:
+            if self.description.options.tensorboard and self.role.is_chief:
                 board = self._start_tensorboard(node)
             outcome = self._supervise(process, beat_r)
         finally:
@@ -220,13 +222,13 @@ class _Node:
     def _start_tensorboard(self, node: NodeDescription) -> Any:
         from tfrecord_io.cluster import tensorboard  # noqa: PLC0415 - only with tensorboard=True
 
-        board = tensorboard.start(node.attempt.options.log_dir, host=node.host)
+        board = tensorboard.start(node.description.options.log_dir, host=node.host)
         self.conn.send(TensorBoard(url=board.url))
         return board
 
     def _supervise(self, process: spawn.NodeProcess, beat_r: int) -> Done:
         # The node beats every second; silent for the run's heartbeat_timeout, it is frozen.
-        silence = self.attempt.options.heartbeat_timeout
+        silence = self.description.options.heartbeat_timeout
         last_beat = time.monotonic()
         while True:
             if self.stop_requested.is_set():
@@ -281,12 +283,12 @@ def _beat(conn: NodeConnection, stop: threading.Event) -> None:
 
 
 def make_task(
-    attempt: AttemptDescription, roles: list[Role], payload: bytes
+    description: AttemptDescription, roles: list[Role], payload: bytes
 ) -> Callable[[Iterator[Any]], Iterator[str]]:
     """The barrier task function of one attempt.
 
     Args:
-        attempt: what every node of the attempt shares (with ``input_mode="spark"``, fed nodes
+        description: what every node of the attempt shares (with ``input_mode="spark"``, fed nodes
             bind a feed server's socket, report it in their registration and pass it to the
             node).
         roles: the roles, in task order.
@@ -304,29 +306,31 @@ def make_task(
         # The node's feed server: bound here so that the driver learns its address with the
         # registration; the node process inherits the socket and listens on it.
         # It listens at once: the driver may connect before the node process accepts.
-        feed = _reserve_port(host) if attempt.options.input_mode == "spark" and role.fed else None
-        if feed is not None:
-            feed.listen(64)
+        fed = description.options.input_mode == "spark" and role.fed
+        feed_socket = _reserve_port(host) if fed else None
+        if feed_socket is not None:
+            feed_socket.listen(64)
         hello = Hello(
-            node=role.name, attempt=attempt.number, host=host, pid=os.getpid(), gpus=gpus,
+            node=role.name, attempt=description.number, host=host, pid=os.getpid(), gpus=gpus,
             # Spark's id of this task: the driver finds the executor (and why it was lost) by it
             task=ctx.taskAttemptId(),
             container=os.environ.get("CONTAINER_ID") or None,  # on YARN: the executor's
-            feed=f"{host}:{feed.getsockname()[1]}" if feed is not None else None,
+            feed_server=f"{host}:{feed_socket.getsockname()[1]}" if feed_socket else None,
         )
         try:
-            conn = NodeConnection(attempt.driver, attempt.control_key, hello,
+            conn = NodeConnection(description.driver, description.control_key, hello,
                                   timeout=CONNECT_TIMEOUT)
         except (ChannelError, OSError) as e:
             # The driver cannot hear this node: say so in the job's result, at once (raising
             # would make Spark retry the stage for nothing).
-            if feed is not None:
-                feed.close()
-            yield json.dumps({"node": role.name, "ok": False, "unreachable": attempt.driver,
+            if feed_socket is not None:
+                feed_socket.close()
+            yield json.dumps({"node": role.name, "ok": False, "unreachable": description.driver,
                               "error": f"{type(e).__name__}: {e}"})
             return
-        workdir = tempfile.mkdtemp(prefix=f"{attempt.cluster}-{role.job_name}-{role.task_index}-")
-        state = _Node(attempt, role, conn, workdir)
+        workdir = tempfile.mkdtemp(
+            prefix=f"{description.cluster}-{role.job_name}-{role.task_index}-")
+        state = _Node(description, role, conn, workdir)
         listener = threading.Thread(target=state.listen, name="cluster-driver", daemon=True)
         listener.start()
         beating = threading.Event()
@@ -340,9 +344,9 @@ def make_task(
             addresses = ctx.allGather(address)
             spec_all = cluster_spec(roles, addresses)
             node = NodeDescription(
-                attempt=attempt, role=role, cluster_spec=spec_all,
+                attempt=description, role=role, cluster_spec=spec_all,
                 tf_config=tf_config(spec_all, role), host=host, parent_pid=os.getpid(),
-                feed_fd=feed.fileno() if feed is not None else None,
+                feed_fd=feed_socket.fileno() if feed_socket is not None else None,
                 port_fd=port.fileno(),
             )
             node.write(workdir)
@@ -355,13 +359,13 @@ def make_task(
                 port.close()
                 outcome = Done(ok=True, stopped=True)
             else:
-                outcome = state.run(node, gpus, port, feed)
+                outcome = state.run(node, gpus, port, feed_socket)
         except BaseException as e:  # noqa: BLE001 - reported to the driver, never to Spark
             outcome = Done(ok=False, kind=FailureKind.RAISED, error=f"the Spark task failed: {e!r}",
                            traceback=traceback.format_exc())
         finally:
-            if feed is not None:
-                feed.close()
+            if feed_socket is not None:
+                feed_socket.close()
             shutil.rmtree(workdir, ignore_errors=True)
             beating.set()
         with contextlib.suppress(ChannelError):

@@ -71,7 +71,7 @@ class ThreadJob(BaseJob):
     def _run(self, work: Callable[[], Any]) -> None:
         try:
             value = work()
-        except BaseException as e:  # noqa: BLE001 - the job's outcome, read by the schedule
+        except BaseException as e:  # noqa: BLE001 - the job's error, read by the schedule
             self.end(error=e)
             return
         self.end(value)

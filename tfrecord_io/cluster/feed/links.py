@@ -2,7 +2,7 @@
 
 :class:`FeedLinks` connects to every fed node's feed server (encrypted and authenticated: the
 cluster's protocol, :mod:`tfrecord_io.cluster.protocol`, ``docs/protocol.md``) and keeps, per
-node, the epochs its reader asked for (``demand``), the feeds it stopped reading, and whether
+node, the epochs its reader asked for (``demand``), the feeds its reader left, and whether
 ``main_fun`` ended there (``closing``: ``finished`` or ``failed``) or the link broke. It sends
 the driver's markers: the end of an epoch (with the records sent, for the node's exactly-once
 check), a failed epoch, the end of every feed.
@@ -22,7 +22,7 @@ from tfrecord_io.cluster.messages import (
     DriverHello,
     EndAll,
     Message,
-    ReaderStopped,
+    ReaderLeft,
 )
 from tfrecord_io.cluster.protocol import Stream, connect
 from tfrecord_io.errors import ChannelError
@@ -43,7 +43,7 @@ class FeedLinks:
         self._on_change = on_change
         self.cond = threading.Condition()
         self._demands: dict[str, dict[str, int]] = {n: {} for n in nodes}
-        self._stopped: dict[str, set[str]] = {n: set() for n in nodes}
+        self._left: dict[str, set[str]] = {n: set() for n in nodes}
         self._closing: dict[str, str] = {}
         self._wires: dict[str, Stream] = {}
         self._closed = False
@@ -68,11 +68,11 @@ class FeedLinks:
                     if isinstance(message, Demand):
                         feeds = self._demands[node]
                         feeds[message.feed] = max(feeds.get(message.feed, 0), message.epoch)
-                    elif isinstance(message, ReaderStopped):
-                        self._stopped[node].add(message.feed)
-                        log.info("%s stopped reading feed %r", node, message.feed)
+                    elif isinstance(message, ReaderLeft):
+                        self._left[node].add(message.feed)
+                        log.info("%s left feed %r (its reader is done with it)", node, message.feed)
                     elif isinstance(message, Closing):
-                        reason = message.outcome
+                        reason = message.status
                         self._closing[node] = reason
                     self.cond.notify_all()
                 self._on_change()
@@ -100,7 +100,7 @@ class FeedLinks:
         """The nodes that may still read *feed*."""
         with self.cond:
             return [n for n in self.nodes
-                    if n not in self._closing and feed not in self._stopped[n]]
+                    if n not in self._closing and feed not in self._left[n]]
 
     def awaited_elsewhere(self, feed: str, done: dict[str, int]) -> bool:
         """Whether a node still up waits for an epoch of a feed other than *feed* that has not
@@ -109,7 +109,7 @@ class FeedLinks:
             return any(asked > done.get(other, 0)
                        for n in self.nodes if n not in self._closing
                        for other, asked in self._demands[n].items()
-                       if other != feed and other not in self._stopped[n])
+                       if other != feed and other not in self._left[n])
 
     # -- markers -------------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ change goes through :meth:`Epoch.move`, which refuses any other)::
 
 Why it cannot stall:
 
-* a cancel always takes effect: a job is submitted synchronously by :meth:`Runner.feed`
+* a cancel always takes effect: a job is submitted synchronously by :meth:`Runner.send_epoch`
   (it is in Spark's queue when the call returns), so there is no window in which a cancel
   could come before the job exists; a job the schedule decided not to run is never submitted;
 * only AHEAD jobs may wait on nodes that read something else, and an AHEAD job gives way as
@@ -149,7 +149,7 @@ class Runner(Protocol):
         """Start making *call*'s batches; the job's value is the plan (``dropped``,
         ``per_worker``: the records each worker gets per epoch in sync mode, else None)."""
 
-    def feed(self, call: Call, epoch: int) -> Job:
+    def send_epoch(self, call: Call, epoch: int) -> Job:
         """Submit the feeding job of *epoch* of *call* (``call.plan``'s batches): it is in
         Spark's queue when this returns. Its value: the task reports."""
 
@@ -508,7 +508,7 @@ class FeedSchedule:
         fed, the next epoch's job is queued in Spark behind this one: it starts as this
         one's tasks end."""
         assert call.plan is not None
-        epoch.job = self._runner.feed(call, epoch.number)
+        epoch.job = self._runner.send_epoch(call, epoch.number)
         epoch.move(state)
         log.debug("submitted epoch %d of %r (%s)", epoch.number, call.feed, state.value)
         if (call.keep and call.started > 1 and call.started < call.epochs
@@ -517,7 +517,7 @@ class FeedSchedule:
             self._numbers[call.feed] += 1
             queued = Epoch(self._numbers[call.feed])
             call.started += 1
-            queued.job = self._runner.feed(call, queued.number)
+            queued.job = self._runner.send_epoch(call, queued.number)
             queued.move(EpochState.AHEAD)
             call.inflight.append(queued)
 

@@ -11,7 +11,7 @@ and the refusal of connections that do not authenticate are its
 kinds:
 
 * the driver's link (one per node): the server sends ``demand`` (the reader started epoch *e*
-  of a feed), ``reader_stopped`` (the reader is done with a feed) and ``closing`` (``main_fun``
+  of a feed), ``reader_left`` (the reader is done with a feed) and ``closing`` (``main_fun``
   ended: ``finished`` or ``failed``); the driver sends ``end_epoch``, ``fail_epoch`` and
   ``end_all``.
 * a feeding task (one connection per task and worker): ``batch`` messages into the feed's
@@ -40,7 +40,7 @@ from tfrecord_io.cluster.messages import (
     FailEpoch,
     FeederHello,
     Message,
-    ReaderStopped,
+    ReaderLeft,
     Ready,
     Stopped,
 )
@@ -76,7 +76,7 @@ class FeedServer:
         self._lock = threading.Lock()
         self._buffers: dict[str, FeedBuffer] = {}
         self._demands: dict[str, int] = {}
-        self._stopped: set[str] = set()
+        self._left: set[str] = set()  # feeds whose reader is done
         self._all_closed = False
         self._driver: Stream | None = None
         self._closing: str | None = None
@@ -99,7 +99,7 @@ class FeedServer:
                 buf = FeedBuffer(name, self._capacity, self._demand)
                 if self._all_closed:
                     buf.close()
-                if name in self._stopped or self._closing:
+                if name in self._left or self._closing:
                     buf.stop()
                 self._buffers[name] = buf
             return buf
@@ -109,20 +109,20 @@ class FeedServer:
         its data and tell the driver, so the feeding of it ends promptly."""
         with self._lock:
             names = [name] if name is not None else list(self._buffers)
-            self._stopped.update(names)
+            self._left.update(names)
         for n in names:
             self.buffer(n).stop()
-            self._to_driver(ReaderStopped(feed=n))
+            self._to_driver(ReaderLeft(feed=n))
 
-    def close(self, outcome: str) -> None:
-        """``main_fun`` ended (*outcome* ``"finished"`` or ``"failed"``): stop every feed, tell
+    def close(self, status: str) -> None:
+        """``main_fun`` ended (*status* ``"finished"`` or ``"failed"``): stop every feed, tell
         the driver, stop serving."""
         with self._lock:
-            self._closing = outcome
+            self._closing = status
             buffers = list(self._buffers.values())
         for buf in buffers:
             buf.stop()
-        self._to_driver(Closing(outcome=outcome))
+        self._to_driver(Closing(status=status))
         self._server.close(wait=0)
 
     def _demand(self, name: str, epoch: int) -> None:
@@ -171,14 +171,14 @@ class FeedServer:
         with self._lock:
             self._driver = wire
             demands = dict(self._demands)
-            stopped = set(self._stopped)
+            left = set(self._left)
             closing = self._closing
         for name, epoch in sorted(demands.items()):
             wire.send(messages.encode(Demand(feed=name, epoch=epoch)))
-        for name in sorted(stopped):
-            wire.send(messages.encode(ReaderStopped(feed=name)))
+        for name in sorted(left):
+            wire.send(messages.encode(ReaderLeft(feed=name)))
         if closing:
-            wire.send(messages.encode(Closing(outcome=closing)))
+            wire.send(messages.encode(Closing(status=closing)))
         while True:
             message, _ = _receive(wire, messages.FROM_DRIVER_LINK, max_payload=0)
             if isinstance(message, EndEpoch):

@@ -8,9 +8,10 @@ that runs on the application's driver (this process's JVM, or the Connect server
 fed is registered as a temporary view of its session; reading the source with
 ``action=count`` counts the view's rows per partition (the equal-share rule,
 :func:`~tfrecord_io.cluster.feed.plan.deal`), and reading it with ``action=send`` runs one
-epoch's feeding job, whose rows are its tasks' reports. The batches are made
-(``FeedBatches``: rows encoded to ``tf.train.Example`` in the executors' JVMs) and sent
-(``FeedSender``) from the executors: nothing crosses to this process but the reports. An RDD of
+epoch's feeding job, whose rows are its tasks' summaries (JSON, each an entry of
+``EpochReport.tasks``). The batches are made (``FeedBatches``: rows encoded to
+``tf.train.Example`` in the executors' JVMs) and sent (``FeedSender``) from the executors:
+nothing crosses to this process but the summaries. An RDD of
 ``bytes`` records (classic sessions) is first made a DataFrame of one binary column in the JVM
 (:func:`~tfrecord_io.spark.jvm.records_frame`, fed as ``ByteArray``). Kept batches
 (``cache=True``) live in the driver's storage under the view's name until the call ends
@@ -183,12 +184,12 @@ class FeedJob(BaseJob):
         self._tags.add(self._tag)
         try:
             rows = self._frame.collect()
-        except BaseException as e:  # noqa: BLE001 - the job's outcome, read by the schedule
+        except BaseException as e:  # noqa: BLE001 - the job's error, read by the schedule
             self.end(error=ClusterError("cancelled") if self._cancelled.is_set() else e)
             return
         finally:
             self._tags.remove(self._tag)
-        self.end([json.loads(row.report) for row in rows])
+        self.end([json.loads(row.task) for row in rows])
 
     def cancel(self) -> None:
         """Cancel the job, whatever its state; returns at once."""
@@ -263,7 +264,7 @@ class FeedRunner:
             plan.rule = deal(counts, len(self._addresses))
         return plan
 
-    def send(self, plan: SourcePlan, feed: str, epoch: int) -> FeedJob:
+    def send_batches(self, plan: SourcePlan, feed: str, epoch: int) -> FeedJob:
         """Start the feeding job of *epoch* of *plan*'s batches, after the feed's last job."""
         rule = plan.rule
         frame = plan.read(
@@ -298,8 +299,8 @@ class FeedRunner:
                          lambda: self.make_plan(call.data, call.record_type, call.keep),
                          self._wake)
 
-    def feed(self, call: Call, epoch: int) -> FeedJob:
-        return self.send(call.plan, call.feed, epoch)
+    def send_epoch(self, call: Call, epoch: int) -> FeedJob:
+        return self.send_batches(call.plan, call.feed, epoch)
 
     def stream(self, call: Call, epoch: int, result: EpochReport) -> BaseJob:
         if self._application.kind == "connect":

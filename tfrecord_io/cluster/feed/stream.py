@@ -45,7 +45,7 @@ class StreamJob(BaseJob):
         try:
             plan = runner.make_plan(df, call.record_type)
             result.dropped += plan.dropped
-            job = runner.send(plan, call.feed, epoch)
+            job = runner.send_batches(plan, call.feed, epoch)
             while not job.wait(0.2):
                 if self._stop.is_set():
                     job.cancel()
@@ -64,7 +64,7 @@ class StreamJob(BaseJob):
         try:
             query.awaitTermination()
             error = query.exception()
-        except BaseException as e:  # noqa: BLE001 - the stream's outcome
+        except BaseException as e:  # noqa: BLE001 - the stream's error, read by the schedule
             error = e
         self.end(error=ClusterError(f"the stream failed: {error}") if error else None)
 

@@ -27,8 +27,8 @@ import org.apache.spark.api.java.function.FlatMapFunction;
  * reached (connect, handshake, send or ack fails: {@code "unreachable"}, with the cause), gets
  * nothing more: the rest of its batches are dropped, and when no worker reads any more the task
  * stops pulling its input (the rest is never even encoded). The task returns one JSON line: what
- * it sent to whom and what it dropped (the driver's feeding jobs, {@code
- * tfrecord_io.cluster.feed.source}, parse it for the epoch's report):
+ * it sent to whom and what it dropped, its summary (the driver's feeding jobs, {@code
+ * tfrecord_io.cluster.feed.source}, parse it into the epoch's {@code EpochReport.tasks}):
  *
  * <pre>
  * {"pid": 123, "host": "executor-host", "started": s, "sent": s, "abandoned": false,
@@ -158,14 +158,14 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
     return link;
   }
 
-  /** A cancelled task (its thread interrupted) ends: nothing is reported, nothing more sent. */
+  /** A cancelled task (its thread interrupted) ends: no summary, nothing more sent. */
   private static void rethrowIfInterrupted(IOException e) throws IOException {
     if (Thread.currentThread().isInterrupted()) {
       throw e;
     }
   }
 
-  /** The exception's text, for the report. */
+  /** The exception's text, for the summary. */
   private static String describe(IOException e) {
     String message = e.getMessage();
     return message == null || message.isEmpty() ? e.toString() : message;
@@ -238,15 +238,15 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
         }
         workers.put(Integer.toString(w), counts);
       }
-      Map<String, Object> report = new LinkedHashMap<>();
-      report.put("pid", ProcessHandle.current().pid());
-      report.put("host", InetAddress.getLocalHost().getHostName());
-      report.put("started", started);
-      report.put("sent", sent);
-      report.put("abandoned", abandoned);
-      report.put("workers", workers);
-      report.put("ended", now());
-      return Collections.singletonList(JSON.writeValueAsString(report)).iterator();
+      Map<String, Object> summary = new LinkedHashMap<>();
+      summary.put("pid", ProcessHandle.current().pid());
+      summary.put("host", InetAddress.getLocalHost().getHostName());
+      summary.put("started", started);
+      summary.put("sent", sent);
+      summary.put("abandoned", abandoned);
+      summary.put("workers", workers);
+      summary.put("ended", now());
+      return Collections.singletonList(JSON.writeValueAsString(summary)).iterator();
     } finally {
       for (Link link : links) {
         if (link.wire != null) {

@@ -36,13 +36,13 @@ import org.tfrecordio.spark.SourceOptions;
  * The feed's Spark jobs as a data source, so that the driver reaches them through the DataFrame
  * API alone ({@code tfrecord_io.cluster.feed.source} reads it, from a classic session or a
  * Spark Connect client): the batches ({@link FeedBatches}) and feeding tasks
- * ({@link FeedSender}), started by reading, with what the tasks report as the rows read. The data fed is
- * the client's temporary view named by the option {@code view}.
+ * ({@link FeedSender}), started by reading, with the tasks' summaries as the rows read. The data
+ * fed is the client's temporary view named by the option {@code view}.
  *
  * <pre>
  * spark.read.format(FeedSource.class.getName()).option("view", v).option("action", "count")
  *     .load()                   // (partition int, rows long): the view's rows per partition
- * ... .option("action", "send") ...load()   // one row (report string) per feeding task
+ * ... .option("action", "send") ...load()   // one row (task string) per feeding task
  * ... .option("action", "release")...load() // frees the batches kept under the view's name
  *                                           // and drops the view, not uncaching its data
  * ... .option("action", "kept")...load()    // one row (kept long): batches kept (see below)
@@ -415,12 +415,12 @@ public final class FeedSource implements RelationProvider {
     }
   }
 
-  /** {@code send}: the feeding job of one epoch; its rows are the tasks' reports. */
+  /** {@code send}: the feeding job of one epoch; its rows are the tasks' summaries. */
   private static final class Sends extends ViewRelation {
     private final Map<String, String> options; // null: release, nothing to send
 
     Sends(SQLContext sqlContext, String view, Map<String, String> options) {
-      super(sqlContext, view, new StructType().add("report", DataTypes.StringType, false),
+      super(sqlContext, view, new StructType().add("task", DataTypes.StringType, false),
           "tfrecord-io feed of " + view);
       this.options = options;
     }
@@ -486,13 +486,13 @@ public final class FeedSource implements RelationProvider {
     }
   }
 
-  /** A task's report as a row. */
+  /** A task's summary as a row. */
   private static final class ToRow implements Function<String, Row> {
     private static final long serialVersionUID = 1L;
 
     @Override
-    public Row call(String report) {
-      return RowFactory.create(report);
+    public Row call(String task) {
+      return RowFactory.create(task);
     }
   }
 }
