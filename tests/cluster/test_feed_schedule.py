@@ -3,7 +3,7 @@ Spark (task slots, a FIFO job queue, cancels that land late) and fake nodes (bou
 for the epoch being read and for epochs fed ahead, scripted readers): it never stalls, every
 epoch reaches each worker exactly once and in equal shares, stop and failure end everything,
 and after a killed attempt or a lost worker every call is fed again, exactly once, to the next
-attempt's nodes. No Spark, no threads: it runs in seconds."""
+attempt's nodes, as many as before or not. No Spark, no threads: it runs in seconds."""
 
 from __future__ import annotations
 
@@ -202,10 +202,13 @@ class World:
         self.calls: list[Call] = []
         self.plans = 0
 
-    def restart(self) -> None:
+    def restart(self, workers: int | None = None) -> None:
         """The driver's next attempt: new nodes reading their scripts from the start, their
-        links, the schedule restarted with them."""
+        links, the schedule restarted with them; *workers* of them (another size than the
+        failed attempt's: every worker reads the same script) or as many as before."""
         self.attempts += 1
+        if workers is not None:
+            self.scripts = [list(self.scripts[0]) for _ in range(workers)]
         self.nodes = [Node(f"worker:{i}", i, list(s), self.capacity)
                       for i, s in enumerate(self.scripts)]
         self.links = FakeLinks(self.nodes)
@@ -521,13 +524,17 @@ def test_a_lost_link_without_word_from_the_cluster_fails_the_calls_after_the_gra
     assert isinstance(error, ClusterError) and "worker:1" in str(error)
 
 
-def _run_restarting(seed: int, lose_one: bool) -> tuple[World, dict[str, list[int]]]:
+def _run_restarting(seed: int, lose_one: bool,
+                    resize: bool = False) -> tuple[World, dict[str, list[int]]]:
     """A random scenario whose attempt fails after a random number of steps -- all its nodes at
     once (killed), or one worker's link first and the attempt's failure a little later (lost)
-    -- and whose next attempt starts a few steps after that."""
+    -- and whose next attempt starts a few steps after that (with *resize*, with one worker
+    fewer or more)."""
     world, calls = _scenario(2000 + seed, restartable=True)
     _issue_all(world, calls)
     rng = random.Random(seed)
+    size = len(world.nodes)
+    workers = (size + rng.choice([-1, 1]) if size > 1 else 2) if resize else None
     when = rng.randint(0, 80)
     noticed = when + (rng.randint(1, 6) if lose_one else 0)  # within the grace
     back = noticed + rng.randint(1, 15)
@@ -545,18 +552,20 @@ def _run_restarting(seed: int, lose_one: bool) -> tuple[World, dict[str, list[in
             for node in w.nodes:
                 node.gone = node.gone or "failed"
         if count[0] == back:
-            w.restart()
+            w.restart(workers)
 
     world.run(before=events)
     return world, calls
 
 
+@pytest.mark.parametrize("resize", [False, True], ids=["same-size", "resized"])
 @pytest.mark.parametrize("lose_one", [False, True], ids=["killed", "lost-worker"])
 @pytest.mark.parametrize("chunk", range(4))
-def test_after_a_restart_every_call_is_fed_again_exactly_once_to_the_new_nodes(chunk, lose_one):
+def test_after_a_restart_every_call_is_fed_again_exactly_once_to_the_new_nodes(chunk, lose_one,
+                                                                               resize):
     restarted = 0
     for seed in range(chunk, 400, 4):
-        world, calls = _run_restarting(seed, lose_one)
+        world, calls = _run_restarting(seed, lose_one, resize)
         restarted += world.attempts > 1
         for call in world.calls:
             assert call.feeding.done(), f"seed {seed}: {call.feed} not done"
