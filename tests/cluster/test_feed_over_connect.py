@@ -37,6 +37,7 @@ def _frame(spark, n, partitions):
 
 def test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares(connect_spark, tmp_path):
     train = _frame(connect_spark, N_TRAIN, 5).cache()
+    cached = train.storageLevel
     validation = _frame(connect_spark, N_VAL, 3)
     args = {"out": str(tmp_path), "epochs": 2, "feeds": ["train", "validation"],
             "features": {"train": "example", "validation": "example"}}
@@ -57,7 +58,9 @@ def test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares(connect_sp
             assert reports[feed].epochs[epoch].dropped == n % 2
     assert all(r["after_end"] == {"train": 0, "validation": 0} for r in read)
     assert node_processes(c.name) == []
-    assert _views(connect_spark) == []
+    assert _views(connect_spark) == []  # and what they named stays cached
+    assert train.storageLevel == cached
+    assert cached.useMemory
 
 
 def test_workers_returning_early_end_the_feeding_without_a_hang(connect_spark, tmp_path):
