@@ -19,7 +19,8 @@ def _node(tmp_path, role_index=1) -> NodeDescription:
                           keras="legacy", tensorboard=False, reservation_timeout=60.0,
                           max_attempts=2, env={"A": "secret-of-env"}, input_mode="spark")
     attempt = AttemptDescription(options, cluster="c-1", driver="198.18.0.1:4000",
-                                 control_key="c" * 64, feed_key="f" * 64, number=1)
+                                 control_key="c" * 64, feed_key="f" * 64, number=1,
+                                 num_workers=2)
     all_roles = roles("sync", 2, 0, False)
     spec = cluster_spec(all_roles, ["198.18.0.11:5000", "198.18.0.12:5000"])
     role = all_roles[role_index]

@@ -32,10 +32,18 @@ def test_good_options_come_back_typed():
     ({"max_attempts": True}, "max_attempts must be an int >= 1, not True"),
     ({"max_attempts": 0}, "max_attempts must be an int >= 1, not 0"),
     ({"env": {"A": 1}}, "env must map str to str, not 'A': 1"),
+    ({"min_workers": 0}, "min_workers must be an int from 1 to num_workers=2, not 0"),
+    ({"min_workers": 3}, "min_workers must be an int from 1 to num_workers=2, not 3"),
+    ({"min_workers": True}, "min_workers must be an int from 1 to num_workers=2, not True"),
 ])
 def test_a_bad_option_is_refused_saying_what_it_accepts(changes, message):
     with pytest.raises(ValueError, match=message):
         _options(**changes)
+
+
+def test_without_min_workers_every_attempt_has_num_workers():
+    assert _options().fewest_workers == 2
+    assert _options(min_workers=1).fewest_workers == 1
 
 
 def test_checkpoints_go_under_the_log_dir(tmp_path):

@@ -125,3 +125,32 @@ def test_feeding_tasks_are_the_slots_left_beside_the_nodes():
 def test_no_free_slot_beside_the_nodes_fails_instead_of_waiting_in_sparks_queue():
     with pytest.raises(ClusterError, match="needs a task slot for feeding beside the 2"):
         slots.feeding_tasks(Counted(2), reserved=2)
+
+
+def test_an_elastic_attempt_takes_every_worker_once_there_are_slots_for_them():
+    assert slots.place(Counted(6), others=1, most=4, fewest=2, timeout=0.0, spare=1) == 4
+    assert slots.place(Counted(None), others=1, most=4, fewest=2, timeout=0.0) == 4
+
+
+def test_after_the_timeout_an_elastic_attempt_takes_the_workers_there_are_slots_for():
+    # 4 free: the ps-mode chief, a feeding task's slot and 2 workers
+    assert slots.place(Counted(4), others=1, most=5, fewest=2, timeout=0.0, spare=1) == 2
+
+
+def test_fewer_slots_than_min_workers_fail_after_the_timeout_naming_them():
+    with pytest.raises(ClusterError, match=r"at least 3 worker\(s\) \(min_workers\) besides "
+                                           r"its 1 other node\(s\) and 1 feeding task, 5 in "
+                                           r"all, but this Spark application has 4 free"):
+        slots.place(Counted(4), others=1, most=5, fewest=3, timeout=0.0, spare=1)
+
+
+def test_an_elastic_attempt_does_not_wait_for_slots_the_application_will_never_have():
+    app = Application("local-cluster[2,2,1024]")  # 4 slots, all free once the executors run
+    app.free_slots = lambda: 4
+    assert slots.place(app, others=0, most=6, fewest=2, timeout=600.0) == 4
+
+
+def test_min_workers_beyond_the_applications_slots_fail_at_once():
+    app = Application("local-cluster[2,2,1024]")
+    with pytest.raises(ClusterError, match="needs 5 task slots"):
+        slots.place(app, others=0, most=6, fewest=5, timeout=600.0)

@@ -79,7 +79,7 @@ class Attempt:
     ) -> None:
         self.number: int = description.number
         self._application = application
-        self._roles = roles
+        self.roles: list[Role] = roles  #: the attempt's nodes, in task order
         self._description = description
         self._payload = payload
         self._group = group
@@ -114,9 +114,9 @@ class Attempt:
         self._thread.start()
 
     def _run_job(self) -> None:
-        n = len(self._roles)
+        n = len(self.roles)
         try:
-            task = make_task(self._description, self._roles, self._payload)
+            task = make_task(self._description, self.roles, self._payload)
             lines = self._application.submit(
                 self._group, f"tfrecord-io cluster, attempt {self.number}", task, n)
             self._outcomes = [json.loads(line) for line in lines]
@@ -263,7 +263,7 @@ class Attempt:
         """Block until every node registered. Raises ClusterError on failure or timeout."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while len(self._registered) < len(self._roles) and not self._failures:
+            while len(self._registered) < len(self.roles) and not self._failures:
                 left = deadline - time.monotonic()
                 if left <= 0 or self._spark_done:
                     unreachable = self._unreachable()
@@ -278,7 +278,7 @@ class Attempt:
                            "holding them") if free is not None else (
                            "other jobs may be holding the application's task slots")
                     raise ClusterError(
-                        f"only {len(self._registered)} of {len(self._roles)} nodes registered "
+                        f"only {len(self._registered)} of {len(self.roles)} nodes registered "
                         f"within {timeout:.0f} s (missing: {', '.join(missing)}){cause}; {now}"
                     )
                 self._cond.wait(min(left, 0.5))
@@ -381,7 +381,7 @@ class Attempt:
             # With every task started and reported, the job ends by itself; tasks that never
             # started (no slot) would wait for one, and a silent node's task may never end
             # (its host is cut off): cancel at once.
-            gang_started = len(self._registered) == len(self._roles)
+            gang_started = len(self._registered) == len(self.roles)
             silent = bool(self._silenced)
             spark_done = self._spark_done
         if not spark_done and gang_started and not silent:

@@ -33,7 +33,8 @@ class NodeContext:
     Attributes:
         job_name: ``"chief"``, ``"worker"``, ``"ps"`` or ``"evaluator"``.
         task_index: the index within the job.
-        num_workers: how many workers the cluster has.
+        num_workers: how many workers this attempt has (``num_workers`` of
+            :func:`~tfrecord_io.cluster.run`, or fewer with ``min_workers``).
         is_chief: whether this node is the chief (``worker:0`` in sync mode, ``chief:0`` in
             ps mode): the one that should write checkpoints, summaries and the final model.
         cluster_spec: the training cluster, ``{"worker": ["host:port", ...], ...}``.
@@ -79,7 +80,7 @@ class NodeContext:
 
     @property
     def num_workers(self) -> int:
-        return self._node.attempt.options.num_workers
+        return self._node.attempt.num_workers
 
     @property
     def cluster_spec(self) -> dict[str, list[str]]:

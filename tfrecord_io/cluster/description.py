@@ -41,6 +41,8 @@ class AttemptDescription:
         feed_key: the feed's key (the node's feed server accepts it); neither key is the
             cluster's secret, and neither shows in the ``repr``.
         number: 0 on the first try, then 1, 2...
+        num_workers: the workers of this attempt: ``options.num_workers``, or fewer (not
+            under ``options.min_workers``) when the application could not place them all.
     """
 
     options: RunOptions
@@ -49,6 +51,7 @@ class AttemptDescription:
     control_key: str = field(repr=False)
     feed_key: str = field(repr=False)
     number: int
+    num_workers: int
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AttemptDescription:

@@ -75,7 +75,8 @@ class Cluster:
     ) -> None:
         self._started = time.monotonic()
         self._application = application
-        self._roles = roles
+        self._gang = roles  # every node asked for
+        self._roles = roles  # the nodes of the current attempt
         self._options = options
         self._max_attempts = options.max_attempts
         self._reservation_timeout = options.reservation_timeout
@@ -224,8 +225,9 @@ class Cluster:
 
     def _fed(self, attempt: Attempt) -> FedAttempt:
         """What feeding needs of *attempt* (registered)."""
-        return FedAttempt(attempt.number, [r.name for r in self._roles if r.fed],
+        return FedAttempt(attempt.number, [r.name for r in attempt.roles if r.fed],
                           attempt.feed_servers(), attempt.failure,
+                          reserved=len(attempt.roles),
                           restartable=attempt.number + 1 < self._max_attempts)
 
     def wait(self, timeout: float | None = None) -> Result:
@@ -316,28 +318,52 @@ class Cluster:
 
     # -- running -------------------------------------------------------------------------------
 
-    def _new_attempt(self, number: int) -> Attempt:
+    def _placed(self) -> list[Role]:
+        """The nodes of the next attempt, once the application has task slots for them: every
+        node, or with ``min_workers`` fewer workers (not under it) when the application could
+        not place them all within ``reservation_timeout``.
+
+        Raises:
+            ClusterError: too few task slots (see :mod:`~tfrecord_io.cluster.slots`).
+        """
+        options, gang = self._options, self._gang
+        if options.fewest_workers == options.num_workers:
+            slots.wait_for(self._application, len(gang), self._reservation_timeout)
+            return gang
+        others = sum(r.job_name != "worker" for r in gang)
+        workers = slots.place(self._application, others, options.num_workers,
+                              options.fewest_workers, self._reservation_timeout,
+                              spare=int(options.input_mode == "spark"))
+        if workers < options.num_workers:
+            log.warning("%s: starting with %d of %d workers (min_workers=%d): the application "
+                        "has no task slots for more", self._id, workers, options.num_workers,
+                        options.fewest_workers)
+        return [r for r in gang if r.job_name != "worker" or r.task_index < workers]
+
+    def _new_attempt(self, number: int, roles: list[Role]) -> Attempt:
         description = AttemptDescription(
             self._options, cluster=self._id, driver=self._server.address,
             control_key=self._control_key, feed_key=self._feed_key, number=number,
+            num_workers=sum(r.job_name == "worker" for r in roles),
         )
         attempt = Attempt(
-            self._application, self._roles, description, self._payload, f"{self._id}-{number}",
+            self._application, roles, description, self._payload, f"{self._id}-{number}",
             self._server, on_report=self._report, losses=self._losses,
             heartbeat_timeout=self._options.heartbeat_timeout,
         )
         with self._lock:
             self._attempt = attempt
+            self._roles = roles
         return attempt
 
     def _start(self) -> None:
         """First attempt: slots, submit, wait for every node to register (and TensorBoard)."""
         try:
-            slots.wait_for(self._application, len(self._roles), self._reservation_timeout)
+            roles = self._placed()
             if self._options.input_mode == "spark":
-                slots.check_feeding(self._application, [r.name for r in self._roles])
+                slots.check_feeding(self._application, [r.name for r in roles])
             self._losses = self._application.executor_losses()
-            attempt = self._new_attempt(0)
+            attempt = self._new_attempt(0, roles)
             attempt.start()
             attempt.wait_registered(self._reservation_timeout)
             if self._options.tensorboard:
@@ -345,7 +371,7 @@ class Cluster:
             if self._options.input_mode == "spark":
                 self._coordinator = FeedCoordinator(
                     self._application, self._feed_key, equal=self._options.mode == "sync",
-                    group=self._id, reserved=len(self._roles), attempt=self._fed(attempt))
+                    group=self._id, attempt=self._fed(attempt))
         except BaseException:
             if self._attempt is not None:
                 self._attempt.request_stop()
@@ -374,10 +400,13 @@ class Cluster:
                     "attempt %d of %d failed; restarting every node: %s",
                     attempt.number + 1, self._max_attempts, error,
                 )
-                attempt = self._new_attempt(attempt.number + 1)
                 try:
-                    slots.wait_for(self._application, len(self._roles),
-                                   self._reservation_timeout)
+                    roles = self._placed()
+                except ClusterError as e:
+                    self._error = e
+                    return
+                attempt = self._new_attempt(attempt.number + 1, roles)
+                try:
                     attempt.start()
                     attempt.wait_registered(self._reservation_timeout)
                 except ClusterError as e:
@@ -470,7 +499,8 @@ class Cluster:
             return
         attempt.on_message(hello, message, payload)
         if isinstance(message, Hello):
-            self._events.put(("attempt", (attempt.number, attempt.registered())))
+            self._events.put(("attempt", (attempt.number, attempt.registered(),
+                                          len(attempt.roles))))
 
     def _on_lost(self, hello: Hello, reason: str) -> None:
         attempt = self._attempt
@@ -485,6 +515,7 @@ def run(
     args: Any = None,
     *,
     num_workers: int,
+    min_workers: int | None = None,
     num_ps: int = 0,
     mode: str = "sync",
     evaluator: bool = False,
@@ -516,6 +547,14 @@ def run(
             defined in the driver's ``__main__`` (then it travels by value).
         args: passed to ``main_fun`` as is (pickled with the function).
         num_workers: worker nodes.
+        min_workers: the fewest workers an attempt may start with (1 to *num_workers*;
+            None: always *num_workers*). An attempt, the first and each restart, starts once
+            the application has task slots for *num_workers* workers (and its other nodes,
+            and with ``input_mode="spark"`` one feeding task), or, after waiting
+            *reservation_timeout* seconds, with as many workers as there are slots for, at
+            least *min_workers*; where the master URL and configuration say the slots for
+            *num_workers* will never be there, it does not wait for them. ``ctx.num_workers``
+            is the size of the current attempt: deal the data and the global batch by it.
         num_ps: parameter servers (``mode="ps"`` only, at least 1 there).
         mode: ``"sync"`` (MultiWorkerMirroredStrategy: every worker runs ``main_fun``, worker 0
             is the chief) or ``"ps"`` (ParameterServerStrategy: ps and workers serve, a chief
@@ -527,7 +566,8 @@ def run(
             ``LOG_DIR/checkpoints`` (``ctx.checkpoint_dir``).
         keras: ``"default"`` (Keras 3: custom training loops) or ``"legacy"`` (tf-keras with
             ``TF_USE_LEGACY_KERAS=1``: ``model.fit`` under both strategies).
-        reservation_timeout: seconds to wait for task slots and for every node to register.
+        reservation_timeout: seconds to wait for task slots (with *min_workers*: for slots
+            for every worker) and for every node to register.
         max_attempts: attempts in all: after a failure the whole gang restarts, with
             ``ctx.attempt`` counting up, until one succeeds or they are used up. With
             ``input_mode="spark"``, every :meth:`Cluster.train` call is fed again, from its
@@ -573,7 +613,7 @@ def run(
         mode=mode, num_workers=num_workers, log_dir=log_dir, keras=keras,
         tensorboard=tensorboard, reservation_timeout=reservation_timeout,
         max_attempts=max_attempts, env={**fs.environment(), **(env or {})},
-        input_mode=input_mode, heartbeat_timeout=heartbeat_timeout,
+        input_mode=input_mode, heartbeat_timeout=heartbeat_timeout, min_workers=min_workers,
     )
     if on_report is not None and not callable(on_report):
         raise ValueError(f"on_report must be callable, not {on_report!r}")

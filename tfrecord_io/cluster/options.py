@@ -44,6 +44,13 @@ class RunOptions:
     env: dict[str, str] = field(repr=False)  # may hold an object store's credentials
     input_mode: str
     heartbeat_timeout: float = 30.0
+    #: The fewest workers an attempt may start with (None: ``num_workers``, a fixed size).
+    min_workers: int | None = None
+
+    @property
+    def fewest_workers(self) -> int:
+        """The fewest workers an attempt may start with."""
+        return self.num_workers if self.min_workers is None else self.min_workers
 
 
 #: The shortest ``heartbeat_timeout`` accepted: the nodes' tasks send a heartbeat every 2 s.
@@ -62,6 +69,7 @@ def run_options(
     env: dict[str, str] | None,
     input_mode: str,
     heartbeat_timeout: float = 30.0,
+    min_workers: int | None = None,
 ) -> RunOptions:
     """Check :func:`tfrecord_io.cluster.run`'s options (*mode* and *num_workers* are checked
     with the roles, by :func:`tfrecord_io.cluster.roles.roles`).
@@ -83,6 +91,11 @@ def run_options(
             or not heartbeat_timeout >= MIN_HEARTBEAT_TIMEOUT):
         raise ValueError(f"heartbeat_timeout must be a number of seconds >= "
                          f"{MIN_HEARTBEAT_TIMEOUT:.0f}, not {heartbeat_timeout!r}")
+    if min_workers is not None and (
+            isinstance(min_workers, bool) or not isinstance(min_workers, int)
+            or not 1 <= min_workers <= num_workers):
+        raise ValueError(f"min_workers must be an int from 1 to num_workers={num_workers}, "
+                         f"not {min_workers!r}")
     env = dict(env or {})
     for key, value in env.items():
         if not isinstance(key, str) or not isinstance(value, str):
@@ -104,6 +117,7 @@ def run_options(
         env=env,
         input_mode=input_mode,
         heartbeat_timeout=float(heartbeat_timeout),
+        min_workers=min_workers,
     )
 
 

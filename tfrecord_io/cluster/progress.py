@@ -56,9 +56,12 @@ class Progress:
                 self._bar = bar
                 self._show()
 
-    def attempt(self, number: int, running: int) -> None:
-        """Attempt *number* (0 first) has *running* nodes registered."""
+    def attempt(self, number: int, running: int, nodes: int | None = None) -> None:
+        """Attempt *number* (0 first) has *running* of its *nodes* registered (None: as many
+        nodes as the last attempt)."""
         self._attempt, self._running = number, running
+        if nodes is not None:
+            self._nodes = nodes
         self._show()
         if self._bar is None and running == self._nodes and self._logged_attempt != number:
             self._logged_attempt = number

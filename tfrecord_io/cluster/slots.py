@@ -17,7 +17,8 @@ from tfrecord_io.cluster.application import SparkApplication
 from tfrecord_io.errors import ClusterError
 
 __all__ = [
-    "free_slots", "feeding_tasks", "check_feeding", "capacity", "dynamic_allocation", "wait_for",
+    "free_slots", "feeding_tasks", "check_feeding", "capacity", "dynamic_allocation", "place",
+    "wait_for",
 ]
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
@@ -146,5 +147,43 @@ def wait_for(app: SparkApplication, needed: int, timeout: float) -> None:
                 f"the cluster needs {needed} task slots (one per node), but this Spark "
                 f"application has {free} after waiting {timeout:.0f} s for executors: start it "
                 "with more executors or cores, or ask for fewer nodes"
+            )
+        time.sleep(0.5)
+
+
+def place(app: SparkApplication, others: int, most: int, fewest: int, timeout: float,
+          spare: int = 0) -> int:
+    """How many workers an elastic attempt starts with (``cluster.run(min_workers=...)``):
+    *most* once the application has task slots for them, the *others* nodes and *spare*
+    slots (a feeding task's) free; else, after *timeout* seconds, as many as the free slots
+    allow, at least *fewest*. When the master URL and configuration say the application will
+    never have slots for *most*, it does not wait for them.
+
+    Raises:
+        ClusterError: dynamic allocation is on, or not even *fewest* workers can be placed
+            (known at once, or after *timeout*); the message says what to change.
+    """
+    least = others + fewest + spare
+    cap = capacity(app)
+    if dynamic_allocation(app) or (cap is not None and cap < least):
+        wait_for(app, least, timeout)  # raises at once, saying why
+    target = most if cap is None else min(most, cap - others - spare)
+    deadline = time.monotonic() + timeout
+    while True:
+        free = free_slots(app)
+        if free is None:
+            return target
+        if free - others - spare >= target:
+            return target
+        if time.monotonic() >= deadline:
+            if free - others - spare >= fewest:
+                return free - others - spare
+            raise ClusterError(
+                f"the cluster needs task slots for at least {fewest} worker(s) "
+                f"(min_workers) besides its {others} other node(s)"
+                + (f" and {spare} feeding task" if spare else "")
+                + f", {least} in all, but this Spark application has {free} free after "
+                f"waiting {timeout:.0f} s for executors: start it with more executors or "
+                "cores, or lower min_workers"
             )
         time.sleep(0.5)

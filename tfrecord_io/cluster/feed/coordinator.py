@@ -42,6 +42,7 @@ class FedAttempt:
         nodes: the fed nodes' names, in worker order.
         addresses: each fed node's feed server, ``host:port``.
         failure: returns the attempt's failure so far, or None (``Attempt.failure``).
+        reserved: task slots the attempt's nodes hold (the rest may run feeding tasks).
         restartable: whether another attempt may follow it (its failure then suspends the
             feeding until :meth:`FeedCoordinator.restart` or :meth:`FeedCoordinator.fail`).
     """
@@ -50,6 +51,7 @@ class FedAttempt:
     nodes: list[str]
     addresses: dict[str, str]
     failure: Callable[[], ClusterError | None]
+    reserved: int
     restartable: bool = False
 
 
@@ -62,17 +64,15 @@ class FeedCoordinator:
         key: the feed's key (:func:`~tfrecord_io.cluster.channel.feed_key`).
         equal: the equal-share rule (``mode="sync"``).
         group: prefix of the feeding jobs' tags and views.
-        reserved: task slots the cluster's nodes hold (the rest may run feeding tasks).
         attempt: the first attempt fed.
     """
 
     def __init__(self, application: SparkApplication, key: str, equal: bool, group: str,
-                 reserved: int, attempt: FedAttempt) -> None:
+                 attempt: FedAttempt) -> None:
         self._application = application
         self._key = key
         self._equal = equal
         self._group = group
-        self._reserved = reserved
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._inbox: list[Call] = []
@@ -93,7 +93,7 @@ class FeedCoordinator:
         fed = [attempt.addresses[n] for n in attempt.nodes]
         runner = FeedRunner(
             self._application, self._key, fed, self._equal, f"{self._group}-{attempt.number}",
-            self._reserved, self._wake.set, names=attempt.nodes, attempt=attempt.number)
+            attempt.reserved, self._wake.set, names=attempt.nodes, attempt=attempt.number)
         return links, runner
 
     def train(self, data: Any, num_epochs: int, feed: str, record_type: str,
