@@ -82,6 +82,15 @@ def kill_self_on(args, ctx):
     _idle()
 
 
+def idle_until_restarted(args, ctx):
+    """On the first attempt every node writes its pid and waits (for its executor to be
+    killed); a later attempt returns ``[ctx.attempt, ctx.num_workers]``."""
+    if ctx.attempt == 0:
+        _started(args, ctx)
+        _idle(120)
+    return [ctx.attempt, ctx.num_workers]
+
+
 def wait_for_file(args, ctx):
     """Every node waits until args["flag"] exists (at most 120 s), then returns."""
     _started(args, ctx)

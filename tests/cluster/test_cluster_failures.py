@@ -1,6 +1,7 @@
 """A failing node makes Cluster.wait raise ClusterError naming it, every other node is stopped,
-and nothing of the cluster is left behind. (An exception before the first step and a node killed
-from outside are tested on both kinds of session, in test_run_over_connect.py.)"""
+and nothing of the cluster is left behind; with min_workers, a node lost with its executor
+restarts the gang without using up an attempt. (An exception before the first step and a node
+killed from outside are tested on both kinds of session, in test_run_over_connect.py.)"""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import time
 import pytest
 
 from tfrecord_io import cluster
+from tfrecord_io.cluster.application import application_of
 
 import cluster_programs
-from processes import node_processes
+from processes import executor_of, node_processes
 
 
 def _pids(out) -> dict[str, int]:
@@ -83,3 +85,23 @@ def test_frozen_node_is_reported_and_killed(sc, tmp_path):
     assert info.value.node == "worker:0"
     assert node_processes(c.name) == []
     assert not any(_alive(pid) for pid in pids.values())
+
+
+def test_with_min_workers_a_lost_executor_restarts_the_gang_without_using_an_attempt(
+        sc, tmp_path):
+    application = application_of(sc)
+    slots = application.free_slots()
+    c = cluster.run(sc, cluster_programs.idle_until_restarted, {"out": str(tmp_path)},
+                    num_workers=2, min_workers=1, max_attempts=1, progress=False)
+    with c:
+        pids = _wait_for_pids(tmp_path, 2)
+        os.kill(executor_of(pids["worker-1"]), signal.SIGKILL)
+        result = c.wait(timeout=300)
+    assert result.attempts == 2  # with max_attempts=1: the loss used up no attempt
+    assert result.chief == [1, 2]  # the other executor's 2 slots hold the gang again
+    assert result.resizes == []
+    assert node_processes(c.name) == []
+    deadline = time.monotonic() + 120  # the master starts a new executor: leave every slot
+    while application.free_slots() != slots and time.monotonic() < deadline:
+        time.sleep(1)
+    assert application.free_slots() == slots

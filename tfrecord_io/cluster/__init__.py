@@ -36,11 +36,11 @@ if TYPE_CHECKING:
     from tfrecord_io.cluster.context import NodeContext
     from tfrecord_io.cluster.driver import Cluster, run
     from tfrecord_io.cluster.options import INPUT_MODES, KERAS
-    from tfrecord_io.cluster.results import MetricRecord, Metrics, Result
+    from tfrecord_io.cluster.results import MetricRecord, Metrics, Resize, Result
     from tfrecord_io.cluster.roles import MODES
 
 __all__ = ["run", "Cluster", "ClusterError", "NodeContext", "MODES", "KERAS", "INPUT_MODES",
-           "Result", "Metrics", "MetricRecord"]
+           "Result", "Resize", "Metrics", "MetricRecord"]
 
 
 def __getattr__(name: str) -> Any:
@@ -61,7 +61,7 @@ def __getattr__(name: str) -> Any:
         from tfrecord_io.cluster import options  # noqa: PLC0415 - lazy, as said above
 
         return getattr(options, name)
-    if name in ("Result", "Metrics", "MetricRecord"):  # what Cluster.wait() returns
+    if name in ("Result", "Resize", "Metrics", "MetricRecord"):  # what Cluster.wait() returns
         from tfrecord_io.cluster import results  # noqa: PLC0415 - lazy, as said above
 
         return getattr(results, name)

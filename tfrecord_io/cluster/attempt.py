@@ -62,6 +62,10 @@ def _failure(node: str, error: str | None, traceback: str | None = None) -> Clus
     return ClusterError(text, node=node)
 
 
+#: How a node is lost with its executor, container or host (rather than failing by itself).
+_LOSSES = (FailureKind.LOST, FailureKind.SILENT)
+
+
 class Attempt:
     """One try at running the cluster (see the module docs)."""
 
@@ -97,6 +101,7 @@ class Attempt:
         self._lost: set[str] = set()
         self._silenced: set[str] = set()  # lost for want of heartbeats
         self._failures: list[tuple[int, float, ClusterError]] = []
+        self._kinds: dict[int, FailureKind] = {}  # by id of a failure's error
         # failures that are a lost link (their cause is asked of Spark), by id of the error
         self._link_failures: dict[int, str] = {}
         self._stopping = False
@@ -189,6 +194,7 @@ class Attempt:
             return  # stopping on purpose: the node's end is expected
         # A process that died or went silent is the cause more likely than a peer's exception.
         self._failures.append((kind.rank, time.monotonic(), error))
+        self._kinds[id(error)] = kind
         log.error("%s", error)
 
     def _check_heartbeats(self, quiet_after: float) -> bool:
@@ -236,6 +242,14 @@ class Attempt:
         """The attempt's failure so far (the likeliest cause among those reported), or None."""
         with self._cond:
             return self._error()
+
+    def lost_a_node(self) -> bool:
+        """Whether the attempt's failure (:meth:`failure`) is a node lost with its executor,
+        container or host (its Spark task's connection gone, or its heartbeats), not
+        something the node's code did."""
+        with self._cond:
+            error = self._error()
+            return error is not None and self._kinds.get(id(error)) in _LOSSES
 
     def values(self) -> dict[str, bytes]:
         """The pickled return values of the nodes that finished (``main_fun``'s, by node)."""
@@ -368,6 +382,7 @@ class Attempt:
         log.error("%s", named)
         with self._cond:
             self._failures[index] = (rank, when, named)
+            self._kinds[id(named)] = self._kinds[id(error)]
 
     def _teardown(self) -> None:
         deadline = time.monotonic() + STOP_TIMEOUT

@@ -37,7 +37,7 @@ from tfrecord_io.cluster.feed.source import check_data
 from tfrecord_io.cluster.messages import Hello, Log, Message, Report, Stop
 from tfrecord_io.cluster.options import RunOptions, run_options
 from tfrecord_io.cluster.progress import Progress
-from tfrecord_io.cluster.results import MetricRecord, Metrics, Result, decode_value
+from tfrecord_io.cluster.results import MetricRecord, Metrics, Resize, Result, decode_value
 from tfrecord_io.cluster.roles import Role
 from tfrecord_io.cluster.roles import roles as make_roles
 from tfrecord_io.errors import ClusterError
@@ -107,6 +107,8 @@ class Cluster:
         self._ending = threading.Event()  # wait() has begun: feeds end once fed
         self._losses: Any = None  # the application's ExecutorLosses, once started
         self._metrics = Metrics()
+        self._resizes: list[Resize] = []
+        self._counted = 0  # failed attempts counted against max_attempts
         self._on_report = on_report
         self._progress = Progress(self._id, len(roles), enabled=progress)
         self._events: queue.Queue[tuple[str, Any] | None] = queue.Queue()
@@ -228,7 +230,8 @@ class Cluster:
         return FedAttempt(attempt.number, [r.name for r in attempt.roles if r.fed],
                           attempt.feed_servers(), attempt.failure,
                           reserved=len(attempt.roles),
-                          restartable=attempt.number + 1 < self._max_attempts)
+                          restartable=(self._options.min_workers is not None
+                                       or self._counted + 1 < self._max_attempts))
 
     def wait(self, timeout: float | None = None) -> Result:
         """Block until ``main_fun`` has finished on every node that runs it, and every node
@@ -318,10 +321,12 @@ class Cluster:
 
     # -- running -------------------------------------------------------------------------------
 
-    def _placed(self) -> list[Role]:
-        """The nodes of the next attempt, once the application has task slots for them: every
+    def _placed(self, number: int, cause: str) -> list[Role]:
+        """The nodes of attempt *number*, once the application has task slots for them: every
         node, or with ``min_workers`` fewer workers (not under it) when the application could
-        not place them all within ``reservation_timeout``.
+        not place them all within ``reservation_timeout``; a size other than the last
+        attempt's is recorded (:class:`~tfrecord_io.cluster.results.Resize`, *cause*: why the
+        last attempt ended).
 
         Raises:
             ClusterError: too few task slots (see :mod:`~tfrecord_io.cluster.slots`).
@@ -334,10 +339,16 @@ class Cluster:
         workers = slots.place(self._application, others, options.num_workers,
                               options.fewest_workers, self._reservation_timeout,
                               spare=int(options.input_mode == "spark"))
-        if workers < options.num_workers:
-            log.warning("%s: starting with %d of %d workers (min_workers=%d): the application "
-                        "has no task slots for more", self._id, workers, options.num_workers,
-                        options.fewest_workers)
+        before = sum(r.job_name == "worker" for r in self._roles)
+        if workers != before:
+            if number == 0:
+                cause = (f"the application had task slots for {workers} of the "
+                         f"{options.num_workers} workers")
+            self._resizes.append(Resize(number, time.monotonic() - self._started, before,
+                                        workers, cause))
+            log.warning("%s: attempt %d starts with %d workers instead of %d (min_workers=%d, "
+                        "num_workers=%d): %s", self._id, number + 1, workers, before,
+                        options.fewest_workers, options.num_workers, cause)
         return [r for r in gang if r.job_name != "worker" or r.task_index < workers]
 
     def _new_attempt(self, number: int, roles: list[Role]) -> Attempt:
@@ -359,7 +370,7 @@ class Cluster:
     def _start(self) -> None:
         """First attempt: slots, submit, wait for every node to register (and TensorBoard)."""
         try:
-            roles = self._placed()
+            roles = self._placed(0, "")
             if self._options.input_mode == "spark":
                 slots.check_feeding(self._application, [r.name for r in roles])
             self._losses = self._application.executor_losses()
@@ -387,7 +398,10 @@ class Cluster:
         try:
             while True:
                 error = attempt.finish()
-                last = attempt.number + 1 >= self._max_attempts
+                # with min_workers, a node lost with its executor or host is no attempt used
+                lost = self._options.min_workers is not None and attempt.lost_a_node()
+                self._counted += error is not None and not lost
+                last = not lost and self._counted >= self._max_attempts
                 if error is None or self._shutdown.is_set() or last:
                     if error is None and attempt.stopped_early:
                         error = ClusterError("the cluster was shut down before main_fun finished")
@@ -397,11 +411,12 @@ class Cluster:
                     return
                 self._events.put(("failure", f"attempt {attempt.number + 1} failed: {error}"))
                 log.warning(
-                    "attempt %d of %d failed; restarting every node: %s",
-                    attempt.number + 1, self._max_attempts, error,
+                    "attempt %d failed (%s); restarting every node: %s", attempt.number + 1,
+                    "a lost node, not counted against max_attempts" if lost else
+                    f"{self._counted} of max_attempts={self._max_attempts}", error,
                 )
                 try:
-                    roles = self._placed()
+                    roles = self._placed(attempt.number + 1, str(error))
                 except ClusterError as e:
                     self._error = e
                     return
@@ -452,7 +467,7 @@ class Cluster:
         chief = next((r.name for r in self._roles if r.is_chief), None)
         return Result(chief=values.get(chief) if chief else None, values=values,
                       metrics=Metrics(self._metrics), attempts=attempt.number + 1,
-                      elapsed=time.monotonic() - self._started)
+                      elapsed=time.monotonic() - self._started, resizes=list(self._resizes))
 
     # -- reports and progress (one thread: the control channel's readers never wait on them) --
 
@@ -555,6 +570,9 @@ def run(
             least *min_workers*; where the master URL and configuration say the slots for
             *num_workers* will never be there, it does not wait for them. ``ctx.num_workers``
             is the size of the current attempt: deal the data and the global batch by it.
+            With it, a node lost with its executor, container or host restarts the gang
+            without counting against *max_attempts* (an exception in ``main_fun`` still
+            counts); every change of size is in ``Result.resizes``.
         num_ps: parameter servers (``mode="ps"`` only, at least 1 there).
         mode: ``"sync"`` (MultiWorkerMirroredStrategy: every worker runs ``main_fun``, worker 0
             is the chief) or ``"ps"`` (ParameterServerStrategy: ps and workers serve, a chief

@@ -16,7 +16,7 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MAX_VALUE_BYTES", "MetricRecord", "Metrics", "Result", "decode_value",
+__all__ = ["MAX_VALUE_BYTES", "MetricRecord", "Metrics", "Resize", "Result", "decode_value",
            "encode_value", "metric_values"]
 
 #: Largest pickled return value of ``main_fun``.
@@ -115,6 +115,28 @@ class Metrics(list):  # type: ignore[type-arg]
         return None
 
 
+@dataclass(frozen=True)
+class Resize:
+    """An attempt that started with another number of workers than the one before it
+    (``cluster.run(min_workers=...)``).
+
+    Attributes:
+        attempt: the attempt that started at the new size (0 first: the first attempt, when
+            it started with fewer than ``num_workers``).
+        time: seconds from ``cluster.run`` to that attempt's start.
+        before: the workers asked for (first attempt) or of the attempt before.
+        after: the workers of this attempt.
+        cause: why: the failure that ended the attempt before (its node, and the cause the
+            cluster manager gave), or the slots the application lacked at the start.
+    """
+
+    attempt: int
+    time: float
+    before: int
+    after: int
+    cause: str
+
+
 @dataclass
 class Result:
     """What a finished cluster returns (``Cluster.wait()``).
@@ -126,6 +148,8 @@ class Result:
         metrics: everything the nodes reported with ``ctx.report``, of every attempt.
         attempts: how many attempts it took (1: no failure).
         elapsed: seconds from ``cluster.run`` to the end.
+        resizes: every attempt that started with another number of workers than the one
+            before it (:class:`Resize`; ``min_workers``), in order.
     """
 
     chief: Any = None
@@ -133,3 +157,4 @@ class Result:
     metrics: Metrics = field(default_factory=Metrics)
     attempts: int = 1
     elapsed: float = 0.0
+    resizes: list[Resize] = field(default_factory=list)
