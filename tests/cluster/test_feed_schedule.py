@@ -408,6 +408,23 @@ def _issue_all(world: World, calls: dict[str, list[int]]) -> None:
             world.train(feed, n)
 
 
+def _every_node_read_every_epoch_once_in_equal_shares(world: World,
+                                                      calls: dict[str, list[int]],
+                                                      seed: int) -> None:
+    """Every node (of the last attempt) finished its script, and read each epoch of each feed
+    whole: every batch once, as many as every other node."""
+    for node in world.nodes:
+        assert node.gone == "finished" and not node.script, f"seed {seed}: {node}"
+    for feed, epochs in calls.items():
+        for epoch in range(1, sum(epochs) + 1):
+            shares = [len(n.taken.get((feed, epoch), [])) for n in world.nodes]
+            expected = world.records[feed] * world.slots
+            assert shares == [expected] * len(world.nodes), (seed, feed, epoch, shares)
+            for node in world.nodes:
+                keys = [k[3:] for k in node.taken.get((feed, epoch), [])]
+                assert len(keys) == len(set(keys)), f"seed {seed}: a batch read twice"
+
+
 # -- the specification -----------------------------------------------------------------------
 
 SEEDS = range(1000)
@@ -423,16 +440,7 @@ def test_random_schedules_never_stall_and_feed_every_epoch_exactly_once_in_equal
             assert call.feeding.done(), f"seed {seed}: {call.feed} not done"
             report = call.feeding.result(timeout=0)
             assert [e.epoch for e in report.epochs] == sorted(e.epoch for e in report.epochs)
-        for node in world.nodes:
-            assert node.gone == "finished" and not node.script, f"seed {seed}: {node}"
-        for feed, epochs in calls.items():
-            for epoch in range(1, sum(epochs) + 1):
-                shares = [len(n.taken.get((feed, epoch), [])) for n in world.nodes]
-                expected = world.records[feed] * world.slots
-                assert shares == [expected] * len(world.nodes), (seed, feed, epoch, shares)
-                for node in world.nodes:
-                    keys = [k[3:] for k in node.taken.get((feed, epoch), [])]
-                    assert len(keys) == len(set(keys)), f"seed {seed}: a batch read twice"
+        _every_node_read_every_epoch_once_in_equal_shares(world, calls, seed)
 
 
 def test_two_feeds_fed_in_turns_on_two_slots_never_deadlock():
@@ -570,16 +578,7 @@ def test_after_a_restart_every_call_is_fed_again_exactly_once_to_the_new_nodes(c
         for call in world.calls:
             assert call.feeding.done(), f"seed {seed}: {call.feed} not done"
             assert call.feeding.exception() is None, (seed, call.feeding.exception())
-        for node in world.nodes:  # the last attempt's
-            assert node.gone == "finished" and not node.script, f"seed {seed}: {node}"
-        for feed, epochs in calls.items():
-            for epoch in range(1, sum(epochs) + 1):
-                shares = [len(n.taken.get((feed, epoch), [])) for n in world.nodes]
-                expected = world.records[feed] * world.slots
-                assert shares == [expected] * len(world.nodes), (seed, feed, epoch, shares)
-                for node in world.nodes:
-                    keys = [k[3:] for k in node.taken.get((feed, epoch), [])]
-                    assert len(keys) == len(set(keys)), f"seed {seed}: a batch read twice"
+        _every_node_read_every_epoch_once_in_equal_shares(world, calls, seed)  # the last
         assert not any(j.pending or j.running for j in world.runner.submitted if j.cancelled)
     assert restarted > 50  # most runs restart before their nodes finished
 

@@ -301,14 +301,7 @@ class FeedSchedule:
         for queue in self._calls.values():
             while queue:
                 call = queue.popleft()
-                for epoch in call.inflight:
-                    self._cancel(epoch)
-                    if epoch.state is not EpochState.WAITING or epoch is call.inflight[0]:
-                        self._markers(FailEpoch(feed=call.feed, epoch=epoch.number,
-                                                reason=str(error)))
-                    epoch.move(EpochState.FAILED)
-                if call.planning is not None:
-                    call.planning.cancel()
+                self._fail_inflight(call, error)
                 self._end(call, error)
         self._completed.clear()
 
@@ -338,16 +331,7 @@ class FeedSchedule:
         again: dict[str, deque[Call]] = {}
         fed, self._completed = self._completed, []
         for call in fed + [c for q in self._calls.values() for c in q]:
-            for epoch in call.inflight:
-                self._cancel(epoch)
-                if epoch.state is not EpochState.WAITING or epoch is call.inflight[0]:
-                    self._markers(FailEpoch(feed=call.feed, epoch=epoch.number,
-                                            reason=str(error)))
-                epoch.move(EpochState.FAILED)
-            call.inflight.clear()
-            if call.planning is not None:
-                call.planning.cancel()
-                call.planning = None
+            self._fail_inflight(call, error)
             if call.feeding.stopping and call.over:
                 continue  # fed and stopped since: not fed again
             if call.streaming:
@@ -361,6 +345,19 @@ class FeedSchedule:
             call.restart()
             again.setdefault(call.feed, deque()).append(call)
         self._calls = again
+
+    def _fail_inflight(self, call: Call, error: ClusterError) -> None:
+        """Every live epoch of *call* FAILED (its job cancelled; fail markers sent for the
+        epoch being read and those already submitted), its planning cancelled."""
+        for epoch in call.inflight:
+            self._cancel(epoch)
+            if epoch.state is not EpochState.WAITING or epoch is call.inflight[0]:
+                self._markers(FailEpoch(feed=call.feed, epoch=epoch.number, reason=str(error)))
+            epoch.move(EpochState.FAILED)
+        call.inflight.clear()
+        if call.planning is not None:
+            call.planning.cancel()
+            call.planning = None
 
     # -- the one place where things change ----------------------------------------------------
 
