@@ -1,6 +1,7 @@
 """A Worker that joins late: ``cluster.run`` waits up to ``reservation_timeout`` for the task
 slots its nodes need, starts the nodes once the host is back, and raises ``ClusterError``
-(saying how many slots it had) when the host stays away."""
+(saying how many slots it had) when the host stays away, or, with ``min_workers``, starts with
+the workers the hosts up can hold."""
 
 from __future__ import annotations
 
@@ -73,3 +74,17 @@ def test_a_worker_that_stays_away_fails_the_run_after_the_reservation_timeout(
                     {"node": "none"}, num_workers=3, reservation_timeout=10)
     waited = time.monotonic() - begun
     assert 10.0 <= waited < 30.0
+
+
+def test_with_min_workers_a_host_that_stays_away_leaves_a_smaller_gang_after_the_timeout(
+        host_down, standalone_spark, network):
+    begun = time.monotonic()
+    with cluster.run(standalone_spark.sparkContext, manager_programs.host_of, {},
+                     num_workers=3, min_workers=2, reservation_timeout=10) as c:
+        result = c.wait(timeout=300)
+    assert time.monotonic() - begun >= 10.0  # it waited for the third host first
+    up = sorted(h.address for i, h in enumerate(network.hosts) if i != LATE)
+    assert sorted(result.values) == ["worker:0", "worker:1"]
+    assert sorted(result.values.values()) == up
+    assert [(r.attempt, r.before, r.after) for r in result.resizes] == [(0, 3, 2)]
+    assert "task slots for 2 of the 3 workers" in result.resizes[0].cause

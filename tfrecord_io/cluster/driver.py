@@ -417,8 +417,9 @@ class Cluster:
                 )
                 try:
                     roles = self._placed(attempt.number + 1, str(error))
-                except ClusterError as e:
-                    self._error = e
+                except ClusterError as e:  # say what the gang lost, too
+                    self._error = ClusterError(f"{e}; the gang was restarting after: {error}",
+                                               node=error.node)
                     return
                 attempt = self._new_attempt(attempt.number + 1, roles)
                 try:
