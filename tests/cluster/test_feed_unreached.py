@@ -40,7 +40,7 @@ class Runner:
     def plan(self, call: Call) -> DoneJob:
         return DoneJob(Plan())
 
-    def feed(self, call: Call, epoch: int) -> DoneJob:
+    def send_epoch(self, call: Call, epoch: int) -> DoneJob:
         return DoneJob([self.report])
 
     def stream(self, call: Call, epoch: int, result: Any) -> DoneJob:
