@@ -222,7 +222,7 @@ class _Node:
     def _start_tensorboard(self, node: NodeDescription) -> Any:
         from tfrecord_io.cluster import tensorboard  # noqa: PLC0415 - only with tensorboard=True
 
-        board = tensorboard.start(node.description.options.log_dir, host=node.host)
+        board = tensorboard.start(node.attempt.options.log_dir, host=node.host)
         self.conn.send(TensorBoard(url=board.url))
         return board
 
