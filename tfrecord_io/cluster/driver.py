@@ -75,8 +75,7 @@ class Cluster:
     ) -> None:
         self._started = time.monotonic()
         self._application = application
-        self._gang = roles  # every node asked for
-        self._roles = roles  # the nodes of the current attempt
+        self._gang = roles  # every node asked for (an attempt's own: Attempt.roles)
         self._options = options
         self._max_attempts = options.max_attempts
         self._reservation_timeout = options.reservation_timeout
@@ -317,7 +316,8 @@ class Cluster:
 
     def __repr__(self) -> str:
         state = "finished" if self._finished.is_set() else "running"
-        return f"Cluster({self._id}, {len(self._roles)} nodes, {state})"
+        nodes = self._attempt.roles if self._attempt is not None else self._gang
+        return f"Cluster({self._id}, {len(nodes)} nodes, {state})"
 
     # -- running -------------------------------------------------------------------------------
 
@@ -335,11 +335,12 @@ class Cluster:
         if options.fewest_workers == options.num_workers:
             slots.wait_for(self._application, len(gang), self._reservation_timeout)
             return gang
-        others = sum(r.job_name != "worker" for r in gang)
+        others = len(gang) - _workers(gang)
         workers = slots.place(self._application, others, options.num_workers,
                               options.fewest_workers, self._reservation_timeout,
                               spare=int(options.input_mode == "spark"))
-        before = sum(r.job_name == "worker" for r in self._roles)
+        last = self._attempt
+        before = _workers(last.roles if last is not None else gang)
         if workers != before:
             if number == 0:
                 cause = (f"the application had task slots for {workers} of the "
@@ -355,7 +356,7 @@ class Cluster:
         description = AttemptDescription(
             self._options, cluster=self._id, driver=self._server.address,
             control_key=self._control_key, feed_key=self._feed_key, number=number,
-            num_workers=sum(r.job_name == "worker" for r in roles),
+            num_workers=_workers(roles),
         )
         attempt = Attempt(
             self._application, roles, description, self._payload, f"{self._id}-{number}",
@@ -364,7 +365,6 @@ class Cluster:
         )
         with self._lock:
             self._attempt = attempt
-            self._roles = roles
         return attempt
 
     def _start(self) -> None:
@@ -465,7 +465,7 @@ class Cluster:
     def _make_result(self, attempt: Attempt) -> Result:
         values = {node: decode_value(data) if data else None
                   for node, data in attempt.values().items()}
-        chief = next((r.name for r in self._roles if r.is_chief), None)
+        chief = next((r.name for r in attempt.roles if r.is_chief), None)
         return Result(chief=values.get(chief) if chief else None, values=values,
                       metrics=Metrics(self._metrics), attempts=attempt.number + 1,
                       elapsed=time.monotonic() - self._started, resizes=list(self._resizes))
@@ -523,6 +523,11 @@ class Cluster:
         # A connection of an attempt already over (its task ended late) is no new failure.
         if attempt is not None and hello.attempt == attempt.number:
             attempt.on_lost(hello.node, reason)
+
+
+def _workers(roles: list[Role]) -> int:
+    """How many of *roles* are workers."""
+    return sum(r.job_name == "worker" for r in roles)
 
 
 def run(
