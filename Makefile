@@ -123,8 +123,12 @@ help:
 # The steps run two at a time where they do not depend on each other (a sub-make with -j2): the
 # emulators' download and build (fake-gcs-server compiles for minutes) beside the Python
 # environments' downloads. Each step's output is printed whole when it ends.
+# uv's cache then drops what no environment can use again: pyspark comes only as a source
+# distribution, which uv builds anew on each set-up (a 1.4 GB copy each time that fills the disk
+# of a machine that sets up many checkouts).
 setup:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target setup-steps
+	@$(UV) cache prune --quiet
 	@echo "make setup: done"
 
 setup-steps: setup-system setup-python setup-emulators setup-jvm setup-spark35 setup-ship

@@ -110,6 +110,7 @@ public final class MiniHdfs {
     } catch (Throwable t) {
       System.err.println("minihdfs: failed to start: " + t);
       t.printStackTrace();
+      reportLowDisk(opts.baseDir);
       mini.stop();
       System.exit(1);
       return;
@@ -203,6 +204,22 @@ public final class MiniHdfs {
     Files.write(props, text.getBytes(StandardCharsets.UTF_8));
     System.setProperty("log4j.configuration", props.toUri().toString());
     System.setProperty("hadoop.log.dir", baseDir.toString());
+  }
+
+  /**
+   * Says so on stderr when the disk holding {@code dir} has less free space than a NameNode
+   * needs ({@code dfs.namenode.resource.du.reserved}, 100 MB): it then stays in safe mode, and
+   * MiniDFSCluster only reports a timeout.
+   */
+  private static void reportLowDisk(Path dir) {
+    long reserved = 100L * 1024 * 1024;
+    long free = dir.toFile().getUsableSpace();
+    if (free < reserved) {
+      System.err.printf(
+          "minihdfs: only %d MB free on the disk of %s; a NameNode stays in safe mode below"
+              + " %d MB (dfs.namenode.resource.du.reserved): free some space and start again%n",
+          free >> 20, dir, reserved >> 20);
+    }
   }
 
   private void start() throws IOException {
