@@ -200,3 +200,42 @@ def ps_train_read(args, ctx):
     with open(os.path.join(args["out"], "ps-train.json"), "w") as f:
         json.dump({"read": read, "w": float(w.numpy()), "job_name": ctx.job_name,
                    "cluster_spec": ctx.cluster_spec}, f)
+
+
+def elastic_sgd(args, ctx):
+    """sgd_resume's training, elastic: ctx.resize_point after every step (saving there when the
+    gang is to grow), each step lasting at least args["step_seconds"]. Writes the attempt's
+    size and first step to OUT/attempt-A-job-index.json, the step where it left main_fun to
+    grow to OUT/left-A-job-index.json, and w to OUT/final-job-index.json."""
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    with strategy.scope():
+        step = tf.Variable(0, dtype=tf.int64)
+        w = tf.Variable(0.0)
+    checkpoint = tf.train.Checkpoint(step=step, w=w)
+    directory = ctx.checkpoint_dir if ctx.is_chief else tempfile.mkdtemp()
+    manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep=2)
+    latest = tf.train.latest_checkpoint(ctx.checkpoint_dir)
+    if latest:
+        checkpoint.restore(latest)
+    name = f"{ctx.job_name}-{ctx.task_index}"
+    with open(os.path.join(args["out"], f"attempt-{ctx.attempt}-{name}.json"), "w") as f:
+        json.dump({"workers": ctx.num_workers, "start": int(step.numpy())}, f)
+    while int(step.numpy()) < args["steps"]:
+        x = float(int(step.numpy()) % 7 + 1)
+        grad = strategy.reduce(tf.distribute.ReduceOp.MEAN, strategy.run(
+            lambda: 2.0 * (w.read_value() * x - 3.0 * x) * x), None)  # noqa: B023 - strategy.run calls it now
+        w.assign_sub(args["lr"] * grad)
+        step.assign_add(1)
+        if int(step.numpy()) % 5 == 0:
+            manager.save()
+        time.sleep(args["step_seconds"])
+        try:
+            ctx.resize_point(save=manager.save)
+        except BaseException:  # ResizeInterrupt: say where, then leave
+            with open(os.path.join(args["out"], f"left-{ctx.attempt}-{name}.json"), "w") as f:
+                json.dump({"step": int(step.numpy())}, f)
+            raise
+    with open(os.path.join(args["out"], f"final-{name}.json"), "w") as f:
+        json.dump({"attempt": ctx.attempt, "step": int(step.numpy()), "w": float(w.numpy())}, f)

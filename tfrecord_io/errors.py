@@ -48,6 +48,7 @@ __all__ = [
     "TensorBoardError",
     "ClusterError",
     "ChannelError",
+    "ResizeInterrupt",
 ]
 
 
@@ -303,6 +304,18 @@ class ClusterError(TFRecordError):
     def __init__(self, message: str, node: str | None = None) -> None:
         self.node = node
         super().__init__(message)
+
+
+class ResizeInterrupt(BaseException):
+    """Not an error: ``main_fun`` leaves so that the gang restarts larger
+    (``cluster.run(min_workers=...)``, after task slots came back).
+
+    Raised inside ``main_fun`` by ``ctx.resize_point()`` and by ``ctx.keras_callback()`` once
+    every worker agreed at the same boundary; the node then reports that it left for a resize
+    and the gang restarts from the latest checkpoint with more workers. It derives from
+    BaseException, as KeyboardInterrupt does, so that ``except Exception`` lets it pass: let it
+    propagate out of ``main_fun``.
+    """
 
 
 class ChannelError(TFRecordError, ConnectionError):

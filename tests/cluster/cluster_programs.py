@@ -320,3 +320,35 @@ def warm_before_and_after_tensorflow_runs(_):
     os.waitpid(pid, 0)
     with os.fdopen(read) as f:
         yield f.read()
+
+
+def elastic_fit(args, ctx):
+    """model.fit of a tiny model for args["epochs"] epochs under the strategy (tf-keras),
+    resumable: BackupAndRestore in ctx.checkpoint_dir, ctx.keras_callback() for its
+    boundaries; each epoch lasts at least args["epoch_seconds"]. Each node writes
+    OUT/attempt-A-worker-I.json: the attempt's number of workers and the epochs it began."""
+    import tensorflow as tf
+
+    strategy = ctx.strategy()
+    with strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Input((4,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
+    x = tf.random.stateless_uniform((64, 4), seed=(1, 2))
+    y = tf.reduce_sum(x, axis=1, keepdims=True)
+    path = os.path.join(args["out"], f"attempt-{ctx.attempt}-{ctx.job_name}-{ctx.task_index}.json")
+    began = []
+
+    class Mark(tf.keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            began.append(epoch)
+            with open(path, "w") as f:
+                json.dump({"workers": ctx.num_workers, "began": began}, f)
+
+        def on_epoch_end(self, epoch, logs=None):
+            time.sleep(args["epoch_seconds"])
+
+    backup = tf.keras.callbacks.BackupAndRestore(os.path.join(ctx.checkpoint_dir, "backup"))
+    history = model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(16),
+                        epochs=args["epochs"], verbose=0,
+                        callbacks=[backup, ctx.keras_callback(), Mark()])
+    return {"loss": history.history["loss"], "workers": ctx.num_workers}

@@ -16,6 +16,7 @@ from tfrecord_io.cluster.messages import (
     Done,
     FailureKind,
     FeederHello,
+    Grow,
     Hello,
     Report,
     encode,
@@ -64,6 +65,8 @@ def test_every_type_is_unique_where_it_may_arrive():
     Hello(node="chief:0", attempt=0, host="h", pid=1, gpus=[]),
     Done(ok=False, kind=FailureKind.KILLED, error="the node process was killed by SIGKILL (9)"),
     Done(ok=True, stopped=True),
+    Done(ok=True, resized=True),
+    Grow(workers=3),
     Report(step=None, time=1.5, attempt=0, values={"loss": 0.25, "données": 1.0}),
     FeederHello(feed="données-ü", epoch=3, attempt=2),
     Batch(job=0, partition=3, seq=7, records=2),
@@ -78,7 +81,7 @@ def test_optional_fields_left_out_of_the_header_when_unset():
 
 
 def test_a_type_not_expected_on_this_connection_is_refused():
-    with pytest.raises(ChannelError, match="'done' message where only 'stop' may come"):
+    with pytest.raises(ChannelError, match="'done' message where only 'stop', 'grow' may come"):
         parse({"type": "done", "ok": True}, messages.FROM_DRIVER)
 
 

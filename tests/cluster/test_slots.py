@@ -137,6 +137,10 @@ def test_after_the_timeout_an_elastic_attempt_takes_the_workers_there_are_slots_
     assert slots.place(Counted(4), others=1, most=5, fewest=2, timeout=0.0, spare=1) == 2
 
 
+def test_a_restart_takes_the_workers_there_are_slots_for_now_without_waiting():
+    assert slots.place(Counted(3), others=0, most=4, fewest=2, timeout=600.0, wait=False) == 3
+
+
 def test_fewer_slots_than_min_workers_fail_after_the_timeout_naming_them():
     with pytest.raises(ClusterError, match=r"at least 3 worker\(s\) \(min_workers\) besides "
                                            r"its 1 other node\(s\) and 1 feeding task, 5 in "

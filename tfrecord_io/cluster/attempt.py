@@ -25,6 +25,7 @@ from tfrecord_io.cluster.losses import LOSS_WAIT, ExecutorLosses
 from tfrecord_io.cluster.messages import (
     Done,
     FailureKind,
+    Grow,
     Hello,
     Log,
     Message,
@@ -98,6 +99,8 @@ class Attempt:
         self._last_seen: dict[str, float] = {}
         self._done: dict[str, Done] = {}
         self._values: dict[str, bytes] = {}
+        self._resized: set[str] = set()  # left main_fun for the gang to grow
+        self.growing_to: int | None = None  #: the workers ``grow`` told the nodes of
         self._lost: set[str] = set()
         self._silenced: set[str] = set()  # lost for want of heartbeats
         self._failures: list[tuple[int, float, ClusterError]] = []
@@ -170,7 +173,10 @@ class Attempt:
                 log.info("TensorBoard at %s", self.tensorboard_url)
             elif isinstance(message, Done):
                 self._done[node] = message
-                if message.ok:
+                if message.ok and message.resized:
+                    self._resized.add(node)
+                    log.info("%s left main_fun for the gang to grow", node)
+                elif message.ok:
                     self._values[node] = payload
                     log.info("%s finished", node)
                 else:
@@ -237,6 +243,33 @@ class Attempt:
 
     def _complete(self) -> bool:
         return all(n in self._done and self._done[n].ok for n in self._main)
+
+    def _left_to_grow(self) -> bool:
+        """Whether the training nodes left ``main_fun`` for the gang to grow (an evaluator
+        goes on until stopped)."""
+        training = {r.name for r in self.roles if r.runs_main and r.job_name != "evaluator"}
+        return bool(self._resized) and all(
+            n in self._done and self._done[n].ok for n in training)
+
+    def grow(self, workers: int) -> bool:
+        """Tell every running node that the application can place *workers* workers now
+        (``grow``: ``main_fun`` leaves at its next boundary); once per attempt. Whether it
+        was sent."""
+        with self._cond:
+            if self._stopping or self._failures or self.growing_to is not None:
+                return False
+            self.growing_to = workers
+            running = sorted(set(self._registered) - set(self._done) - self._lost)
+        log.info("the application can place %d workers: asking the nodes to restart at their "
+                 "next boundary", workers)
+        for node in running:
+            self._server.send(node, self.number, Grow(workers=workers))
+        return True
+
+    def resized(self) -> bool:
+        """Whether nodes left ``main_fun`` for the gang to grow (the attempt ended for it)."""
+        with self._cond:
+            return bool(self._resized)
 
     def failure(self) -> ClusterError | None:
         """The attempt's failure so far (the likeliest cause among those reported), or None."""
@@ -343,7 +376,7 @@ class Attempt:
                         break
                     self._cond.wait(max(0.05, min(0.5, left) if not quiet else 0.5))
                     continue
-                if self._stopping or self._complete():
+                if self._stopping or self._complete() or self._left_to_grow():
                     break
                 if self._spark_done:
                     self._failures.append((FailureKind.SPARK_JOB.rank, time.monotonic(),

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tfrecord_io.cluster.description import NodeDescription
+from tfrecord_io.cluster.growth import Boundary
 from tfrecord_io.cluster.reporter import Reporter, keras_callback
 
 __all__ = [
@@ -43,8 +44,13 @@ class NodeContext:
         checkpoint_dir: where to save and find checkpoints: ``LOG_DIR/checkpoints``, or a
             directory of the driver's temporary space when ``log_dir`` is None (valid on a
             single host only). The same for every attempt.
-        attempt: 0 on the first try; after a failure with ``max_attempts > 1``, 1, 2, ...
+        attempt: 0 on the first try; after a failure with ``max_attempts > 1``, or a resize
+            with ``min_workers``, 1, 2, ...
         mode: ``"sync"`` or ``"ps"``.
+        resize_pending: with ``min_workers``, whether the driver said the gang can grow (the
+            application can place more workers than this attempt has): ``main_fun`` should
+            reach its next boundary (:meth:`resize_point`, or an epoch's start with
+            :meth:`keras_callback`) soon.
     """
 
     def __init__(
@@ -53,8 +59,17 @@ class NodeContext:
         *,
         feed_server: Any = None,
         reporter: Reporter | None = None,
+        workdir: str | None = None,
     ) -> None:
         self._node = node
+        options, role = node.attempt.options, node.role
+        self._boundary = Boundary(
+            workdir,
+            can_grow=options.min_workers is not None
+            and node.attempt.num_workers < options.num_workers
+            and role.job_name in ("chief", "worker"),
+            agree=options.mode == "sync" and node.attempt.num_workers > 1,
+        )
         self._strategy: Any = None
         self._lock = threading.Lock()
         self._feed_server = feed_server
@@ -101,6 +116,10 @@ class NodeContext:
     @property
     def attempt(self) -> int:
         return self._node.attempt.number
+
+    @property
+    def resize_pending(self) -> bool:
+        return self._boundary.pending()
 
     @property
     def name(self) -> str:
@@ -210,8 +229,39 @@ class NodeContext:
     def keras_callback(self, every_n_batches: int | None = None) -> Any:
         """A Keras callback (for ``model.fit(..., callbacks=[...])``, tf-keras or Keras 3,
         whichever the node uses) that reports the logs of every epoch, and of every
-        *every_n_batches*-th batch when given, like :meth:`report`."""
-        return keras_callback(self._reporter, every_n_batches)
+        *every_n_batches*-th batch when given, like :meth:`report`.
+
+        With ``min_workers``, the start of each epoch (after the first of the ``fit``) is also a
+        boundary (:meth:`resize_point`): give ``fit`` a
+        ``tf.keras.callbacks.BackupAndRestore(ctx.checkpoint_dir)`` too, which saves at each
+        epoch's end and resumes the next attempt at the epoch that follows.
+        """
+
+        def boundary(model: Any) -> None:
+            self._boundary.reach(lambda: _model_strategy(model, self.strategy))
+
+        return keras_callback(self._reporter, every_n_batches, boundary=boundary)
+
+    def resize_point(self, save: Callable[[], Any] | None = None) -> None:
+        """A boundary of ``main_fun`` in a custom training loop (``cluster.run(min_workers=...)``):
+        where it may leave for the gang to restart with more workers.
+
+        Call it at the same points on every worker (after an epoch, or every *k* steps). It
+        returns at once unless the attempt can grow and the driver said it may (then every
+        worker agrees, through one all-reduce of the strategy of :meth:`strategy`, so that all
+        leave at the same boundary): it then calls *save* (e.g. a
+        ``tf.train.CheckpointManager``'s ``save``; None when the checkpoint of this point is
+        written already) and raises :class:`~tfrecord_io.errors.ResizeInterrupt`, which ends
+        ``main_fun``. The gang restarts with more workers; ``main_fun`` resumes from the
+        checkpoint. Without ``min_workers``, or with every worker running, it costs nothing.
+        """
+        self._boundary.reach(self.strategy, save)
+
+
+def _model_strategy(model: Any, fallback: Callable[[], Any]) -> Any:
+    """The strategy a Keras *model* was built under, or *fallback*'s."""
+    strategy = getattr(model, "distribute_strategy", None)
+    return strategy if strategy is not None else fallback()
 
 
 def per_worker_dataset_fn(

@@ -49,6 +49,9 @@ log = logging.getLogger("tfrecord_io.cluster")
 # Longer than the chief's task waits for TensorBoard to answer (tensorboard.DEFAULT_TIMEOUT), so
 # that its own error, not this wait, reports a TensorBoard that did not start.
 _TENSORBOARD_TIMEOUT = tensorboard.DEFAULT_TIMEOUT + 30.0
+#: How often a smaller attempt (``min_workers``) looks whether the application has task slots
+#: for more workers again.
+_GROW_CHECK = 2.0
 _ids = itertools.count()
 
 
@@ -323,10 +326,10 @@ class Cluster:
 
     def _placed(self, number: int, cause: str) -> list[Role]:
         """The nodes of attempt *number*, once the application has task slots for them: every
-        node, or with ``min_workers`` fewer workers (not under it) when the application could
-        not place them all within ``reservation_timeout``; a size other than the last
-        attempt's is recorded (:class:`~tfrecord_io.cluster.results.Resize`, *cause*: why the
-        last attempt ended).
+        node, or with ``min_workers`` fewer workers (not under it): on the first attempt when
+        the application could not place them all within ``reservation_timeout``, on a restart
+        as many as it can place now; a size other than the last attempt's is recorded
+        (:class:`~tfrecord_io.cluster.results.Resize`, *cause*: why the last attempt ended).
 
         Raises:
             ClusterError: too few task slots (see :mod:`~tfrecord_io.cluster.slots`).
@@ -338,7 +341,7 @@ class Cluster:
         others = len(gang) - _workers(gang)
         workers = slots.place(self._application, others, options.num_workers,
                               options.fewest_workers, self._reservation_timeout,
-                              spare=int(options.input_mode == "spark"))
+                              spare=int(options.input_mode == "spark"), wait=number == 0)
         last = self._attempt
         before = _workers(last.roles if last is not None else gang)
         if workers != before:
@@ -377,6 +380,7 @@ class Cluster:
             attempt = self._new_attempt(0, roles)
             attempt.start()
             attempt.wait_registered(self._reservation_timeout)
+            self._watch_growth(attempt)
             if self._options.tensorboard:
                 attempt.wait_tensorboard(_TENSORBOARD_TIMEOUT)
             if self._options.input_mode == "spark":
@@ -398,28 +402,35 @@ class Cluster:
         try:
             while True:
                 error = attempt.finish()
-                # with min_workers, a node lost with its executor or host is no attempt used
-                lost = self._options.min_workers is not None and attempt.lost_a_node()
-                self._counted += error is not None and not lost
-                last = not lost and self._counted >= self._max_attempts
-                if error is None or self._shutdown.is_set() or last:
-                    if error is None and attempt.stopped_early:
-                        error = ClusterError("the cluster was shut down before main_fun finished")
-                    self._error = error
-                    if error is None:
-                        self._result = self._make_result(attempt)
-                    return
-                self._events.put(("failure", f"attempt {attempt.number + 1} failed: {error}"))
-                log.warning(
-                    "attempt %d failed (%s); restarting every node: %s", attempt.number + 1,
-                    "a lost node, not counted against max_attempts" if lost else
-                    f"{self._counted} of max_attempts={self._max_attempts}", error,
-                )
+                if error is None and attempt.resized() and not self._shutdown.is_set():
+                    cause = (f"the application can place {attempt.growing_to} workers again "
+                             "(the nodes left main_fun at a boundary)")
+                    log.info("attempt %d ended to grow: %s", attempt.number + 1, cause)
+                else:
+                    # with min_workers, a node lost with its executor or host is no attempt used
+                    lost = self._options.min_workers is not None and attempt.lost_a_node()
+                    self._counted += error is not None and not lost
+                    last = not lost and self._counted >= self._max_attempts
+                    if error is None or self._shutdown.is_set() or last:
+                        if error is None and attempt.stopped_early:
+                            error = ClusterError(
+                                "the cluster was shut down before main_fun finished")
+                        self._error = error
+                        if error is None:
+                            self._result = self._make_result(attempt)
+                        return
+                    cause = str(error)
+                    self._events.put(("failure", f"attempt {attempt.number + 1} failed: {error}"))
+                    log.warning(
+                        "attempt %d failed (%s); restarting every node: %s", attempt.number + 1,
+                        "a lost node, not counted against max_attempts" if lost else
+                        f"{self._counted} of max_attempts={self._max_attempts}", error,
+                    )
                 try:
-                    roles = self._placed(attempt.number + 1, str(error))
+                    roles = self._placed(attempt.number + 1, cause)
                 except ClusterError as e:  # say what the gang lost, too
-                    self._error = ClusterError(f"{e}; the gang was restarting after: {error}",
-                                               node=error.node)
+                    self._error = ClusterError(f"{e}; the gang was restarting after: {cause}",
+                                               node=error.node if error is not None else None)
                     return
                 attempt = self._new_attempt(attempt.number + 1, roles)
                 try:
@@ -430,6 +441,7 @@ class Cluster:
                     attempt.finish()
                     self._error = e
                     return
+                self._watch_growth(attempt)
                 if self._shutdown.is_set():
                     attempt.request_stop()
                 elif self._coordinator is not None:
@@ -440,6 +452,30 @@ class Cluster:
             self._finished.set()
             if self._coordinator is not None and self._error is not None:
                 self._coordinator.fail(self._error)  # also the calls waiting for another attempt
+
+    def _watch_growth(self, attempt: Attempt) -> None:
+        """With ``min_workers``, while *attempt* runs with fewer than ``num_workers`` workers,
+        look every :data:`_GROW_CHECK` s whether the application has task slots for more
+        again, and then ask the nodes to grow (:meth:`Attempt.grow`); from a thread of its
+        own, until the attempt is over."""
+        options = self._options
+        workers = _workers(attempt.roles)
+        if options.min_workers is None or workers >= options.num_workers:
+            return
+        others = len(attempt.roles) - workers
+        spare = int(options.input_mode == "spark")
+
+        def watch() -> None:
+            while self._attempt is attempt and not self._finished.wait(_GROW_CHECK):
+                free = slots.free_slots(self._application)
+                room = None if free is None else min(free - others - spare,
+                                                     options.num_workers)
+                if room is not None and room > workers:
+                    attempt.grow(room)
+                    return
+
+        threading.Thread(target=watch, name=f"{self._id}-{attempt.number}-grow",
+                         daemon=True).start()
 
     def _refeed(self, coordinator: FeedCoordinator, attempt: Attempt) -> None:
         """A new attempt runs: the feeding schedule feeds it every train() call again (and

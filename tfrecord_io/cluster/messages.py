@@ -36,6 +36,7 @@ __all__ = [
     "Report",
     "Done",
     "Stop",
+    "Grow",
     "DriverHello",
     "EndEpoch",
     "FailEpoch",
@@ -174,6 +175,8 @@ class Done(Message):
     ok: bool
     #: It ended because the driver said ``stop``.
     stopped: bool = False
+    #: ``main_fun`` left at a boundary to let the gang restart larger (after ``grow``).
+    resized: bool = False
     #: How it failed (when not *ok*).
     kind: FailureKind | None = None
     error: str | None = None
@@ -185,6 +188,16 @@ class Stop(Message):
     """The driver tells a node to stop."""
 
     TYPE: ClassVar[str] = "stop"
+
+
+@dataclass(frozen=True)
+class Grow(Message):
+    """The driver tells a node that the application can place *workers* workers now (more
+    than the attempt has): ``main_fun`` may leave at its next boundary for the gang to restart
+    at that size (``ctx.resize_pending``)."""
+
+    TYPE: ClassVar[str] = "grow"
+    workers: int
 
 
 # -- the feed: the driver's link to a node's feed server --------------------------------------
@@ -310,7 +323,7 @@ CONTROL_HELLOS: tuple[type[Message], ...] = (Hello,)
 #: What the driver receives from a node's task after the hello.
 FROM_NODE_TASK: tuple[type[Message], ...] = (Started, Heartbeat, Log, TensorBoard, Report, Done)
 #: What a node's task receives from the driver.
-FROM_DRIVER: tuple[type[Message], ...] = (Stop,)
+FROM_DRIVER: tuple[type[Message], ...] = (Stop, Grow)
 #: What a feed server accepts as a first message.
 FEED_HELLOS: tuple[type[Message], ...] = (DriverHello, FeederHello)
 #: What a feed server receives on the driver's link.

@@ -11,11 +11,12 @@ TensorFlow is imported. It
    TensorFlow port (the socket its Spark task bound and passed down) until TensorFlow binds it
    (right before ``main_fun``, whose strategy binds it, or the bare server);
 3. runs ``main_fun(args, ctx)`` (chief, sync-mode workers, evaluator) and writes the outcome to
-   ``WORKDIR/result.json`` (the traceback on failure) -- with ``input_mode="spark"``, serving
-   the node's feeds (:mod:`tfrecord_io.cluster.feed.server`, on the socket the Spark task
-   bound) meanwhile and stopping them when ``main_fun`` ends -- or serves a bare
-   ``tf.distribute.Server`` (ps-mode ps and workers) until it is stopped: such a server cannot be
-   stopped in-process, the process ends.
+   ``WORKDIR/result.json`` (the traceback on failure; ``resized`` when it left at a boundary
+   for a larger gang, :class:`~tfrecord_io.errors.ResizeInterrupt`) -- with
+   ``input_mode="spark"``, serving the node's feeds (:mod:`tfrecord_io.cluster.feed.server`,
+   on the socket the Spark task bound) meanwhile and stopping them when ``main_fun`` ends --
+   or serves a bare ``tf.distribute.Server`` (ps-mode ps and workers) until it is stopped:
+   such a server cannot be stopped in-process, the process ends.
 
 ``WORKDIR/node.json`` holds the node's description
 (:class:`~tfrecord_io.cluster.description.NodeDescription`), ``WORKDIR/main.pkl`` the user's
@@ -39,6 +40,7 @@ import traceback
 from typing import Any
 
 from tfrecord_io.cluster.description import NodeDescription
+from tfrecord_io.errors import ResizeInterrupt
 from tfrecord_io.extras import require
 
 __all__ = [
@@ -131,7 +133,7 @@ def _run_main(workdir: str, node: NodeDescription, feed_server: Any) -> None:
         main_fun, args = cloudpickle.load(f)
     fd = os.environ.get(REPORT_FD_ENV)
     reporter = Reporter(int(fd) if fd else None, node.role.name, node.attempt.number)
-    ctx = NodeContext(node, feed_server=feed_server, reporter=reporter)
+    ctx = NodeContext(node, feed_server=feed_server, reporter=reporter, workdir=workdir)
     _release_port(node)  # main_fun's strategy binds it (from TF_CONFIG)
     try:
         value = main_fun(args, ctx)
@@ -177,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
             _run_main(workdir, node, feed_server)
         else:
             _serve(node)
+    except ResizeInterrupt:
+        log.info("main_fun left at a boundary: the gang restarts with more workers")
+        _write_result(workdir, {"ok": True, "resized": True})
+        return 0
     except BaseException as e:  # noqa: BLE001 - reported to the driver, with the traceback
         text = traceback.format_exc()
         if len(text) > _MAX_TRACEBACK:

@@ -17,6 +17,7 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tfrecord_io.cluster.results import metric_values
@@ -87,10 +88,12 @@ class Reporter:
         self._thread.join(timeout)
 
 
-def keras_callback(reporter: Reporter, every_n_batches: int | None = None) -> Any:
+def keras_callback(reporter: Reporter, every_n_batches: int | None = None,
+                   boundary: Callable[[Any], None] | None = None) -> Any:
     """A Keras callback (of the Keras in use: tf-keras with ``keras="legacy"``, else Keras 3)
     that reports the logs of every epoch (step: the epoch, from 1) and, with
-    *every_n_batches*, of every *N*-th batch (step: batches since training began)."""
+    *every_n_batches*, of every *N*-th batch (step: batches since training began). *boundary*
+    is called with the model at the start of each epoch but the first of a ``fit``."""
     from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415 - the tf layer, in the node process only
 
     tf = import_tensorflow()
@@ -99,6 +102,14 @@ def keras_callback(reporter: Reporter, every_n_batches: int | None = None) -> An
         raise ValueError(f"every_n_batches must be at least 1, not {every_n_batches}")
 
     class _Epochs(base):  # type: ignore[misc, valid-type]
+        def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+            self._first = True
+
+        def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+            first, self._first = getattr(self, "_first", True), False
+            if boundary is not None and not first:
+                boundary(self.model)
+
         def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
             reporter.report(epoch + 1, _numbers(logs or {}))
 

@@ -152,12 +152,13 @@ def wait_for(app: SparkApplication, needed: int, timeout: float) -> None:
 
 
 def place(app: SparkApplication, others: int, most: int, fewest: int, timeout: float,
-          spare: int = 0) -> int:
+          spare: int = 0, wait: bool = True) -> int:
     """How many workers an elastic attempt starts with (``cluster.run(min_workers=...)``):
     *most* once the application has task slots for them, the *others* nodes and *spare*
     slots (a feeding task's) free; else, after *timeout* seconds, as many as the free slots
     allow, at least *fewest*. When the master URL and configuration say the application will
-    never have slots for *most*, it does not wait for them.
+    never have slots for *most*, it does not wait for them; with *wait* False (a restart), it
+    waits only for *fewest*, taking as many as there are slots for now.
 
     Raises:
         ClusterError: dynamic allocation is on, or not even *fewest* workers can be placed
@@ -175,6 +176,8 @@ def place(app: SparkApplication, others: int, most: int, fewest: int, timeout: f
             return target
         if free - others - spare >= target:
             return target
+        if not wait and free - others - spare >= fewest:
+            return free - others - spare
         if time.monotonic() >= deadline:
             if free - others - spare >= fewest:
                 return free - others - spare

@@ -47,9 +47,11 @@ from tfrecord_io.cluster import spawn
 from tfrecord_io.cluster.channel import NodeConnection
 from tfrecord_io.cluster.context import NODE_ENV, NODE_FILE
 from tfrecord_io.cluster.description import AttemptDescription, NodeDescription
+from tfrecord_io.cluster.growth import GROW_FILE
 from tfrecord_io.cluster.messages import (
     Done,
     FailureKind,
+    Grow,
     Heartbeat,
     Hello,
     Log,
@@ -73,6 +75,13 @@ CONNECT_TIMEOUT = 10.0
 DRIVER_HEARTBEAT = 2.0
 _STOP_GRACE = 3.0
 _MAX_LINE = 16 * 1024
+
+
+def _write_atomically(path: str, text: str) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 def _reserve_port(host: str) -> socket.socket:
@@ -143,11 +152,16 @@ class _Node:
         self.value: bytes = b""  #: main_fun's return value, pickled (encode_value)
 
     def listen(self) -> None:
-        """Reader of driver messages; any "stop", or the driver going away, stops the node."""
+        """Reader of driver messages: "stop", or the driver going away, stops the node; "grow"
+        leaves the node's :data:`~tfrecord_io.cluster.context.GROW_FILE` for ``main_fun``."""
         try:
             while True:
-                if isinstance(self.conn.receive(), Stop):
+                message = self.conn.receive()
+                if isinstance(message, Stop):
                     break
+                if isinstance(message, Grow):
+                    _write_atomically(os.path.join(self.workdir, GROW_FILE),
+                                      str(message.workers))
         except (ChannelError, OSError, ValueError):
             pass
         self.stop_requested.set()
@@ -257,6 +271,8 @@ class _Node:
         with contextlib.suppress(OSError, ValueError):
             with open(path, encoding="utf-8") as f:
                 result = json.load(f)
+        if code == 0 and result.get("ok") and result.get("resized"):
+            return Done(ok=True, resized=True)
         if code == 0 and result.get("ok"):
             with contextlib.suppress(OSError):
                 with open(os.path.join(self.workdir, node_process.VALUE_FILE), "rb") as f:

@@ -1,0 +1,94 @@
+"""Elastic training on the standalone cluster across network namespaces (3 hosts, one slot
+each, min_workers=2): a host lost mid-training leaves the gang going on at 2 from the
+checkpoint; when its Worker returns, the gang grows back to 3 at the next resize_point, from
+the checkpoint saved there, and ends with the model an uninterrupted run makes."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tfrecord_io import cluster
+
+import manager_programs
+from test_standalone_reservation import LATE, wait_for_slots
+
+STEPS, LR = 60, 0.001
+
+
+def uninterrupted_w() -> float:
+    """What elastic_sgd's STEPS steps make of w without a failure."""
+    w = 0.0
+    for k in range(STEPS):
+        x = float(k % 7 + 1)
+        w -= LR * 2.0 * (w * x - 3.0 * x) * x
+    return w
+
+
+def _wait_for(path, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} did not appear"
+        time.sleep(0.2)
+
+
+@pytest.fixture(scope="module")
+def elastic(standalone, standalone_spark, tmp_path_factory):
+    out = tmp_path_factory.mktemp("elastic")
+    sc = standalone_spark.sparkContext
+    args = {"out": str(out), "steps": STEPS, "lr": LR, "step_seconds": 0.5}
+    returned = []
+    try:
+        with cluster.run(sc, manager_programs.elastic_sgd, args, num_workers=3, min_workers=2,
+                         log_dir=str(out / "logs"), progress=False) as c:
+            _wait_for(out / "attempt-0-worker-0.json")
+            lost = time.monotonic()
+            standalone.lose_host(LATE)
+            _wait_for(out / "attempt-1-worker-0.json")
+            shrunk = time.monotonic() - lost
+            standalone.restart_worker(LATE)
+            returned.append(time.monotonic())
+            result = c.wait(timeout=600)
+    finally:
+        if not returned:
+            standalone.restart_worker(LATE)
+        wait_for_slots(sc, 3)
+    files = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+    return {"files": files, "result": result, "shrunk": shrunk, "name": c.name}
+
+
+def test_a_lost_host_leaves_the_gang_going_on_at_2_from_the_checkpoint(elastic):
+    files = elastic["files"]
+    assert files["attempt-0-worker-0"]["workers"] == 3
+    assert files["attempt-1-worker-0"]["workers"] == 2
+    assert "attempt-1-worker-2" not in files
+    assert files["attempt-1-worker-0"]["start"] % 5 == 0  # a checkpoint of attempt 0
+    first = elastic["result"].resizes[0]
+    assert (first.attempt, first.before, first.after) == (1, 3, 2)
+    assert elastic["shrunk"] < 60  # the lost host to the smaller gang's start
+
+
+def test_the_returning_host_grows_the_gang_to_3_at_the_next_boundary(elastic):
+    files, result = elastic["files"], elastic["result"]
+    assert [(r.attempt, r.before, r.after) for r in result.resizes] == [(1, 3, 2), (2, 2, 3)]
+    assert "can place 3 workers again" in result.resizes[1].cause
+    assert {files[f"attempt-2-worker-{i}"]["workers"] for i in range(3)} == {3}
+    # saved at the boundary where the nodes left, every one at the same step: none done twice
+    left = {files[f"left-1-worker-{i}"]["step"] for i in range(2)}
+    assert left == {files["attempt-2-worker-0"]["start"]}
+    assert result.attempts == 3
+
+
+def test_the_final_model_is_the_uninterrupted_one(elastic):
+    for i in range(3):
+        final = elastic["files"][f"final-worker-{i}"]
+        assert final["step"] == STEPS and final["attempt"] == 2
+        assert final["w"] == pytest.approx(uninterrupted_w(), abs=1e-4)
+
+
+def test_nothing_of_the_cluster_is_left_behind(elastic):
+    from processes import node_processes
+
+    assert node_processes(elastic["name"]) == []
