@@ -9,11 +9,11 @@ import json
 import time
 
 import pytest
+from test_standalone_reservation import LATE, wait_for_slots
 
 from tfrecord_io import cluster
 
 import manager_programs
-from test_standalone_reservation import LATE, wait_for_slots
 
 STEPS, LR = 60, 0.001
 
