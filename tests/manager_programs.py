@@ -92,11 +92,12 @@ def sgd_resume(args, ctx):
     """Fits w in y = 3x by plain SGD (learning rate args["lr"]; step k's batch is the one point
     x = k % 7 + 1) for args["steps"] steps, checkpointing w and the step every 5 under
     ctx.checkpoint_dir (the chief; the others in a scratch directory, as
-    MultiWorkerMirroredStrategy wants). On attempt 0, the node args["kill_node"] kills its
-    executor's JVM at step args["kill_step"], and with it its YARN container. Writes where each
-    attempt started to OUT/attempt-A-job-index.json, and w to OUT/final-job-index.json."""
-    import tempfile
-
+    MultiWorkerMirroredStrategy wants), each step lasting at least args.get("step_seconds", 0),
+    with a ctx.resize_point after each (saving there when the gang is to grow). On attempt 0,
+    the node args.get("kill_node") kills its executor's JVM at step args["kill_step"], and with
+    it its YARN container. Writes the attempt's size, container and first step to
+    OUT/attempt-A-job-index.json, the step where it left main_fun to grow to
+    OUT/left-A-job-index.json, and w to OUT/final-job-index.json."""
     import tensorflow as tf
 
     strategy = ctx.strategy()
@@ -112,7 +113,7 @@ def sgd_resume(args, ctx):
     name = f"{ctx.job_name}-{ctx.task_index}"
     with open(os.path.join(args["out"], f"attempt-{ctx.attempt}-{name}.json"), "w") as f:
         json.dump({"attempt": ctx.attempt, "start": int(step.numpy()),
-                   "container": os.environ.get("CONTAINER_ID")}, f)
+                   "workers": ctx.num_workers, "container": os.environ.get("CONTAINER_ID")}, f)
     me = f"{ctx.job_name}:{ctx.task_index}"
     while int(step.numpy()) < args["steps"]:
         x = float(int(step.numpy()) % 7 + 1)
@@ -122,11 +123,28 @@ def sgd_resume(args, ctx):
         step.assign_add(1)
         if int(step.numpy()) % 5 == 0:
             manager.save()
-        if ctx.attempt == 0 and me == args["kill_node"] and int(step.numpy()) == args["kill_step"]:
+        if ctx.attempt == 0 and me == args.get("kill_node") and int(step.numpy()) == args[
+                "kill_step"]:
             kill_executor()
             time.sleep(60)  # ended with its container
+        time.sleep(args.get("step_seconds", 0))
+        try:
+            ctx.resize_point(save=manager.save)
+        except BaseException:  # ResizeInterrupt: say where, then leave
+            with open(os.path.join(args["out"], f"left-{ctx.attempt}-{name}.json"), "w") as f:
+                json.dump({"step": int(step.numpy())}, f)
+            raise
     with open(os.path.join(args["out"], f"final-{name}.json"), "w") as f:
         json.dump({"attempt": ctx.attempt, "step": int(step.numpy()), "w": float(w.numpy())}, f)
+
+
+def sgd_uninterrupted_w(steps: int, lr: float) -> float:
+    """What sgd_resume's *steps* steps make of w without a failure (on the driver)."""
+    w = 0.0
+    for k in range(steps):
+        x = float(k % 7 + 1)
+        w -= lr * 2.0 * (w * x - 3.0 * x) * x
+    return w
 
 
 def kill_executor():
@@ -201,41 +219,3 @@ def ps_train_read(args, ctx):
         json.dump({"read": read, "w": float(w.numpy()), "job_name": ctx.job_name,
                    "cluster_spec": ctx.cluster_spec}, f)
 
-
-def elastic_sgd(args, ctx):
-    """sgd_resume's training, elastic: ctx.resize_point after every step (saving there when the
-    gang is to grow), each step lasting at least args["step_seconds"]. Writes the attempt's
-    size and first step to OUT/attempt-A-job-index.json, the step where it left main_fun to
-    grow to OUT/left-A-job-index.json, and w to OUT/final-job-index.json."""
-    import tensorflow as tf
-
-    strategy = ctx.strategy()
-    with strategy.scope():
-        step = tf.Variable(0, dtype=tf.int64)
-        w = tf.Variable(0.0)
-    checkpoint = tf.train.Checkpoint(step=step, w=w)
-    directory = ctx.checkpoint_dir if ctx.is_chief else tempfile.mkdtemp()
-    manager = tf.train.CheckpointManager(checkpoint, directory, max_to_keep=2)
-    latest = tf.train.latest_checkpoint(ctx.checkpoint_dir)
-    if latest:
-        checkpoint.restore(latest)
-    name = f"{ctx.job_name}-{ctx.task_index}"
-    with open(os.path.join(args["out"], f"attempt-{ctx.attempt}-{name}.json"), "w") as f:
-        json.dump({"workers": ctx.num_workers, "start": int(step.numpy())}, f)
-    while int(step.numpy()) < args["steps"]:
-        x = float(int(step.numpy()) % 7 + 1)
-        grad = strategy.reduce(tf.distribute.ReduceOp.MEAN, strategy.run(
-            lambda: 2.0 * (w.read_value() * x - 3.0 * x) * x), None)  # noqa: B023 - strategy.run calls it now
-        w.assign_sub(args["lr"] * grad)
-        step.assign_add(1)
-        if int(step.numpy()) % 5 == 0:
-            manager.save()
-        time.sleep(args["step_seconds"])
-        try:
-            ctx.resize_point(save=manager.save)
-        except BaseException:  # ResizeInterrupt: say where, then leave
-            with open(os.path.join(args["out"], f"left-{ctx.attempt}-{name}.json"), "w") as f:
-                json.dump({"step": int(step.numpy())}, f)
-            raise
-    with open(os.path.join(args["out"], f"final-{name}.json"), "w") as f:
-        json.dump({"attempt": ctx.attempt, "step": int(step.numpy()), "w": float(w.numpy())}, f)

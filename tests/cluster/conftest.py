@@ -20,3 +20,13 @@ def cluster_log(caplog):
     """Records of the ``tfrecord_io.cluster`` logger at INFO."""
     caplog.set_level(logging.INFO, logger="tfrecord_io.cluster")
     return caplog
+
+
+@pytest.fixture(scope="module")
+def fed_records(sc):
+    """A cached RDD of ``feed_programs.FED_RECORDS`` raw records ``b"r<N>"`` in 2 partitions,
+    to feed."""
+    rdd = sc.parallelize([b"r%d" % i for i in range(feed_programs.FED_RECORDS)], 2).cache()
+    rdd.count()
+    yield rdd
+    rdd.unpersist()

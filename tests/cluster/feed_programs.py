@@ -11,6 +11,9 @@ import os
 import signal
 import time
 
+#: How many records the ``fed_records`` fixture (tests/cluster/conftest.py) holds.
+FED_RECORDS = 4000
+
 
 def _ids(batch, features):
     """The ids in a batch of records: Examples' ``id`` feature, or ``b"r<N>"`` bytes."""
@@ -173,3 +176,27 @@ def read_one_epoch_then_wait(args, ctx):
     ids = [i for batch in ctx.feed("train").batch(100) for i in _ids(batch, "example")]
     _write(args, ctx, "epoch1", {"ids": len(ids)})
     time.sleep(args.get("wait", 600))
+
+
+def read_slowly_with_boundaries(args, ctx):
+    """Read args["epochs"] epochs of "train" in batches of 100, slowly (0.2 s a batch), saying
+    after the first batch of an attempt that it reads (``reading-<attempt>``), with a
+    ctx.resize_point() after each epoch; an attempt of fewer than args["grow_to"] workers
+    first waits there (up to 120 s) for ctx.resize_pending. Writes the ids of each epoch
+    (``read-<attempt>``); returns [attempt, num_workers]."""
+    epochs = []
+    data = ctx.feed("train").batch(100)
+    for _ in range(args["epochs"]):
+        ids = []
+        for batch in data:
+            ids.extend(_ids(batch, "bytes"))
+            _write(args, ctx, f"reading-{ctx.attempt}", {"records": len(ids)})
+            time.sleep(0.2)
+        epochs.append(ids)
+        deadline = time.monotonic() + 120
+        while ctx.num_workers < args["grow_to"] and not ctx.resize_pending \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        ctx.resize_point()
+    _write(args, ctx, f"read-{ctx.attempt}", {"epochs": epochs})
+    return [ctx.attempt, ctx.num_workers]

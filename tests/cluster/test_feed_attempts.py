@@ -12,15 +12,7 @@ from tfrecord_io import cluster
 import feed_programs
 from processes import node_processes
 
-RECORDS = 4000
-
-
-@pytest.fixture(scope="module")
-def data(sc):
-    rdd = sc.parallelize([b"r%d" % i for i in range(RECORDS)], 2).cache()
-    rdd.count()
-    yield rdd
-    rdd.unpersist()
+RECORDS = feed_programs.FED_RECORDS
 
 
 def read_by_worker(tmp_path, attempt):
@@ -35,11 +27,11 @@ def assert_each_epoch_fed_once_in_equal_shares(epochs_by_worker, num_epochs):
         assert sorted(shares[0] + shares[1]) == list(range(RECORDS))
 
 
-def test_a_call_in_progress_when_its_attempt_fails_goes_on_in_the_next(sc, data, tmp_path):
+def test_a_call_in_progress_when_its_attempt_fails_goes_on_in_the_next(sc, fed_records, tmp_path):
     args = {"out": str(tmp_path), "node": "worker:1", "after": 500, "epochs": 2}
     with cluster.run(sc, feed_programs.fail_once_while_fed, args, num_workers=2,
                      input_mode="spark", max_attempts=2, progress=False) as c:
-        report = c.train(data, num_epochs=2)
+        report = c.train(fed_records, num_epochs=2)
         result = c.wait()
     assert result.attempts == 2
     assert result.values == {"worker:0": 2, "worker:1": 2}
@@ -48,11 +40,11 @@ def test_a_call_in_progress_when_its_attempt_fails_goes_on_in_the_next(sc, data,
     assert node_processes(c.name) == []
 
 
-def test_a_call_already_fed_is_fed_again_to_the_next_attempt(sc, data, tmp_path):
+def test_a_call_already_fed_is_fed_again_to_the_next_attempt(sc, fed_records, tmp_path):
     args = {"out": str(tmp_path), "node": "worker:0", "after": None, "epochs": 2}
     with cluster.run(sc, feed_programs.fail_once_while_fed, args, num_workers=2,
                      input_mode="spark", max_attempts=2, progress=False) as c:
-        first = c.train(data, num_epochs=2)  # fed to attempt 0, which fails after reading it
+        first = c.train(fed_records, num_epochs=2)  # fed to attempt 0, which fails after reading it
         result = c.wait()
     assert [sum(e.records.values()) for e in first.epochs] == [RECORDS, RECORDS]
     assert result.attempts == 2
@@ -60,10 +52,10 @@ def test_a_call_already_fed_is_fed_again_to_the_next_attempt(sc, data, tmp_path)
     assert node_processes(c.name) == []
 
 
-def test_without_attempts_left_the_call_raises_the_failure(sc, data, tmp_path):
+def test_without_attempts_left_the_call_raises_the_failure(sc, fed_records, tmp_path):
     args = {"out": str(tmp_path), "node": "worker:1", "after": 500, "epochs": 2}
     c = cluster.run(sc, feed_programs.fail_once_while_fed, args, num_workers=2,
                     input_mode="spark", max_attempts=1, progress=False)
     with c, pytest.raises(cluster.ClusterError, match="planned failure on worker:1"):
-        c.train(data, num_epochs=2)
+        c.train(fed_records, num_epochs=2)
     assert node_processes(c.name) == []

@@ -18,15 +18,6 @@ import manager_programs
 STEPS, LR = 60, 0.001
 
 
-def uninterrupted_w() -> float:
-    """What elastic_sgd's STEPS steps make of w without a failure."""
-    w = 0.0
-    for k in range(STEPS):
-        x = float(k % 7 + 1)
-        w -= LR * 2.0 * (w * x - 3.0 * x) * x
-    return w
-
-
 def _wait_for(path, timeout: float = 180.0) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -41,7 +32,7 @@ def elastic(standalone, standalone_spark, tmp_path_factory):
     args = {"out": str(out), "steps": STEPS, "lr": LR, "step_seconds": 0.5}
     returned = []
     try:
-        with cluster.run(sc, manager_programs.elastic_sgd, args, num_workers=3, min_workers=2,
+        with cluster.run(sc, manager_programs.sgd_resume, args, num_workers=3, min_workers=2,
                          log_dir=str(out / "logs"), progress=False) as c:
             _wait_for(out / "attempt-0-worker-0.json")
             lost = time.monotonic()
@@ -85,7 +76,8 @@ def test_the_final_model_is_the_uninterrupted_one(elastic):
     for i in range(3):
         final = elastic["files"][f"final-worker-{i}"]
         assert final["step"] == STEPS and final["attempt"] == 2
-        assert final["w"] == pytest.approx(uninterrupted_w(), abs=1e-4)
+        uninterrupted = manager_programs.sgd_uninterrupted_w(STEPS, LR)
+        assert final["w"] == pytest.approx(uninterrupted, abs=1e-4)
 
 
 def test_nothing_of_the_cluster_is_left_behind(elastic):

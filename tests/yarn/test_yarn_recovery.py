@@ -15,15 +15,6 @@ import manager_programs
 STEPS, LR, KILL_STEP = 20, 0.001, 12
 
 
-def uninterrupted_w() -> float:
-    """What sgd_resume's STEPS steps make of w without a failure."""
-    w = 0.0
-    for k in range(STEPS):
-        x = float(k % 7 + 1)
-        w -= LR * 2.0 * (w * x - 3.0 * x) * x
-    return w
-
-
 @pytest.fixture(scope="module")
 def recovered(yarn, yarn_spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("yarn-recovery")
@@ -54,4 +45,5 @@ def test_the_final_model_is_the_uninterrupted_one(recovered):
     for i in (0, 1):
         final = recovered["files"][f"final-worker-{i}"]
         assert final["step"] == STEPS and final["attempt"] == 1
-        assert final["w"] == pytest.approx(uninterrupted_w(), abs=1e-4)
+        uninterrupted = manager_programs.sgd_uninterrupted_w(STEPS, LR)
+        assert final["w"] == pytest.approx(uninterrupted, abs=1e-4)

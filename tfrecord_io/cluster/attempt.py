@@ -276,6 +276,15 @@ class Attempt:
         with self._cond:
             return self._error()
 
+    def interruption(self) -> ClusterError | None:
+        """Why the attempt ends before ``main_fun`` finished: its failure (:meth:`failure`),
+        or nodes leaving ``main_fun`` for the gang to grow; None while neither."""
+        with self._cond:
+            error = self._error()
+            if error is None and self._resized:
+                return ClusterError("the nodes left main_fun for the gang to restart larger")
+            return error
+
     def lost_a_node(self) -> bool:
         """Whether the attempt's failure (:meth:`failure`) is a node lost with its executor,
         container or host (its Spark task's connection gone, or its heartbeats), not

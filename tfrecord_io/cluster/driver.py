@@ -230,7 +230,7 @@ class Cluster:
     def _fed(self, attempt: Attempt) -> FedAttempt:
         """What feeding needs of *attempt* (registered)."""
         return FedAttempt(attempt.number, [r.name for r in attempt.roles if r.fed],
-                          attempt.feed_servers(), attempt.failure,
+                          attempt.feed_servers(), attempt.interruption,
                           reserved=len(attempt.roles),
                           restartable=(self._options.min_workers is not None
                                        or self._counted + 1 < self._max_attempts))

@@ -41,7 +41,8 @@ class FedAttempt:
         number: the attempt's number (its nodes refuse links of another).
         nodes: the fed nodes' names, in worker order.
         addresses: each fed node's feed server, ``host:port``.
-        failure: returns the attempt's failure so far, or None (``Attempt.failure``).
+        failure: returns why the attempt ends early so far, its failure or a resize, or None
+            (``Attempt.interruption``).
         reserved: task slots the attempt's nodes hold (the rest may run feeding tasks).
         restartable: whether another attempt may follow it (its failure then suspends the
             feeding until :meth:`FeedCoordinator.restart` or :meth:`FeedCoordinator.fail`).
