@@ -173,17 +173,24 @@ def ps_read_all(args, ctx):
         json.dump({"read": read, "job_name": ctx.job_name, "cluster_spec": ctx.cluster_spec}, f)
 
 
-def keras_fit(args, ctx):
-    """model.fit of a tiny model under the strategy (keras="legacy": tf-keras)."""
+def _tiny_fit(ctx):
+    """A linear model compiled under ctx's strategy (tf-keras) and 64 rows of y = sum(x) in
+    batches of 16."""
     import tensorflow as tf
 
-    strategy = ctx.strategy()
-    with strategy.scope():
+    with ctx.strategy().scope():
         model = tf.keras.Sequential([tf.keras.layers.Input((4,)), tf.keras.layers.Dense(1)])
         model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
     x = tf.random.stateless_uniform((64, 4), seed=(1, 2))
     y = tf.reduce_sum(x, axis=1, keepdims=True)
-    history = model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(16), epochs=3, verbose=0)
+    return model, tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+
+
+def keras_fit(args, ctx):
+    """model.fit of a tiny model under the strategy (keras="legacy": tf-keras)."""
+
+    model, dataset = _tiny_fit(ctx)
+    history = model.fit(dataset, epochs=3, verbose=0)
     with open(os.path.join(args["out"], f"{ctx.job_name}-{ctx.task_index}.json"), "w") as f:
         json.dump({"model_module": type(model).__module__, "loss": history.history["loss"]}, f)
 
@@ -329,12 +336,7 @@ def elastic_fit(args, ctx):
     OUT/attempt-A-worker-I.json: the attempt's number of workers and the epochs it began."""
     import tensorflow as tf
 
-    strategy = ctx.strategy()
-    with strategy.scope():
-        model = tf.keras.Sequential([tf.keras.layers.Input((4,)), tf.keras.layers.Dense(1)])
-        model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
-    x = tf.random.stateless_uniform((64, 4), seed=(1, 2))
-    y = tf.reduce_sum(x, axis=1, keepdims=True)
+    model, dataset = _tiny_fit(ctx)
     path = os.path.join(args["out"], f"attempt-{ctx.attempt}-{ctx.job_name}-{ctx.task_index}.json")
     began = []
 
@@ -348,7 +350,6 @@ def elastic_fit(args, ctx):
             time.sleep(args["epoch_seconds"])
 
     backup = tf.keras.callbacks.BackupAndRestore(os.path.join(ctx.checkpoint_dir, "backup"))
-    history = model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(16),
-                        epochs=args["epochs"], verbose=0,
+    history = model.fit(dataset, epochs=args["epochs"], verbose=0,
                         callbacks=[backup, ctx.keras_callback(), Mark()])
     return {"loss": history.history["loss"], "workers": ctx.num_workers}
