@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tfrecord_io import cluster
+from tfrecord_io.cluster.application import application_of
 from tfrecord_io.errors import ClusterError
 
 import manager_programs
@@ -19,8 +20,11 @@ LATE = 2  # the host whose Worker is down when the cluster starts
 
 
 def slots_of(sc) -> int:
-    """Executors registered now (each is one task slot: a task takes all of its cores)."""
-    return sc._jsc.sc().getExecutorMemoryStatus().size() - 1  # minus the driver
+    """Task slots of the executors the scheduler has now, as the cluster counts them (one per
+    executor: a task takes all of its cores). Not the block managers: one that registers
+    after Spark removed its executor (a host lost right after it started) stays listed until
+    its heartbeat times out."""
+    return application_of(sc).free_slots()
 
 
 def wait_for_slots(sc, count: int, timeout: float = 120.0) -> None:
