@@ -66,9 +66,11 @@ def test_a_gang_shrunk_by_a_lost_executor_grows_back_at_an_epoch_boundary(
     args = {"out": str(tmp_path), "epochs": 24, "epoch_seconds": 1.0}
     with cluster.run(sc, cluster_programs.elastic_fit, args, num_workers=3, min_workers=2,
                      keras="legacy", progress=False) as c:
-        _wait_for(tmp_path / "attempt-0-worker-0.json")
+        for i in range(3):  # every worker began training
+            _wait_for(tmp_path / f"attempt-0-worker-{i}.json")
         executors()
-        _wait_for(tmp_path / "attempt-1-worker-0.json")
+        for i in range(2):
+            _wait_for(tmp_path / f"attempt-1-worker-{i}.json")
         _executors(sc, 2)  # the slots come back
         result = c.wait(timeout=300)
 
