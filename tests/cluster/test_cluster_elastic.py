@@ -132,7 +132,8 @@ def test_fewer_slots_than_min_workers_after_a_loss_end_the_run_naming_it(
             c.wait(timeout=300)
         waited = time.monotonic() - lost
     text = str(failure.value)
-    assert 10.0 <= waited < 40.0  # the reservation timeout, and the loss noticed
+    # the reservation timeout, after the loss was noticed and the gang stopped (seconds)
+    assert 10.0 <= waited < 60.0
     assert "at least 3 worker(s) (min_workers)" in text
     assert "the gang was restarting after: worker:" in text
     assert "Spark lost executor" in text
