@@ -467,7 +467,11 @@ class Cluster:
 
         def watch() -> None:
             while self._attempt is attempt and not self._finished.wait(_GROW_CHECK):
-                free = slots.free_slots(self._application)
+                try:
+                    free = slots.free_slots(self._application)
+                except Exception:  # the application is ending: no growth
+                    log.debug("cannot count the application's task slots", exc_info=True)
+                    return
                 room = None if free is None else min(free - others - spare,
                                                      options.num_workers)
                 if room is not None and room > workers:
