@@ -52,3 +52,13 @@ def test_agreeing_on_one_replica_follows_its_own_flag(tmp_path):
     (tmp_path / GROW_FILE).write_text("3")
     with pytest.raises(ResizeInterrupt):
         boundary.reach(tf.distribute.get_strategy)
+
+
+def test_the_tasks_announcement_is_what_a_boundary_sees(tmp_path):
+    from tfrecord_io.cluster.growth import announce
+
+    boundary = Boundary(str(tmp_path), can_grow=True, agree=False)
+    announce(str(tmp_path), 3)
+    assert boundary.pending()
+    assert (tmp_path / GROW_FILE).read_text() == "3"
+    assert [p.name for p in tmp_path.iterdir()] == [GROW_FILE]  # no temporary file left

@@ -468,14 +468,12 @@ class Cluster:
         def watch() -> None:
             while self._attempt is attempt and not self._finished.wait(_GROW_CHECK):
                 try:
-                    free = slots.free_slots(self._application)
+                    room = slots.room(self._application, others, spare)
                 except Exception:  # the application is ending: no growth
                     log.debug("cannot count the application's task slots", exc_info=True)
                     return
-                room = None if free is None else min(free - others - spare,
-                                                     options.num_workers)
                 if room is not None and room > workers:
-                    attempt.grow(room)
+                    attempt.grow(min(room, options.num_workers))
                     return
 
         threading.Thread(target=watch, name=f"{self._id}-{attempt.number}-grow",

@@ -19,11 +19,20 @@ from typing import Any
 
 from tfrecord_io.errors import ResizeInterrupt
 
-__all__ = ["GROW_FILE", "Boundary"]
+__all__ = ["GROW_FILE", "Boundary", "announce"]
 
 #: The file, in a node's working directory, that says the gang can grow (it holds how many
 #: workers the application can place).
 GROW_FILE = "grow"
+
+
+def announce(workdir: str, workers: int) -> None:
+    """Leave :data:`GROW_FILE` in the node's *workdir* (the Spark task, on ``grow``): the
+    application can place *workers* workers now. Written whole or not at all."""
+    path = os.path.join(workdir, GROW_FILE)
+    with open(f"{path}.tmp", "w", encoding="utf-8") as f:
+        f.write(str(workers))
+    os.replace(f"{path}.tmp", path)
 
 
 class Boundary:

@@ -151,6 +151,13 @@ def wait_for(app: SparkApplication, needed: int, timeout: float) -> None:
         time.sleep(0.5)
 
 
+def room(app: SparkApplication, others: int, spare: int = 0) -> int | None:
+    """How many workers the application's task slots hold now beside the *others* nodes and
+    *spare* slots (a feeding task's), or None where the slots cannot be counted."""
+    free = free_slots(app)
+    return None if free is None else free - others - spare
+
+
 def place(app: SparkApplication, others: int, most: int, fewest: int, timeout: float,
           spare: int = 0, wait: bool = True) -> int:
     """How many workers an elastic attempt starts with (``cluster.run(min_workers=...)``):
@@ -171,16 +178,13 @@ def place(app: SparkApplication, others: int, most: int, fewest: int, timeout: f
     target = most if cap is None else min(most, cap - others - spare)
     deadline = time.monotonic() + timeout
     while True:
-        free = free_slots(app)
-        if free is None:
+        workers = room(app, others, spare)
+        if workers is None or workers >= target:
             return target
-        if free - others - spare >= target:
-            return target
-        if not wait and free - others - spare >= fewest:
-            return free - others - spare
+        if workers >= fewest and (not wait or time.monotonic() >= deadline):
+            return workers
         if time.monotonic() >= deadline:
-            if free - others - spare >= fewest:
-                return free - others - spare
+            free = workers + others + spare
             raise ClusterError(
                 f"the cluster needs task slots for at least {fewest} worker(s) "
                 f"(min_workers) besides its {others} other node(s)"

@@ -42,12 +42,11 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from tfrecord_io.cluster import growth, spawn
 from tfrecord_io.cluster import node as node_process
-from tfrecord_io.cluster import spawn
 from tfrecord_io.cluster.channel import NodeConnection
 from tfrecord_io.cluster.context import NODE_ENV, NODE_FILE
 from tfrecord_io.cluster.description import AttemptDescription, NodeDescription
-from tfrecord_io.cluster.growth import GROW_FILE
 from tfrecord_io.cluster.messages import (
     Done,
     FailureKind,
@@ -75,13 +74,6 @@ CONNECT_TIMEOUT = 10.0
 DRIVER_HEARTBEAT = 2.0
 _STOP_GRACE = 3.0
 _MAX_LINE = 16 * 1024
-
-
-def _write_atomically(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def _reserve_port(host: str) -> socket.socket:
@@ -153,15 +145,15 @@ class _Node:
 
     def listen(self) -> None:
         """Reader of driver messages: "stop", or the driver going away, stops the node; "grow"
-        leaves the node's :data:`~tfrecord_io.cluster.context.GROW_FILE` for ``main_fun``."""
+        leaves the node's grow file for ``main_fun``
+        (:func:`~tfrecord_io.cluster.growth.announce`)."""
         try:
             while True:
                 message = self.conn.receive()
                 if isinstance(message, Stop):
                     break
                 if isinstance(message, Grow):
-                    _write_atomically(os.path.join(self.workdir, GROW_FILE),
-                                      str(message.workers))
+                    growth.announce(self.workdir, message.workers)
         except (ChannelError, OSError, ValueError):
             pass
         self.stop_requested.set()
