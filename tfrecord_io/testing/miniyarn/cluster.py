@@ -8,6 +8,7 @@ that check each container's physical memory, and a MiniDFSCluster, all on 127.0.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -153,6 +154,24 @@ class MiniYarn:
         """How many containers the NodeManagers hold now."""
         assert self._child is not None
         return int(self._child.command("containers"))
+
+    def nodemanager_info(self) -> list[dict[str, Any]]:
+        """Every NodeManager started so far, by index: ``index``, ``node`` (its NodeId,
+        ``host:port``), ``running``, and the ids of the ``containers`` it holds."""
+        assert self._child is not None
+        return list(json.loads(self._child.command("nodemanagers")))
+
+    def stop_nodemanager(self, index: int) -> None:
+        """Stops NodeManager *index* as a host going away: it kills its containers and leaves
+        the ResourceManager, which reports them lost to their applications. It stays down."""
+        assert self._child is not None
+        self._child.command(f"stop-nodemanager {int(index)}")
+
+    def add_nodemanager(self) -> int:
+        """Starts one more NodeManager of the cluster's size (a host coming back); returns its
+        index once the ResourceManager counts it."""
+        assert self._child is not None
+        return int(self._child.command("add-nodemanager", timeout=120.0))
 
     def env(self) -> dict[str, str]:
         """Environment variables that point Hadoop clients and ``spark-submit`` at this cluster."""

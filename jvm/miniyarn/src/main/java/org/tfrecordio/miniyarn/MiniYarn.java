@@ -39,8 +39,14 @@ import org.tfrecordio.minihdfs.MiniHdfs;
  * {@code conf_dir} holds core-site.xml, hdfs-site.xml and yarn-site.xml for {@code
  * HADOOP_CONF_DIR}. Then commands are read from stdin, one per line, each answered by one line
  * {@code OK ...} or {@code ERROR ...}: {@code ping}; {@code containers} (the number of containers
- * the NodeManagers hold now); {@code shutdown}. End of input and SIGTERM shut the cluster down too,
- * which kills every container. Hadoop's log goes to {@code BASE/miniyarn.log}.
+ * the NodeManagers hold now); {@code nodemanagers} (a JSON list, one object per NodeManager ever
+ * started: {@code index}, {@code node} (its NodeId), {@code running} and the ids of the {@code
+ * containers} it holds); {@code stop-nodemanager I} (NodeManager I stops, as a host going away:
+ * it kills its containers and leaves the ResourceManager, which reports them lost to their
+ * applications); {@code add-nodemanager} (a new NodeManager of the same size joins, as a host
+ * coming back, and is answered with its index once the ResourceManager counts it); {@code
+ * shutdown}. End of input and SIGTERM shut the cluster down too, which kills every container.
+ * Hadoop's log goes to {@code BASE/miniyarn.log}.
  */
 public final class MiniYarn {
   private static final String HOST = MiniHdfs.LOOPBACK;
@@ -52,6 +58,9 @@ public final class MiniYarn {
   private final AtomicBoolean stopped = new AtomicBoolean(false);
   private org.apache.hadoop.hdfs.MiniDFSCluster hdfs;
   private org.apache.hadoop.yarn.server.MiniYARNCluster yarn;
+  /** NodeManagers added by {@code add-nodemanager}, after MiniYARNCluster's own. */
+  private final List<org.apache.hadoop.yarn.server.nodemanager.NodeManager> added =
+      new ArrayList<>();
 
   static final class Options {
     Path baseDir;
@@ -304,8 +313,9 @@ public final class MiniYarn {
    */
   private void stopNodeManagers() {
     List<Thread> stopping = new ArrayList<>();
-    for (int i = 0; i < opts.nodeManagers; i++) {
-      org.apache.hadoop.yarn.server.nodemanager.NodeManager nm = yarn.getNodeManager(i);
+    List<org.apache.hadoop.yarn.server.nodemanager.NodeManager> all = nodeManagers();
+    for (int i = 0; i < all.size(); i++) {
+      org.apache.hadoop.yarn.server.nodemanager.NodeManager nm = all.get(i);
       Thread t =
           new Thread(
               () -> {
@@ -329,13 +339,123 @@ public final class MiniYarn {
     }
   }
 
-  /** Containers the NodeManagers hold now, whatever their state. */
+  /** Every NodeManager ever started, by index: MiniYARNCluster's, then the added ones. */
+  private synchronized List<org.apache.hadoop.yarn.server.nodemanager.NodeManager> nodeManagers() {
+    List<org.apache.hadoop.yarn.server.nodemanager.NodeManager> all = new ArrayList<>();
+    for (int i = 0; i < opts.nodeManagers; i++) {
+      all.add(yarn.getNodeManager(i));
+    }
+    all.addAll(added);
+    return all;
+  }
+
+  private static boolean running(org.apache.hadoop.yarn.server.nodemanager.NodeManager nm) {
+    return nm.getServiceState() == org.apache.hadoop.service.Service.STATE.STARTED;
+  }
+
+  /** Containers the running NodeManagers hold now, whatever their state. */
   private int containers() {
     int n = 0;
-    for (int i = 0; i < opts.nodeManagers; i++) {
-      n += yarn.getNodeManager(i).getNMContext().getContainers().size();
+    for (org.apache.hadoop.yarn.server.nodemanager.NodeManager nm : nodeManagers()) {
+      if (running(nm)) {
+        n += nm.getNMContext().getContainers().size();
+      }
     }
     return n;
+  }
+
+  private String describeNodeManagers() {
+    StringBuilder sb = new StringBuilder("[");
+    List<org.apache.hadoop.yarn.server.nodemanager.NodeManager> all = nodeManagers();
+    for (int i = 0; i < all.size(); i++) {
+      org.apache.hadoop.yarn.server.nodemanager.NodeManager nm = all.get(i);
+      boolean up = running(nm);
+      sb.append(i == 0 ? "" : ", ").append("{\"index\": ").append(i);
+      sb.append(", \"node\": ").append(q(String.valueOf(nm.getNMContext().getNodeId())));
+      sb.append(", \"running\": ").append(up).append(", \"containers\": [");
+      if (up) {
+        int j = 0;
+        for (Object id : nm.getNMContext().getContainers().keySet()) {
+          sb.append(j++ == 0 ? "" : ", ").append(q(String.valueOf(id)));
+        }
+      }
+      sb.append("]}");
+    }
+    return sb.append(']').toString();
+  }
+
+  /**
+   * Stops NodeManager *index* as a host leaving a cluster: it leaves the ResourceManager, which
+   * completes its containers as lost for their applications, then kills them. A stopping
+   * NodeManager unregisters first (its status updater is the first of its services to stop),
+   * but MiniYARNCluster's own reach the ResourceManager in-process, where that unregistration
+   * goes nowhere: the ResourceManager's resource tracker is told here instead, as the
+   * NodeManager's RPC would tell it.
+   */
+  private void stopNodeManager(int index) throws Exception {
+    List<org.apache.hadoop.yarn.server.nodemanager.NodeManager> all = nodeManagers();
+    if (index < 0 || index >= all.size()) {
+      throw new IllegalArgumentException("no NodeManager " + index + " (there are " + all.size()
+          + ")");
+    }
+    org.apache.hadoop.yarn.server.nodemanager.NodeManager nm = all.get(index);
+    if (index < opts.nodeManagers) {
+      yarn.getResourceManager().getResourceTrackerService().unRegisterNodeManager(
+          org.apache.hadoop.yarn.server.api.protocolrecords.UnRegisterNodeManagerRequest
+              .newInstance(nm.getNMContext().getNodeId()));
+    }
+    nm.stop();
+  }
+
+  /**
+   * Starts one more NodeManager of the cluster's size, talking to the ResourceManager over RPC as
+   * a real one does, in directories of its own; returns its index once the ResourceManager
+   * counts it.
+   */
+  private int addNodeManager() throws Exception {
+    int index = nodeManagers().size();
+    org.apache.hadoop.yarn.conf.YarnConfiguration conf =
+        new org.apache.hadoop.yarn.conf.YarnConfiguration(yarn.getConfig());
+    Path dir = opts.baseDir.resolve("yarn").resolve("added-nm-" + index);
+    Path local = Files.createDirectories(dir.resolve("localDir"));
+    Path logs = Files.createDirectories(dir.resolve("logDir"));
+    conf.set(org.apache.hadoop.yarn.conf.YarnConfiguration.NM_LOCAL_DIRS, local.toString());
+    conf.set(org.apache.hadoop.yarn.conf.YarnConfiguration.NM_LOG_DIRS, logs.toString());
+    conf.set(org.apache.hadoop.yarn.conf.YarnConfiguration.NM_ADDRESS, HOST + ":0");
+    conf.set(org.apache.hadoop.yarn.conf.YarnConfiguration.NM_LOCALIZER_ADDRESS, HOST + ":0");
+    conf.set(org.apache.hadoop.yarn.conf.YarnConfiguration.NM_WEBAPP_ADDRESS, HOST + ":0");
+    conf.setInt(org.apache.hadoop.yarn.conf.YarnConfiguration.NM_PMEM_MB, opts.nmMemoryMb);
+    conf.set(org.apache.hadoop.yarn.conf.YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS,
+        yarn.getResourceManager().getConfig()
+            .get(org.apache.hadoop.yarn.conf.YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS));
+    org.apache.hadoop.yarn.server.nodemanager.NodeManager nm =
+        new org.apache.hadoop.yarn.server.nodemanager.NodeManager() {
+          @Override
+          protected void doSecureLogin() {
+            // simple authentication: no keytab to log in with
+          }
+        };
+    int before = activeNodes();
+    nm.init(conf);
+    nm.start();
+    synchronized (this) {
+      added.add(nm);
+    }
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (activeNodes() <= before) {
+      if (System.nanoTime() > deadline) {
+        throw new IOException("the added NodeManager did not register in 60 s");
+      }
+      Thread.sleep(100);
+    }
+    return index;
+  }
+
+  private int activeNodes() throws Exception {
+    return yarn.getResourceManager().getClientRMService()
+        .getClusterMetrics(
+            org.apache.hadoop.yarn.api.protocolrecords.GetClusterMetricsRequest.newInstance())
+        .getClusterMetrics().getNumNodeManagers();
   }
 
   private void commandLoop() throws IOException {
@@ -346,8 +466,22 @@ public final class MiniYarn {
       if (line.isEmpty()) {
         continue;
       }
+      String[] words = line.split("\\s+");
       try {
-        switch (line) {
+        switch (words[0]) {
+          case "nodemanagers":
+            OUT.println("OK " + describeNodeManagers());
+            break;
+          case "stop-nodemanager":
+            if (words.length != 2) {
+              throw new IllegalArgumentException("usage: stop-nodemanager INDEX");
+            }
+            stopNodeManager(Integer.parseInt(words[1]));
+            OUT.println("OK stopped");
+            break;
+          case "add-nodemanager":
+            OUT.println("OK " + addNodeManager());
+            break;
           case "ping":
             OUT.println("OK pong");
             break;
