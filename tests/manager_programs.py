@@ -95,8 +95,8 @@ def sgd_resume(args, ctx):
     MultiWorkerMirroredStrategy wants), each step lasting at least args.get("step_seconds", 0),
     with a ctx.resize_point after each (saving there when the gang is to grow). On attempt 0,
     the node args.get("kill_node") kills its executor's JVM at step args["kill_step"], and with
-    it its YARN container. Writes the attempt's size, container and first step to
-    OUT/attempt-A-job-index.json, the step where it left main_fun to grow to
+    it its YARN container. Writes the attempt's size, container, host (SPARK_LOCAL_IP) and first
+    step to OUT/attempt-A-job-index.json, the step where it left main_fun to grow to
     OUT/left-A-job-index.json, and w to OUT/final-job-index.json."""
     import tensorflow as tf
 
@@ -113,7 +113,8 @@ def sgd_resume(args, ctx):
     name = f"{ctx.job_name}-{ctx.task_index}"
     with open(os.path.join(args["out"], f"attempt-{ctx.attempt}-{name}.json"), "w") as f:
         json.dump({"attempt": ctx.attempt, "start": int(step.numpy()),
-                   "workers": ctx.num_workers, "container": os.environ.get("CONTAINER_ID")}, f)
+                   "workers": ctx.num_workers, "container": os.environ.get("CONTAINER_ID"),
+                   "host": os.environ.get("SPARK_LOCAL_IP")}, f)
     me = f"{ctx.job_name}:{ctx.task_index}"
     while int(step.numpy()) < args["steps"]:
         x = float(int(step.numpy()) % 7 + 1)

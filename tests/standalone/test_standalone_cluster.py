@@ -11,6 +11,7 @@ import time
 
 import pytest
 from pyspark.sql import functions as F
+from test_standalone_reservation import wait_for_slots
 
 from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
@@ -112,3 +113,5 @@ def test_a_cut_link_fails_the_run_at_the_heartbeat_timeout_naming_node_host_and_
         stopper.join(90)
         assert not stopper.is_alive(), "shutdown hung"
     assert node_processes_after(c.name, 60.0) == []
+    # the driver handed the silent node's executor back to Spark, which starts another there
+    wait_for_slots(standalone_spark.sparkContext, 3, timeout=180)

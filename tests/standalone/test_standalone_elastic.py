@@ -1,7 +1,10 @@
 """Elastic training on the standalone cluster across network namespaces (3 hosts, one slot
 each, min_workers=2): a host lost mid-training leaves the gang going on at 2 from the
 checkpoint; when its Worker returns, the gang grows back to 3 at the next resize_point, from
-the checkpoint saved there, and ends with the model an uninterrupted run makes."""
+the checkpoint saved there, and ends with the model an uninterrupted run makes. A host whose
+link is cut (its processes alive, unreachable) leaves the gang going on at 2 after the
+heartbeat timeout: the driver hands its executor back to Spark, which would otherwise count
+the host's slot until its own network timeout and place the restarted gang on it."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from test_standalone_reservation import LATE, wait_for_slots
 from tfrecord_io import cluster
 
 import manager_programs
+from processes import node_processes_after
 
 STEPS, LR = 60, 0.001
 
@@ -84,3 +88,60 @@ def test_nothing_of_the_cluster_is_left_behind(elastic):
     from processes import node_processes
 
     assert node_processes(elastic["name"]) == []
+
+
+HEARTBEAT_TIMEOUT = 10.0
+
+
+@pytest.fixture(scope="module")
+def cut_off(standalone_spark, network, tmp_path_factory):
+    out = tmp_path_factory.mktemp("elastic-cut")
+    sc = standalone_spark.sparkContext
+    args = {"out": str(out), "steps": STEPS, "lr": LR, "step_seconds": 0.5}
+    host = None
+    try:
+        with cluster.run(sc, manager_programs.sgd_resume, args, num_workers=3, min_workers=2,
+                         heartbeat_timeout=HEARTBEAT_TIMEOUT, log_dir=str(out / "logs"),
+                         progress=False) as c:
+            address = _read(out / "attempt-0-worker-2.json")["host"]
+            (host,) = [h for h in network.hosts if h.address == address]
+            host.set_link(up=False)
+            cut = time.monotonic()
+            _wait_for(out / "attempt-1-worker-0.json")
+            shrunk = time.monotonic() - cut
+            host.set_link(up=True)
+            result = c.wait(timeout=600)
+    finally:
+        if host is not None:
+            host.set_link(up=True)
+    left = node_processes_after(c.name, 60.0)
+    wait_for_slots(sc, 3, timeout=180)  # the host's executor, replaced, for the tests after
+    files = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+    return {"files": files, "result": result, "shrunk": shrunk, "left": left,
+            "address": address}
+
+
+def _read(path) -> dict:
+    _wait_for(path)
+    while not path.read_text():  # written, not yet flushed
+        time.sleep(0.1)
+    return json.loads(path.read_text())
+
+
+def test_a_cut_link_leaves_the_gang_going_on_at_2_after_the_heartbeat_timeout(cut_off):
+    files, result = cut_off["files"], cut_off["result"]
+    assert {files[f"attempt-1-worker-{i}"]["workers"] for i in range(2)} == {2}
+    assert cut_off["address"] not in {files[f"attempt-1-worker-{i}"]["host"] for i in range(2)}
+    first = result.resizes[0]
+    assert (first.attempt, first.before, first.after) == (1, 3, 2)
+    assert "no heartbeat" in first.cause and cut_off["address"] in first.cause, first.cause
+    assert cut_off["shrunk"] < HEARTBEAT_TIMEOUT + 60
+
+
+def test_a_cut_off_host_back_on_the_network_ends_with_the_uninterrupted_model(cut_off):
+    uninterrupted = manager_programs.sgd_uninterrupted_w(STEPS, LR)
+    finals = [f for name, f in cut_off["files"].items() if name.startswith("final-")]
+    assert finals and all(f["step"] == STEPS for f in finals)
+    for final in finals:
+        assert final["w"] == pytest.approx(uninterrupted, abs=1e-4)
+    assert cut_off["left"] == []

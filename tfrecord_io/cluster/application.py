@@ -38,6 +38,7 @@ from tfrecord_io.spark.jvm import (
     is_connect,
     jobs_with_tag,
     max_concurrent_tasks,
+    replace_executor,
 )
 
 __all__ = [
@@ -91,6 +92,12 @@ class SparkApplication:
     def executor_losses(self) -> ExecutorLosses | None:
         """The record of why Spark loses executors, from now on; None where the driver's JVM
         is out of reach (lost nodes are then named without Spark's reason)."""
+        raise NotImplementedError
+
+    def replace_executor(self, executor: str) -> bool:
+        """Have Spark kill *executor* and ask its cluster manager for another in its place,
+        as Spark does itself with an executor whose heartbeats stopped (its slots stop counting
+        at once, not after ``spark.network.timeout``); whether Spark took the request."""
         raise NotImplementedError
 
     def spark_context(self) -> Any:
@@ -176,6 +183,9 @@ class ClassicApplication(SparkApplication):
             return None
         return ExecutorLosses(lambda task, timeout: executor_loss(listener, task, timeout))
 
+    def replace_executor(self, executor: str) -> bool:
+        return replace_executor(self._sc, executor)
+
     def spark_context(self) -> Any:
         return self._sc
 
@@ -246,6 +256,9 @@ class ConnectApplication(SparkApplication):
             return {k: str(v) for k, v in rows[0].asDict().items() if v is not None}
 
         return ExecutorLosses(lookup)
+
+    def replace_executor(self, executor: str) -> bool:
+        return bool(self._status("replace", executor=executor)[0].replaced)
 
     def spark_context(self) -> Any:
         raise SparkConnectError(

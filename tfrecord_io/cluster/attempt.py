@@ -103,6 +103,7 @@ class Attempt:
         self.growing_to: int | None = None  #: the workers ``grow`` told the nodes of
         self._lost: set[str] = set()
         self._silenced: set[str] = set()  # lost for want of heartbeats
+        self._silent_executors: list[str] = []  # theirs, to hand back to Spark
         self._failures: list[tuple[int, float, ClusterError]] = []
         self._kinds: dict[int, FailureKind] = {}  # by id of a failure's error
         # failures that are a lost link (their cause is asked of Spark), by id of the error
@@ -225,6 +226,7 @@ class Attempt:
             executor = self._losses.executor_of(hello.task)
             if executor is not None:
                 where = f"executor {executor} on host {hello.host}"
+                self._silent_executors.append(executor)
         if hello.container:
             where += f", YARN container {hello.container}"
         self._lost.add(node)
@@ -400,9 +402,26 @@ class Attempt:
             pending = set(self._registered) - set(self._done) - self._lost
         for node in sorted(pending):
             self._server.send(node, self.number, Stop())
+        self._replace_silent_executors()
         self._teardown()
         self._name_loss()
         return self._error()
+
+    def _replace_silent_executors(self) -> None:
+        """Hand the executors of silent nodes back to Spark (:meth:`SparkApplication
+        .replace_executor`): Spark would count their task slots until its own network timeout
+        (``spark.network.timeout``, 120 s by default), and a restart placed on one would wait
+        for a node that cannot register."""
+        with self._cond:
+            executors, self._silent_executors = self._silent_executors, []
+        for executor in executors:
+            try:
+                replaced = self._application.replace_executor(executor)
+            except Exception:  # the node is named as lost all the same
+                log.warning("cannot ask Spark to replace executor %s", executor, exc_info=True)
+                continue
+            log.info("asked Spark to replace executor %s, whose node went silent: %s", executor,
+                     "taken" if replaced else "refused")
 
     def _name_loss(self) -> None:
         """If the attempt's failure is a lost link, add why Spark lost the node's executor

@@ -51,6 +51,7 @@ __all__ = [
     "spark_context",
     "java_class",
     "max_concurrent_tasks",
+    "replace_executor",
     "jobs_with_tag",
     "executor_losses",
     "executor_loss",
@@ -241,6 +242,15 @@ def max_concurrent_tasks(sc: Any) -> int:
     jsc = sc._jsc.sc()  # noqa: SLF001 - the Scala SparkContext
     profile = jsc.resourceProfileManager().defaultResourceProfile()
     return int(jsc.maxNumConcurrentTasks(profile))
+
+
+def replace_executor(sc: Any, executor: str) -> bool:
+    """Have Spark kill *executor* and ask its cluster manager for another in its place
+    (the JVM ``SparkContext.killAndReplaceExecutor``, what Spark's heartbeat receiver does with
+    an executor it stopped hearing from): its task slots stop counting at once. Whether Spark
+    took the request."""
+    jsc = sc._jsc.sc()  # noqa: SLF001 - the Scala SparkContext
+    return bool(jsc.killAndReplaceExecutor(str(executor)))
 
 
 def jobs_with_tag(sc: Any, tag: str) -> list[int]:

@@ -25,6 +25,10 @@ import org.tfrecordio.spark.DriverAnswers;
  * ... .option("action", "loss").option("task", id).option("timeoutMs", ms) ...
  *     // no row for a task never seen, else one (executor, host, container, reason), as
  *     // {@link ExecutorLosses#lossOfTask}
+ * ... .option("action", "replace").option("executor", id) ...
+ *     // one row (replaced boolean): the executor killed and another asked of the cluster
+ *     // manager in its place, as Spark's heartbeat receiver does with an executor it stopped
+ *     // hearing from (its task slots stop counting at once)
  * </pre>
  */
 public final class DriverStatus extends DriverAnswers {
@@ -32,6 +36,7 @@ public final class DriverStatus extends DriverAnswers {
   public static final String SLOTS = "slots";
   public static final String WATCH = "watch";
   public static final String LOSS = "loss";
+  public static final String REPLACE = "replace";
 
   @Override
   protected StructType schema(CaseInsensitiveStringMap options) {
@@ -45,9 +50,11 @@ public final class DriverStatus extends DriverAnswers {
             .add("host", DataTypes.StringType, true)
             .add("container", DataTypes.StringType, true)
             .add("reason", DataTypes.StringType, true);
+      case REPLACE:
+        return new StructType().add("replaced", DataTypes.BooleanType, false);
       default:
         throw new IllegalArgumentException("the driver status source's action is slots, "
-            + "watch or loss, not '" + options.get(ACTION) + "'");
+            + "watch, loss or replace, not '" + options.get(ACTION) + "'");
     }
   }
 
@@ -62,6 +69,14 @@ public final class DriverStatus extends DriverAnswers {
       case WATCH:
         ExecutorLosses.register(sc);
         return new InternalRow[] {new GenericInternalRow(new Object[] {true})};
+      case REPLACE:
+        String executor = options.get("executor");
+        if (executor == null || executor.isEmpty()) {
+          throw new IllegalArgumentException("the driver status source's replace action needs "
+              + "the option executor (an executor id)");
+        }
+        boolean replaced = sc.killAndReplaceExecutor(executor);
+        return new InternalRow[] {new GenericInternalRow(new Object[] {replaced})};
       default:
         return loss(sc, options);
     }
