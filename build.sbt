@@ -7,6 +7,8 @@
 //                                       JDBC driver that the tests give Spark in spark.jars)
 //   bin/sbt hadoopAws/exportClasspath   writes .tools/hadoop-aws.classpath (Hadoop's S3A
 //                                       connector, on the tests' Spark classpath)
+//   bin/sbt gcsConnector/exportClasspath writes .tools/gcs-connector.classpath (Google's Cloud
+//                                       Storage connector, on the tests' Spark classpath)
 //   bin/sbt core/publishM2              the Maven artifact org.tfrecordio:tfrecord-io:VERSION (jar,
 //                                       sources and javadoc jars, POM) into ~/.m2/repository, or
 //                                       SBT_OPTS=-Dmaven.repo.local=DIR; core/publishLocal: ~/.ivy2
@@ -85,7 +87,7 @@ val jdkOpens = Seq(
 ).flatMap(p => Seq("--add-opens", s"$p=ALL-UNNAMED"))
 
 lazy val root = (project in file("."))
-  .aggregate(core, minihdfs, miniyarn, postgresJdbc, hadoopAws)
+  .aggregate(core, minihdfs, miniyarn, postgresJdbc, hadoopAws, gcsConnector)
   .settings(javaOnly)
   .settings(
     name := "tfrecord-io-root",
@@ -256,6 +258,27 @@ lazy val hadoopAws = (project in file("jvm/hadoop-aws"))
     exportClasspath := {
       val cp = (Runtime / managedClasspath).value.files.map(_.getAbsolutePath)
       val out = (ThisBuild / baseDirectory).value / ".tools" / "hadoop-aws.classpath"
+      IO.write(out, cp.mkString(java.io.File.pathSeparator))
+      streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
+      out
+    }
+  )
+
+// Google's Cloud Storage connector for Hadoop (gs://) for the tests' Spark applications: its
+// shaded jar alone (Google's libraries relocated inside it, so nothing clashes with Spark's
+// Guava or protobuf), written to .tools/gcs-connector.classpath, which the tests put on the
+// driver's and executors' extraClassPath. Hadoop 3.5's own hadoop-gcp cannot reach an emulator
+// (no endpoint setting, and no unauthenticated access: a NullPointerException at its start).
+lazy val gcsConnector = (project in file("jvm/gcs-connector"))
+  .settings(javaOnly)
+  .settings(
+    name := "tfrecord-io-gcs-connector",
+    publish / skip := true,
+    libraryDependencies +=
+      ("com.google.cloud.bigdataoss" % "gcs-connector" % "3.0.4" classifier "shaded").intransitive(),
+    exportClasspath := {
+      val cp = (Runtime / managedClasspath).value.files.map(_.getAbsolutePath)
+      val out = (ThisBuild / baseDirectory).value / ".tools" / "gcs-connector.classpath"
       IO.write(out, cp.mkString(java.io.File.pathSeparator))
       streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
       out

@@ -248,15 +248,18 @@ def _event_log_conf(directory) -> dict[str, str]:
             "spark.eventLog.compress": "false"}
 
 
-def _s3a_conf() -> dict[str, str]:
-    """Hadoop's S3A connector (``make setup`` fetches it) on the driver's and the executors'
-    classpath, when it is of the Hadoop that the installed pyspark bundles (tests/spark/
-    test_spark_s3.py)."""
+def _connectors_conf() -> dict[str, str]:
+    """The object stores' connectors (``make setup`` fetches them) on the driver's and the
+    executors' classpath: Hadoop's S3A when it is of the Hadoop that the installed pyspark
+    bundles (tests/spark/test_spark_s3.py), Google's Cloud Storage connector (tests/spark/
+    test_spark_gcs.py)."""
+    from tfrecord_io.testing.gcs.connector import find_gcs_connector_classpath
     from tfrecord_io.testing.s3.s3a import find_s3a_classpath
 
-    classpath = find_s3a_classpath()
-    if classpath is None:
+    found = [cp for cp in (find_s3a_classpath(), find_gcs_connector_classpath()) if cp]
+    if not found:
         return {}
+    classpath = os.pathsep.join(found)
     return {"spark.driver.extraClassPath": classpath, "spark.executor.extraClassPath": classpath}
 
 
@@ -282,8 +285,8 @@ def _test_app_conf() -> dict[str, str]:
 def spark(event_logs):
     """A SparkSession on a local cluster: two executor JVMs with their own Python workers,
     with the PostgreSQL JDBC driver (``make setup`` fetches it) in ``spark.jars`` for the tests
-    of Spark's JDBC source (tests/postgres), Hadoop's S3A connector on its classpath
-    (:func:`_s3a_conf`), writing its event log to :func:`event_logs`."""
+    of Spark's JDBC source (tests/postgres), the object stores' connectors on its
+    classpath (:func:`_connectors_conf`), writing its event log to :func:`event_logs`."""
     from tfrecord_io import spark as tfs
     from tfrecord_io.testing.postgres.jdbc import find_jdbc_jars
 
@@ -302,7 +305,7 @@ def spark(event_logs):
             # its files get is set here, once, for every test.
             "spark.hadoop.dfs.replication": "2",
             **_event_log_conf(event_logs),
-            **_s3a_conf(),
+            **_connectors_conf(),
             **({"spark.jars": ",".join(jdbc_jars)} if jdbc_jars else {}),
         },
     )
@@ -333,7 +336,7 @@ def connect_server(tmp_path_factory, event_logs):
     server = connect.ConnectServer(
         tmp_path_factory.mktemp("connect"), master=SPARK_MASTER,
         conf={**_test_app_conf(), "spark.hadoop.dfs.replication": "2",
-              **_event_log_conf(event_logs), **_s3a_conf()},
+              **_event_log_conf(event_logs), **_connectors_conf()},
     )
     try:
         try:

@@ -1,6 +1,7 @@
 """tfrecord_io.spark.object_stores: S3A's settings made from the ones tfrecord-io's ``s3://``
-resolves (the AWS environment, or a registered S3FileSystem), and the hadoop-aws to add. No
-Spark started (tests/spark/test_spark_s3.py runs them on the test S3 server)."""
+resolves (the AWS environment, or a registered S3FileSystem), and the hadoop-aws to add; Google's
+Cloud Storage connector's from the ones ``gs://`` resolves. No Spark started
+(tests/spark/test_spark_s3.py and test_spark_gcs.py run them on the test servers)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from tfrecord_io import fs
 from tfrecord_io import spark as tfs
+from tfrecord_io.fs.gcs import GcsFileSystem
 from tfrecord_io.fs.s3 import S3FileSystem
 
 
@@ -94,3 +96,56 @@ def test_hadoop_aws_package_is_of_the_hadoop_that_pyspark_bundles():
     version = os.path.basename(jars[0])[len("hadoop-client-api-"):-len(".jar")]
     assert tfs.hadoop_version() == version
     assert tfs.hadoop_aws_package() == f"org.apache.hadoop:hadoop-aws:{version}"
+
+
+@pytest.fixture
+def google_env(monkeypatch):
+    for name in list(os.environ):
+        if name.startswith(("GOOGLE_", "STORAGE_EMULATOR_HOST", "TFRECORD_IO_GCS_")):
+            monkeypatch.delenv(name)
+    return monkeypatch
+
+
+def test_gs_urls_are_served_by_googles_connector_not_hadoops_own(google_env):
+    conf = tfs.gcs_conf(prefix="")
+    assert conf["fs.gs.impl"] == tfs.GCS_FILE_SYSTEM
+    assert conf["fs.AbstractFileSystem.gs.impl"] == "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFS"
+
+
+def test_hadoops_sizes_with_units_are_given_in_bytes(google_env):
+    conf = tfs.gcs_conf(prefix="")
+    assert conf["fs.gs.block.size"] == str(64 << 20)  # Hadoop 3.5's default says "64m"
+    assert all(conf[k].isdigit() for k in conf if k.endswith((".size", ".limit")))
+
+
+def test_an_emulator_from_the_environment_is_the_root_url_reached_unauthenticated(google_env):
+    google_env.setenv("STORAGE_EMULATOR_HOST", "http://127.0.0.1:4443")
+    google_env.setenv("GOOGLE_CLOUD_PROJECT", "tests")
+    conf = tfs.gcs_conf()
+    assert conf["spark.hadoop.fs.gs.storage.root.url"] == "http://127.0.0.1:4443"
+    assert conf["spark.hadoop.fs.gs.auth.type"] == "UNAUTHENTICATED"
+    assert conf["spark.hadoop.fs.gs.project.id"] == "tests"
+
+
+def test_on_google_cloud_itself_application_default_credentials_are_used(google_env):
+    conf = tfs.gcs_conf(prefix="")
+    assert conf["fs.gs.auth.type"] == "APPLICATION_DEFAULT"
+    assert "fs.gs.storage.root.url" not in conf and "fs.gs.project.id" not in conf
+
+
+def test_the_registered_gcs_file_systems_settings_are_the_ones_passed_on(google_env):
+    previous, _ = fs.filesystem("gs://b")
+    fs.register("gs", GcsFileSystem(emulator="http://gcs.internal:9023", project="p"),
+                replace=True)
+    try:
+        conf = tfs.gcs_conf(prefix="")
+    finally:
+        fs.register("gs", previous, replace=True)
+    assert conf["fs.gs.storage.root.url"] == "http://gcs.internal:9023"
+    assert conf["fs.gs.project.id"] == "p"
+
+
+def test_gs_writes_are_staged_by_file_output_committer_not_hadoops_manifest_committer(google_env):
+    conf = tfs.gcs_conf(prefix="")
+    assert conf["mapreduce.outputcommitter.factory.scheme.gs"] == \
+        "org.apache.hadoop.mapreduce.lib.output.FileOutputCommitterFactory"

@@ -13,8 +13,8 @@ Modules: :mod:`~tfrecord_io.spark.jvm` (the jar, sessions, the Java names),
 :mod:`~tfrecord_io.spark.dataframe` (:func:`save_dataframe`, :func:`load_dataframe`, and the
 DataFrame specification: the type mapping, :data:`RECORD_TYPES`, :data:`BYTE_ARRAY_COLUMN`),
 :mod:`~tfrecord_io.spark.object_stores` (:func:`s3a_conf`, :func:`configure_s3a`,
-:func:`hadoop_aws_package`: Spark's
-``s3a://`` and ``s3://`` configured as tfrecord-io's ``s3://`` is).
+:func:`hadoop_aws_package`: Spark's ``s3a://`` and ``s3://`` configured as tfrecord-io's
+``s3://`` is; :func:`gcs_conf`, :func:`configure_gcs`: Spark's ``gs://`` as tfrecord-io's).
 Scala/Java users of the same jar call the formats named by :data:`INPUT_FORMAT` and friends.
 """
 
@@ -38,8 +38,12 @@ from tfrecord_io.spark.jvm import (
     session,
 )
 from tfrecord_io.spark.object_stores import (
+    GCS_CONNECTOR_VERSION,
+    GCS_FILE_SYSTEM,
     S3A_FILE_SYSTEM,
+    configure_gcs,
     configure_s3a,
+    gcs_conf,
     hadoop_aws_package,
     hadoop_version,
     s3a_conf,
@@ -67,4 +71,8 @@ __all__ = [
     "hadoop_aws_package",
     "hadoop_version",
     "S3A_FILE_SYSTEM",
+    "gcs_conf",
+    "configure_gcs",
+    "GCS_CONNECTOR_VERSION",
+    "GCS_FILE_SYSTEM",
 ]

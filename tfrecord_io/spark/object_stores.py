@@ -22,6 +22,29 @@ commit protocol (Hadoop's ``FileOutputCommitter``): a task's output is promoted 
 task commits and the job's only when the job commits, so a failed task leaves nothing at the
 destination; on S3 each promotion is a copy (S3 has no rename), which costs time per file but
 never shows a partial file.
+
+Google Cloud Storage (``gs://``) goes through Google's connector for Hadoop, whose shaded jar
+(``com.google.cloud.bigdataoss:gcs-connector``, classifier ``shaded``, version
+:data:`GCS_CONNECTOR_VERSION`: Google's libraries relocated inside it) must be on the
+application's classpath (``spark.jars``, or ``--jars``: Spark's ``spark.jars.packages`` takes
+no classifier, and the unshaded artifact's dependencies clash with Spark's).
+:func:`gcs_conf` configures it from the settings tfrecord-io's own ``gs://`` uses
+(:mod:`tfrecord_io.fs.gcs`: Application Default Credentials, ``GOOGLE_CLOUD_PROJECT``,
+``STORAGE_EMULATOR_HOST``)::
+
+    spark = tfs.session("local[2]", **tfs.gcs_conf(),
+                        **{"spark.jars": "/path/to/gcs-connector-3.0.4-shaded.jar"})
+    tfs.save_dataframe(df, "gs://bucket/data")      # the same URL Python reads
+
+Hadoop 3.5 (Spark 4.1's and later) names a GCS connector of its own, ``hadoop-gcp``, in its
+defaults; it has no endpoint setting and no unauthenticated access, so it cannot reach an
+emulator, and its defaults give sizes with units (``64m``) that Google's connector reads as
+plain numbers. :func:`gcs_conf` points ``gs://`` at Google's connector and gives those sizes
+as numbers. Its default committer for ``gs://``, the manifest committer, is not one Spark's
+commit protocol stages through (that takes ``spark-hadoop-cloud``'s ``PathOutputCommitProtocol``,
+which pyspark does not ship): tasks would write straight to the destination, and a failed task
+would leave its part file there. :func:`gcs_conf` sets ``FileOutputCommitter`` for ``gs://``, as
+on S3: a task's output is staged and promoted only when it commits (each promotion a copy).
 """
 
 from __future__ import annotations
@@ -32,11 +55,13 @@ import re
 from typing import Any
 
 from tfrecord_io.errors import MissingDependencyError
+from tfrecord_io.fs.gcs import GcsFileSystem, GcsSettings
 from tfrecord_io.fs.registry import filesystem
 from tfrecord_io.fs.s3 import S3FileSystem, S3Settings
 from tfrecord_io.spark.jvm import is_connect
 
-__all__ = ["S3A_FILE_SYSTEM", "configure_s3a", "hadoop_aws_package", "hadoop_version", "s3a_conf"]
+__all__ = ["GCS_CONNECTOR_VERSION", "GCS_FILE_SYSTEM", "S3A_FILE_SYSTEM", "configure_gcs",
+           "configure_s3a", "gcs_conf", "hadoop_aws_package", "hadoop_version", "s3a_conf"]
 
 #: Hadoop's S3A file system class (``s3a://``), which :func:`s3a_conf` also gives ``s3://``.
 S3A_FILE_SYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
@@ -44,6 +69,22 @@ _S3A_ABSTRACT = "org.apache.hadoop.fs.s3a.S3A"
 _HADOOP_CLIENT = re.compile(r"hadoop-client-api-(\d+\.\d+\.\d+)\.jar$")
 # S3A raises a shorter connect timeout to this (with a warning).
 _S3A_MIN_CONNECT_TIMEOUT = 15.0
+
+#: The version of Google's Cloud Storage connector that the project tests (its shaded jar).
+GCS_CONNECTOR_VERSION = "3.0.4"
+#: Google's connector's file system class, which :func:`gcs_conf` gives ``gs://``.
+GCS_FILE_SYSTEM = "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFileSystem"
+_GCS_ABSTRACT = "com.google.cloud.hadoop.fs.gcs.GoogleHadoopFS"
+_FILE_OUTPUT_COMMITTER_FACTORY = "org.apache.hadoop.mapreduce.lib.output.FileOutputCommitterFactory"
+# Hadoop 3.5's defaults for its own hadoop-gcp, with units; the same sizes in bytes, which
+# Google's connector reads (as plain numbers).
+_GCS_SIZES = {
+    "fs.gs.block.size": 64 << 20,
+    "fs.gs.outputstream.buffer.size": 8 << 20,
+    "fs.gs.inputstream.inplace.seek.limit": 8 << 20,
+    "fs.gs.inputstream.min.range.request.size": 2 << 20,
+    "fs.gs.rewrite.max.chunk.size": 512 << 20,
+}
 
 
 def _milliseconds(seconds: float) -> str:
@@ -134,7 +175,61 @@ def configure_s3a(spark: Any, *, credentials: bool = False) -> None:
     and, on a classic session, in the SparkContext's Hadoop configuration (RDD reads and
     writes: :func:`tfrecord_io.spark.save_records`). The connector must already be on the
     application's classpath (:func:`hadoop_aws_package` at its start)."""
-    conf = s3a_conf(credentials=credentials, prefix="")
+    _configure(spark, s3a_conf(credentials=credentials, prefix=""))
+
+
+def gcs_conf(settings: GcsSettings | None = None, *,
+             prefix: str = "spark.hadoop.") -> dict[str, str]:
+    """The Spark configuration that makes Google's Cloud Storage connector serve ``gs://``
+    with *settings* (default: what ``gs://`` uses in this process now,
+    :meth:`~tfrecord_io.fs.gcs.GcsFileSystem.settings`): an emulator
+    (``STORAGE_EMULATOR_HOST``) as the connector's root URL, reached unauthenticated as
+    Google's client libraries reach it; else Google's service with Application Default
+    Credentials, the chain tfrecord-io's ``gs://`` uses (each JVM finds its own); the project.
+
+    Args:
+        settings: the GCS configuration to pass on.
+        prefix: ``"spark.hadoop."`` for a new session's configuration; ``""`` for a running
+            session's ``spark.conf.set`` or a Hadoop ``Configuration``.
+
+    Returns:
+        The settings, as strings, keyed with *prefix*.
+    """
+    if settings is None:
+        backend, _ = filesystem("gs://bucket")
+        settings = backend.settings() if isinstance(backend, GcsFileSystem) \
+            else GcsFileSystem().settings()
+    conf = {
+        "fs.gs.impl": GCS_FILE_SYSTEM,
+        "fs.AbstractFileSystem.gs.impl": _GCS_ABSTRACT,
+        **{key: str(size) for key, size in _GCS_SIZES.items()},
+        # Hadoop 3.5's default for gs:// is the manifest committer, which Spark's own commit
+        # protocol does not stage through (that needs spark-hadoop-cloud's, which pyspark does
+        # not ship): tasks would write to the destination itself, and a failed task's output
+        # would stay there. FileOutputCommitter stages every task's output and promotes it on
+        # commit.
+        "mapreduce.outputcommitter.factory.scheme.gs": _FILE_OUTPUT_COMMITTER_FACTORY,
+    }
+    if settings.emulator is not None:
+        conf["fs.gs.storage.root.url"] = settings.emulator
+        conf["fs.gs.auth.type"] = "UNAUTHENTICATED"
+    else:
+        conf["fs.gs.auth.type"] = "APPLICATION_DEFAULT"
+    if settings.project is not None:
+        conf["fs.gs.project.id"] = settings.project
+    return {prefix + key: value for key, value in conf.items()}
+
+
+def configure_gcs(spark: Any) -> None:
+    """Configures Google's Cloud Storage connector in the running session *spark* as
+    :func:`gcs_conf` gives it, as :func:`configure_s3a` does for S3A. The connector's shaded
+    jar must already be on the application's classpath."""
+    _configure(spark, gcs_conf(prefix=""))
+
+
+def _configure(spark: Any, conf: dict[str, str]) -> None:
+    """Sets *conf* in *spark*'s session configuration and, on a classic session, in the
+    SparkContext's Hadoop configuration."""
     for key, value in conf.items():
         spark.conf.set(key, value)
     if not is_connect(spark):
