@@ -52,7 +52,7 @@ from __future__ import annotations
 import glob
 import os
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 from tfrecord_io.errors import MissingDependencyError
 from tfrecord_io.fs.gcs import GcsFileSystem, GcsSettings
@@ -69,6 +69,8 @@ _S3A_ABSTRACT = "org.apache.hadoop.fs.s3a.S3A"
 _HADOOP_CLIENT = re.compile(r"hadoop-client-api-(\d+\.\d+\.\d+)\.jar$")
 # S3A raises a shorter connect timeout to this (with a warning).
 _S3A_MIN_CONNECT_TIMEOUT = 15.0
+
+_Store = TypeVar("_Store", S3FileSystem, GcsFileSystem)
 
 #: The version of Google's Cloud Storage connector that the project tests (its shaded jar).
 GCS_CONNECTOR_VERSION = "3.0.4"
@@ -114,9 +116,7 @@ def s3a_conf(
         The settings, as strings, keyed with *prefix*.
     """
     if settings is None:
-        backend, _ = filesystem("s3://bucket")
-        settings = backend.settings() if isinstance(backend, S3FileSystem) \
-            else S3FileSystem().settings()
+        settings = _serving("s3", S3FileSystem).settings()
     conf = {
         "fs.s3.impl": S3A_FILE_SYSTEM,
         "fs.AbstractFileSystem.s3.impl": _S3A_ABSTRACT,
@@ -196,9 +196,7 @@ def gcs_conf(settings: GcsSettings | None = None, *,
         The settings, as strings, keyed with *prefix*.
     """
     if settings is None:
-        backend, _ = filesystem("gs://bucket")
-        settings = backend.settings() if isinstance(backend, GcsFileSystem) \
-            else GcsFileSystem().settings()
+        settings = _serving("gs", GcsFileSystem).settings()
     conf = {
         "fs.gs.impl": GCS_FILE_SYSTEM,
         "fs.AbstractFileSystem.gs.impl": _GCS_ABSTRACT,
@@ -225,6 +223,13 @@ def configure_gcs(spark: Any) -> None:
     :func:`gcs_conf` gives it, as :func:`configure_s3a` does for S3A. The connector's shaded
     jar must already be on the application's classpath."""
     _configure(spark, gcs_conf(prefix=""))
+
+
+def _serving(scheme: str, kind: type[_Store]) -> _Store:
+    """The file system that serves *scheme* in this process (one registered with
+    ``fs.register``) when it is a *kind*, else a *kind* reading the environment."""
+    backend, _ = filesystem(f"{scheme}://bucket")
+    return backend if isinstance(backend, kind) else kind()
 
 
 def _configure(spark: Any, conf: dict[str, str]) -> None:
