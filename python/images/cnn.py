@@ -5,6 +5,7 @@
   random place); no flips, since a flipped digit is another digit or none;
 * :func:`pairs`: serialized Examples -> batches of ``(image, label)`` in the workers'
   ``tf.data`` pipeline (parse, decode, augment when training, batch);
+* :func:`seed`: the generators seeded, so that runs start from the same weights;
 * :func:`build`: Conv 16 -> pool -> Conv 32 -> pool -> Dense 64 -> 10 logits, compiled with Adam;
 * :func:`export`: a SavedModel whose ``serving_default`` signature takes the encoded files
   (input ``image``, ``tf.string``) and gives ``scores`` (10 logits) and ``prediction`` (the
@@ -31,6 +32,17 @@ SHIFT = 2
 #: The features of the records of ``tfrecord-io images`` (build_image_data.py's layout) used.
 IMAGE_FEATURE = "image/encoded"
 LABEL_FEATURE = "image/class/label"
+
+
+def seed(value: int | None) -> None:
+    """Seeds Python's, NumPy's and TensorFlow's generators with *value*, when it is given:
+    runs then start from the same weights and draw their translations from the same sequence
+    (the parallel pipeline may still hand them to other images)."""
+    if value is None:
+        return
+    import tensorflow as tf
+
+    tf.keras.utils.set_random_seed(value)
 
 
 def decode(encoded: Any) -> Any:

@@ -48,6 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--batch-size", type=int, default=32, help="per worker (default 32)")
     parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--seed", type=int,
+                        help="seeds the weights' start and the augmentation (default: none)")
     return parser.parse_args(argv)
 
 
@@ -57,6 +59,7 @@ def main(args: dict[str, Any], ctx: cluster.NodeContext) -> None:
     (``ctx.keras_callback()``); the chief saves the model to ``args["export_dir"]``. Also the
     ``train_fn`` of ``grid_search.py``'s ``TFEstimator``, which passes the same keys."""
     strategy = ctx.strategy()  # first: a multi-worker strategy must precede any op
+    cnn.seed(args.get("seed"))
     fed = ctx.feed("train").shuffle(4_000, seed=ctx.task_index)
     train = cnn.pairs(fed, args["batch_size"], training=True, image="image", label="label")
     with strategy.scope():
@@ -70,7 +73,7 @@ def train(session: Any, args: argparse.Namespace) -> cluster.Result:
     options = database.jdbc_options(args.url, args.user, args.password)
     rows = database.read_rows(session, options, table=args.table, partitions=args.partitions)
     node_args = {"learning_rate": args.learning_rate, "epochs": args.epochs,
-                 "batch_size": args.batch_size, "export_dir": args.model}
+                 "batch_size": args.batch_size, "export_dir": args.model, "seed": args.seed}
     with cluster.run(session.sparkContext, main, node_args, num_workers=args.workers,
                      mode="sync", input_mode="spark", keras="legacy") as c:
         report = c.train(rows.select("image", "label"), num_epochs=args.epochs)

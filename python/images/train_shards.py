@@ -43,6 +43,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--batch-size", type=int, default=32, help="per worker (default 32)")
     parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--seed", type=int,
+                        help="seeds the weights' start and the augmentation (default: none)")
     parser.add_argument("--train-images", type=int,
                         help="records in TRAIN, to size an epoch (default: counted)")
     return parser.parse_args(argv)
@@ -54,6 +56,7 @@ def main(args: argparse.Namespace, ctx: cluster.NodeContext) -> None:
     from tfrecord_io import tf as tfr
 
     strategy = ctx.strategy()  # first: a multi-worker strategy must precede any op
+    cnn.seed(args.seed)
     global_batch = args.batch_size * ctx.num_workers
     steps = args.train_images // global_batch
     # The worker's share, shuffled and repeated: every worker takes the same number of steps.
