@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import os
+from pathlib import Path
 
 import pyspark
 import pytest
@@ -149,3 +150,8 @@ def test_gs_writes_are_staged_by_file_output_committer_not_hadoops_manifest_comm
     conf = tfs.gcs_conf(prefix="")
     assert conf["mapreduce.outputcommitter.factory.scheme.gs"] == \
         "org.apache.hadoop.mapreduce.lib.output.FileOutputCommitterFactory"
+
+
+def test_the_connector_version_named_is_the_one_the_build_fetches():
+    build = (Path(__file__).resolve().parents[2] / "build.sbt").read_text()
+    assert f'"gcs-connector" % "{tfs.GCS_CONNECTOR_VERSION}"' in build

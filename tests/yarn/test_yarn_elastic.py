@@ -14,6 +14,7 @@ import json
 import time
 
 import pytest
+from test_yarn_losses import wait_for_file
 
 from tfrecord_io import cluster
 from tfrecord_io.cluster import slots
@@ -22,14 +23,8 @@ from tfrecord_io.cluster.application import application_of
 import manager_programs
 
 STEPS, LR = 60, 0.001
-
-
-def _wait_for(path, timeout: float = 300.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while not path.exists() or not path.read_text():
-        assert time.monotonic() < deadline, f"{path.name} did not appear in {timeout:.0f} s"
-        time.sleep(0.2)
-    return json.loads(path.read_text())
+# a container YARN gives again localizes the shipped environment before its node starts
+START_TIMEOUT = 300.0
 
 
 def _without_the_master(yarn, containers: set[str]) -> dict:
@@ -56,12 +51,13 @@ def elastic(yarn, yarn_spark, tmp_path_factory):
         with cluster.run(yarn_spark.sparkContext, manager_programs.sgd_resume, args,
                          num_workers=3, min_workers=2, reservation_timeout=300,
                          log_dir=f"{yarn.hdfs_url}/cluster/elastic", progress=False) as c:
-            first = [_wait_for(out / f"attempt-0-worker-{i}.json") for i in range(3)]
+            first = [wait_for_file(out / f"attempt-0-worker-{i}.json", START_TIMEOUT)
+                     for i in range(3)]
             ours = {f["container"] for f in first}
             stopped = _without_the_master(yarn, ours)
             lost = time.monotonic()
             yarn.stop_nodemanager(stopped["index"])
-            smaller = _wait_for(out / "attempt-1-worker-0.json")
+            smaller = wait_for_file(out / "attempt-1-worker-0.json", START_TIMEOUT)
             shrunk = time.monotonic() - lost
             added.append(yarn.add_nodemanager())
             result = c.wait(timeout=600)
