@@ -109,6 +109,18 @@ def test_the_fetcher_stays_at_most_depth_blocks_ahead_of_the_caller():
             assert fetched <= consumed + 2 * BLOCK
 
 
+def test_start_fetches_before_the_first_read():
+    data = os.urandom(3 * BLOCK)
+    source = FakeSource(data)
+    with _reader(source, depth=3) as f:
+        f.start()
+        deadline = time.monotonic() + 5
+        while len(source.reads) < 3 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert source.reads == [(0, BLOCK), (BLOCK, BLOCK), (2 * BLOCK, BLOCK)]
+        assert f.read() == data
+
+
 def test_a_fetch_error_is_raised_by_the_read_that_needs_its_bytes():
     data = os.urandom(6 * BLOCK)
     failure = OSError("fake://f: read byte 4000 failed: connection reset")

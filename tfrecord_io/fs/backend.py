@@ -107,6 +107,11 @@ class FileSystem:
     #: leaves nothing when its ``with`` block raises (object stores): then
     #: :func:`~tfrecord_io.fs.atomic_write` writes in place, with no temporary sibling.
     atomic_writes = False
+    #: Whether a file opened with ``open(target, "rb")`` fetches ahead in a background thread
+    #: that its raw reader's ``start()`` starts before the first read (object stores:
+    #: :class:`~tfrecord_io.fs.readahead.ReadAhead`): then opening the next file of a known
+    #: order early lets its first bytes arrive while the caller works on the one before.
+    reads_ahead = False
 
     def _unsupported(self, what: str, target: str) -> UnsupportedOperationError:
         return UnsupportedOperationError(

@@ -38,7 +38,7 @@ from typing import Any
 
 from tfrecord_io.errors import InputNotFoundError, SpecialFileError, TFRecordError
 from tfrecord_io.fs.backend import FileInfo
-from tfrecord_io.fs.operations import glob, walk
+from tfrecord_io.fs.operations import glob, walk_directory
 from tfrecord_io.fs.registry import filesystem
 from tfrecord_io.fs.urls import has_magic
 
@@ -72,8 +72,9 @@ def _as_list(paths: Paths) -> list[str]:
 
 
 def _files_below(directory: str) -> list[FileInfo]:
+    """The files under *directory* (known to be one), hidden names skipped."""
     files: list[FileInfo] = []
-    for _, dirs, names in walk(directory, detail=True):
+    for _, dirs, names in walk_directory(directory, detail=True):
         dirs[:] = [d for d in dirs if not _hidden(posixpath.basename(d.url.rstrip("/")))]
         files.extend(f for f in names if not _hidden(posixpath.basename(f.url)))
     return files

@@ -92,6 +92,7 @@ class ObjectStoreFileSystem(FileSystem):
     (:meth:`_connect`) and the words of its SDK's errors (the ``_*_words`` attributes)."""
 
     atomic_writes = True
+    reads_ahead = True
     #: What the store calls the first part of a URL's path.
     bucket_word = "bucket"
     # Words of the SDK's messages (as pyarrow passes them on) that say what went wrong.

@@ -32,6 +32,7 @@ __all__ = [
     "replace",
     "stat",
     "walk",
+    "walk_directory",
 ]
 
 log = logging.getLogger(__name__)
@@ -232,6 +233,15 @@ def walk(url: PathOrUrl, *, detail: bool = False) -> Iterator[tuple[str, list[An
         return
     if info.is_dir:
         yield from _walk(fs, target, detail, frozenset([fs.realpath(target)]))
+
+
+def walk_directory(
+    url: PathOrUrl, *, detail: bool = False
+) -> Iterator[tuple[str, list[Any], list[Any]]]:
+    """:func:`walk` of *url* that the caller already found to be a directory (a ``stat`` said
+    so): the same walk, without asking again (on an object store, a ``HEAD`` and a ``LIST``)."""
+    fs, target = filesystem(url)
+    yield from _walk(fs, target, detail, frozenset([fs.realpath(target)]))
 
 
 def _walk(

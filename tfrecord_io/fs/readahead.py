@@ -25,7 +25,7 @@ __all__ = ["ReadAhead"]
 class ReadAhead(PositionedReader):
     """A raw reader of *source* (a seekable raw reader of *size* bytes, which this one owns and
     closes) that fetches ``block_size`` bytes at a time, up to *depth* blocks ahead of the
-    caller, in one background thread started by the first read.
+    caller, in one background thread started by the first read (or by :meth:`start`).
 
     Errors of a fetch are raised by the read that needs its bytes, as *source* raised them.
     """
@@ -59,12 +59,7 @@ class ReadAhead(PositionedReader):
         if not len(view) or self._pos >= self._size:
             return 0
         with self._changed:
-            if self._fetcher is None:
-                self._restart_at(self._pos)
-                self._fetcher = threading.Thread(
-                    target=self._fetch, name=f"tfrecord-io-read-ahead {self.name}", daemon=True
-                )
-                self._fetcher.start()
+            self._start_fetcher()
             while True:
                 # Blocks wholly behind the caller (it seeked forward) are dropped.
                 while self._blocks and sum(_span(self._blocks[0])) <= self._pos:
@@ -87,6 +82,14 @@ class ReadAhead(PositionedReader):
                 elif self._error is not None:
                     raise self._error
                 self._changed.wait()
+
+    def start(self) -> None:
+        """Starts fetching from the current position now, before the first read, which then
+        finds its bytes fetched or on the way. Does nothing once fetching has started."""
+        if self.closed:
+            raise ValueError("I/O operation on closed file")
+        with self._changed:
+            self._start_fetcher()
 
     def readall(self) -> bytes:
         """The rest of the file (one allocation, not a join of small reads)."""
@@ -117,6 +120,15 @@ class ReadAhead(PositionedReader):
         super().close()
 
     # -- the background thread -----------------------------------------------------------------
+
+    def _start_fetcher(self) -> None:
+        """(Under the lock.) Starts the background thread at the current position, once."""
+        if self._fetcher is None:
+            self._restart_at(self._pos)
+            self._fetcher = threading.Thread(
+                target=self._fetch, name=f"tfrecord-io-read-ahead {self.name}", daemon=True
+            )
+            self._fetcher.start()
 
     def _restart_at(self, pos: int) -> None:
         """(Under the lock.) Drops what was fetched; the fetcher goes on from *pos*."""

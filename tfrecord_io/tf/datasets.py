@@ -19,6 +19,7 @@ from tfrecord_io.fs.expand import Paths
 from tfrecord_io.sharding import Piece, check_shards, shard_plan
 from tfrecord_io.tf.chunks import DEFAULT_CHUNK_BYTES, read_chunks, read_chunks_skipping
 from tfrecord_io.tf.features import DEFAULT_SAMPLE, infer_features
+from tfrecord_io.tf.filesystem import expect_reads
 from tfrecord_io.tf.plugin import filesystems_in_tensorflow, serves
 from tfrecord_io.tf.runtime import import_tensorflow
 
@@ -51,6 +52,8 @@ def _native_dataset(
         buffer_size = REMOTE_BUFFER_BYTES
     names = [fs.split_url(p.path)[1] for p in pieces]
     types = [_TF_COMPRESSION[p.compression] for p in pieces]
+    if parallel <= 1:
+        expect_reads(names)  # each remote file opened while TensorFlow parses the one before
     if len(set(types)) == 1:
         return tf.data.TFRecordDataset(
             names,

@@ -8,7 +8,10 @@ setup.py builds against the installed TensorFlow). TensorFlow loads it with
 callbacks that serve each operation with :mod:`tfrecord_io.fs` alone, so TensorFlow sees every URL
 exactly as the rest of tfrecord-io does (the same configuration, credentials, errors; on ``s3://``
 the same atomic writes). TensorFlow asks for large reads, so this Python code runs once per chunk
-(megabytes), while TensorFlow's C++ does the record framing.
+(megabytes), while TensorFlow's C++ does the record framing. When the order of the files is
+known (:func:`expect_reads`, which :func:`tfrecord_io.tf.dataset` calls), the next file of an
+object store is opened while TensorFlow reads one, and its first blocks fetched once the
+current file's are in, so that the store does not wait between files.
 
 No TensorFlow import here: :mod:`tfrecord_io.tf.runtime` owns that.
 """
@@ -16,12 +19,15 @@ No TensorFlow import here: :mod:`tfrecord_io.tf.runtime` owns that.
 from __future__ import annotations
 
 import atexit
+import collections
+import contextlib
 import ctypes
 import itertools
 import logging
 import posixpath
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,7 +35,7 @@ from typing import Any
 from tfrecord_io import fs
 from tfrecord_io.errors import BucketNotFoundError, PluginNotBuiltError, TFRecordError
 
-__all__ = ["plugin_path", "install", "installed"]
+__all__ = ["plugin_path", "install", "installed", "expect_reads"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +49,11 @@ _ALREADY_EXISTS = 6
 _PERMISSION_DENIED = 7
 _FAILED_PRECONDITION = 9
 _UNAVAILABLE = 14
+
+# Of the read order given by expect_reads: how many successors are remembered, and how many
+# files may be open ahead (each holds its first blocks) before the oldest is dropped.
+_SUCCESSORS_KEPT = 4096
+_OPEN_AHEAD = 2
 
 
 def plugin_path() -> Path:
@@ -126,9 +137,13 @@ class _Provider:
         lib.tfrecord_io_set_callbacks.argtypes = [ctypes.c_void_p]
         lib.tfrecord_io_set_callbacks.restype = None
         self._ids = itertools.count(1)
-        self._readers: dict[int, tuple[Any, threading.Lock]] = {}
+        self._readers: dict[int, tuple[Any, threading.Lock, str]] = {}
         self._writers: dict[int, Any] = {}
         self._lock = threading.Lock()
+        # Under _lock: the file read after each (expect_reads), and the files opened ahead.
+        self._successors: collections.OrderedDict[str, str] = collections.OrderedDict()
+        self._ahead: collections.OrderedDict[str, Future[Any]] = collections.OrderedDict()
+        self._opener: ThreadPoolExecutor | None = None
         self.table = _Callbacks(
             _STAT(self._guard(self._stat)),
             _OPEN(self._guard(self._open_read)),
@@ -178,28 +193,79 @@ class _Provider:
         # No read-ahead thread of ours: hdfs-native already streams up to 100 packets ahead in
         # its own tasks, and a second thread only added GIL hand-offs (bench/tf_hdfs.py measured
         # reading faster without it); s3:// fetches large ranged GETs ahead on its own.
-        f = fs.open(uri.decode(), "rb")
+        url = uri.decode()
+        f = self._opened_ahead(url) or fs.open(url, "rb")
         key = self._new_id()
-        self._readers[key] = (f, threading.Lock())
+        self._readers[key] = (f, threading.Lock(), url)
         handle[0] = key
+        self._open_ahead(url)
         return 0
 
     def _read(self, handle: int, offset: int, n: int, buffer: int, status: Any) -> int:
-        f, lock = self._readers[handle]
+        f, lock, url = self._readers[handle]
         if n == 0:
             return 0
         view = memoryview((ctypes.c_ubyte * n).from_address(buffer)).cast("B")
         with lock:
             f.seek(offset)
-            return f.readinto(view)
+            got = f.readinto(view)
+        if got < n:  # the end of the file: its fetches are over, the next file's may begin
+            self._start_ahead(url)
+        return got
 
     def _close_read(self, handle: int) -> None:
         entry = self._readers.pop(handle, None)
         if entry is not None:
-            try:
-                entry[0].close()
-            except Exception:
-                log.debug("closing a reader failed", exc_info=True)
+            _close_quietly(entry[0])
+
+    # -- opening the next file of a known order ahead of TensorFlow
+
+    def expect_reads(self, urls: Sequence[str]) -> None:
+        with self._lock:
+            for before, after in itertools.pairwise(urls):
+                self._successors.pop(before, None)
+                self._successors[before] = after
+            while len(self._successors) > _SUCCESSORS_KEPT:
+                self._successors.popitem(last=False)
+
+    def _open_ahead(self, url: str) -> None:
+        """Opens the file read after *url* in the background, if one is known (its first
+        request, a ``HEAD`` on an object store, then costs TensorFlow nothing)."""
+        with self._lock:
+            after = self._successors.get(url)
+            if after is None or after in self._ahead:
+                return
+            if not _reads_ahead(after):
+                return  # e.g. HDFS, which streams ahead on its own once TensorFlow opens it
+            if self._opener is None:
+                self._opener = ThreadPoolExecutor(1, thread_name_prefix="tfrecord-io-open-ahead")
+            self._ahead[after] = self._opener.submit(fs.open, after, "rb")
+            dropped = []
+            while len(self._ahead) > _OPEN_AHEAD:
+                dropped.append(self._ahead.popitem(last=False)[1])
+        for future in dropped:
+            future.add_done_callback(_close_result)
+
+    def _start_ahead(self, url: str) -> None:
+        """Starts fetching the first blocks of the file opened ahead after *url* (now that
+        *url*'s own fetches are over, so that the two do not share the store's answers)."""
+        with self._lock:
+            after = self._successors.get(url)
+            future = self._ahead.get(after) if after is not None else None
+        if future is not None:
+            future.add_done_callback(_start_result)
+
+    def _opened_ahead(self, url: str) -> Any:
+        """The reader of *url* opened ahead, if there is one; None otherwise, or if opening it
+        failed (the caller's own open then raises the error)."""
+        with self._lock:
+            future = self._ahead.pop(url, None)
+        if future is None:
+            return None
+        try:
+            return future.result()
+        except Exception:  # noqa: BLE001 - opened again by the caller, which reports it
+            return None
 
     def _list(self, uri: bytes, kind: int, names: Any, status: Any) -> int:
         url = uri.decode()
@@ -282,6 +348,11 @@ class _Provider:
         return 0
 
     def close_all(self) -> None:
+        with self._lock:
+            ahead = list(self._ahead.values())
+            self._ahead.clear()
+        for future in ahead:
+            future.add_done_callback(_close_result)
         for key in list(self._readers):
             self._close_read(key)
         for key in list(self._writers):
@@ -289,6 +360,37 @@ class _Provider:
                 self._writers.pop(key).close()
             except Exception:
                 log.warning("closing a file at exit failed", exc_info=True)
+
+
+def _reads_ahead(url: str) -> bool:
+    """Whether the file system of *url* fetches ahead of its readers (False if none serves it:
+    TensorFlow's own open then says so)."""
+    try:
+        return fs.filesystem(url)[0].reads_ahead
+    except Exception:  # noqa: BLE001 - an unknown scheme is reported by the open itself
+        return False
+
+
+def _start_result(future: Future[Any]) -> None:
+    """Starts the read-ahead of the reader a future opened, if it opened one."""
+    if future.exception() is None:
+        start = getattr(getattr(future.result(), "raw", None), "start", None)
+        if start is not None:
+            with contextlib.suppress(ValueError):  # closed meanwhile
+                start()
+
+
+def _close_result(future: Future[Any]) -> None:
+    """Closes the reader a future opened, if it opened one."""
+    if future.exception() is None:
+        _close_quietly(future.result())
+
+
+def _close_quietly(f: Any) -> None:
+    try:
+        f.close()
+    except Exception:
+        log.debug("closing a reader failed", exc_info=True)
 
 
 def _is_dir(url: str) -> bool | None:
@@ -323,6 +425,21 @@ def _withdraw() -> None:
     if provider is not None:
         provider._lib.tfrecord_io_set_callbacks(None)  # noqa: SLF001 - this module's own class
         provider.close_all()
+
+
+def expect_reads(urls: Sequence[str]) -> None:
+    """Tells the plugin that TensorFlow will read *urls* one after the other, each to its end
+    (a ``tf.data.TFRecordDataset`` of them read sequentially does).
+
+    When TensorFlow has read one of them to its end, the plugin opens the next and starts
+    fetching its first blocks while TensorFlow parses what it read last, so that an object
+    store is not idle between files. At most two files are open ahead; a file opened ahead that
+    TensorFlow never opens is closed when a later one is opened ahead. Does nothing before
+    :func:`install`, and for files whose reader does not fetch ahead (HDFS streams on its own).
+    """
+    provider = _provider
+    if provider is not None:
+        provider.expect_reads(urls)
 
 
 def installed() -> bool:
