@@ -43,7 +43,10 @@ ThisBuild / version := {
   """(?m)^__version__\s*=\s*"([^"]+)"""".r.findFirstMatchIn(init).map(_.group(1))
     .getOrElse(sys.error("tfrecord_io/__init__.py states no __version__"))
 }
-ThisBuild / scalaVersion := "2.12.20" // unused (no Scala sources), pinned so nothing floats
+// No Scala sources, but sbt's analysis of compiled Java classes loads them with this Scala's
+// library: it must be the Scala of pyspark 4.3.0's jars, since a class extending one of Spark's
+// Scala classes (PathOutputCommitProtocol) names 2.13-only types.
+ThisBuild / scalaVersion := "2.13.18"
 
 // Options for every javac run that compiles (not javadoc, which rejects -Xlint).
 // (-Xlint:-path: pyspark jars name absent jars in their manifests' Class-Path.)

@@ -47,6 +47,26 @@ def test_s3_urls_are_served_by_s3a_in_spark(aws_env):
     assert conf["fs.AbstractFileSystem.s3.impl"] == "org.apache.hadoop.fs.s3a.S3A"
 
 
+def test_s3_writes_go_through_s3as_magic_committer_and_the_jars_commit_protocol(aws_env):
+    conf = tfs.s3a_conf()
+    assert conf["spark.hadoop.fs.s3a.committer.name"] == "magic"
+    for scheme in ("s3a", "s3"):
+        assert conf[f"spark.hadoop.mapreduce.outputcommitter.factory.scheme.{scheme}"] == \
+            "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory"
+    # a Spark setting, not a Hadoop one: never under spark.hadoop.
+    assert conf["spark.sql.sources.commitProtocolClass"] == tfs.COMMIT_PROTOCOL == \
+        "org.tfrecordio.spark.PathOutputCommitProtocol"
+    assert tfs.s3a_conf(prefix="")["spark.sql.sources.commitProtocolClass"] == tfs.COMMIT_PROTOCOL
+
+
+def test_the_file_committer_leaves_sparks_own_commit_protocol(aws_env):
+    conf = tfs.s3a_conf(committer="file")
+    assert conf["spark.hadoop.fs.s3a.committer.name"] == "file"
+    assert "spark.sql.sources.commitProtocolClass" not in conf
+    with pytest.raises(ValueError, match="committer must be one of"):
+        tfs.s3a_conf(committer="directory")
+
+
 def test_a_connect_timeout_below_s3as_least_is_raised_to_it(aws_env):
     aws_env.setenv("TFRECORD_IO_S3_CONNECT_TIMEOUT", "2")
     assert tfs.s3a_conf(prefix="")["fs.s3a.connection.establish.timeout"] == "15000ms"

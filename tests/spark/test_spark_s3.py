@@ -9,6 +9,8 @@ not fetch."""
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
 
 import pytest
@@ -56,7 +58,22 @@ def test_spark_writes_on_s3a_and_reads_the_same_objects_on_s3_as_python_does(s3a
     assert sorted(e["id"][0] for e in found) == list(range(50))
 
 
-def test_a_failed_write_job_leaves_nothing_at_its_s3_destination(s3a_classic):
+def test_writes_are_committed_by_s3as_magic_committer_without_copies(s3a, s3):
+    spark, s3_url, s3a_url = s3a
+    with open(s3.log_path) as log:
+        log.seek(0, os.SEEK_END)
+        tfs.save_dataframe(_people(spark).repartition(2), f"{s3a_url}/magic")
+        requests = log.read()
+    with fs.open(f"{s3_url}/magic/_SUCCESS") as f:
+        assert json.load(f)["committer"] == "magic"  # S3A's own record of the commit
+    assert "x-amz-copy-source" not in requests.lower() and "?uploads" in requests
+    names = [fs.split(u.rstrip("/"))[1] for u in fs.ls(f"{s3_url}/magic")]
+    assert not [n for n in names if n.startswith("__magic")]  # the staging prefix is gone
+    assert len([n for n in names if n.startswith("part-")]) == 2
+    assert len([n for n in names if n.endswith(".tfindex")]) == 2  # each part's index too
+
+
+def test_a_failed_write_job_leaves_nothing_at_its_s3_destination(s3a_classic, s3, s3_bucket):
     spark, s3_url, _ = s3a_classic
     failing = _people(spark).repartition(2).withColumn(
         "id", F.when(F.col("id") == 42, F.raise_error(F.lit("task fails"))).otherwise(F.col("id")))
@@ -64,7 +81,10 @@ def test_a_failed_write_job_leaves_nothing_at_its_s3_destination(s3a_classic):
         failing.write.format("tfrecord").save(f"{s3_url}/failed")
     destination = f"{s3_url}/failed"
     left = [n for _, _, files in fs.walk(destination) for n in files]
-    assert left == []  # no part file, no _SUCCESS, no task attempt's _temporary output
+    assert left == []  # no part file, no _SUCCESS, no task attempt's pending upload
+    key = destination.split(f"{s3_bucket}/", 1)[1]
+    uploads = s3.client().list_multipart_uploads(Bucket=s3_bucket, Prefix=key)
+    assert uploads.get("Uploads", []) == []  # the failed tasks' uploads were aborted
 
 
 def test_save_records_and_load_records_round_trip_on_s3(s3a_classic):

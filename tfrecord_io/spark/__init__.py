@@ -38,6 +38,7 @@ from tfrecord_io.spark.jvm import (
     session,
 )
 from tfrecord_io.spark.object_stores import (
+    COMMIT_PROTOCOL,
     GCS_CONNECTOR_VERSION,
     GCS_FILE_SYSTEM,
     S3A_FILE_SYSTEM,
@@ -71,6 +72,7 @@ __all__ = [
     "hadoop_aws_package",
     "hadoop_version",
     "S3A_FILE_SYSTEM",
+    "COMMIT_PROTOCOL",
     "gcs_conf",
     "configure_gcs",
     "GCS_CONNECTOR_VERSION",

@@ -17,11 +17,14 @@ SDK bundle it depends on), e.g. as a package that Spark resolves from Maven Cent
 :func:`s3a_conf` maps ``s3://`` to S3A (Spark's open-source Hadoop has no ``s3://`` of its
 own), and passes the endpoint, region, addressing style, timeouts (S3A connects for 15 s at
 least) and attempts on; credentials stay with the AWS chain of each JVM (environment, profile,
-instance role: S3A's default providers) unless asked for. Writes go through Spark's usual
-commit protocol (Hadoop's ``FileOutputCommitter``): a task's output is promoted only when the
-task commits and the job's only when the job commits, so a failed task leaves nothing at the
-destination; on S3 each promotion is a copy (S3 has no rename), which costs time per file but
-never shows a partial file.
+instance role: S3A's default providers) unless asked for. Writes go through S3A's "magic"
+committer: each task uploads its files once, as multipart uploads that only the job's commit
+completes, so nothing is visible at the destination before the job commits and nothing after
+a failed task or job, and no file is copied (S3 has no rename). DataFrame writes reach it
+through tfrecord-io's jar's commit protocol (:data:`COMMIT_PROTOCOL`; Spark's own stages
+files only for ``FileOutputCommitter``). ``s3a_conf(committer="file")`` keeps Hadoop's
+``FileOutputCommitter`` instead: the same guarantees, each task's files promoted by a copy
+and a delete per file when the task commits, and again when the job does.
 
 Google Cloud Storage (``gs://``) goes through Google's connector for Hadoop, whose shaded jar
 (``com.google.cloud.bigdataoss:gcs-connector``, classifier ``shaded``, version
@@ -60,12 +63,19 @@ from tfrecord_io.fs.registry import filesystem
 from tfrecord_io.fs.s3 import S3FileSystem, S3Settings
 from tfrecord_io.spark.jvm import is_connect
 
-__all__ = ["GCS_CONNECTOR_VERSION", "GCS_FILE_SYSTEM", "S3A_FILE_SYSTEM", "configure_gcs",
-           "configure_s3a", "gcs_conf", "hadoop_aws_package", "hadoop_version", "s3a_conf"]
+__all__ = ["COMMIT_PROTOCOL", "GCS_CONNECTOR_VERSION", "GCS_FILE_SYSTEM", "S3A_COMMITTERS",
+           "S3A_FILE_SYSTEM", "configure_gcs", "configure_s3a", "gcs_conf", "hadoop_aws_package",
+           "hadoop_version", "s3a_conf"]
 
 #: Hadoop's S3A file system class (``s3a://``), which :func:`s3a_conf` also gives ``s3://``.
 S3A_FILE_SYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 _S3A_ABSTRACT = "org.apache.hadoop.fs.s3a.S3A"
+#: The commit protocol (in tfrecord-io's jar) that stages a DataFrame write's files where the
+#: destination's Hadoop committer says (``spark.sql.sources.commitProtocolClass``).
+COMMIT_PROTOCOL = "org.tfrecordio.spark.PathOutputCommitProtocol"
+#: The committers :func:`s3a_conf` sets up: S3A's ``magic`` (no copies), Hadoop's ``file``.
+S3A_COMMITTERS = ("magic", "file")
+_S3A_COMMITTER_FACTORY = "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory"
 _HADOOP_CLIENT = re.compile(r"hadoop-client-api-(\d+\.\d+\.\d+)\.jar$")
 # S3A raises a shorter connect timeout to this (with a warning).
 _S3A_MIN_CONNECT_TIMEOUT = 15.0
@@ -95,7 +105,7 @@ def _milliseconds(seconds: float) -> str:
 
 def s3a_conf(
     settings: S3Settings | None = None, *, credentials: bool = False,
-    prefix: str = "spark.hadoop.",
+    prefix: str = "spark.hadoop.", committer: str = "magic",
 ) -> dict[str, str]:
     """The Spark configuration that makes S3A use *settings* (default: what ``s3://`` uses in
     this process now, :meth:`~tfrecord_io.fs.s3.S3FileSystem.settings`) and serve ``s3://``
@@ -111,10 +121,20 @@ def s3a_conf(
         prefix: ``"spark.hadoop."`` for a new session's configuration; ``""`` for the keys of
             a running session's ``spark.conf.set`` (its DataFrame reads and writes take them,
             Spark Connect sessions included) or of a Hadoop ``Configuration``.
+        committer: ``"magic"``: S3A's magic committer (``fs.s3a.committer.name``), for
+            ``s3a://`` and ``s3://``, and :data:`COMMIT_PROTOCOL` for DataFrame writes, which
+            then needs tfrecord-io's jar in the application (as ``format("tfrecord")`` does)
+            and applies to the session's writes to every scheme (elsewhere it uses the
+            committer Hadoop names for the scheme, as Spark's own protocol does; dynamic
+            partition overwrite stays with Spark's). ``"file"``: Hadoop's
+            ``FileOutputCommitter`` through Spark's own protocol.
 
     Returns:
-        The settings, as strings, keyed with *prefix*.
+        The settings, as strings, keyed with *prefix* (but for the commit protocol, a Spark
+        setting: ``spark.sql.sources.commitProtocolClass``).
     """
+    if committer not in S3A_COMMITTERS:
+        raise ValueError(f"committer must be one of {S3A_COMMITTERS}, not {committer!r}")
     if settings is None:
         settings = _serving("s3", S3FileSystem).settings()
     conf = {
@@ -126,6 +146,10 @@ def s3a_conf(
         "fs.s3a.connection.timeout": _milliseconds(settings.request_timeout),
         # S3A's setting counts the retries after the first attempt
         "fs.s3a.attempts.maximum": str(max(0, settings.max_attempts - 1)),
+        "fs.s3a.committer.name": committer,
+        "fs.s3a.committer.magic.enabled": "true",  # Hadoop 3.3.4's default was false
+        "mapreduce.outputcommitter.factory.scheme.s3a": _S3A_COMMITTER_FACTORY,
+        "mapreduce.outputcommitter.factory.scheme.s3": _S3A_COMMITTER_FACTORY,
     }
     if settings.endpoint is not None:
         conf["fs.s3a.endpoint"] = settings.endpoint
@@ -140,7 +164,10 @@ def s3a_conf(
             conf["fs.s3a.session.token"] = settings.session_token
             conf["fs.s3a.aws.credentials.provider"] = (
                 "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider")
-    return {prefix + key: value for key, value in conf.items()}
+    keyed = {prefix + key: value for key, value in conf.items()}
+    if committer == "magic":
+        keyed["spark.sql.sources.commitProtocolClass"] = COMMIT_PROTOCOL
+    return keyed
 
 
 def hadoop_version() -> str:
@@ -169,13 +196,13 @@ def hadoop_aws_package() -> str:
     return f"org.apache.hadoop:hadoop-aws:{hadoop_version()}"
 
 
-def configure_s3a(spark: Any, *, credentials: bool = False) -> None:
+def configure_s3a(spark: Any, *, credentials: bool = False, committer: str = "magic") -> None:
     """Configures S3A in the running session *spark* as :func:`s3a_conf` gives it: in the
     session's configuration (its DataFrame reads and writes, Spark Connect sessions included)
     and, on a classic session, in the SparkContext's Hadoop configuration (RDD reads and
     writes: :func:`tfrecord_io.spark.save_records`). The connector must already be on the
     application's classpath (:func:`hadoop_aws_package` at its start)."""
-    _configure(spark, s3a_conf(credentials=credentials, prefix=""))
+    _configure(spark, s3a_conf(credentials=credentials, prefix="", committer=committer))
 
 
 def gcs_conf(settings: GcsSettings | None = None, *,
