@@ -67,3 +67,27 @@ def test_the_command_reads_the_store_as_a_process_of_its_own(base):
     done = subprocess.run([sys.executable, "-m", "tfrecord_io.cli", "count", base],
                           capture_output=True, text=True, timeout=120, env=dict(os.environ))
     assert (done.returncode, done.stdout, done.stderr) == (0, f"7\t{base}/a.tfrecord\n", "")
+
+
+@pytest.mark.gcs
+def test_images_with_spark_writes_to_gcs_what_the_local_conversion_writes(
+    spark, spark_master, tmp_path, gcs_env, gcs_bucket
+):
+    for label, name in enumerate(("cat", "dog")):
+        (tmp_path / "tree" / name).mkdir(parents=True)
+        for i in range(4):
+            (tmp_path / "tree" / name / f"{i}.png").write_bytes(_png(40 * label + i))
+    argv = ["--shards", "2", "--validation-fraction", "0.25"]
+    local = tmp_path / "local"
+    assert cli.main(["images", str(tmp_path / "tree"), str(local), *argv]) == 0
+    out = f"gs://{gcs_bucket}/cli/{uuid.uuid4().hex[:8]}/spark-images"
+    # In-process, main() uses the running session (conftest's local cluster), configuring
+    # Google's connector in it from this process's gs:// settings.
+    assert cli.main(["images", str(tmp_path / "tree"), out, *argv, "--spark", spark_master]) == 0
+    files = sorted(str(p.relative_to(local)) for p in local.rglob("*") if p.is_file())
+    written = sorted(f"{directory}/{name}"[len(out) + 1:]
+                     for directory, _, names in fs.walk(out) for name in names)
+    assert written == files
+    for name in files:
+        with fs.open(f"{out}/{name}") as f:
+            assert f.read() == (local / name).read_bytes(), name

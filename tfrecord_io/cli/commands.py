@@ -271,20 +271,27 @@ def _spark_for(args: argparse.Namespace, app_name: str) -> tuple[Any, Any]:
     require("pyspark", f"{app_name} --spark")
     from pyspark.sql import SparkSession  # noqa: PLC0415 - pyspark, the `spark` extra
 
-    on_s3 = any(fs.split_url(str(url))[0] == "s3" for url in (args.input, args.output))
+    schemes = {fs.split_url(str(url))[0] for url in (args.input, args.output)}
+    on_s3, on_gcs = "s3" in schemes, "gs" in schemes
     running = SparkSession.getActiveSession()
     if running is not None:  # main() called inside a Spark application: use its session
         log.info("Using the running Spark session (master %s)", running.sparkContext.master)
         spark = tfs.session(args.spark, app_name=app_name)
         if on_s3:
             tfs.configure_s3a(spark, credentials=True)
+        if on_gcs:
+            tfs.configure_gcs(spark)
         return spark, running
     # S3A as the settings of this process's s3:// say, its connector fetched from Maven
     # Central, and this process's explicit keys, if any (Spark redacts them): what reaches
-    # s3:// here reaches it from the executors.
-    s3 = {**tfs.s3a_conf(credentials=True),
-          "spark.jars.packages": tfs.hadoop_aws_package()} if on_s3 else {}
-    spark = tfs.session(args.spark, app_name=app_name, **s3)
+    # s3:// here reaches it from the executors. Google's connector as gs:// is set here; its
+    # shaded jar cannot come from spark.jars.packages (no classifiers there), so it must be
+    # on the application's classpath already (--jars in PYSPARK_SUBMIT_ARGS, or Spark's jars).
+    conf = {**tfs.s3a_conf(credentials=True),
+            "spark.jars.packages": tfs.hadoop_aws_package()} if on_s3 else {}
+    if on_gcs:
+        conf.update(tfs.gcs_conf())
+    spark = tfs.session(args.spark, app_name=app_name, **conf)
     spark.sparkContext.setLogLevel("WARN")
     return spark, running
 
