@@ -9,7 +9,7 @@
    ``--quick``) to HDFS with :func:`tfrecord_io.spark.save_records` -- timed: the Spark job's wall
    time, records generated on the executors from a random pool.
 3. The same part files are copied byte for byte to a local temporary directory.
-4. Timed reads, best of ``--repeat`` (5) after one untimed warm-up pass each, the contenders
+4. Timed reads, the median of ``--repeat`` (5) after one untimed warm-up pass each, the contenders
    interleaved round by round so that background load hurts them alike:
 
    * ``tf.data.TFRecordDataset(local files)`` -- TensorFlow's C++ reader, page cache warm: the
@@ -39,6 +39,7 @@ import os
 import platform
 import shlex
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -161,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="50 MB instead of 200")
     parser.add_argument("--size-mb", type=int, default=None, help="data size (default 200)")
     parser.add_argument("--files", type=int, default=8, help="part files (default 8)")
-    parser.add_argument("--repeat", type=int, default=5, help="timed passes (best is kept)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed passes (the median is kept)")
     parser.add_argument("--master", default="local-cluster[2,1,1024]", help="Spark master")
     parser.add_argument("--hdfs-url", help="use this running HDFS (hdfs://host:port)")
     parser.add_argument("--webhdfs-url", help="its WebHDFS URL (webhdfs://host:httpport)")
@@ -219,8 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         proc = getattr(cluster, "_proc", None)  # the HDFS JVM, for its CPU time
         jvm_pid = proc.pid if proc is not None else None
-        best = {name: float("inf") for name in contenders}
-        cpu = {name: float("inf") for name in contenders}
+        passes: dict[str, list[float]] = {name: [] for name in contenders}
+        cpu_passes: dict[str, list[float]] = {name: [] for name in contenders}
         for name, make in contenders.items():  # warm-up, and a check of the counts
             _, _, n = timed_pass(make)
             if n != n_written:
@@ -229,17 +230,18 @@ def main(argv: list[str] | None = None) -> int:
         for r in range(ns.repeat):
             for name, make in contenders.items():
                 seconds, cpu_seconds, _ = timed_pass(make, jvm_pid)
-                best[name] = min(best[name], seconds)
-                cpu[name] = min(cpu[name], cpu_seconds)
+                passes[name].append(seconds)
+                cpu_passes[name].append(cpu_seconds)
                 log(f"round {r + 1}: {name}: {n_written / seconds:,.0f} records/s, "
                     f"{cpu_seconds * 1e6 / n_written:.2f} CPU us/record")
 
-        transport_s, transport_cpu = float("inf"), float("inf")
-        for _ in range(ns.repeat):
-            seconds, cpu_seconds = transport_pass(urls, jvm_pid)
-            transport_s, transport_cpu = min(transport_s, seconds), min(transport_cpu, cpu_seconds)
+        median = {name: statistics.median(t) for name, t in passes.items()}
+        cpu = {name: statistics.median(t) for name, t in cpu_passes.items()}
+        transport = [transport_pass(urls, jvm_pid) for _ in range(ns.repeat)]
+        transport_s = statistics.median(t for t, _ in transport)
+        transport_cpu = statistics.median(c for _, c in transport)
 
-        reference = best[reference_name]
+        reference = median[reference_name]
         cores = os.cpu_count() or 1
         ceiling = cores * n_written / cpu[hdfs_name]  # records/s with every core busy on it
         load = os.getloadavg()
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             "| reader | records/s | MB/s | vs local | CPU µs/record |",
             "|---|---:|---:|---:|---:|",
         ]
-        for name, seconds in best.items():
+        for name, seconds in median.items():
             lines.append(
                 f"| {name} | {n_written / seconds:,.0f} | {total_bytes / seconds / 1e6:,.1f} "
                 f"| {reference / seconds:.0%} | {cpu[name] * 1e6 / n_written:.2f} |"
@@ -263,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             f"With tf.data's autotuning off on both sides (its background tuning makes passes "
             f"vary by up to 1.5x here, local disk too): {hdfs_name} at "
-            f"{best[steady_local] / best[steady_hdfs]:.0%} of local disk.",
+            f"{median[steady_local] / median[steady_hdfs]:.0%} of local disk.",
             "",
             f"Ceiling of {hdfs_name} at its CPU cost ({cpu[hdfs_name] * 1e6 / n_written:.2f} µs "
             f"per record) with all {cores} cores busy on nothing else: {ceiling:,.0f} records/s "
@@ -272,9 +274,9 @@ def main(argv: list[str] | None = None) -> int:
             f"Spark `save_records` to HDFS ({ns.master}, {ns.files} tasks): {write_s:.1f} s, "
             f"{total_bytes / write_s / 1e6:.1f} MB/s, {n_written / write_s:,.0f} records/s.",
             "",
-            f"Best of {ns.repeat} passes after a warm-up, contenders interleaved; each pass "
+            f"Median of {ns.repeat} passes after a warm-up, contenders interleaved; each pass "
             "iterates `dataset.batch(1024)` in Python. MB = 10**6 bytes of file (record + 16 "
-            "framing). CPU µs/record: the least CPU time of a pass (this process, plus the "
+            "framing). CPU µs/record: the median CPU time of a pass (this process, plus the "
             "HDFS JVM -- NameNode and DataNodes -- when the bench started it) per record: "
             "what a pass costs whatever else runs on the machine. "
             f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, load average "
@@ -287,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         print(report)
         if ns.out:
             Path(ns.out).write_text(report, encoding="utf-8")
-        ratio = reference / best[hdfs_name]
+        ratio = reference / median[hdfs_name]
         log(f"hdfs:// reaches {ratio:.0%} of the local-disk figure (target: 90%)")
         if ns.hdfs_url:  # a cluster of our own goes away with its data
             fs.delete(base, recursive=True)
