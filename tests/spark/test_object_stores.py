@@ -50,6 +50,7 @@ def test_s3_urls_are_served_by_s3a_in_spark(aws_env):
 def test_s3_writes_go_through_s3as_magic_committer_and_the_jars_commit_protocol(aws_env):
     conf = tfs.s3a_conf()
     assert conf["spark.hadoop.fs.s3a.committer.name"] == "magic"
+    assert conf["spark.hadoop.fs.s3a.committer.magic.track.commits.in.memory.enabled"] == "true"
     for scheme in ("s3a", "s3"):
         assert conf[f"spark.hadoop.mapreduce.outputcommitter.factory.scheme.{scheme}"] == \
             "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory"

@@ -164,6 +164,10 @@ def s3a_conf(
             conf["fs.s3a.session.token"] = settings.session_token
             conf["fs.s3a.aws.credentials.provider"] = (
                 "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider")
+    if committer == "magic":
+        # A task's list of uploads stays in its own memory until it commits, not in a .pending
+        # object per file written, read back and deleted: a Spark task commits what it wrote.
+        conf["fs.s3a.committer.magic.track.commits.in.memory.enabled"] = "true"
     keyed = {prefix + key: value for key, value in conf.items()}
     if committer == "magic":
         keyed["spark.sql.sources.commitProtocolClass"] = COMMIT_PROTOCOL
