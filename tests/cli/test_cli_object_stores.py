@@ -4,13 +4,13 @@ test_cli_s3.py): ``az://`` on Azurite and ``gs://`` on fake-gcs-server (conftest
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
 import uuid
 
 import pytest
+from image_trees import png, spark_conversion_matches_local
 
 from tfrecord_io import cli, fs, records
 
@@ -28,19 +28,11 @@ def base(request) -> str:
     return f"{root}/cli/{uuid.uuid4().hex[:8]}"
 
 
-def _png(value: int) -> bytes:
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.new("L", (4, 3), value).save(buf, "PNG")
-    return buf.getvalue()
-
-
 def test_images_converted_to_the_store_are_counted_and_verified(tmp_path, capsys, base):
     for label, name in enumerate(("cat", "dog")):
         (tmp_path / "tree" / name).mkdir(parents=True)
         for i in range(3):
-            (tmp_path / "tree" / name / f"{i}.png").write_bytes(_png(40 * label + i))
+            (tmp_path / "tree" / name / f"{i}.png").write_bytes(png(40 * label + i))
     out = f"{base}/images"
     assert cli.main(["images", str(tmp_path / "tree"), out, "--shards", "2"]) == 0
     assert fs.ls(out) == [f"{out}/labels.txt", f"{out}/train"]
@@ -73,21 +65,5 @@ def test_the_command_reads_the_store_as_a_process_of_its_own(base):
 def test_images_with_spark_writes_to_gcs_what_the_local_conversion_writes(
     spark, spark_master, tmp_path, gcs_env, gcs_bucket
 ):
-    for label, name in enumerate(("cat", "dog")):
-        (tmp_path / "tree" / name).mkdir(parents=True)
-        for i in range(4):
-            (tmp_path / "tree" / name / f"{i}.png").write_bytes(_png(40 * label + i))
-    argv = ["--shards", "2", "--validation-fraction", "0.25"]
-    local = tmp_path / "local"
-    assert cli.main(["images", str(tmp_path / "tree"), str(local), *argv]) == 0
     out = f"gs://{gcs_bucket}/cli/{uuid.uuid4().hex[:8]}/spark-images"
-    # In-process, main() uses the running session (conftest's local cluster), configuring
-    # Google's connector in it from this process's gs:// settings.
-    assert cli.main(["images", str(tmp_path / "tree"), out, *argv, "--spark", spark_master]) == 0
-    files = sorted(str(p.relative_to(local)) for p in local.rglob("*") if p.is_file())
-    written = sorted(f"{directory}/{name}"[len(out) + 1:]
-                     for directory, _, names in fs.walk(out) for name in names)
-    assert written == files
-    for name in files:
-        with fs.open(f"{out}/{name}") as f:
-            assert f.read() == (local / name).read_bytes(), name
+    spark_conversion_matches_local(tmp_path, out, spark_master)

@@ -5,7 +5,6 @@ schema, verify and index reading it; and the command as a process of its own."""
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import struct
@@ -15,6 +14,7 @@ import uuid
 
 import numpy as np
 import pytest
+from image_trees import png, spark_conversion_matches_local
 
 from tfrecord_io import cli, fs, records
 from tfrecord_io.example import decode_example
@@ -93,19 +93,11 @@ def test_verify_and_index_on_s3(capsys, base):
     assert f"{base}/bad.tfrecord" in report and "byte offset 198" in report
 
 
-def _png(value: int) -> bytes:
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.new("L", (4, 3), value).save(buf, "PNG")
-    return buf.getvalue()
-
-
 def test_images_from_a_local_tree_to_s3(tmp_path, capsys, base):
     for label, name in enumerate(("cat", "dog")):
         (tmp_path / "tree" / name).mkdir(parents=True)
         for i in range(3):
-            (tmp_path / "tree" / name / f"{i}.png").write_bytes(_png(40 * label + i))
+            (tmp_path / "tree" / name / f"{i}.png").write_bytes(png(40 * label + i))
     out = f"{base}/images"
     assert cli.main(["images", str(tmp_path / "tree"), out, "--shards", "2"]) == 0
     assert fs.ls(out) == [f"{out}/labels.txt", f"{out}/train"]
@@ -117,27 +109,9 @@ def test_images_from_a_local_tree_to_s3(tmp_path, capsys, base):
 
 
 def test_images_with_spark_writes_to_s3_what_the_local_conversion_writes(
-    spark, spark_master, tmp_path, capsys, base
+    spark, spark_master, tmp_path, base
 ):
-    for label, name in enumerate(("cat", "dog")):
-        (tmp_path / "tree" / name).mkdir(parents=True)
-        for i in range(4):
-            (tmp_path / "tree" / name / f"{i}.png").write_bytes(_png(40 * label + i))
-    argv = ["--shards", "2", "--validation-fraction", "0.25"]
-    local = tmp_path / "local"
-    assert cli.main(["images", str(tmp_path / "tree"), str(local), *argv]) == 0
-    out = f"{base}/spark-images"
-    # In-process, main() uses the running session (conftest's local cluster) and leaves it up.
-    assert cli.main(["images", str(tmp_path / "tree"), out, *argv, "--spark", spark_master]) == 0
-    files = sorted(str(p.relative_to(local)) for p in local.rglob("*") if p.is_file())
-    written = sorted(f"{directory}/{name}"[len(out) + 1:]
-                     for directory, _, names in fs.walk(out) for name in names)
-    assert written == files
-    for name in files:
-        if name.endswith("_SUCCESS"):
-            continue  # S3A's magic committer records its commit in it (JSON); locally empty
-        with fs.open(f"{out}/{name}") as f:
-            assert f.read() == (local / name).read_bytes(), name
+    spark_conversion_matches_local(tmp_path, f"{base}/spark-images", spark_master)
 
 
 def test_missing_inputs_are_usage_errors_naming_the_url(capsys, base):

@@ -232,7 +232,7 @@ def walk(url: PathOrUrl, *, detail: bool = False) -> Iterator[tuple[str, list[An
     except FileNotFoundError:
         return
     if info.is_dir:
-        yield from _walk(fs, target, detail, frozenset([fs.realpath(target)]))
+        yield from walk_directory(url, detail=detail)
 
 
 def walk_directory(

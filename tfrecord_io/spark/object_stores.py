@@ -44,10 +44,11 @@ defaults; it has no endpoint setting and no unauthenticated access, so it cannot
 emulator, and its defaults give sizes with units (``64m``) that Google's connector reads as
 plain numbers. :func:`gcs_conf` points ``gs://`` at Google's connector and gives those sizes
 as numbers. Its default committer for ``gs://``, the manifest committer, is not one Spark's
-commit protocol stages through (that takes ``spark-hadoop-cloud``'s ``PathOutputCommitProtocol``,
-which pyspark does not ship): tasks would write straight to the destination, and a failed task
-would leave its part file there. :func:`gcs_conf` sets ``FileOutputCommitter`` for ``gs://``, as
-on S3: a task's output is staged and promoted only when it commits (each promotion a copy).
+own commit protocol stages through (that takes a protocol like :data:`COMMIT_PROTOCOL`, which
+:func:`gcs_conf` does not set and which is not tested on GCS): tasks would write straight to
+the destination, and a failed task would leave its part file there. :func:`gcs_conf` sets
+``FileOutputCommitter`` for ``gs://``: a task's output is staged and promoted only when it
+commits (each promotion a copy).
 """
 
 from __future__ import annotations
@@ -148,6 +149,10 @@ def s3a_conf(
         "fs.s3a.attempts.maximum": str(max(0, settings.max_attempts - 1)),
         "fs.s3a.committer.name": committer,
         "fs.s3a.committer.magic.enabled": "true",  # Hadoop 3.3.4's default was false
+        # A task's list of uploads stays in its own memory until it commits, not in a .pending
+        # object per file written, read back and deleted: a Spark task commits what it wrote.
+        "fs.s3a.committer.magic.track.commits.in.memory.enabled": str(
+            committer == "magic").lower(),
         "mapreduce.outputcommitter.factory.scheme.s3a": _S3A_COMMITTER_FACTORY,
         "mapreduce.outputcommitter.factory.scheme.s3": _S3A_COMMITTER_FACTORY,
     }
@@ -164,10 +169,6 @@ def s3a_conf(
             conf["fs.s3a.session.token"] = settings.session_token
             conf["fs.s3a.aws.credentials.provider"] = (
                 "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider")
-    if committer == "magic":
-        # A task's list of uploads stays in its own memory until it commits, not in a .pending
-        # object per file written, read back and deleted: a Spark task commits what it wrote.
-        conf["fs.s3a.committer.magic.track.commits.in.memory.enabled"] = "true"
     keyed = {prefix + key: value for key, value in conf.items()}
     if committer == "magic":
         keyed["spark.sql.sources.commitProtocolClass"] = COMMIT_PROTOCOL

@@ -431,11 +431,12 @@ def expect_reads(urls: Sequence[str]) -> None:
     """Tells the plugin that TensorFlow will read *urls* one after the other, each to its end
     (a ``tf.data.TFRecordDataset`` of them read sequentially does).
 
-    When TensorFlow has read one of them to its end, the plugin opens the next and starts
-    fetching its first blocks while TensorFlow parses what it read last, so that an object
-    store is not idle between files. At most two files are open ahead; a file opened ahead that
-    TensorFlow never opens is closed when a later one is opened ahead. Does nothing before
-    :func:`install`, and for files whose reader does not fetch ahead (HDFS streams on its own).
+    When TensorFlow opens one of them, the plugin opens the next in the background; when
+    TensorFlow has read the first to its end, the next one's first blocks are fetched while
+    TensorFlow parses what it read last, so that an object store is not idle between files.
+    At most two files are open ahead; a file opened ahead that TensorFlow never opens is
+    closed when a later one is opened ahead. Does nothing before :func:`install`, and for
+    files whose reader does not fetch ahead (HDFS streams on its own).
     """
     provider = _provider
     if provider is not None:
