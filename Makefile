@@ -7,7 +7,8 @@
 #                 JVM dependencies,
 #                 .tools/minihdfs.classpath for the test HDFS, the PostgreSQL JDBC driver
 #                 (.tools/postgres-jdbc.classpath), Hadoop's S3A connector
-#                 (.tools/hadoop-aws.classpath), Google's Cloud Storage connector
+#                 (.tools/hadoop-aws.classpath), Hadoop's ABFS connector
+#                 (.tools/hadoop-azure.classpath), Google's Cloud Storage connector
 #                 (.tools/gcs-connector.classpath), PostgreSQL itself, .venv-spark35 (pyspark 3.5,
 #                 the package with the very same jar, not rebuilt, the Connect client) with Spark
 #                 3.5's Connect server jar (.tools/spark-connect_2.12-*.jar), and the environment YARN
@@ -96,6 +97,7 @@ MINIYARN_CP := .tools/miniyarn.classpath
 MINIYARN_SRC := $(shell find jvm/miniyarn/src -type f 2>/dev/null)
 POSTGRES_JDBC_CP := .tools/postgres-jdbc.classpath
 HADOOP_AWS_CP := .tools/hadoop-aws.classpath
+HADOOP_AZURE_CP := .tools/hadoop-azure.classpath
 GCS_CONNECTOR_CP := .tools/gcs-connector.classpath
 # The tests' object-store emulators (tfrecord_io.testing.azurite, tfrecord_io.testing.gcs find
 # them here). Azurite: Microsoft's Azure Storage emulator, an npm package, installed with its
@@ -245,14 +247,16 @@ setup-ship: setup-python setup-spark35
 
 # Fetches the sbt launcher on first use, resolves every JVM dependency of the build (Maven
 # Central only) and writes .tools/minihdfs.classpath, .tools/miniyarn.classpath,
-# .tools/postgres-jdbc.classpath, .tools/hadoop-aws.classpath and .tools/gcs-connector.classpath.
+# .tools/postgres-jdbc.classpath, .tools/hadoop-aws.classpath, .tools/hadoop-azure.classpath and
+# .tools/gcs-connector.classpath.
 setup-jvm: setup-system
 	$(SBT) update minihdfs/exportClasspath miniyarn/exportClasspath postgresJdbc/exportClasspath \
-	  hadoopAws/exportClasspath gcsConnector/exportClasspath
+	  hadoopAws/exportClasspath hadoopAzure/exportClasspath gcsConnector/exportClasspath
 	@test -s $(MINIHDFS_CP)
 	@test -s $(MINIYARN_CP)
 	@test -s $(POSTGRES_JDBC_CP)
 	@test -s $(HADOOP_AWS_CP)
+	@test -s $(HADOOP_AZURE_CP)
 	@test -s $(GCS_CONNECTOR_CP)
 
 # Rebuild the jar in the source tree when a Java source changed (editable install picks it up).
@@ -284,6 +288,10 @@ $(POSTGRES_JDBC_CP): build.sbt
 $(HADOOP_AWS_CP): build.sbt
 	$(SBT) hadoopAws/exportClasspath
 
+# Hadoop's ABFS connector (the tests' Spark classpath).
+$(HADOOP_AZURE_CP): build.sbt
+	$(SBT) hadoopAzure/exportClasspath
+
 # Google's Cloud Storage connector (the tests' Spark classpath).
 $(GCS_CONNECTOR_CP): build.sbt
 	$(SBT) gcsConnector/exportClasspath
@@ -308,7 +316,7 @@ test-jvm:
 	$(SBT) core/test
 
 # pytest's exit status 5 (no tests collected) is a failure here.
-test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_CP) $(HADOOP_AWS_CP) \
+test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_CP) $(HADOOP_AWS_CP) $(HADOOP_AZURE_CP) \
   $(GCS_CONNECTOR_CP)
 	@rc=0; $(PY) -m pytest tests -ra --durations=40 $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test-python: pytest collected no tests; failing" >&2; exit 1; fi; \

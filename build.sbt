@@ -7,6 +7,8 @@
 //                                       JDBC driver that the tests give Spark in spark.jars)
 //   bin/sbt hadoopAws/exportClasspath   writes .tools/hadoop-aws.classpath (Hadoop's S3A
 //                                       connector, on the tests' Spark classpath)
+//   bin/sbt hadoopAzure/exportClasspath writes .tools/hadoop-azure.classpath (Hadoop's ABFS
+//                                       connector, on the tests' Spark classpath)
 //   bin/sbt gcsConnector/exportClasspath writes .tools/gcs-connector.classpath (Google's Cloud
 //                                       Storage connector, on the tests' Spark classpath)
 //   bin/sbt core/publishM2              the Maven artifact org.tfrecordio:tfrecord-io:VERSION (jar,
@@ -90,7 +92,7 @@ val jdkOpens = Seq(
 ).flatMap(p => Seq("--add-opens", s"$p=ALL-UNNAMED"))
 
 lazy val root = (project in file("."))
-  .aggregate(core, minihdfs, miniyarn, postgresJdbc, hadoopAws, gcsConnector)
+  .aggregate(core, minihdfs, miniyarn, postgresJdbc, hadoopAws, hadoopAzure, gcsConnector)
   .settings(javaOnly)
   .settings(
     name := "tfrecord-io-root",
@@ -179,6 +181,16 @@ lazy val core = (project in file("jvm"))
 
 val exportClasspath = taskKey[File]("Write the runtime classpath to .tools/<project>.classpath")
 
+// exportClasspath writing `classpath` (the project's full runtime classpath, or only its
+// dependencies' jars) to .tools/NAME as one ':'-separated line without a trailing newline.
+def exportClasspathTo(name: String, classpath: TaskKey[Classpath]) = exportClasspath := {
+  val cp = (Runtime / classpath).value.files.map(_.getAbsolutePath)
+  val out = (ThisBuild / baseDirectory).value / ".tools" / name
+  IO.write(out, cp.mkString(java.io.File.pathSeparator))
+  streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
+  out
+}
+
 lazy val minihdfs = (project in file("jvm/minihdfs"))
   .settings(javaOnly)
   .settings(
@@ -195,13 +207,7 @@ lazy val minihdfs = (project in file("jvm/minihdfs"))
     run / fork := true,
     run / javaOptions ++= Seq("-Xmx1g", "-Djava.net.preferIPv4Stack=true") ++ jdkOpens,
     run / connectInput := true,
-    exportClasspath := {
-      val cp = (Runtime / fullClasspath).value.files.map(_.getAbsolutePath)
-      val out = (ThisBuild / baseDirectory).value / ".tools" / "minihdfs.classpath"
-      IO.write(out, cp.mkString(java.io.File.pathSeparator)) // one line, no trailing newline
-      streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
-      out
-    }
+    exportClasspathTo("minihdfs.classpath", fullClasspath)
   )
 
 // The test YARN: a MiniYARNCluster (ResourceManager, NodeManagers) with its HDFS in one JVM
@@ -220,13 +226,7 @@ lazy val miniyarn = (project in file("jvm/miniyarn"))
       "junit" % "junit" % "4.13.2"
     ),
     Compile / mainClass := Some("org.tfrecordio.miniyarn.MiniYarn"),
-    exportClasspath := {
-      val cp = (Runtime / fullClasspath).value.files.map(_.getAbsolutePath)
-      val out = (ThisBuild / baseDirectory).value / ".tools" / "miniyarn.classpath"
-      IO.write(out, cp.mkString(java.io.File.pathSeparator))
-      streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
-      out
-    }
+    exportClasspathTo("miniyarn.classpath", fullClasspath)
   )
 
 // The PostgreSQL JDBC driver for the tests' Spark application (spark.jars), which reads the test
@@ -238,13 +238,7 @@ lazy val postgresJdbc = (project in file("jvm/postgres-jdbc"))
     name := "tfrecord-io-postgres-jdbc",
     publish / skip := true,
     libraryDependencies += "org.postgresql" % "postgresql" % "42.7.14",
-    exportClasspath := {
-      val cp = (Runtime / managedClasspath).value.files.map(_.getAbsolutePath)
-      val out = (ThisBuild / baseDirectory).value / ".tools" / "postgres-jdbc.classpath"
-      IO.write(out, cp.mkString(java.io.File.pathSeparator))
-      streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
-      out
-    }
+    exportClasspathTo("postgres-jdbc.classpath", managedClasspath)
   )
 
 // Hadoop's S3A connector (s3a://, and s3:// as tfrecord_io.spark.s3a_conf maps it) for the
@@ -258,13 +252,23 @@ lazy val hadoopAws = (project in file("jvm/hadoop-aws"))
     name := "tfrecord-io-hadoop-aws",
     publish / skip := true,
     libraryDependencies += "org.apache.hadoop" % "hadoop-aws" % hadoopVersion,
-    exportClasspath := {
-      val cp = (Runtime / managedClasspath).value.files.map(_.getAbsolutePath)
-      val out = (ThisBuild / baseDirectory).value / ".tools" / "hadoop-aws.classpath"
-      IO.write(out, cp.mkString(java.io.File.pathSeparator))
-      streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
-      out
-    }
+    exportClasspathTo("hadoop-aws.classpath", managedClasspath)
+  )
+
+// Hadoop's ABFS connector (abfs://, abfss://) for the tests' Spark applications: hadoop-azure of
+// the Hadoop that pyspark bundles, with what it needs beyond pyspark's Hadoop client (hadoop-
+// common and Hadoop's shaded third-party libraries are pyspark's own), written to
+// .tools/hadoop-azure.classpath for the driver's and executors' extraClassPath. Its driver
+// reaches flat-namespace accounts through the Blob endpoint, which Azurite serves.
+lazy val hadoopAzure = (project in file("jvm/hadoop-azure"))
+  .settings(javaOnly)
+  .settings(
+    name := "tfrecord-io-hadoop-azure",
+    publish / skip := true,
+    libraryDependencies += ("org.apache.hadoop" % "hadoop-azure" % hadoopVersion)
+      .exclude("org.apache.hadoop", "hadoop-common")
+      .excludeAll(ExclusionRule(organization = "org.apache.hadoop.thirdparty")),
+    exportClasspathTo("hadoop-azure.classpath", managedClasspath)
   )
 
 // Google's Cloud Storage connector for Hadoop (gs://) for the tests' Spark applications: its
@@ -279,11 +283,5 @@ lazy val gcsConnector = (project in file("jvm/gcs-connector"))
     publish / skip := true,
     libraryDependencies +=
       ("com.google.cloud.bigdataoss" % "gcs-connector" % "3.0.4" classifier "shaded").intransitive(),
-    exportClasspath := {
-      val cp = (Runtime / managedClasspath).value.files.map(_.getAbsolutePath)
-      val out = (ThisBuild / baseDirectory).value / ".tools" / "gcs-connector.classpath"
-      IO.write(out, cp.mkString(java.io.File.pathSeparator))
-      streams.value.log.info(s"wrote ${cp.size} classpath entries to $out")
-      out
-    }
+    exportClasspathTo("gcs-connector.classpath", managedClasspath)
   )

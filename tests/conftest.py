@@ -250,13 +250,15 @@ def _event_log_conf(directory) -> dict[str, str]:
 
 def _connectors_conf() -> dict[str, str]:
     """The object stores' connectors (``make setup`` fetches them) on the driver's and the
-    executors' classpath: Hadoop's S3A when it is of the Hadoop that the installed pyspark
-    bundles (tests/spark/test_spark_s3.py), Google's Cloud Storage connector (tests/spark/
-    test_spark_gcs.py)."""
+    executors' classpath: Hadoop's S3A and ABFS when they are of the Hadoop that the installed
+    pyspark bundles (tests/spark/test_spark_s3.py, test_spark_azure.py), Google's Cloud Storage
+    connector (tests/spark/test_spark_gcs.py)."""
+    from tfrecord_io.testing.azurite.abfs import find_abfs_classpath
     from tfrecord_io.testing.gcs.connector import find_gcs_connector_classpath
     from tfrecord_io.testing.s3.s3a import find_s3a_classpath
 
-    found = [cp for cp in (find_s3a_classpath(), find_gcs_connector_classpath()) if cp]
+    found = [cp for cp in (find_s3a_classpath(), find_abfs_classpath(),
+                           find_gcs_connector_classpath()) if cp]
     if not found:
         return {}
     classpath = os.pathsep.join(found)
@@ -331,12 +333,15 @@ def connect_server(tmp_path_factory, event_logs):
     ``make setup-spark35`` puts it), on the classic session's master (a local cluster of two
     executor JVMs), with the bundled jar, writing its event log to :func:`event_logs`; stopped
     with its whole process tree at the end of the session."""
+    from tfrecord_io.spark import REDACTION_REGEX
     from tfrecord_io.testing import connect
 
     server = connect.ConnectServer(
         tmp_path_factory.mktemp("connect"), master=SPARK_MASTER,
         conf={**_test_app_conf(), "spark.hadoop.dfs.replication": "2",
-              **_event_log_conf(event_logs), **_connectors_conf()},
+              **_event_log_conf(event_logs), **_connectors_conf(),
+              # as tfs.session() starts applications: object stores' account keys redacted
+              "spark.redaction.regex": REDACTION_REGEX},
     )
     try:
         try:

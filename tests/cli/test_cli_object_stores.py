@@ -61,6 +61,15 @@ def test_the_command_reads_the_store_as_a_process_of_its_own(base):
     assert (done.returncode, done.stdout, done.stderr) == (0, f"7\t{base}/a.tfrecord\n", "")
 
 
+@pytest.mark.azure
+def test_images_with_spark_writes_to_abfs_what_the_local_conversion_writes(
+    spark, spark_master, tmp_path, azure_env, azure_container, azurite
+):
+    host = f"{azurite.account_name}.dfs.core.windows.net"
+    out = f"abfs://{azure_container}@{host}/cli/{uuid.uuid4().hex[:8]}/spark-images"
+    spark_conversion_matches_local(tmp_path, out, spark_master)
+
+
 @pytest.mark.gcs
 def test_images_with_spark_writes_to_gcs_what_the_local_conversion_writes(
     spark, spark_master, tmp_path, gcs_env, gcs_bucket

@@ -41,6 +41,33 @@ def test_abfs_urls_name_the_account_and_reach_the_objects_of_az_urls(azurite, az
     assert _get(f"abfss://{azure_container}/{key}/part-1") == b"written as abfs://"
 
 
+def test_directories_that_hadoop_marks_with_an_empty_blob_are_directories(azurite,
+                                                                          azure_container, key):
+    # Hadoop's ABFS (and WASB) make each directory of a flat-namespace account an empty blob
+    # with hdi_isfolder=true beside the blobs under it, as Spark's writes through ABFS leave.
+    marker = {"hdi_isfolder": "true"}
+    azurite.put_blob(azure_container, f"{key}/out", b"", marker)
+    azurite.put_blob(azure_container, f"{key}/out/part-0", b"data")
+    azurite.put_blob(azure_container, f"{key}/out/empty", b"", marker)
+    azurite.put_blob(azure_container, f"{key}/out/zero-length-file", b"")
+    base = f"az://{azure_container}/{key}"
+    assert fs.stat(f"{base}/out").is_dir
+    assert fs.ls(base) == [f"{base}/out"]  # once, though listed as a blob and as a prefix
+    assert sorted(fs.ls(f"{base}/out")) == [f"{base}/out/{n}"
+                                            for n in ("empty", "part-0", "zero-length-file")]
+    assert fs.stat(f"{base}/out/empty").is_dir and fs.ls(f"{base}/out/empty") == []
+    assert not fs.stat(f"{base}/out/zero-length-file").is_dir
+    assert fs.expand(f"{base}/out") == [f"{base}/out/part-0", f"{base}/out/zero-length-file"]
+    fs.makedirs(f"{base}/out/more/deeper")  # under Hadoop's marker: marked as Hadoop marks
+    assert fs.stat(f"{base}/out/more").is_dir and fs.stat(f"{base}/out/more/deeper").is_dir
+    _put(f"{base}/out/more/deeper/part-1", b"more")
+    assert fs.ls(f"{base}/out/more/deeper") == [f"{base}/out/more/deeper/part-1"]
+    with pytest.raises(FileExistsError):
+        fs.makedirs(f"{base}/out/part-0/below-a-file")
+    fs.replace(f"{base}/out/more/deeper/part-1", f"{base}/out/part-2")  # a copy below a marker
+    assert _get(f"{base}/out/part-2") == b"more" and not fs.exists(f"{base}/out/more/deeper/part-1")
+
+
 def test_a_connection_string_configures_the_account_alone(azurite, azure_container, key,
                                                           monkeypatch):
     _put(f"az://{azure_container}/{key}/data", b"x")

@@ -1,12 +1,14 @@
 """tfrecord_io.spark.object_stores: S3A's settings made from the ones tfrecord-io's ``s3://``
-resolves (the AWS environment, or a registered S3FileSystem), and the hadoop-aws to add; Google's
-Cloud Storage connector's from the ones ``gs://`` resolves. No Spark started
-(tests/spark/test_spark_s3.py and test_spark_gcs.py run them on the test servers)."""
+resolves (the AWS environment, or a registered S3FileSystem), and the hadoop-aws to add; ABFS's
+from the ones ``az://`` and ``abfs://`` resolve; Google's Cloud Storage connector's from the ones
+``gs://`` resolves. No Spark started (tests/spark/test_spark_s3.py, test_spark_azure.py and
+test_spark_gcs.py run them on the test servers)."""
 
 from __future__ import annotations
 
 import glob
 import os
+import re
 from pathlib import Path
 
 import pyspark
@@ -14,6 +16,7 @@ import pytest
 
 from tfrecord_io import fs
 from tfrecord_io import spark as tfs
+from tfrecord_io.fs.azure import AzureFileSystem
 from tfrecord_io.fs.gcs import GcsFileSystem
 from tfrecord_io.fs.s3 import S3FileSystem
 
@@ -118,6 +121,70 @@ def test_hadoop_aws_package_is_of_the_hadoop_that_pyspark_bundles():
     version = os.path.basename(jars[0])[len("hadoop-client-api-"):-len(".jar")]
     assert tfs.hadoop_version() == version
     assert tfs.hadoop_aws_package() == f"org.apache.hadoop:hadoop-aws:{version}"
+
+
+@pytest.fixture
+def azure_settings(monkeypatch):
+    for name in list(os.environ):
+        if name.startswith(("AZURE_", "TFRECORD_IO_AZURE_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_NAME", "myaccount")
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_KEY", "c2VjcmV0")
+    return monkeypatch
+
+
+def test_the_accounts_key_is_passed_under_the_host_abfs_urls_name(azure_settings):
+    conf = tfs.abfs_conf(prefix="")
+    host = "myaccount.dfs.core.windows.net"
+    assert conf[f"fs.azure.account.key.{host}"] == "c2VjcmV0"
+    assert conf[f"fs.azure.account.auth.type.{host}"] == "SharedKey"
+
+
+def test_on_azure_itself_abfs_keeps_its_endpoints_and_finds_the_namespace_itself(azure_settings):
+    conf = tfs.abfs_conf(prefix="")
+    assert not [k for k in conf if "endpoint" in k or "hns" in k or "service.type" in k]
+
+
+def test_a_blob_endpoint_alone_is_reached_as_a_flat_namespace_account_over_http(azure_settings):
+    azure_settings.setenv("AZURE_STORAGE_BLOB_ENDPOINT", "http://127.0.0.1:10000")
+    conf = tfs.abfs_conf(prefix="")
+    assert conf["fs.azure.abfs.endpoint"] == "127.0.0.1:10000"
+    assert conf["fs.azure.always.use.https"] == "false"
+    assert conf["fs.azure.account.hns.enabled"] == "false"
+    assert conf["fs.azure.fns.account.service.type"] == "BLOB"
+    assert conf["fs.azure.metrics.collection.enabled"] == "false"
+
+
+def test_abfs_writes_commit_through_the_jars_protocol_and_a_new_session_redacts_the_key(
+        azure_settings):
+    conf = tfs.abfs_conf()
+    assert conf["spark.sql.sources.commitProtocolClass"] == tfs.COMMIT_PROTOCOL
+    redacted = re.compile(conf["spark.redaction.regex"])
+    assert redacted.search("spark.hadoop.fs.azure.account.key.myaccount.dfs.core.windows.net")
+    for spark_default in ("fs.s3a.secret.key", "fs.s3a.access.key", "a.password", "my.token"):
+        assert redacted.search(spark_default)
+    assert "spark.redaction.regex" not in tfs.abfs_conf(prefix="")  # not in a running session
+
+
+def test_abfs_needs_the_account(azure_settings):
+    azure_settings.delenv("AZURE_STORAGE_ACCOUNT_NAME")
+    with pytest.raises(ValueError, match="AZURE_STORAGE_ACCOUNT_NAME"):
+        tfs.abfs_conf()
+
+
+def test_the_registered_azure_file_systems_settings_are_the_ones_passed_on(azure_settings):
+    previous, _ = fs.filesystem("abfs://c@a.dfs.core.windows.net/k")
+    fs.register(["az", "abfs", "abfss"], AzureFileSystem(account_name="other",
+                                                         account_key="b3RoZXI="), replace=True)
+    try:
+        conf = tfs.abfs_conf(prefix="")
+    finally:
+        fs.register(["az", "abfs", "abfss"], previous, replace=True)
+    assert conf["fs.azure.account.key.other.dfs.core.windows.net"] == "b3RoZXI="
+
+
+def test_hadoop_azure_package_is_of_the_hadoop_that_pyspark_bundles():
+    assert tfs.hadoop_azure_package() == f"org.apache.hadoop:hadoop-azure:{tfs.hadoop_version()}"
 
 
 @pytest.fixture

@@ -273,22 +273,34 @@ def _spark_for(args: argparse.Namespace, app_name: str) -> tuple[Any, Any]:
 
     schemes = {fs.split_url(str(url))[0] for url in (args.input, args.output)}
     on_s3, on_gcs = "s3" in schemes, "gs" in schemes
+    on_abfs = bool(schemes & {"abfs", "abfss"})
     running = SparkSession.getActiveSession()
     if running is not None:  # main() called inside a Spark application: use its session
         log.info("Using the running Spark session (master %s)", running.sparkContext.master)
         spark = tfs.session(args.spark, app_name=app_name)
         if on_s3:
             tfs.configure_s3a(spark, credentials=True)
+        if on_abfs:
+            tfs.configure_abfs(spark)
         if on_gcs:
             tfs.configure_gcs(spark)
         return spark, running
-    # S3A as the settings of this process's s3:// say, its connector fetched from Maven
-    # Central, and this process's explicit keys, if any (Spark redacts them): what reaches
-    # s3:// here reaches it from the executors. Google's connector as gs:// is set here; its
-    # shaded jar cannot come from spark.jars.packages (no classifiers there), so it must be
-    # on the application's classpath already (--jars in PYSPARK_SUBMIT_ARGS, or Spark's jars).
-    conf = {**tfs.s3a_conf(credentials=True),
-            "spark.jars.packages": tfs.hadoop_aws_package()} if on_s3 else {}
+    # S3A and ABFS as the settings of this process's s3:// and abfs:// say, their connectors
+    # fetched from Maven Central, and this process's explicit keys, if any (Spark redacts
+    # them): what reaches the store here reaches it from the executors. Google's connector as
+    # gs:// is set here; its shaded jar cannot come from spark.jars.packages (no classifiers
+    # there), so it must be on the application's classpath already (--jars in
+    # PYSPARK_SUBMIT_ARGS, or Spark's jars).
+    conf: dict[str, str] = {}
+    packages = []
+    if on_s3:
+        conf.update(tfs.s3a_conf(credentials=True))
+        packages.append(tfs.hadoop_aws_package())
+    if on_abfs:
+        conf.update(tfs.abfs_conf())
+        packages.append(tfs.hadoop_azure_package())
+    if packages:
+        conf["spark.jars.packages"] = ",".join(packages)
     if on_gcs:
         conf.update(tfs.gcs_conf())
     spark = tfs.session(args.spark, app_name=app_name, **conf)

@@ -46,7 +46,7 @@ from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
 
-from tfrecord_io.errors import ObjectStoreError, UnsupportedURLError
+from tfrecord_io.errors import ObjectStoreError, ObjectStoreFileExistsError, UnsupportedURLError
 from tfrecord_io.fs.objectstore import ObjectStoreFileSystem
 
 __all__ = ["ACCOUNT_KEY_ENV", "ACCOUNT_NAME_ENV", "BLOB_ENDPOINT_ENV", "CONNECTION_STRING_ENV",
@@ -217,6 +217,83 @@ class AzureFileSystem(ObjectStoreFileSystem):
                    "windows.net/KEY"))
         return container, key.strip("/")
 
+    # -- Hadoop's directory markers -------------------------------------------------------------
+
+    def _arrow_info(self, url: str) -> pafs.FileInfo:
+        info = super()._arrow_info(url)
+        if _maybe_marker(info):
+            client, _ = self._connect(url)
+            if _marks_directory(client, info.path):
+                return pafs.FileInfo(info.path, pafs.FileType.Directory)
+        return info
+
+    def _children(self, client: pafs.FileSystem, path: str) -> list[pafs.FileInfo]:
+        # A directory that Hadoop's connectors made on a flat-namespace account is listed twice:
+        # as its marker blob (empty) and as the prefix of what it holds. It is one directory.
+        try:
+            listed = super()._children(client, path)
+        except (FileNotFoundError, NotADirectoryError):
+            if _marks_directory(client, path):
+                return []  # an empty directory: its marker alone
+            raise
+        found: dict[str, pafs.FileInfo] = {}
+        for info in listed:
+            if info.type == pafs.FileType.Directory or (
+                    _maybe_marker(info) and _marks_directory(client, info.path)):
+                info = pafs.FileInfo(info.path, pafs.FileType.Directory)
+            if info.path not in found or info.type == pafs.FileType.Directory:
+                found[info.path] = info
+        return list(found.values())
+
+    def makedirs(self, target: str) -> None:
+        try:
+            super().makedirs(target)
+        except OSError as e:
+            if not (isinstance(e, NotADirectoryError) or "Not a directory" in str(e)):
+                raise
+            # A flat-namespace account where Hadoop marked a parent with an empty blob, which
+            # pyarrow takes for a file: the missing directories are marked as Hadoop marks them.
+            self._mark_directories(target)
+
+    def _copy_object(self, src: str, dst: str) -> None:
+        try:
+            super()._copy_object(src, dst)
+        except OSError as e:
+            if not (isinstance(e, NotADirectoryError) or "Not a directory" in str(e)):
+                raise
+            # pyarrow refuses a server-side copy below Hadoop's directory marker (it takes the
+            # marker for a file): the bytes go through this client instead, block by block.
+            source, destination = self._arrow_path(src), self._arrow_path(dst)
+
+            def copy(client: pafs.FileSystem) -> None:
+                with client.open_input_stream(source) as f, \
+                        client.open_output_stream(destination) as out:
+                    while block := f.read(_COPY_BLOCK):
+                        out.write(block)
+
+            self._call(src, "copy", copy)
+
+    def _mark_directories(self, target: str) -> None:
+        """Writes Hadoop's marker blob (empty, ``hdi_isfolder=true``) for *target* and each of
+        its parents that is not yet a directory, the outermost first."""
+        missing = []
+        url = target.rstrip("/")
+        while self._locate(url)[1]:
+            try:
+                if self.stat(url).is_dir:
+                    break
+            except FileNotFoundError:
+                pass
+            else:
+                raise ObjectStoreFileExistsError(
+                    f"cannot create the directory {target}: an object is at {url}")
+            missing.append(url)
+            url = url.rsplit("/", 1)[0]
+        for url in reversed(missing):
+            path = self._arrow_path(url)
+            self._call(url, "create the directory",
+                       lambda c, p=path: c.open_output_stream(p, metadata=_MARKER).close())
+
     def _account(self, url: str, config: AzureSettings) -> str:
         authority = url.split("://", 1)[1].partition("/")[0]
         if "@" in authority:
@@ -253,3 +330,25 @@ class AzureFileSystem(ObjectStoreFileSystem):
         client = pafs.AzureFileSystem(account, **options)
         with self._lock:
             return self._clients.setdefault(key, client), config
+
+
+# Bytes read and written at a time by a copy through the client.
+_COPY_BLOCK = 8 << 20
+#: The metadata of Hadoop's directory markers.
+_MARKER = {"hdi_isfolder": "true"}
+
+
+def _maybe_marker(info: pafs.FileInfo) -> bool:
+    """Whether *info* may be a directory marker: an empty blob."""
+    return info.type == pafs.FileType.File and not info.size
+
+
+def _marks_directory(client: pafs.FileSystem, path: str) -> bool:
+    """Whether the empty blob at *path* is a directory marker (its metadata says
+    ``hdi_isfolder=true``), as Hadoop's ABFS and WASB connectors write one for each directory
+    of a flat-namespace account; pyarrow's client refuses to open such a blob."""
+    try:
+        client.open_input_file(path).close()
+    except OSError as e:
+        return "Not a regular file" in str(e)
+    return False

@@ -14,7 +14,9 @@ Modules: :mod:`~tfrecord_io.spark.jvm` (the jar, sessions, the Java names),
 DataFrame specification: the type mapping, :data:`RECORD_TYPES`, :data:`BYTE_ARRAY_COLUMN`),
 :mod:`~tfrecord_io.spark.object_stores` (:func:`s3a_conf`, :func:`configure_s3a`,
 :func:`hadoop_aws_package`: Spark's ``s3a://`` and ``s3://`` configured as tfrecord-io's
-``s3://`` is; :func:`gcs_conf`, :func:`configure_gcs`: Spark's ``gs://`` as tfrecord-io's).
+``s3://`` is; :func:`abfs_conf`, :func:`configure_abfs`, :func:`hadoop_azure_package`: Spark's
+``abfs[s]://`` as tfrecord-io's; :func:`gcs_conf`, :func:`configure_gcs`: Spark's ``gs://`` as
+tfrecord-io's).
 Scala/Java users of the same jar call the formats named by :data:`INPUT_FORMAT` and friends.
 """
 
@@ -31,6 +33,7 @@ from tfrecord_io.spark.jvm import (
     MAPRED_INPUT_FORMAT,
     MAPRED_OUTPUT_FORMAT,
     OUTPUT_FORMAT,
+    REDACTION_REGEX,
     PathLike,
     configure,
     ensure_jar,
@@ -42,10 +45,13 @@ from tfrecord_io.spark.object_stores import (
     GCS_CONNECTOR_VERSION,
     GCS_FILE_SYSTEM,
     S3A_FILE_SYSTEM,
+    abfs_conf,
+    configure_abfs,
     configure_gcs,
     configure_s3a,
     gcs_conf,
     hadoop_aws_package,
+    hadoop_azure_package,
     hadoop_version,
     s3a_conf,
 )
@@ -77,4 +83,8 @@ __all__ = [
     "configure_gcs",
     "GCS_CONNECTOR_VERSION",
     "GCS_FILE_SYSTEM",
+    "abfs_conf",
+    "configure_abfs",
+    "hadoop_azure_package",
+    "REDACTION_REGEX",
 ]

@@ -37,6 +37,7 @@ __all__ = [
     "FEED_SOURCE",
     "EXECUTOR_LOSSES_CLASS",
     "DRIVER_STATUS_SOURCE",
+    "REDACTION_REGEX",
     "CODECS",
     "is_dataframe",
     "is_connect",
@@ -88,6 +89,10 @@ FEED_SOURCE = "org.tfrecordio.spark.feed.FeedSource"
 EXECUTOR_LOSSES_CLASS = "org.tfrecordio.spark.cluster.ExecutorLosses"
 #: Free task slots and executor losses as a data source answered on the driver (Spark Connect).
 DRIVER_STATUS_SOURCE = "org.tfrecordio.spark.cluster.DriverStatus"
+#: Spark's ``spark.redaction.regex`` with ABFS's account keys (``fs.azure.account.key.*``, which
+#: Hadoop takes only from its configuration) added to what Spark's default redacts (secrets,
+#: passwords, tokens, access keys): what :func:`session` starts applications with.
+REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|account[.]key"
 
 _JAR_NAME = "tfrecord-io.jar"
 #: ``compression`` argument -> Hadoop codec class.
@@ -147,7 +152,10 @@ def session(
             ``spark.jars``). ``master`` must then be None; ``conf`` holds session settings.
         **conf: further Spark settings; pass dotted keys as ``**{"spark.x.y": v}``.
 
-    If a session already exists, the jar is added to it with :func:`ensure_jar`.
+    If a session already exists, the jar is added to it with :func:`ensure_jar`. A new
+    application redacts, wherever Spark shows its configuration (its UI, its event log), what
+    Spark's default ``spark.redaction.regex`` does and the object stores' account keys
+    (:data:`REDACTION_REGEX`), unless ``conf`` gives a ``spark.redaction.regex`` of its own.
 
     The Python of Spark's workers, for a new application: ``spark.pyspark.python`` if set
     (honoured here as ``spark-submit`` does, also in a plain ``python job.py``), else the
@@ -181,6 +189,8 @@ def session(
     for key, value in conf.items():
         builder = builder.config(key, value)
     starts = SparkContext._active_spark_context is None  # noqa: SLF001 - no public getter
+    if starts and "spark.redaction.regex" not in conf:
+        builder = builder.config("spark.redaction.regex", REDACTION_REGEX)
     spark = configure(builder).getOrCreate()
     if starts:
         _set_worker_python(spark.sparkContext)

@@ -26,6 +26,27 @@ files only for ``FileOutputCommitter``). ``s3a_conf(committer="file")`` keeps Ha
 ``FileOutputCommitter`` instead: the same guarantees, each task's files promoted by a copy
 and a delete per file when the task commits, and again when the job does.
 
+Azure Blob Storage and ADLS Gen2 go through Hadoop's ABFS connector (``hadoop-azure`` of the
+same Hadoop version, :func:`hadoop_azure_package`), whose URLs are the ones tfrecord-io's
+``abfs[s]://`` reads in Python and TensorFlow (``abfs://CONTAINER@ACCOUNT.dfs.core.windows.net/
+KEY``; ``az://`` has no account in it and is not Hadoop's). :func:`abfs_conf` configures it from
+the settings ``az://`` and ``abfs://`` use (:mod:`tfrecord_io.fs.azure`: the account, its shared
+key, a Blob endpoint)::
+
+    spark = tfs.session("local[2]", **tfs.abfs_conf(),
+                        **{"spark.jars.packages": tfs.hadoop_azure_package()})
+    tfs.save_dataframe(df, "abfs://data@myaccount.dfs.core.windows.net/people")
+
+ABFS takes a shared key only from the Hadoop configuration (it has no credential chain of the
+environment), so :func:`abfs_conf` passes the account's key there, and extends Spark's
+``spark.redaction.regex`` (:data:`REDACTION_REGEX`) so that Spark's UI and event logs show it
+redacted, as they show S3A's secret keys. With a Blob endpoint of its own (an emulator such as
+Azurite, or a private endpoint) and no Data Lake one, the account is reached as a flat-namespace
+account through its Blob endpoint, which ABFS supports since Hadoop 3.4.2. DataFrame writes
+commit through ABFS's own committer, Hadoop's manifest committer, staged by tfrecord-io's
+:data:`COMMIT_PROTOCOL` (Spark's own protocol would let tasks write straight to the
+destination): nothing is visible before the job commits, and a failed job leaves no file.
+
 Google Cloud Storage (``gs://``) goes through Google's connector for Hadoop, whose shaded jar
 (``com.google.cloud.bigdataoss:gcs-connector``, classifier ``shaded``, version
 :data:`GCS_CONNECTOR_VERSION`: Google's libraries relocated inside it) must be on the
@@ -59,14 +80,16 @@ import re
 from typing import Any, TypeVar
 
 from tfrecord_io.errors import MissingDependencyError
+from tfrecord_io.fs.azure import AzureFileSystem, AzureSettings
 from tfrecord_io.fs.gcs import GcsFileSystem, GcsSettings
 from tfrecord_io.fs.registry import filesystem
 from tfrecord_io.fs.s3 import S3FileSystem, S3Settings
-from tfrecord_io.spark.jvm import is_connect
+from tfrecord_io.spark.jvm import REDACTION_REGEX, is_connect
 
 __all__ = ["COMMIT_PROTOCOL", "GCS_CONNECTOR_VERSION", "GCS_FILE_SYSTEM", "S3A_COMMITTERS",
-           "S3A_FILE_SYSTEM", "configure_gcs", "configure_s3a", "gcs_conf", "hadoop_aws_package",
-           "hadoop_version", "s3a_conf"]
+           "S3A_FILE_SYSTEM", "abfs_conf", "configure_abfs", "configure_gcs", "configure_s3a",
+           "gcs_conf", "hadoop_aws_package", "hadoop_azure_package", "hadoop_version",
+           "s3a_conf"]
 
 #: Hadoop's S3A file system class (``s3a://``), which :func:`s3a_conf` also gives ``s3://``.
 S3A_FILE_SYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
@@ -81,7 +104,10 @@ _HADOOP_CLIENT = re.compile(r"hadoop-client-api-(\d+\.\d+\.\d+)\.jar$")
 # S3A raises a shorter connect timeout to this (with a warning).
 _S3A_MIN_CONNECT_TIMEOUT = 15.0
 
-_Store = TypeVar("_Store", S3FileSystem, GcsFileSystem)
+_Store = TypeVar("_Store", S3FileSystem, GcsFileSystem, AzureFileSystem)
+
+# The host under which ABFS looks up an account's settings (the one its URLs name).
+_ABFS_HOST = "{account}.dfs.core.windows.net"
 
 #: The version of Google's Cloud Storage connector that the project tests (its shaded jar).
 GCS_CONNECTOR_VERSION = "3.0.4"
@@ -208,6 +234,77 @@ def configure_s3a(spark: Any, *, credentials: bool = False, committer: str = "ma
     writes: :func:`tfrecord_io.spark.save_records`). The connector must already be on the
     application's classpath (:func:`hadoop_aws_package` at its start)."""
     _configure(spark, s3a_conf(credentials=credentials, prefix="", committer=committer))
+
+
+def abfs_conf(settings: AzureSettings | None = None, *,
+              prefix: str = "spark.hadoop.") -> dict[str, str]:
+    """The Spark configuration that makes Hadoop's ABFS connector reach *settings*' account
+    (default: what ``az://`` and ``abfs://`` use in this process now,
+    :meth:`~tfrecord_io.fs.azure.AzureFileSystem.settings`) with its shared key; with a Blob
+    endpoint of their own and no Data Lake one (an emulator such as Azurite), as a
+    flat-namespace account through that endpoint (``fs.azure.abfs.endpoint``: path-style URLs,
+    the account the first segment of each path, as Azurite serves them); writes committed by
+    ABFS's manifest committer through :data:`COMMIT_PROTOCOL`.
+
+    Args:
+        settings: the Azure configuration to pass on; it must name the account.
+        prefix: ``"spark.hadoop."`` for a new session's configuration, which then also holds
+            ``spark.redaction.regex`` (:data:`REDACTION_REGEX`: the key redacted wherever Spark
+            shows the configuration); ``""`` for a running session's ``spark.conf.set`` or a
+            Hadoop ``Configuration`` (:func:`configure_abfs`).
+
+    Returns:
+        The settings, as strings, keyed with *prefix* (but for the commit protocol and the
+        redaction, Spark settings).
+
+    Raises:
+        ValueError: the settings name no account (``AZURE_STORAGE_ACCOUNT_NAME``).
+    """
+    if settings is None:
+        settings = _serving("abfs", AzureFileSystem).settings()
+    if not settings.account_name:
+        raise ValueError("abfs_conf needs the storage account: set AZURE_STORAGE_ACCOUNT_NAME "
+                         "(or AccountName in AZURE_STORAGE_CONNECTION_STRING)")
+    host = _ABFS_HOST.format(account=settings.account_name)
+    conf: dict[str, str] = {}
+    if settings.account_key:
+        conf[f"fs.azure.account.auth.type.{host}"] = "SharedKey"
+        conf[f"fs.azure.account.key.{host}"] = settings.account_key
+    endpoint = settings.dfs_endpoint or settings.blob_endpoint
+    if endpoint is not None:
+        scheme, _, authority = endpoint.partition("://")
+        conf["fs.azure.abfs.endpoint"] = authority
+        if scheme == "http":
+            conf["fs.azure.always.use.https"] = "false"
+            # ABFS's Apache HTTP client refuses plain HTTP ("SSL socket factory may not be
+            # null"); the JDK's serves it.
+            conf["fs.azure.networking.library"] = "JDK_HTTP_URL_CONNECTION"
+        if settings.dfs_endpoint is None:
+            conf["fs.azure.account.hns.enabled"] = "false"
+            conf["fs.azure.fns.account.service.type"] = "BLOB"
+        # ABFS reports its client metrics to the store when a file system closes, which an
+        # emulator does not answer: each JVM's exit then waited 30 s for its shutdown hook.
+        conf["fs.azure.metrics.collection.enabled"] = "false"
+    keyed = {prefix + key: value for key, value in conf.items()}
+    keyed["spark.sql.sources.commitProtocolClass"] = COMMIT_PROTOCOL
+    if prefix:
+        keyed["spark.redaction.regex"] = REDACTION_REGEX
+    return keyed
+
+
+def hadoop_azure_package() -> str:
+    """``org.apache.hadoop:hadoop-azure:VERSION`` for ``spark.jars.packages``, VERSION the
+    Hadoop that the installed pyspark bundles (:func:`hadoop_version`)."""
+    return f"org.apache.hadoop:hadoop-azure:{hadoop_version()}"
+
+
+def configure_abfs(spark: Any) -> None:
+    """Configures ABFS in the running session *spark* as :func:`abfs_conf` gives it, as
+    :func:`configure_s3a` does for S3A. The connector must already be on the application's
+    classpath. Spark's redaction cannot change in a running application: start it with
+    :data:`REDACTION_REGEX` as its ``spark.redaction.regex`` (:func:`tfrecord_io.spark.session`
+    does), or the account key shows wherever Spark shows the session's settings."""
+    _configure(spark, abfs_conf(prefix=""))
 
 
 def gcs_conf(settings: GcsSettings | None = None, *,

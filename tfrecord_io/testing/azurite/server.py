@@ -150,11 +150,13 @@ class AzuriteServer(EmulatorServer):
         """The content of blob *name* of *container*."""
         return self._request("GET", f"{container}/{name}")
 
-    def put_blob(self, container: str, name: str, data: bytes) -> None:
-        """Writes blob *name* of *container* (a block blob, in one request)."""
-        self._request("PUT", f"{container}/{name}", body=data,
-                      headers={"x-ms-blob-type": "BlockBlob",
-                               "Content-Type": "application/octet-stream"})
+    def put_blob(self, container: str, name: str, data: bytes,
+                 metadata: dict[str, str] | None = None) -> None:
+        """Writes blob *name* of *container* (a block blob, in one request), with user
+        *metadata* (``x-ms-meta-*``: Hadoop's directory markers carry ``hdi_isfolder``)."""
+        headers = {"x-ms-blob-type": "BlockBlob", "Content-Type": "application/octet-stream"}
+        headers.update({f"x-ms-meta-{k}": v for k, v in (metadata or {}).items()})
+        self._request("PUT", f"{container}/{name}", body=data, headers=headers)
 
     # -- what the emulator base class asks ------------------------------------------------------
 
