@@ -1,10 +1,10 @@
 """The data source ``format("tfrecord")`` against Spark's own Parquet on the same DataFrame.
 
     PYTHONPATH=. .venv/bin/python bench/frames.py [--rows 2000000] [--repeat 7] [--master local[2]]
-        [--only 'count()'] [--median]
+        [--only 'count()']
 
 The DataFrame (id long, x double, s string of ~20 chars, v array<float> of 10) is generated
-and cached first, so the writes time encoding and I/O only. Each figure is the best of
+and cached first, so the writes time encoding and I/O only. Each figure is the median of
 ``--repeat`` runs after one warm-up, TFRecord and Parquet runs alternating so that background
 load affects both alike. Timed, for ``format("tfrecord")`` and ``format("parquet")`` alike:
 
@@ -16,8 +16,8 @@ load affects both alike. Timed, for ``format("tfrecord")`` and ``format("parquet
 
 Then the same reads through ``load_dataframe`` (which wraps the data source) and the inferring
 read (one more full scan). Targets: write <= 0.6x Parquet's time, full read <= 1.0x,
-projection <= 1.5x, count <= 0.5x. ``--only`` runs the one operation named, ``--median`` reports
-medians instead of best times. Prints a Markdown table.
+projection <= 1.5x, count <= 0.5x. ``--only`` runs the one operation named. Prints a Markdown
+table.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from tfrecord_io import spark as tfs
 from tfrecord_io.spark import load_dataframe
 
 
-def best_pair(ours, theirs, repeat: int, pick=min) -> tuple[float, float]:
-    """Best (or *pick*) times of two functions, run alternately (so background load hits both
-    alike)."""
+def median_pair(ours, theirs, repeat: int) -> tuple[float, float]:
+    """Median times of two functions over *repeat* runs each, run alternately (so background
+    load hits both alike)."""
     ours()
     theirs()  # warm-up
     times: tuple[list[float], list[float]] = ([], [])
@@ -47,7 +47,7 @@ def best_pair(ours, theirs, repeat: int, pick=min) -> tuple[float, float]:
             t0 = time.perf_counter()
             fn()
             out.append(time.perf_counter() - t0)
-    return pick(times[0]), pick(times[1])
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def main() -> None:
@@ -57,7 +57,6 @@ def main() -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--dir", default=None, help="scratch directory (default: a temp dir)")
     ap.add_argument("--only", default=None, help="run this operation only, e.g. 'count()'")
-    ap.add_argument("--median", action="store_true", help="medians instead of best times")
     args = ap.parse_args()
 
     from pyspark.sql import functions as F
@@ -130,9 +129,8 @@ def main() -> None:
         }
         if args.only is not None and args.only not in cases:
             raise SystemExit(f"--only: no operation {args.only!r}; one of {list(cases)}")
-        pick = statistics.median if args.median else min
         results = {
-            name: best_pair(ours, theirs, n, pick)
+            name: median_pair(ours, theirs, n)
             for name, (ours, theirs) in cases.items()
             if args.only is None or name == args.only
         }
@@ -144,7 +142,7 @@ def main() -> None:
         )
         print(
             f"\n{args.rows} rows (id long, x double, s string ~20 chars, v array<float>[10]), "
-            f"master {args.master}, {'median' if args.median else 'best'} of {args.repeat}, "
+            f"master {args.master}, median of {args.repeat}, "
             f"Spark {spark.version}"
         )
         print(f"on disk: TFRecord {size(tf_path) / 1e6:.1f} MB (+ indexes), "

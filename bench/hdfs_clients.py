@@ -9,8 +9,8 @@ raw client too (the ceiling):
 * write of the SIZE MB file, MB/s;
 * ls of a directory of N files (default 1000), ms; glob over it, ms.
 
-Best (and median) of --repeat runs. Runs on a fresh MiniHdfs (128 MiB blocks, 2 DataNodes,
-replication 2) unless --hdfs-url and --webhdfs-url name a running cluster.
+Median of --repeat runs (writes and random reads: one run). Runs on a fresh MiniHdfs (128 MiB
+blocks, 2 DataNodes, replication 2) unless --hdfs-url and --webhdfs-url name a running cluster.
 
     python bench/hdfs_clients.py [--size-mb 200] [--files 1000] [--repeat 3] [--json out.json]
 """
@@ -39,13 +39,14 @@ from tfrecord_io.fs import hdfs as fs_hdfs
 MiB = 1 << 20
 
 
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float, object]:
+def timed(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    """The median seconds of *repeat* calls of *fn*, and what the last one returned."""
     times, result = [], None
     for _ in range(repeat):
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
-    return min(times), statistics.median(times), result
+    return statistics.median(times), result
 
 
 def read_all(url: str, chunk: int = MiB, offset: int = 0, limit: int | None = None) -> int:
@@ -136,29 +137,29 @@ def main(argv: list[str] | None = None) -> int:
                 read_all(f"{base}{root}/warm-{name}.bin")
         # each client writes its own copy (timed), then both read the native-written one
         for name, base in (("native", rpc), ("webhdfs", web)):
-            best, med, _ = timed(partial(write_file, f"{base}{root}/w-{name}.bin", data), 1)
-            results[name]["write_MBps"] = size / best / 1e6
+            seconds, _ = timed(partial(write_file, f"{base}{root}/w-{name}.bin", data), 1)
+            results[name]["write_MBps"] = size / seconds / 1e6
         write_file(rpc + big, data)
 
         for name, base in (("native", rpc), ("webhdfs", web)):
             url = base + big
             r = results[name]
-            best, med, n = timed(partial(read_all, url), ns.repeat)
+            seconds, n = timed(partial(read_all, url), ns.repeat)
             assert n == size, n
-            r["seq_read_MBps"], r["seq_read_MBps_median"] = size / best / 1e6, size / med / 1e6
+            r["seq_read_MBps"] = size / seconds / 1e6
             part = size // 4
-            best, med, n = timed(partial(read_all, url, offset=size // 2, limit=part), ns.repeat)
+            seconds, n = timed(partial(read_all, url, offset=size // 2, limit=part), ns.repeat)
             assert n == part, n
-            r["offset_read_MBps"] = part / best / 1e6
-            best, med, _ = timed(partial(first_bytes, url, size // 2 + 12345), ns.repeat)
-            r["offset_first_64KiB_ms"] = best * 1000
-            best, med, _ = timed(partial(random_reads, url, size, 200), 1)
-            r["random_4KiB_read_ms"] = best * 1000 / 200
+            r["offset_read_MBps"] = part / seconds / 1e6
+            seconds, _ = timed(partial(first_bytes, url, size // 2 + 12345), ns.repeat)
+            r["offset_first_64KiB_ms"] = seconds * 1000
+            seconds, _ = timed(partial(random_reads, url, size, 200), 1)
+            r["random_4KiB_read_ms"] = seconds * 1000 / 200
 
-        best, med, n = timed(lambda: raw_native_stream(rpc, big, size), ns.repeat)
-        results["native"]["raw_client_seq_MBps"] = size / best / 1e6
-        best, med, n = timed(lambda: raw_webhdfs_stream(http, big), ns.repeat)
-        results["webhdfs"]["raw_client_seq_MBps"] = size / best / 1e6
+        seconds, n = timed(lambda: raw_native_stream(rpc, big, size), ns.repeat)
+        results["native"]["raw_client_seq_MBps"] = size / seconds / 1e6
+        seconds, n = timed(lambda: raw_webhdfs_stream(http, big), ns.repeat)
+        results["webhdfs"]["raw_client_seq_MBps"] = size / seconds / 1e6
 
         # many small files
         import hdfs_native
@@ -171,12 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         for name, base in (("native", rpc), ("webhdfs", web)):
             fs_hdfs.clear_client_cache()
             fs.exists(base + "/")  # connect outside the timing
-            best, med, entries = timed(partial(fs.ls, base + many), ns.repeat)
+            seconds, entries = timed(partial(fs.ls, base + many), ns.repeat)
             assert len(entries) == ns.files
-            results[name][f"ls_{ns.files}_ms"] = best * 1000
-            best, med, urls = timed(partial(fs.glob, base + many + "/part-*.tfrecord"), ns.repeat)
+            results[name][f"ls_{ns.files}_ms"] = seconds * 1000
+            seconds, urls = timed(partial(fs.glob, base + many + "/part-*.tfrecord"), ns.repeat)
             assert len(urls) == ns.files
-            results[name][f"glob_{ns.files}_ms"] = best * 1000
+            results[name][f"glob_{ns.files}_ms"] = seconds * 1000
         fs.delete(rpc + root, recursive=True)
     finally:
         if cluster is not None:

@@ -18,9 +18,10 @@ Rows of the table:
   row goes through the model and back into the JVM), on a fresh set of Python workers, so it
   includes their TensorFlow import and model load (once per Python worker).
 * **ml.predict, batch N**: later passes (the model already loaded in every Python worker),
-  best of ``--runs``, for each batch size in ``--batch-sizes``.
+  median of ``--runs``, for each batch size in ``--batch-sizes``.
 * **no model**: the same select through an Arrow UDF that returns zeros: the floor that
-  Spark's hand-over of the column to Python and back sets, whatever the model.
+  Spark's hand-over of the column to Python and back sets, whatever the model; median of
+  ``--runs``.
 
 Spark runs on ``--master`` (default ``local-cluster[2,1,1024]``: two executors of one core, so
 two Python workers, each with its own TensorFlow). Prints a Markdown table and writes it to
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -58,17 +60,20 @@ def build_model(path: str) -> None:
 
 
 def one_process(path: str, images, batch_size: int) -> float:
-    """Seconds to score *images* with the SavedModel in this process (best of 3)."""
+    """Seconds to score *images* with the SavedModel in this process (median of 3 timed passes,
+    after one untimed pass that traces)."""
     import tensorflow as tf
 
     signature = tf.saved_model.load(path).signatures["serving_default"]
-    best = float("inf")
-    for _ in range(4):  # the first pass traces; not counted
+
+    def score() -> float:
         start = time.perf_counter()
         for i in range(0, len(images), batch_size):
             signature(image=tf.constant(images[i:i + batch_size]))["output_0"].numpy()
-        best = min(best, time.perf_counter() - start)
-    return best
+        return time.perf_counter() - start
+
+    score()  # the first pass traces; not counted
+    return statistics.median(score() for _ in range(3))
 
 
 def spark_pass(df, path: str, batch_size: int) -> float:
@@ -130,8 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         df.count()
         sizes = [int(s) for s in args.batch_sizes.split(",")]
         first = spark_pass(df, path, sizes[0])
-        warm = {size: min(spark_pass(df, path, size) for _ in range(args.runs)) for size in sizes}
-        floor = min(floor_pass(df) for _ in range(args.runs))
+        warm = {size: statistics.median(spark_pass(df, path, size) for _ in range(args.runs))
+                for size in sizes}
+        floor = statistics.median(floor_pass(df) for _ in range(args.runs))
     finally:
         session.stop()
 
@@ -150,9 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         f"the model) | {first:.2f} | {args.rows / first:,.0f} |",
     ]
     for size, seconds in warm.items():
-        lines.append(f"| `ml.predict`, batch {size}, best of {args.runs} | {seconds:.2f} "
+        lines.append(f"| `ml.predict`, batch {size}, median of {args.runs} | {seconds:.2f} "
                      f"| {args.rows / seconds:,.0f} |")
-    lines.append(f"| an Arrow UDF that runs no model (Spark's own cost), best of {args.runs} "
+    lines.append(f"| an Arrow UDF that runs no model (Spark's own cost), median of {args.runs} "
                  f"| {floor:.2f} | {args.rows / floor:,.0f} |")
     report = "\n".join(lines) + "\n"
     print(report)

@@ -5,7 +5,7 @@
 
 For each record size (100 B, 1 KB, 100 KB) it generates one TFRecord file of random records
 (about 1 GiB, or 100 MiB with --quick) in a temporary directory and measures, page cache warm,
-the best of 3 timed passes after one untimed warm-up pass:
+the median of 3 timed passes after one untimed warm-up pass:
 
 * JVM reads on one thread: raw ``FileSystem.open`` + ``read(byte[1 MiB])`` (the baseline), the
   mapreduce ``TFRecordInputFormat`` and the mapred one, each over a single split;
@@ -28,6 +28,7 @@ import os
 import platform
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -231,13 +232,15 @@ class Row:
         self.baseline = baseline
         timed = [p for p in passes if not p["warmup"]]
         self.times = [p["seconds"] for p in timed]
-        best = min(timed, key=lambda p: p["seconds"])
-        self.seconds = best["seconds"]
-        self.bytes = best["bytes"]
-        self.records = records if records is not None else best["records"]
+        # Medians of the timed passes (check() has made sure that every pass saw the same bytes
+        # and records, so their medians are the common value).
+        self.seconds = statistics.median(self.times)
+        self.bytes = statistics.median(p["bytes"] for p in timed)
+        self.records = (records if records is not None
+                        else statistics.median(p["records"] for p in timed))
         self.mbs = self.bytes / self.seconds / 1e6
         self.rps = self.records / self.seconds
-        self.cpu = min(p["cpuSeconds"] for p in timed)
+        self.cpu = statistics.median(p["cpuSeconds"] for p in timed)
         self.cpu_mbs = self.bytes / self.cpu / 1e6 if self.cpu > 0 else float("nan")
         self.pct: float | None = None
         self.cpu_pct: float | None = None
@@ -294,12 +297,12 @@ def render(rows: list[Row], split: dict | None, meta: dict, notes: list[str]) ->
         + (f"; Hadoop conf: `{' '.join(meta['conf'])}`" if meta["conf"] else ""),
         f"- TensorFlow {meta['tf']}; Python {m['python']}",
         f"- Data: {meta['data']}",
-        f"- Method: page cache warm, 1 untimed warm-up pass, best of {meta['runs']} timed passes. "
-        "MB/s = 10^6 bytes of file (framing included) per second. % of raw: against the JVM "
-        "raw FileSystem read (reads; for hdfs:// rows the raw read of the same file on HDFS) "
-        "or write (writes) of the same size. MB/CPU-s: the same "
-        "bytes per CPU second (JVM: the benchmark thread(s); TF: the whole process), least of "
-        "the timed passes — less sensitive to other load than wall time. See bench/README.md.",
+        f"- Method: page cache warm, 1 untimed warm-up pass, median of {meta['runs']} timed "
+        "passes. MB/s = 10^6 bytes of file (framing included) per second. % of raw: against "
+        "the JVM raw FileSystem read (reads; for hdfs:// rows the raw read of the same file on "
+        "HDFS) or write (writes) of the same size. MB/CPU-s: the same bytes per CPU second "
+        "(JVM: the benchmark thread(s); TF: the whole process), median of the timed passes — "
+        "less sensitive to other load than wall time. See bench/README.md.",
         "",
         "| record size | reader/writer | MB/s | records/s | % of raw | MB/CPU-s | % of raw (CPU) "
         "| timed passes (s) |",
@@ -349,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--records-mb", type=int, default=None,
                     help="data per record size in MiB (default 1024, 100 with --quick)")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="markdown output file")
-    ap.add_argument("--runs", type=int, default=3, help="timed passes (best is reported)")
+    ap.add_argument("--runs", type=int, default=3, help="timed passes (the median is reported)")
     ap.add_argument("--sizes", default=",".join(str(s) for s in SIZES),
                     help="record sizes in bytes, among " + ",".join(str(s) for s in SIZES))
     ap.add_argument("--only", default=",".join(PARTS),
@@ -489,7 +492,8 @@ def main(argv: list[str] | None = None) -> int:
                 split[t] = Row(SPLIT_SIZE, "read", f"{t} threads", ps)
             split["bytes"] = records * (SPLIT_SIZE + FRAMING)
             split["splitBytes"] = passes[0]["splitBytes"]
-            split["getSplitsSeconds"] = min(p["getSplitsSeconds"] for p in passes)
+            split["getSplitsSeconds"] = statistics.median(
+                p["getSplitsSeconds"] for p in passes if not p["warmup"])
     finally:
         if hdfs_cluster is not None:
             hdfs_cluster.stop()

@@ -19,6 +19,9 @@ and against local disk; ``format("tfrecord")`` against Parquet on ``s3a://``.
    * ``tf.data.TFRecordDataset`` over the same files on local disk (page cache warm).
 
    Each TensorFlow pass iterates ``dataset.batch(1024)`` in Python, as a training loop would.
+   The CPU time of each pass (this process's and the server's, from ``/proc``) gives the
+   plugin's ceiling on this machine: the raw GETs' time against the plugin's CPU time spread
+   over every core.
 3. **Spark** (``--only spark``): a DataFrame of ``--rows`` rows (id long, x double, s string of
    ~20 characters, v array<float> of 10), cached, written with ``format("tfrecord")`` and with
    ``format("parquet")`` to ``s3a://`` through Hadoop's S3A connector (:func:`configure_s3a`,
@@ -64,20 +67,27 @@ def log(msg: str) -> None:
     print(f"[{time.monotonic() - T0:6.1f}s] {msg}", file=sys.stderr, flush=True)
 
 
-def interleaved_medians(contenders: dict[str, Callable[[], object]], repeat: int) -> dict:
-    """The median wall seconds of each contender over *repeat* rounds, contenders interleaved
-    within each round (one untimed warm-up round first)."""
+def interleaved_medians(contenders: dict[str, Callable[[], object]], repeat: int,
+                        server_pid: int | None = None) -> tuple[dict, dict]:
+    """The median wall seconds and median CPU seconds (this process and the server's, *pid*)
+    of each contender over *repeat* rounds, contenders interleaved within each round (one
+    untimed warm-up round first)."""
+    from tfrecord_io.testing.processes import cpu_seconds
+
     for name, run in contenders.items():
         run()
         log(f"warm-up: {name}")
     times: dict[str, list[float]] = {name: [] for name in contenders}
+    cpu: dict[str, list[float]] = {name: [] for name in contenders}
     for r in range(repeat):
         for name, run in contenders.items():
-            t = time.perf_counter()
+            c, s, t = time.process_time(), cpu_seconds(server_pid), time.perf_counter()
             run()
             times[name].append(time.perf_counter() - t)
-            log(f"round {r + 1}: {name}: {times[name][-1]:.2f} s")
-    return {name: statistics.median(seconds) for name, seconds in times.items()}
+            cpu[name].append(time.process_time() - c + cpu_seconds(server_pid) - s)
+            log(f"round {r + 1}: {name}: {times[name][-1]:.2f} s, {cpu[name][-1]:.2f} CPU s")
+    return ({name: statistics.median(seconds) for name, seconds in times.items()},
+            {name: statistics.median(seconds) for name, seconds in cpu.items()})
 
 
 def make_files(local_dir: Path, files: int, records_per_file: int) -> list[Path]:
@@ -97,7 +107,8 @@ def make_files(local_dir: Path, files: int, records_per_file: int) -> list[Path]
     return paths
 
 
-def tensorflow_rows(ns: argparse.Namespace, base: str) -> tuple[list[str], dict[str, float]]:
+def tensorflow_rows(ns: argparse.Namespace, base: str,
+                    server_pid: int | None) -> tuple[list[str], dict[str, float]]:
     import tensorflow as tf
 
     from tfrecord_io import fs
@@ -139,26 +150,36 @@ def tensorflow_rows(ns: argparse.Namespace, base: str) -> tuple[list[str], dict[
         raw = "raw GET: `fs.open(s3://...)` streamed into a buffer, no parsing"
         plugin = "`tfrecord_io.tf.dataset(\"s3://...\")` (TensorFlow's reader, the plugin)"
         disk = "TF `TFRecordDataset`, local disk"
-        medians = interleaved_medians({
+        medians, cpu = interleaved_medians({
             raw: raw_get,
             plugin: lambda: count(tfr.dataset(base)),
             disk: lambda: count(tf.data.TFRecordDataset([str(p) for p in local])),
-        }, ns.repeat)
+        }, ns.repeat, server_pid)
         lines = [
             f"### TensorFlow reading S3 ({ns.files} files of 1 KB records, {total / 1e6:.0f} MB, "
             f"{n_written:,} records; median of {ns.repeat})",
             "",
-            "| reader | MB/s | records/s | vs raw GET |",
-            "|---|---:|---:|---:|",
+            "| reader | MB/s | records/s | vs raw GET | CPU µs/record |",
+            "|---|---:|---:|---:|---:|",
         ]
         for name, seconds in medians.items():
             lines.append(f"| {name} | {total / seconds / 1e6:,.1f} | {n_written / seconds:,.0f} "
-                         f"| {medians[raw] / seconds:.0%} |")
+                         f"| {medians[raw] / seconds:.0%} | {cpu[name] * 1e6 / n_written:.2f} |")
+        # With every core busy on nothing else, a pass of the plugin cannot take less than its
+        # CPU time (this process's and the server's) spread over the cores.
+        cores = os.cpu_count() or 1
+        ceiling = medians[raw] / (cpu[plugin] / cores)
         figures = {"plugin vs raw GET": medians[raw] / medians[plugin],
-                   "plugin vs local disk": medians[disk] / medians[plugin]}
+                   "plugin vs local disk": medians[disk] / medians[plugin],
+                   "plugin's CPU ceiling vs raw GET": ceiling}
         lines += ["", f"TensorFlow {tf.__version__}; `dataset` reads remote files "
                   f"{REMOTE_BUFFER_BYTES >> 20} MiB per TensorFlow read, the raw GETs "
-                  f"{DEFAULT_CHUNK_BYTES >> 20} MiB per call."]
+                  f"{DEFAULT_CHUNK_BYTES >> 20} MiB per call. CPU: this process and the "
+                  "server's, per record read.",
+                  "",
+                  f"Ceiling of the plugin at its CPU cost "
+                  f"({cpu[plugin] * 1e6 / n_written:.2f} µs per record) with all {cores} cores "
+                  f"busy on nothing else: {ceiling:.0%} of the raw GETs."]
         return lines, figures
     finally:
         shutil.rmtree(local_dir, ignore_errors=True)
@@ -209,7 +230,7 @@ def spark_rows(ns: argparse.Namespace, base: str) -> tuple[list[str], dict[str, 
         tf_path, pq_path = f"{s3a}/tfrecord", f"{s3a}/parquet"
         df.write.format("tfrecord").save(tf_path)
         df.write.parquet(pq_path)
-        medians = interleaved_medians({
+        medians, _ = interleaved_medians({
             "write tfrecord": lambda: df.write.format("tfrecord").save(fresh("tfrecord")),
             "write parquet": lambda: df.write.parquet(fresh("parquet")),
             "read tfrecord": lambda: aggregate(
@@ -253,11 +274,14 @@ def main(argv: list[str] | None = None) -> int:
         base = f"s3://{BUCKET}/bench-{uuid.uuid4().hex[:8]}"
         lines: list[str] = []
         figures: dict[str, float] = {}
-        for half, rows in (("tf", tensorflow_rows), ("spark", spark_rows)):
-            if ns.only in (None, half):
-                more, got = rows(ns, f"{base}/{half}")
-                lines += [*more, ""]
-                figures.update(got)
+        if ns.only in (None, "tf"):
+            more, got = tensorflow_rows(ns, f"{base}/tf", server.pid)
+            lines += [*more, ""]
+            figures.update(got)
+        if ns.only in (None, "spark"):
+            more, got = spark_rows(ns, f"{base}/spark")
+            lines += [*more, ""]
+            figures.update(got)
     load = os.getloadavg()
     lines += [
         f"Server: moto's S3 server on 127.0.0.1 (one Python process, signed requests). Machine: "

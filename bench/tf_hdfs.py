@@ -56,6 +56,8 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+from tfrecord_io.testing.processes import cpu_seconds  # noqa: E402 - after the path is set
+
 RECORD_BYTES = 1024
 FRAMING = 16
 T0 = time.monotonic()
@@ -115,29 +117,17 @@ def copy_to_local(urls: list[str], local_dir: Path) -> list[str]:
     return out
 
 
-def jvm_cpu_seconds(pid: int | None) -> float:
-    """User + system CPU seconds of a process so far (0 if unknown)."""
-    if pid is None:
-        return 0.0
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
 def timed_pass(make_dataset, jvm_pid: int | None = None) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds of this process + the HDFS JVM, records) of one pass."""
     ds = make_dataset()
-    j0 = jvm_cpu_seconds(jvm_pid)
+    j0 = cpu_seconds(jvm_pid)
     c0 = time.process_time()
     t = time.perf_counter()
     n = 0
     for batch in ds.batch(1024):
         n += int(batch.shape[0])
     wall = time.perf_counter() - t
-    cpu = time.process_time() - c0 + jvm_cpu_seconds(jvm_pid) - j0
+    cpu = time.process_time() - c0 + cpu_seconds(jvm_pid) - j0
     return wall, cpu, n
 
 
@@ -146,7 +136,7 @@ def transport_pass(urls: list[str], jvm_pid: int | None) -> tuple[float, float]:
     from tfrecord_io import fs
 
     buf = bytearray(4 << 20)
-    j0 = jvm_cpu_seconds(jvm_pid)
+    j0 = cpu_seconds(jvm_pid)
     c0 = time.process_time()
     t = time.perf_counter()
     for url in urls:
@@ -154,7 +144,7 @@ def transport_pass(urls: list[str], jvm_pid: int | None) -> tuple[float, float]:
             while f.readinto(buf):
                 pass
     wall = time.perf_counter() - t
-    return wall, time.process_time() - c0 + jvm_cpu_seconds(jvm_pid) - j0
+    return wall, time.process_time() - c0 + cpu_seconds(jvm_pid) - j0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,8 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         contenders["`tfrecord_io.tf.dataset`, hdfs://, `reader=\"python\"`"] = (
             lambda: tfr.dataset(base, reader="python")
         )
-        proc = getattr(cluster, "_proc", None)  # the HDFS JVM, for its CPU time
-        jvm_pid = proc.pid if proc is not None else None
+        jvm_pid = cluster.pid if cluster is not None else None  # the HDFS JVM, for its CPU
         passes: dict[str, list[float]] = {name: [] for name in contenders}
         cpu_passes: dict[str, list[float]] = {name: [] for name in contenders}
         for name, make in contenders.items():  # warm-up, and a check of the counts
@@ -229,11 +218,11 @@ def main(argv: list[str] | None = None) -> int:
             log(f"warm-up: {name}")
         for r in range(ns.repeat):
             for name, make in contenders.items():
-                seconds, cpu_seconds, _ = timed_pass(make, jvm_pid)
+                seconds, cpu_used, _ = timed_pass(make, jvm_pid)
                 passes[name].append(seconds)
-                cpu_passes[name].append(cpu_seconds)
+                cpu_passes[name].append(cpu_used)
                 log(f"round {r + 1}: {name}: {n_written / seconds:,.0f} records/s, "
-                    f"{cpu_seconds * 1e6 / n_written:.2f} CPU us/record")
+                    f"{cpu_used * 1e6 / n_written:.2f} CPU us/record")
 
         median = {name: statistics.median(t) for name, t in passes.items()}
         cpu = {name: statistics.median(t) for name, t in cpu_passes.items()}

@@ -78,6 +78,19 @@ def test_the_server_takes_only_requests_signed_with_its_key(s3, s3_bucket):
         assert err.value.response["Error"]["Code"] == code
 
 
+def test_the_servers_pid_is_its_process_whose_cpu_time_the_benchmarks_count(s3, s3_bucket):
+    from tfrecord_io.testing.processes import cpu_seconds
+
+    assert s3.running and s3.pid is not None
+    with open(f"/proc/{s3.pid}/cmdline", "rb") as f:
+        assert b"moto" in f.read()
+    before = cpu_seconds(s3.pid)
+    for _ in range(50):
+        s3.client().head_bucket(Bucket=s3_bucket)
+    assert cpu_seconds(s3.pid) > before > 0
+    assert cpu_seconds(None) == 0.0
+
+
 def test_a_failed_start_leaves_no_process_and_no_directory():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -87,7 +100,7 @@ def test_a_failed_start_leaves_no_process_and_no_directory():
 
         with pytest.raises(S3ServerError, match="exited at start"):
             server.start()
-    assert server.base_dir is None and not server.running
+    assert server.base_dir is None and not server.running and server.pid is None
 
 
 # -- files, directories, listing ------------------------------------------------------------

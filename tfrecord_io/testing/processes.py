@@ -1,6 +1,7 @@
-"""Ending the test servers' child processes, each the leader of a process group of its own
-(the S3 server, the object-store emulators, PostgreSQL): one polite signal, a grace period, then
-SIGKILL to the whole group, so that nothing they started outlives them."""
+"""The test servers' child processes, each the leader of a process group of its own (the S3
+server, the object-store emulators, PostgreSQL): ending them (one polite signal, a grace period,
+then SIGKILL to the whole group, so that nothing they started outlives them), and the CPU time
+a process has used, which the benchmarks add to their own."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 import signal
 import subprocess
 
-__all__ = ["kill_group", "stop_group"]
+__all__ = ["cpu_seconds", "kill_group", "stop_group"]
 
 
 def stop_group(process: subprocess.Popen[bytes] | None, *, first: int = signal.SIGTERM,
@@ -38,3 +39,16 @@ def kill_group(process: subprocess.Popen[bytes] | None) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """The user and system CPU seconds that process *pid* (all its threads) has used so far,
+    from ``/proc``; 0 when *pid* is None, the process is gone or there is no ``/proc``."""
+    if pid is None:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # the name may hold spaces
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0

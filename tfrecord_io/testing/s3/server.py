@@ -99,6 +99,11 @@ class S3Server:
         """Whether the server process is alive."""
         return self._process is not None and self._process.poll() is None
 
+    @property
+    def pid(self) -> int | None:
+        """The server's process id (also its process group's), while started."""
+        return self._process.pid if self._process is not None else None
+
     def environment(self) -> dict[str, str]:
         """The standard AWS settings that point a client at this server: the endpoint
         (``AWS_ENDPOINT_URL_S3``), the access key and secret, the region."""
