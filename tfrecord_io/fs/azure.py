@@ -28,6 +28,13 @@ client is kept per distinct configuration), or given to :class:`AzureFileSystem`
   ...;BlobEndpoint=...``, or ``UseDevelopmentStorage=true`` for Azurite on its default port),
   as Azure's tools take it; the variables above win over it.
 
+Hadoop's ABFS and WASB connectors (Spark's writes) mark each directory of a flat-namespace
+account with an empty blob whose metadata says ``hdi_isfolder=true``. pyarrow's client takes
+such a blob for an empty file; here it is the directory it marks: ``stat`` says so (one request
+more for each empty blob it meets), a listing names it once, ``makedirs`` below it writes
+markers of the same kind, and a copy or rename below it, which pyarrow refuses, goes through
+this client (read and written in 8 MiB blocks) instead of the store.
+
 Semantics and errors are those of every object store (:mod:`tfrecord_io.fs.objectstore`): key
 prefixes as directories, ranged reads fetched ahead, writes that appear whole when closed (a
 block blob committed at once), renames as server-side copies. On a flat-namespace account a
@@ -249,7 +256,7 @@ class AzureFileSystem(ObjectStoreFileSystem):
         try:
             super().makedirs(target)
         except OSError as e:
-            if not (isinstance(e, NotADirectoryError) or "Not a directory" in str(e)):
+            if not _refused_below_a_marker(e):
                 raise
             # A flat-namespace account where Hadoop marked a parent with an empty blob, which
             # pyarrow takes for a file: the missing directories are marked as Hadoop marks them.
@@ -259,7 +266,7 @@ class AzureFileSystem(ObjectStoreFileSystem):
         try:
             super()._copy_object(src, dst)
         except OSError as e:
-            if not (isinstance(e, NotADirectoryError) or "Not a directory" in str(e)):
+            if not _refused_below_a_marker(e):
                 raise
             # pyarrow refuses a server-side copy below Hadoop's directory marker (it takes the
             # marker for a file): the bytes go through this client instead, block by block.
@@ -352,3 +359,9 @@ def _marks_directory(client: pafs.FileSystem, path: str) -> bool:
     except OSError as e:
         return "Not a regular file" in str(e)
     return False
+
+
+def _refused_below_a_marker(e: OSError) -> bool:
+    """Whether pyarrow refused an operation because a parent is a blob (ENOTDIR), as it takes
+    Hadoop's directory markers for files."""
+    return isinstance(e, NotADirectoryError) or "Not a directory" in str(e)
