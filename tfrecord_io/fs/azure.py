@@ -243,12 +243,16 @@ class AzureFileSystem(ObjectStoreFileSystem):
             if _marks_directory(client, path):
                 return []  # an empty directory: its marker alone
             raise
+        # An empty blob listed as a prefix too is a marker: only one without children (an
+        # empty directory) costs a request to tell it from an empty file.
+        prefixes = {i.path for i in listed if i.type == pafs.FileType.Directory}
         found: dict[str, pafs.FileInfo] = {}
         for info in listed:
-            if info.type == pafs.FileType.Directory or (
-                    _maybe_marker(info) and _marks_directory(client, info.path)):
-                info = pafs.FileInfo(info.path, pafs.FileType.Directory)
-            if info.path not in found or info.type == pafs.FileType.Directory:
+            if info.path in prefixes:
+                found[info.path] = pafs.FileInfo(info.path, pafs.FileType.Directory)
+            elif _maybe_marker(info) and _marks_directory(client, info.path):
+                found[info.path] = pafs.FileInfo(info.path, pafs.FileType.Directory)
+            else:
                 found[info.path] = info
         return list(found.values())
 
