@@ -3,6 +3,7 @@ hdfs:// (hdfs-native) and webhdfs:// alike."""
 
 from __future__ import annotations
 
+import random
 import uuid
 
 import pytest
@@ -39,6 +40,20 @@ def test_open_stat_and_exists(base):
     assert (info.url, info.size, info.is_dir) == (f"{base}/d/f.bin", 10, False) and info.mtime > 0
     assert fs.isdir(f"{base}/d") and fs.exists(f"{base}/d/f.bin")
     assert not fs.exists(f"{base}/d/nope")
+
+
+def test_a_reader_started_ahead_reads_the_files_bytes_from_its_position(base):
+    data = random.Random(1).randbytes(3 << 20)
+    _put(f"{base}/f.bin", data)
+    with fs.open(f"{base}/f.bin") as f:
+        f.start()  # the stream is open and its first chunk in before the first read
+        f.start()  # a second start changes nothing
+        assert f.read(1000) == data[:1000]
+        f.seek(2 << 20)
+        f.start()
+        assert f.read() == data[2 << 20:]
+        f.start()  # at the end: nothing to fetch
+        assert f.read() == b""
 
 
 def test_ls_glob_and_walk(base):

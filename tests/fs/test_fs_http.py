@@ -18,7 +18,7 @@ from tfrecord_io.errors import (
     UnsupportedOperationError,
 )
 
-from webserver import serving
+from webserver import BROKEN_AT, serving
 
 DATA = bytes(range(256)) * 4000  # 1,024,000 bytes
 
@@ -58,6 +58,19 @@ def test_seeks_read_the_right_bytes_with_or_without_range_support(server, where)
         assert f.read() == DATA[-5:]
         f.seek(len(DATA) + 10)
         assert f.read() == b""
+
+
+def test_an_answer_broken_off_mid_file_is_an_error_naming_the_url_and_byte(tmp_path):
+    (tmp_path / "broken").mkdir()
+    data = bytes(range(256)) * (2 * BROKEN_AT // 256)
+    (tmp_path / "broken" / "data.bin").write_bytes(data)
+    with serving(tmp_path) as url, fs.open(f"{url}/broken/data.bin") as f:
+        with pytest.raises(HttpError, match=rf"{url}/broken/data.bin failed at byte {BROKEN_AT}"):
+            f.read()
+        f.seek(BROKEN_AT - 10)  # a new request, broken off at the same byte
+        assert f.read(10) == data[BROKEN_AT - 10:BROKEN_AT]
+        with pytest.raises(HttpError, match="ended the answer before"):
+            f.read(10)
 
 
 def test_missing_and_forbidden_urls_are_the_os_error_family(server):

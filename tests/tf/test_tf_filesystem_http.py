@@ -5,6 +5,10 @@ real server (http.server on 127.0.0.1, in a thread), read-only as in ``fs``."""
 from __future__ import annotations
 
 import random
+import re
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 
 import pytest
@@ -14,7 +18,7 @@ from tfrecord_io import fs, records
 from tfrecord_io import tf as tfr
 from tfrecord_io.tf import plugin as tf_plugin
 
-from webserver import serving
+from webserver import BROKEN_AT, serving
 
 RECORDS = [b"r%d" % i * (1 + i % 7) for i in range(5000)]
 
@@ -81,3 +85,50 @@ def test_small_reads_anywhere_across_the_plugins_chunks_return_the_files_bytes(t
                           (len(data) - 7, 100), (1, chunk + 3), (chunk + 17, 256 << 10)]:
             f.seek(offset)
             assert f.read(n) == data[offset:offset + n], (offset, n)
+
+
+# -- the plugin's read-ahead (a reader that does not fetch ahead itself, as http's) ----------
+
+
+def test_reads_served_by_the_read_ahead_return_every_byte_in_order(tmp_path):
+    recs = [random.Random(i).randbytes(1000 + i % 5000) for i in range(6000)]  # ~18 MB
+    records.write(tmp_path / "big.tfrecord", recs)
+    with serving(tmp_path) as url:
+        big = f"{url}/big.tfrecord"
+        # 8 MiB reads straight into TensorFlow's buffer, and 256 KiB ones from 4 MiB chunks.
+        for buffer_size in (8 << 20, 256 << 10):
+            got = tf.data.TFRecordDataset(big, buffer_size=buffer_size)
+            assert [bytes(r) for r in got.as_numpy_iterator()] == recs
+        with tf.io.gfile.GFile(big, "rb") as f:
+            assert f.read() == (tmp_path / "big.tfrecord").read_bytes()
+
+
+def test_a_failed_read_ahead_fails_the_read_that_needs_its_bytes_naming_the_url(tmp_path):
+    data = random.Random(3).randbytes(3 * BROKEN_AT)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "blob").write_bytes(data)
+    with serving(tmp_path) as url, tf.io.gfile.GFile(f"{url}/broken/blob", "rb") as f:
+        # The first chunk is read whole; the read-ahead of the next one breaks off.
+        assert f.read(1 << 20) == data[: 1 << 20]
+        with pytest.raises(tf.errors.OpError, match=re.escape(f"{url}/broken/blob")):
+            f.read(BROKEN_AT)
+
+
+def test_a_process_that_exits_while_the_plugin_reads_ahead_exits_cleanly(tmp_path):
+    records.write(tmp_path / "big.tfrecord", [bytes(1000)] * 20000)
+    program = textwrap.dedent("""
+        import sys
+        import tensorflow as tf
+        from tfrecord_io import tf as tfr
+        tfr.register_filesystems()
+        ds = tf.data.TFRecordDataset(sys.argv[1], buffer_size=4 << 20)
+        it = iter(ds)
+        next(it)  # the read-ahead of the next 4 MiB is under way
+        print("read one", flush=True)
+    """)
+    with serving(tmp_path) as url:
+        done = subprocess.run([sys.executable, "-c", program, f"{url}/big.tfrecord"],
+                              capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "read one\n"
+    assert "Fatal Python error" not in done.stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 import uuid
 
@@ -23,7 +22,7 @@ from tfrecord_io.tf import datasets as tf_datasets
 from tfrecord_io.tf import filesystem as tf_filesystem
 from tfrecord_io.tf import plugin as tf_plugin
 
-from tf_records import some_records, tf_read
+from tf_records import some_records, spy_opens, tf_read
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -70,26 +69,11 @@ def test_dataset_reads_s3_files_with_tensorflows_reader(base, monkeypatch):
     assert shards == [recs[:300], recs[300:]]
 
 
-def _spy_opens(monkeypatch) -> list[tuple[str, str, object]]:
-    """Every ``fs.open`` for reading from now on, as (url, opening thread's name, file)."""
-    opened = []
-    real_open = fs.open
-
-    def spy(url, mode="rb", *args, **kwargs):
-        f = real_open(url, mode, *args, **kwargs)
-        if mode == "rb":
-            opened.append((url, threading.current_thread().name, f))
-        return f
-
-    monkeypatch.setattr(fs, "open", spy)
-    return opened
-
-
 def test_dataset_opens_each_next_s3_file_while_tensorflow_reads_the_one_before(base, monkeypatch):
     recs = some_records(800, 5)
     for k in range(4):
         records.write(f"{base}/part-{k}.tfrecord", recs[200 * k:200 * (k + 1)])
-    opened = _spy_opens(monkeypatch)
+    opened = spy_opens(monkeypatch)
     assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
     data_opens = [(u.rsplit("/", 1)[1], thread) for u, thread, _ in opened
                   if u.endswith(".tfrecord")]
@@ -103,7 +87,7 @@ def test_files_opened_ahead_and_never_read_are_closed(base, monkeypatch):
     nexts = [f"{base}/b{k}.tfrecord" for k in range(3)]
     for url in firsts + nexts:
         records.write(url, recs)
-    opened = _spy_opens(monkeypatch)
+    opened = spy_opens(monkeypatch)
     for first, after in zip(firsts, nexts, strict=True):
         tf_filesystem.expect_reads([first, after])
         assert tf_read(first) == recs  # opens `after` ahead, which TensorFlow never reads

@@ -1,11 +1,15 @@
-"""Records for the tests of TensorFlow's file systems, and reading them back with TensorFlow's
-own ``TFRecordDataset`` (through tfrecord-io's plugin for remote URLs)."""
+"""Records for the tests of TensorFlow's file systems, reading them back with TensorFlow's own
+``TFRecordDataset`` (through tfrecord-io's plugin for remote URLs), and watching which thread
+opens each file."""
 
 from __future__ import annotations
 
 import random
+import threading
 
 import tensorflow as tf
+
+from tfrecord_io import fs
 
 
 def some_records(n: int, seed: int) -> list[bytes]:
@@ -18,3 +22,18 @@ def tf_read(*paths: str, **kwargs) -> list[bytes]:
     """Every record of *paths*, read by ``tf.data.TFRecordDataset(paths, **kwargs)``."""
     ds = tf.data.TFRecordDataset(list(paths), **kwargs)
     return [bytes(r) for batch in ds.batch(1024) for r in batch.numpy().tolist()]
+
+
+def spy_opens(monkeypatch) -> list[tuple[str, str, object]]:
+    """Every ``fs.open`` for reading from now on, as (url, opening thread's name, file)."""
+    opened = []
+    real_open = fs.open
+
+    def spy(url, mode="rb", *args, **kwargs):
+        f = real_open(url, mode, *args, **kwargs)
+        if mode == "rb":
+            opened.append((url, threading.current_thread().name, f))
+        return f
+
+    monkeypatch.setattr(fs, "open", spy)
+    return opened

@@ -10,20 +10,28 @@
 // libhdfs.so. TensorFlow's own C++ code (TFRecordDataset, tf.io.gfile, checkpoints) does
 // everything else. Reads reach Python in chunks of at least kReadChunk bytes (a file's chunk
 // is kept here and serves TensorFlow's smaller reads), so the cost of a Python call is paid per
-// chunk, never per record.
+// chunk, never per record. For a file whose Python reader does not fetch ahead on its own
+// (HDFS), the plugin reads ahead: while TensorFlow parses one chunk, a thread of the plugin
+// reads the next one through Python, so that TensorFlow's reading thread only copies it.
 //
 // Build: setup.py (build_tf_plugin) compiles this file with the installed TensorFlow's headers
 // and links it to libtensorflow_framework.so.2. The Python symbols it needs are only those of
 // ctypes callbacks: none; it never includes Python.h.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
+#include <time.h>
+
+#include "tensorflow/c/env.h"
 #include "tensorflow/c/experimental/filesystem/filesystem_interface.h"
 #include "tensorflow/c/tf_status.h"
 
@@ -36,7 +44,8 @@ typedef struct TFRecordIOCallbacks {
   // length, mtime (ns) and whether `uri` is a directory.
   int (*stat)(const char* uri, int64_t* length, int64_t* mtime_nsec, int* is_dir,
               void* status);
-  // Opens `uri` for reading; stores a handle.
+  // Opens `uri` for reading; stores a handle. Returns 1 when the plugin should read ahead (the
+  // reader does not), 0 when not.
   int (*open_read)(const char* uri, int64_t* handle, void* status);
   // Reads up to n bytes at offset into buffer; returns the count (< n only at end of file).
   int64_t (*read)(int64_t handle, uint64_t offset, uint64_t n, char* buffer, void* status);
@@ -54,6 +63,11 @@ typedef struct TFRecordIOCallbacks {
   // kind: 0 a file, 1 an empty directory, 2 a tree.
   int (*remove)(const char* uri, int kind, void* status);
   int (*rename)(const char* src, const char* dst, void* status);
+  // Python's PyGILState_Check, PyEval_SaveThread and PyEval_RestoreThread: a thread that holds
+  // the GIL releases it while it waits for a read-ahead, which takes the GIL to call Python.
+  int (*gil_held)();
+  void* (*release_gil)();
+  void (*restore_gil)(void* state);
 } TFRecordIOCallbacks;
 
 }  // extern "C"
@@ -82,12 +96,36 @@ const TFRecordIOCallbacks* Callbacks(TF_Status* status) {
 // more than their bytes. Reads of at least this size go to Python directly.
 constexpr uint64_t kReadChunk = 4 << 20;
 
+// The largest read that is followed by a read-ahead of the same size. TensorFlow's reader asks
+// for its whole buffer at once (127 MiB by default on a remote file system): a second buffer
+// that large is not worth its memory.
+constexpr uint64_t kMaxReadAhead = 32 << 20;
+
+// Read-aheads running, so that withdrawing the callbacks waits until none calls Python. A
+// read-ahead starts under g_flight_lock, and only while the callbacks are installed.
+std::mutex g_flight_lock;
+std::atomic<int> g_in_flight{0};
+
+// One read of the bytes [offset, offset + n) of a file, by a thread of its own.
+struct ReadAhead {
+  TF_Thread* thread = nullptr;  // running or not yet joined
+  std::unique_ptr<char[]> data;
+  uint64_t capacity = 0;
+  uint64_t offset = 0;
+  uint64_t n = 0;
+  int64_t got = -1;  // the count read, -1 after an error (written by the thread)
+  const TFRecordIOCallbacks* cb = nullptr;
+  int64_t handle = -1;
+};
+
 struct ReadFile {
   int64_t handle;
+  bool read_ahead;          // whether Python asked for read-ahead when it opened the file
   std::mutex lock;          // TensorFlow may read one file from several threads
   std::vector<char> chunk;  // bytes [chunk_offset, chunk_offset + chunk_length) of the file
   uint64_t chunk_offset = 0;
   uint64_t chunk_length = 0;
+  ReadAhead ahead;          // under lock
 };
 
 struct WriteFile {
@@ -117,9 +155,86 @@ void FreeNames(NameList* list) {
 
 // ---- random access files --------------------------------------------------------------------
 
+void RunReadAhead(void* arg) {
+  auto* a = static_cast<ReadAhead*>(arg);
+  TF_Status* status = TF_NewStatus();
+  int64_t got = a->cb->read(a->handle, a->offset, a->n, a->data.get(), status);
+  a->got = TF_GetCode(status) == TF_OK ? got : -1;  // the caller's own read reports the error
+  TF_DeleteStatus(status);
+  g_in_flight.fetch_sub(1, std::memory_order_release);
+}
+
+// Starts reading [offset, offset + n) of `f` ahead of TensorFlow (under f->lock). Does nothing
+// once the callbacks are withdrawn, or when memory or a thread cannot be had.
+void StartReadAhead(ReadFile* f, const TFRecordIOCallbacks* cb, uint64_t offset, uint64_t n) {
+  ReadAhead& a = f->ahead;
+  if (a.capacity < n) {
+    a.data.reset(new (std::nothrow) char[n]);
+    a.capacity = a.data ? n : 0;
+    if (!a.data) return;
+  }
+  {
+    std::lock_guard<std::mutex> guard(g_flight_lock);
+    if (g_callbacks.load(std::memory_order_acquire) == nullptr) return;
+    ++g_in_flight;
+  }
+  a.cb = cb;
+  a.handle = f->handle;
+  a.offset = offset;
+  a.n = n;
+  a.got = -1;
+  TF_ThreadOptions options;
+  TF_DefaultThreadOptions(&options);
+  a.thread = TF_StartThread(&options, "tfrecord_io_read_ahead", RunReadAhead, &a);
+  if (a.thread == nullptr) g_in_flight.fetch_sub(1, std::memory_order_release);
+}
+
+// Waits for the read-ahead of `f`, if one runs (under f->lock). A thread that holds the GIL
+// (TensorFlow called from Python without releasing it) releases it meanwhile: the read-ahead
+// needs it to call Python.
+void JoinReadAhead(ReadFile* f) {
+  ReadAhead& a = f->ahead;
+  if (a.thread == nullptr) return;
+  const TFRecordIOCallbacks* cb = a.cb;
+  if (cb->gil_held != nullptr && cb->gil_held()) {
+    void* state = cb->release_gil();
+    TF_JoinThread(a.thread);
+    cb->restore_gil(state);
+  } else {
+    TF_JoinThread(a.thread);
+  }
+  a.thread = nullptr;
+}
+
+// Reads up to n bytes at offset into `dest` (under f->lock): from the read-ahead when it read
+// exactly there, through Python otherwise. For a file that reads ahead, a read that filled
+// `dest` starts the read-ahead of the n bytes after it.
+int64_t Fetch(ReadFile* f, const TFRecordIOCallbacks* cb, uint64_t offset, uint64_t n,
+              char* dest, TF_Status* status) {
+  JoinReadAhead(f);
+  const ReadAhead& a = f->ahead;
+  int64_t got;
+  if (a.got >= 0 && a.offset == offset && n <= a.n) {
+    got = std::min<int64_t>(static_cast<int64_t>(n), a.got);
+    std::memcpy(dest, a.data.get(), got);
+  } else {
+    got = cb->read(f->handle, offset, n, dest, status);
+    if (got < 0) return -1;
+  }
+  f->ahead.got = -1;  // used once
+  if (f->read_ahead && static_cast<uint64_t>(got) == n && n <= kMaxReadAhead) {
+    StartReadAhead(f, cb, offset + n, n);
+  }
+  return got;
+}
+
 void CleanupReadFile(TF_RandomAccessFile* file) {
   auto* f = static_cast<ReadFile*>(file->plugin_file);
   if (f == nullptr) return;
+  {
+    std::lock_guard<std::mutex> guard(f->lock);
+    JoinReadAhead(f);
+  }
   const TFRecordIOCallbacks* cb = g_callbacks.load(std::memory_order_acquire);
   if (cb != nullptr) cb->close_read(f->handle);
   delete f;
@@ -132,17 +247,17 @@ int64_t Read(const TF_RandomAccessFile* file, uint64_t offset, size_t n, char* b
   const TFRecordIOCallbacks* cb = Callbacks(status);
   if (cb == nullptr) return -1;
   auto* f = static_cast<ReadFile*>(file->plugin_file);
+  std::lock_guard<std::mutex> guard(f->lock);
   int64_t got;
   if (n >= kReadChunk) {
-    got = cb->read(f->handle, offset, n, buffer, status);
+    got = Fetch(f, cb, offset, n, buffer, status);
   } else {
-    std::lock_guard<std::mutex> guard(f->lock);
     bool inside = offset >= f->chunk_offset &&
                   offset + n <= f->chunk_offset + f->chunk_length;
     if (!inside) {
       if (f->chunk.size() < kReadChunk) f->chunk.resize(kReadChunk);
       f->chunk_length = 0;
-      int64_t filled = cb->read(f->handle, offset, kReadChunk, f->chunk.data(), status);
+      int64_t filled = Fetch(f, cb, offset, kReadChunk, f->chunk.data(), status);
       if (filled < 0) {
         if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "read failed");
         return -1;
@@ -233,8 +348,9 @@ void NewRandomAccessFile(const TF_Filesystem* filesystem, const char* path,
   const TFRecordIOCallbacks* cb = Callbacks(status);
   if (cb == nullptr) return;
   int64_t handle = -1;
-  if (cb->open_read(path, &handle, status) < 0) return;
-  file->plugin_file = new ReadFile{handle};
+  int read_ahead = cb->open_read(path, &handle, status);
+  if (read_ahead < 0) return;
+  file->plugin_file = new ReadFile{handle, read_ahead > 0};
 }
 
 void NewWritableFile(const TF_Filesystem* filesystem, const char* path, TF_WritableFile* file,
@@ -397,10 +513,19 @@ void FillOps(TF_FilesystemPluginOps* ops, const char* scheme) {
 
 extern "C" {
 
-// Called from Python (ctypes) to install the callbacks, or withdraw them (nullptr). The table
-// must stay alive while installed.
+// Called from Python (ctypes, which releases the GIL) to install the callbacks, or withdraw
+// them (nullptr): then it returns once no read-ahead calls Python any more. The table must stay
+// alive while installed.
 TF_CAPI_EXPORT void tfrecord_io_set_callbacks(const TFRecordIOCallbacks* callbacks) {
-  g_callbacks.store(callbacks, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> guard(g_flight_lock);
+    g_callbacks.store(callbacks, std::memory_order_release);
+  }
+  // At interpreter exit only, for at most one read's time: a poll costs nothing more.
+  const timespec millisecond = {0, 1000000};
+  while (callbacks == nullptr && g_in_flight.load(std::memory_order_acquire) > 0) {
+    nanosleep(&millisecond, nullptr);
+  }
 }
 
 // Called from Python inside a callback to report an error to TensorFlow.

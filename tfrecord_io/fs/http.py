@@ -115,6 +115,14 @@ class HttpReader(PositionedReader):
         except (OSError, http.client.HTTPException) as e:
             self._drop()
             raise HttpError(f"reading {self.name} failed at byte {self._pos}: {e}") from None
+        if not n and len(memoryview(buffer)) and self._size is not None and \
+                self._pos < self._size:
+            # http.client ends a body cut short quietly: that is lost data, not the end.
+            self._drop()
+            raise HttpError(
+                f"reading {self.name} failed at byte {self._pos}: the server ended the answer "
+                f"before the file's {self._size} bytes"
+            )
         self._pos += n
         return n
 

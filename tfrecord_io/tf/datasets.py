@@ -40,8 +40,8 @@ _TF_COMPRESSION = {
 #: TensorFlow's reader's buffer for remote files when ``dataset`` is given none. TensorFlow's
 #: own default for a file system other than the local one is 127 MiB, one read per file of most
 #: datasets: the next bytes are fetched only once the records read are parsed, never meanwhile.
-#: In 8 MiB reads, the plugin's read-ahead (``s3://``) and the HDFS client's streaming fetch
-#: while TensorFlow parses (``bench/s3.py``).
+#: In 8 MiB reads, the plugin's read-ahead (in C++ for HDFS, in :mod:`tfrecord_io.fs` for
+#: object stores) fetches while TensorFlow parses (``bench/tf_hdfs.py``, ``bench/s3.py``).
 REMOTE_BUFFER_BYTES = 8 << 20
 
 

@@ -8,9 +8,11 @@ setup.py builds against the installed TensorFlow). TensorFlow loads it with
 callbacks that serve each operation with :mod:`tfrecord_io.fs` alone, so TensorFlow sees every URL
 exactly as the rest of tfrecord-io does (the same configuration, credentials, errors; on ``s3://``
 the same atomic writes). TensorFlow asks for large reads, so this Python code runs once per chunk
-(megabytes), while TensorFlow's C++ does the record framing. When the order of the files is
-known (:func:`expect_reads`, which :func:`tfrecord_io.tf.dataset` calls), the next file of an
-object store is opened while TensorFlow reads one, and its first blocks fetched once the
+(megabytes), while TensorFlow's C++ does the record framing. A reader that does not fetch ahead
+on its own (HDFS, HTTP) is read ahead by the plugin: :meth:`_Provider._open_read` asks for it,
+and a C++ thread calls the read callback for the next chunk while TensorFlow parses. When the
+order of the files is known (:func:`expect_reads`, which :func:`tfrecord_io.tf.dataset` calls),
+the next file is opened while TensorFlow reads one, and its first blocks fetched once the
 current file's are in, so that the store does not wait between files.
 
 No TensorFlow import here: :mod:`tfrecord_io.tf.runtime` owns that.
@@ -89,6 +91,10 @@ _WRITE = ctypes.CFUNCTYPE(
 _HANDLE_OP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int64, ctypes.c_void_p)
 _PATH_KIND_OP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p)
 _RENAME = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)
+# Python's own C functions, for the plugin's threads (see _Callbacks).
+_GIL_HELD = ctypes.CFUNCTYPE(ctypes.c_int)
+_RELEASE_GIL = ctypes.CFUNCTYPE(ctypes.c_void_p)
+_RESTORE_GIL = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 class _Callbacks(ctypes.Structure):
@@ -106,6 +112,11 @@ class _Callbacks(ctypes.Structure):
         ("mkdir", _PATH_KIND_OP),
         ("remove", _PATH_KIND_OP),
         ("rename", _RENAME),
+        # PyGILState_Check, PyEval_SaveThread, PyEval_RestoreThread: the plugin's read-ahead
+        # threads call Python, so a thread that waits for one releases the GIL if it holds it.
+        ("gil_held", ctypes.c_void_p),
+        ("release_gil", ctypes.c_void_p),
+        ("restore_gil", ctypes.c_void_p),
     ]
 
 
@@ -157,6 +168,9 @@ class _Provider:
             _PATH_KIND_OP(self._guard(self._mkdir)),
             _PATH_KIND_OP(self._guard(self._remove)),
             _RENAME(self._guard(self._rename)),
+            _c_function(ctypes.pythonapi.PyGILState_Check),
+            _c_function(ctypes.pythonapi.PyEval_SaveThread),
+            _c_function(ctypes.pythonapi.PyEval_RestoreThread),
         )
 
     def _guard(self, fn: Callable[..., int]) -> Callable[..., int]:
@@ -190,16 +204,15 @@ class _Provider:
         return 0
 
     def _open_read(self, uri: bytes, handle: Any, status: Any) -> int:
-        # No read-ahead thread of ours: hdfs-native already streams up to 100 packets ahead in
-        # its own tasks, and a second thread only added GIL hand-offs (bench/tf_hdfs.py measured
-        # reading faster without it); s3:// fetches large ranged GETs ahead on its own.
+        # 1 asks the plugin to read ahead (in C++, while TensorFlow parses): a reader that
+        # fetches ahead itself (s3://, az://) needs no second read-ahead.
         url = uri.decode()
         f = self._opened_ahead(url) or fs.open(url, "rb")
         key = self._new_id()
         self._readers[key] = (f, threading.Lock(), url)
         handle[0] = key
         self._open_ahead(url)
-        return 0
+        return 0 if _reads_ahead(url) else 1
 
     def _read(self, handle: int, offset: int, n: int, buffer: int, status: Any) -> int:
         f, lock, url = self._readers[handle]
@@ -235,8 +248,6 @@ class _Provider:
             after = self._successors.get(url)
             if after is None or after in self._ahead:
                 return
-            if not _reads_ahead(after):
-                return  # e.g. HDFS, which streams ahead on its own once TensorFlow opens it
             if self._opener is None:
                 self._opener = ThreadPoolExecutor(1, thread_name_prefix="tfrecord-io-open-ahead")
             self._ahead[after] = self._opener.submit(fs.open, after, "rb")
@@ -252,8 +263,10 @@ class _Provider:
         with self._lock:
             after = self._successors.get(url)
             future = self._ahead.get(after) if after is not None else None
-        if future is not None:
-            future.add_done_callback(_start_result)
+            if future is None or self._opener is None:
+                return
+            # TensorFlow's open waits for this one: never two threads in one reader.
+            self._ahead[after] = self._opener.submit(_started, future)
 
     def _opened_ahead(self, url: str) -> Any:
         """The reader of *url* opened ahead, if there is one; None otherwise, or if opening it
@@ -371,13 +384,20 @@ def _reads_ahead(url: str) -> bool:
         return False
 
 
-def _start_result(future: Future[Any]) -> None:
-    """Starts the read-ahead of the reader a future opened, if it opened one."""
-    if future.exception() is None:
-        start = getattr(getattr(future.result(), "raw", None), "start", None)
-        if start is not None:
-            with contextlib.suppress(ValueError):  # closed meanwhile
-                start()
+def _c_function(function: Any) -> int:
+    """The address of a C function of ``ctypes.pythonapi``."""
+    return ctypes.cast(function, ctypes.c_void_p).value or 0
+
+
+def _started(opened: Future[Any]) -> Any:
+    """The reader that *opened* gives, once its fetches are started (``start()``, which an
+    object store's read-ahead and an HDFS reader have)."""
+    reader = opened.result()
+    start = getattr(reader, "start", None) or getattr(getattr(reader, "raw", None), "start", None)
+    if start is not None:
+        with contextlib.suppress(ValueError):  # closed meanwhile
+            start()
+    return reader
 
 
 def _close_result(future: Future[Any]) -> None:
@@ -433,10 +453,10 @@ def expect_reads(urls: Sequence[str]) -> None:
 
     When TensorFlow opens one of them, the plugin opens the next in the background; when
     TensorFlow has read the first to its end, the next one's first blocks are fetched while
-    TensorFlow parses what it read last, so that an object store is not idle between files.
-    At most two files are open ahead; a file opened ahead that TensorFlow never opens is
-    closed when a later one is opened ahead. Does nothing before :func:`install`, and for
-    files whose reader does not fetch ahead (HDFS streams on its own).
+    TensorFlow parses what it read last (an HDFS reader's stream is started), so that the
+    store is not idle between files. At most two files are open ahead; a file opened ahead
+    that TensorFlow never opens is closed when a later one is opened ahead. Does nothing
+    before :func:`install`.
     """
     provider = _provider
     if provider is not None:

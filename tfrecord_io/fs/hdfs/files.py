@@ -167,6 +167,21 @@ class HdfsReader(io.BufferedIOBase):
         self._pos += len(piece)
         return piece
 
+    def start(self) -> None:
+        """Starts streaming at the current position: fetches the first chunk, after which the
+        client fetches ahead on its own (hdfs-native streams only once asked for a chunk). A
+        failure is left to the next read, which retries and reports it."""
+        self._check_open()
+        if 0 <= self._pos - self._buf_start < len(self._buf):
+            return
+        self._position_stream()
+        try:
+            chunk = self._next_chunk()
+        except Exception:  # noqa: BLE001 - the next read tries again and says why
+            return
+        if chunk:
+            self._buf, self._buf_start = chunk, self._stream_pos - len(chunk)
+
     def read(self, size: int | None = -1) -> bytes:
         """Reads ``size`` bytes (fewer only at end of file); all the rest if negative/None."""
         self._check_open()

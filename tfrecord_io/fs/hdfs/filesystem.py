@@ -43,8 +43,9 @@ class HdfsFileSystem(FileSystem):
 
         Over WebHDFS the NameNode checks a create only when data reaches a DataNode, so a
         write error (e.g. permission) may be raised by ``close()`` rather than by ``open()``.
-        *read_ahead* is accepted for compatibility and ignored: hdfs-native already streams
-        ahead of the reader, and a read-ahead thread of ours measured no faster.
+        *read_ahead* is accepted for compatibility and ignored: once a stream is open
+        (the first read, or :meth:`~tfrecord_io.fs.hdfs.HdfsReader.start`), hdfs-native
+        fetches ahead of the reader in its own tasks.
 
         Raises:
             HdfsFileNotFoundError: reading a file that does not exist.

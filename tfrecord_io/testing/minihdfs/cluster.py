@@ -265,6 +265,11 @@ class MiniHdfs:
         """Whether the JVM is alive."""
         return self._proc is not None and self._proc.poll() is None
 
+    @property
+    def pid(self) -> int | None:
+        """The process id of the JVM (NameNode and DataNodes), while it is started."""
+        return self._proc.pid if self._proc is not None else None
+
     # -- addresses -----------------------------------------------------------------------------
 
     def _require(self) -> dict[str, Any]:
