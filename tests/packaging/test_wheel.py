@@ -7,6 +7,7 @@ before the fixtures that add the ``[spark]`` and ``[tensorflow]`` extras.
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
 import re
 import subprocess
@@ -72,6 +73,18 @@ def test_wheel_carries_the_jar_and_the_plugin_under_a_truthful_platform_tag(dist
                           "libtensorflow_framework.so.2"}
     else:
         assert m["platform"] == "linux_x86_64"
+
+
+def test_the_wheel_installs_wherever_tensorflows_own_wheel_does(dist):
+    # What the plugin needs of glibc and libstdc++ must not outgrow the TensorFlow it plugs into
+    # (std::thread or std::condition_variable::wait, compiled by GCC 12, would).
+    policy = re.compile(r"manylinux_(\d+)_(\d+)_x86_64")
+    ours = policy.fullmatch(WHEEL_NAME.match(dist.wheel.name)["platform"])
+    wheel_file = importlib.metadata.distribution("tensorflow").read_text("WHEEL") or ""
+    theirs = policy.search(wheel_file)
+    assert ours, dist.wheel.name
+    assert theirs, wheel_file
+    assert (int(ours[1]), int(ours[2])) <= (int(theirs[1]), int(theirs[2]))
 
 
 def test_sdist_carries_the_sources_and_no_binaries(dist):
