@@ -91,10 +91,6 @@ _WRITE = ctypes.CFUNCTYPE(
 _HANDLE_OP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int64, ctypes.c_void_p)
 _PATH_KIND_OP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p)
 _RENAME = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p)
-# Python's own C functions, for the plugin's threads (see _Callbacks).
-_GIL_HELD = ctypes.CFUNCTYPE(ctypes.c_int)
-_RELEASE_GIL = ctypes.CFUNCTYPE(ctypes.c_void_p)
-_RESTORE_GIL = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 class _Callbacks(ctypes.Structure):
