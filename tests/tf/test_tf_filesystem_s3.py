@@ -22,7 +22,7 @@ from tfrecord_io.tf import datasets as tf_datasets
 from tfrecord_io.tf import filesystem as tf_filesystem
 from tfrecord_io.tf import plugin as tf_plugin
 
-from tf_records import some_records, spy_opens, tf_read
+from tf_records import assert_next_files_opened_ahead, some_records, spy_opens, tf_read
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -70,15 +70,7 @@ def test_dataset_reads_s3_files_with_tensorflows_reader(base, monkeypatch):
 
 
 def test_dataset_opens_each_next_s3_file_while_tensorflow_reads_the_one_before(base, monkeypatch):
-    recs = some_records(800, 5)
-    for k in range(4):
-        records.write(f"{base}/part-{k}.tfrecord", recs[200 * k:200 * (k + 1)])
-    opened = spy_opens(monkeypatch)
-    assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
-    data_opens = [(u.rsplit("/", 1)[1], thread) for u, thread, _ in opened
-                  if u.endswith(".tfrecord")]
-    assert [name for name, _ in data_opens] == [f"part-{k}.tfrecord" for k in range(4)]
-    assert all(t.startswith("tfrecord-io-open-ahead") for _, t in data_opens[1:])
+    assert_next_files_opened_ahead(base, monkeypatch)
 
 
 def test_files_opened_ahead_and_never_read_are_closed(base, monkeypatch):

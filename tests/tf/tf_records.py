@@ -9,7 +9,8 @@ import threading
 
 import tensorflow as tf
 
-from tfrecord_io import fs
+from tfrecord_io import fs, records
+from tfrecord_io import tf as tfr
 
 
 def some_records(n: int, seed: int) -> list[bytes]:
@@ -37,3 +38,17 @@ def spy_opens(monkeypatch) -> list[tuple[str, str, object]]:
 
     monkeypatch.setattr(fs, "open", spy)
     return opened
+
+
+def assert_next_files_opened_ahead(base: str, monkeypatch) -> None:
+    """``tfr.dataset`` of four files under *base* reads every record in order, and every file
+    after the first is opened by the plugin's open-ahead thread, before TensorFlow opens it."""
+    recs = some_records(800, 5)
+    for k in range(4):
+        records.write(f"{base}/part-{k}.tfrecord", recs[200 * k:200 * (k + 1)])
+    opened = spy_opens(monkeypatch)
+    assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
+    data_opens = [(u.rsplit("/", 1)[1], thread) for u, thread, _ in opened
+                  if u.endswith(".tfrecord")]
+    assert [name for name, _ in data_opens] == [f"part-{k}.tfrecord" for k in range(4)]
+    assert all(t.startswith("tfrecord-io-open-ahead") for _, t in data_opens[1:])
