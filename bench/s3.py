@@ -3,10 +3,13 @@
 and against local disk; ``format("tfrecord")`` against Parquet on ``s3a://``.
 
     .venv/bin/python bench/s3.py [--quick] [--size-mb 200] [--files 8] [--repeat 5]
-        [--only tf|spark] [--out FILE.md]
+        [--only tf|spark] [--first-byte-ms MS] [--connection-mbps MBPS] [--out FILE.md]
 
 1. Starts the test S3 server (:class:`tfrecord_io.testing.s3.S3Server`: moto's, on 127.0.0.1,
-   every request signed) and points the standard AWS settings of this process at it.
+   every request signed) and points the standard AWS settings of this process at it. With
+   ``--first-byte-ms`` or ``--connection-mbps`` the server answers as a store across a network
+   does (:mod:`tfrecord_io.testing.s3.distant`): each answer after that latency, each body at
+   that rate per connection.
 2. **TensorFlow** (``--only tf``): ``--files`` files of 1 KB records (``--size-mb`` in all; 40
    with ``--quick``) are written locally with :func:`tfrecord_io.records.write` and uploaded.
    Timed passes, interleaved round by round so that background load hurts them alike, after one
@@ -16,6 +19,8 @@ and against local disk; ``format("tfrecord")`` against Parquet on ``s3a://``.
      -- the client the plugin reads through (pyarrow's S3 client), at the plugin's chunk size:
      the ceiling of any reader on this server;
    * ``tfrecord_io.tf.dataset("s3://...")`` -- TensorFlow's own TFRecord reader over the plugin;
+   * both with one ranged GET of an object in flight at a time and with the default number
+     (``TFRECORD_IO_READ_REQUESTS``);
    * ``tf.data.TFRecordDataset`` over the same files on local disk (page cache warm).
 
    Each TensorFlow pass iterates ``dataset.batch(1024)`` in Python, as a training loop would.
@@ -90,6 +95,20 @@ def interleaved_medians(contenders: dict[str, Callable[[], object]], repeat: int
             {name: statistics.median(seconds) for name, seconds in cpu.items()})
 
 
+def _requests(n: int) -> str:
+    return "1 request in flight" if n == 1 else f"{n} requests in flight"
+
+
+def _server_words(ns: argparse.Namespace) -> str:
+    """How the test server answers, in words."""
+    if not ns.first_byte_ms and not ns.connection_mbps:
+        return "the server answering at once"
+    words = [f"first byte after {ns.first_byte_ms:g} ms"] if ns.first_byte_ms else []
+    if ns.connection_mbps:
+        words.append(f"{ns.connection_mbps:g} MB/s per connection")
+    return "the server as across a network: " + ", ".join(words)
+
+
 def make_files(local_dir: Path, files: int, records_per_file: int) -> list[Path]:
     """*files* TFRecord files of 1 KB records cut from a random pool."""
     from tfrecord_io import records
@@ -113,6 +132,7 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
 
     from tfrecord_io import fs
     from tfrecord_io import tf as tfr
+    from tfrecord_io.fs.objectstore import READ_BUFFER, READ_REQUESTS, READ_REQUESTS_ENV
     from tfrecord_io.tf.chunks import DEFAULT_CHUNK_BYTES
     from tfrecord_io.tf.datasets import REMOTE_BUFFER_BYTES
 
@@ -147,39 +167,62 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
             if got != total:
                 raise SystemExit(f"raw GET read {got} bytes of {total}")
 
-        raw = "raw GET: `fs.open(s3://...)` streamed into a buffer, no parsing"
-        plugin = "`tfrecord_io.tf.dataset(\"s3://...\")` (TensorFlow's reader, the plugin)"
+        def in_flight(requests: int, run: Callable[[], object]) -> Callable[[], object]:
+            """*run* with *requests* ranged GETs of an object in flight (read at each open)."""
+            def timed() -> object:
+                os.environ[READ_REQUESTS_ENV] = str(requests)
+                try:
+                    return run()
+                finally:
+                    os.environ.pop(READ_REQUESTS_ENV, None)
+            return timed
+
+        counts = sorted({1, READ_REQUESTS})
+        raw = {n: f"raw GET, {_requests(n)}: `fs.open(s3://...)` streamed into a buffer, "
+                  "no parsing" for n in counts}
+        plugin = {n: f"`tfrecord_io.tf.dataset(\"s3://...\")`, {_requests(n)} "
+                     "(TensorFlow's reader, the plugin)" for n in counts}
         disk = "TF `TFRecordDataset`, local disk"
-        medians, cpu = interleaved_medians({
-            raw: raw_get,
-            plugin: lambda: count(tfr.dataset(base)),
-            disk: lambda: count(tf.data.TFRecordDataset([str(p) for p in local])),
-        }, ns.repeat, server_pid)
+        contenders: dict[str, Callable[[], object]] = {}
+        for n in counts:
+            contenders[raw[n]] = in_flight(n, raw_get)
+            contenders[plugin[n]] = in_flight(n, lambda: count(tfr.dataset(base)))
+        contenders[disk] = lambda: count(tf.data.TFRecordDataset([str(p) for p in local]))
+        medians, cpu = interleaved_medians(contenders, ns.repeat, server_pid)
         lines = [
             f"### TensorFlow reading S3 ({ns.files} files of 1 KB records, {total / 1e6:.0f} MB, "
-            f"{n_written:,} records; median of {ns.repeat})",
+            f"{n_written:,} records; {_server_words(ns)}; median of {ns.repeat})",
             "",
-            "| reader | MB/s | records/s | vs raw GET | CPU µs/record |",
-            "|---|---:|---:|---:|---:|",
+            "| reader | MB/s | records/s | vs raw GET, as many requests | vs local disk "
+            "| CPU µs/record |",
+            "|---|---:|---:|---:|---:|---:|",
         ]
+        same = {**{raw[n]: raw[n] for n in counts}, **{plugin[n]: raw[n] for n in counts}}
         for name, seconds in medians.items():
+            versus = f"{medians[same[name]] / seconds:.0%}" if name in same else ""
             lines.append(f"| {name} | {total / seconds / 1e6:,.1f} | {n_written / seconds:,.0f} "
-                         f"| {medians[raw] / seconds:.0%} | {cpu[name] * 1e6 / n_written:.2f} |")
+                         f"| {versus} | {medians[disk] / seconds:.0%} "
+                         f"| {cpu[name] * 1e6 / n_written:.2f} |")
         # With every core busy on nothing else, a pass of the plugin cannot take less than its
         # CPU time (this process's and the server's) spread over the cores.
         cores = os.cpu_count() or 1
-        ceiling = medians[raw] / (cpu[plugin] / cores)
-        figures = {"plugin vs raw GET": medians[raw] / medians[plugin],
-                   "plugin vs local disk": medians[disk] / medians[plugin],
-                   "plugin's CPU ceiling vs raw GET": ceiling}
+        figures: dict[str, float] = {}
+        for n in counts:
+            figures[f"plugin vs raw GET, {_requests(n)}"] = medians[raw[n]] / medians[plugin[n]]
+            figures[f"plugin vs local disk, {_requests(n)}"] = medians[disk] / medians[plugin[n]]
+        default = READ_REQUESTS
+        ceiling = medians[raw[default]] / (cpu[plugin[default]] / cores)
+        figures["plugin's CPU ceiling vs raw GET (default)"] = ceiling
         lines += ["", f"TensorFlow {tf.__version__}; `dataset` reads remote files "
                   f"{REMOTE_BUFFER_BYTES >> 20} MiB per TensorFlow read, the raw GETs "
-                  f"{DEFAULT_CHUNK_BYTES >> 20} MiB per call. CPU: this process and the "
+                  f"{DEFAULT_CHUNK_BYTES >> 20} MiB per call; each object is read in ranged GETs "
+                  f"of {READ_BUFFER >> 20} MiB, 1 or {READ_REQUESTS} (the default, "
+                  f"`{READ_REQUESTS_ENV}`) in flight at once. CPU: this process and the "
                   "server's, per record read.",
                   "",
-                  f"Ceiling of the plugin at its CPU cost "
-                  f"({cpu[plugin] * 1e6 / n_written:.2f} µs per record) with all {cores} cores "
-                  f"busy on nothing else: {ceiling:.0%} of the raw GETs."]
+                  f"Ceiling of the plugin at its CPU cost with {READ_REQUESTS} requests in flight "
+                  f"({cpu[plugin[default]] * 1e6 / n_written:.2f} µs per record) with all "
+                  f"{cores} cores busy on nothing else: {ceiling:.0%} of its raw GETs."]
         return lines, figures
     finally:
         shutil.rmtree(local_dir, ignore_errors=True)
@@ -262,13 +305,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=None, help="Spark rows (default 1M)")
     parser.add_argument("--repeat", type=int, default=5, help="timed passes (median kept)")
     parser.add_argument("--only", choices=("tf", "spark"), help="one half only")
+    parser.add_argument("--first-byte-ms", type=float, default=0.0,
+                        help="the server answers each request after this many ms (default 0)")
+    parser.add_argument("--connection-mbps", type=float, default=None,
+                        help="the server sends each answer at most this many MB/s")
     parser.add_argument("--out", help="also write the markdown report here")
     args = list(sys.argv[1:] if argv is None else argv)
     ns = parser.parse_args(args)
 
     from tfrecord_io.testing.s3 import S3Server
 
-    with S3Server() as server:
+    rate = ns.connection_mbps * 1e6 if ns.connection_mbps else None
+    with S3Server(first_byte_latency=ns.first_byte_ms / 1000, connection_rate=rate) as server:
         os.environ.update(server.environment())
         server.create_bucket(BUCKET)
         base = f"s3://{BUCKET}/bench-{uuid.uuid4().hex[:8]}"
@@ -284,7 +332,8 @@ def main(argv: list[str] | None = None) -> int:
             figures.update(got)
     load = os.getloadavg()
     lines += [
-        f"Server: moto's S3 server on 127.0.0.1 (one Python process, signed requests). Machine: "
+        f"Server: moto's S3 server on 127.0.0.1 (one Python process, signed requests; "
+        f"{_server_words(ns)}). Machine: "
         f"{platform.machine()}, {os.cpu_count()} CPUs, load average {load[0]:.1f} / "
         f"{load[1]:.1f} / {load[2]:.1f} at the end; Python {platform.python_version()}.",
         "",

@@ -1,7 +1,8 @@
 """The semantics every object store of tfrecord_io.fs shares (fs/objectstore.py), on the real
 emulators of the stores besides S3 (whose own suite is test_fs_s3.py): ``az://`` on Azurite,
 ``gs://`` on fake-gcs-server, each configured the way its clients are (conftest.py's
-``azure_env`` and ``gcs_env``)."""
+``azure_env`` and ``gcs_env``); and the setting of how many ranged reads one reader keeps in
+flight, which every store follows."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from tfrecord_io.errors import (
     ObjectStoreFileNotFoundError,
     UnsupportedOperationError,
 )
+from tfrecord_io.fs.objectstore import READ_REQUESTS, READ_REQUESTS_ENV, read_requests
 
 
 @pytest.fixture(params=[pytest.param("az", marks=pytest.mark.azure),
@@ -91,6 +93,33 @@ def test_seeks_read_ranges_of_a_large_object(base):
             f.seek(offset)
             assert f.read(n) == data[offset:offset + n]
     assert _get(f"{base}/blob") == data
+
+
+def test_a_large_object_reads_whole_with_one_request_in_flight_or_the_default(base,
+                                                                               monkeypatch):
+    data = os.urandom(5 << 20)
+    _put(f"{base}/blob", data)
+    for requests in ("1", ""):
+        monkeypatch.setenv("TFRECORD_IO_READ_REQUESTS", requests)
+        with fs.open(f"{base}/blob", buffer_size=256 << 10) as f:
+            assert f.raw.fetchers == (int(requests) if requests else READ_REQUESTS)
+            assert f.read() == data
+
+
+def test_requests_in_flight_default_to_four_and_follow_the_setting(monkeypatch):
+    monkeypatch.delenv(READ_REQUESTS_ENV, raising=False)
+    assert read_requests() == READ_REQUESTS == 4
+    monkeypatch.setenv(READ_REQUESTS_ENV, " 16 ")
+    assert read_requests() == 16
+
+
+@pytest.mark.parametrize("text", ["0", "17", "-1", "two", "1.5"])
+def test_requests_in_flight_outside_one_to_sixteen_are_refused_naming_the_setting(monkeypatch,
+                                                                                  text):
+    monkeypatch.setenv(READ_REQUESTS_ENV, text)
+    with pytest.raises(ValueError, match=f"TFRECORD_IO_READ_REQUESTS='{text}': use a whole "
+                                         "number from 1 to 16"):
+        read_requests()
 
 
 def test_a_write_appears_only_when_closed_and_a_failed_one_never(base, staging):

@@ -60,6 +60,33 @@ class FakeSource(io.RawIOBase):
         return n
 
 
+class PositionedSource(FakeSource):
+    """A :class:`FakeSource` that also serves ``read_at`` from several threads at once (its
+    position untouched), as an object store's reader does; *barrier*, when given, is waited
+    at by every ``read_at`` of a block that starts before byte *barrier_before*."""
+
+    def __init__(self, data: bytes, rnd: random.Random | None = None,
+                 fail_at: int | None = None, fail: BaseException | None = None,
+                 barrier: threading.Barrier | None = None, barrier_before: int = 0) -> None:
+        super().__init__(data, rnd, fail_at, fail)
+        self.barrier, self.barrier_before = barrier, barrier_before
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        self.release.wait(10)
+        if self.barrier is not None and offset < self.barrier_before:
+            self.barrier.wait(10)
+        if self.rnd is not None:
+            with self.lock:
+                delay = self.rnd.random() * 0.002
+            time.sleep(delay)
+        n = min(length, len(self.data) - offset)
+        if self.fail_at is not None and offset <= self.fail_at < offset + n:
+            raise self.fail
+        with self.lock:
+            self.reads.append((offset, n))
+        return self.data[offset:offset + n]
+
+
 def _read(f: ReadAhead, n: int) -> bytes:
     """Up to *n* bytes, by as many raw reads as it takes (a raw read may return fewer)."""
     out = b""
@@ -68,14 +95,21 @@ def _read(f: ReadAhead, n: int) -> bytes:
     return out
 
 
-def _reader(source: FakeSource, depth: int = 2) -> ReadAhead:
-    return ReadAhead(source, len(source.data), block_size=BLOCK, depth=depth, name="fake://f")
+def _reader(source: FakeSource, depth: int = 2, fetchers: int = 1) -> ReadAhead:
+    return ReadAhead(source, len(source.data), block_size=BLOCK, depth=depth, fetchers=fetchers,
+                     name="fake://f")
 
 
-def test_reading_to_the_end_gives_the_files_bytes_in_blocks_fetched_once():
+def _source(fetchers: int, data: bytes, rnd: random.Random | None = None, **kw) -> FakeSource:
+    """A source for *fetchers*: positioned reads when there are several."""
+    return (PositionedSource if fetchers > 1 else FakeSource)(data, rnd, **kw)
+
+
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_reading_to_the_end_gives_the_files_bytes_in_blocks_fetched_once(fetchers):
     data = os.urandom(10 * BLOCK + 123)
-    source = FakeSource(data)
-    with _reader(source) as f:
+    source = _source(fetchers, data)
+    with _reader(source, fetchers=fetchers) as f:
         assert f.readall() == data
         assert f.read(1) == b""
     assert sorted(source.reads) == [(o, min(BLOCK, len(data) - o))
@@ -83,11 +117,13 @@ def test_reading_to_the_end_gives_the_files_bytes_in_blocks_fetched_once():
     assert source.closed
 
 
+@pytest.mark.parametrize("fetchers", [1, 3])
 @pytest.mark.parametrize("seed", range(100))
-def test_any_schedule_of_reads_and_seeks_gives_the_files_bytes(seed):
+def test_any_schedule_of_reads_and_seeks_gives_the_files_bytes(seed, fetchers):
     rnd = random.Random(seed)
     data = os.urandom(rnd.randrange(1, 8 * BLOCK))
-    with _reader(FakeSource(data, random.Random(seed + 1000)), depth=rnd.randint(1, 3)) as f:
+    source = _source(fetchers, data, random.Random(seed + 1000))
+    with _reader(source, depth=rnd.randint(1, 3), fetchers=fetchers) as f:
         for _ in range(30):
             if rnd.random() < 0.3:
                 target = rnd.randrange(0, len(data) + 10)
@@ -98,15 +134,48 @@ def test_any_schedule_of_reads_and_seeks_gives_the_files_bytes(seed):
             assert f.tell() == min(at + n, max(at, len(data)))
 
 
-def test_the_fetcher_stays_at_most_depth_blocks_ahead_of_the_caller():
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_the_fetchers_stay_within_depth_plus_fetchers_less_one_blocks_of_the_caller(fetchers):
     data = os.urandom(20 * BLOCK)
-    source = FakeSource(data)
-    with _reader(source, depth=2) as f:
+    source = _source(fetchers, data)
+    with _reader(source, depth=2, fetchers=fetchers) as f:
         for consumed in range(BLOCK, len(data) + 1, BLOCK):
             assert len(f.read(BLOCK)) == BLOCK
-            time.sleep(0.01)  # time enough to fetch as far as it may
+            time.sleep(0.01)  # time enough to fetch as far as they may
             fetched = max(o + n for o, n in source.reads)
-            assert fetched <= consumed + 2 * BLOCK
+            assert fetched <= consumed + (2 + fetchers - 1) * BLOCK
+
+
+def test_several_fetchers_have_their_requests_in_flight_at_once():
+    data = os.urandom(6 * BLOCK)
+    # Each of the first three fetches answers only once all three are under way.
+    source = PositionedSource(data, barrier=threading.Barrier(3), barrier_before=3 * BLOCK)
+    with _reader(source, depth=1, fetchers=3) as f:
+        assert f.read() == data
+    assert not source.barrier.broken
+
+
+def test_several_fetchers_need_a_source_with_positioned_reads():
+    with pytest.raises(ValueError, match="3 fetchers need a source with a thread-safe read_at"):
+        ReadAhead(FakeSource(b"abc"), 3, block_size=BLOCK, fetchers=3)
+
+
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_fetched_to_end_once_every_block_to_the_end_is_asked_for(fetchers):
+    data = os.urandom(10 * BLOCK)
+    source = _source(fetchers, data)
+    with _reader(source, depth=2, fetchers=fetchers) as f:
+        assert not f.fetched_to_end  # nothing asked for yet
+        assert _read(f, BLOCK) == data[:BLOCK]
+        assert not f.fetched_to_end  # the window ends before the file does
+        assert _read(f, 7 * BLOCK) == data[BLOCK:8 * BLOCK]
+        deadline = time.monotonic() + 5
+        while not f.fetched_to_end and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert f.fetched_to_end
+        f.seek(0)  # a jump back: the blocks there must be asked for again
+        assert f.read(10) == data[:10]
+        assert not f.fetched_to_end
 
 
 def test_start_fetches_before_the_first_read():
@@ -121,10 +190,12 @@ def test_start_fetches_before_the_first_read():
         assert f.read() == data
 
 
-def test_a_fetch_error_is_raised_by_the_read_that_needs_its_bytes():
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_a_fetch_error_is_raised_by_the_read_that_needs_its_bytes(fetchers):
     data = os.urandom(6 * BLOCK)
     failure = OSError("fake://f: read byte 4000 failed: connection reset")
-    with _reader(FakeSource(data, fail_at=4 * BLOCK + 10, fail=failure)) as f:
+    source = _source(fetchers, data, fail_at=4 * BLOCK + 10, fail=failure)
+    with _reader(source, fetchers=fetchers) as f:
         assert _read(f, 4 * BLOCK) == data[:4 * BLOCK]  # the bytes before it are served
         with pytest.raises(OSError, match="read byte 4000 failed") as err:
             f.read(10)
@@ -141,20 +212,25 @@ def test_a_source_that_ends_early_is_an_error_naming_the_file_and_the_byte():
             f.read(BLOCK)
 
 
-def test_closing_during_a_fetch_ends_the_fetcher_and_closes_the_source():
-    source = FakeSource(os.urandom(4 * BLOCK))
-    f = _reader(source)
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_closing_during_a_fetch_ends_the_fetchers_and_closes_the_source(fetchers):
+    source = _source(fetchers, os.urandom(8 * BLOCK))
+    f = _reader(source, fetchers=fetchers)
     assert len(f.read(10)) == 10
     source.release.clear()  # the next fetch hangs until released
     time.sleep(0.05)
     f.close()
     assert f.closed
     source.release.set()
+
+    def fetching() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("tfrecord-io-read-ahead")]
+
     deadline = time.monotonic() + 5
-    while not source.closed and time.monotonic() < deadline:
+    while (not source.closed or fetching()) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert source.closed
-    assert not [t for t in threading.enumerate() if t.name.startswith("tfrecord-io-read-ahead")]
+    assert not fetching()
     with pytest.raises(ValueError, match="closed file"):
         f.read(1)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 import uuid
 
@@ -18,9 +19,11 @@ import tensorflow as tf
 
 from tfrecord_io import fs, records
 from tfrecord_io import tf as tfr
+from tfrecord_io.fs.readahead import ReadAhead
 from tfrecord_io.tf import datasets as tf_datasets
 from tfrecord_io.tf import filesystem as tf_filesystem
 from tfrecord_io.tf import plugin as tf_plugin
+from tfrecord_io.tf.datasets import REMOTE_BUFFER_BYTES
 
 from tf_records import assert_next_files_opened_ahead, some_records, spy_opens, tf_read
 
@@ -71,6 +74,34 @@ def test_dataset_reads_s3_files_with_tensorflows_reader(base, monkeypatch):
 
 def test_dataset_opens_each_next_s3_file_while_tensorflow_reads_the_one_before(base, monkeypatch):
     assert_next_files_opened_ahead(base, monkeypatch)
+
+
+def test_the_next_s3_file_is_fetched_once_the_one_before_is_fetched_to_its_end(base,
+                                                                              monkeypatch):
+    """Not only when TensorFlow reaches the end: a store's reader has all of a file's blocks on
+    their way well before, and the next file's first blocks can travel meanwhile."""
+    recs = some_records(14_000, 8)  # about 21 MB: several TensorFlow reads of 8 MiB
+    records.write(f"{base}/part-0.tfrecord", recs)
+    records.write(f"{base}/part-1.tfrecord", recs[:10])
+    next_started = threading.Event()
+    real_start, real_readinto = ReadAhead.start, ReadAhead.readinto
+    waits = []
+
+    def start(self):
+        if self.name.endswith("part-1.tfrecord"):
+            next_started.set()
+        real_start(self)
+
+    def readinto(self, buffer):
+        # TensorFlow's reads of part-0 past its first 8 MiB wait until part-1's fetches began.
+        if self.name.endswith("part-0.tfrecord") and self.tell() >= REMOTE_BUFFER_BYTES:
+            waits.append(next_started.wait(10))
+        return real_readinto(self, buffer)
+
+    monkeypatch.setattr(ReadAhead, "start", start)
+    monkeypatch.setattr(ReadAhead, "readinto", readinto)
+    assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs + recs[:10]
+    assert waits and all(waits)
 
 
 def test_files_opened_ahead_and_never_read_are_closed(base, monkeypatch):

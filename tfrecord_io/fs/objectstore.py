@@ -13,9 +13,10 @@ Semantics, the same on every store:
 * A "directory" is a key prefix: ``.../data`` is a directory when a key starts with ``data/``
   (or the marker object ``data/`` exists, which :meth:`~ObjectStoreFileSystem.makedirs` writes,
   as Hadoop's connectors and pyarrow do). Listing is by prefix and delimiter, page after page.
-* Reads are ranged ``GET`` requests of :data:`READ_BUFFER` bytes, fetched ahead of the reader in
-  a background thread (:class:`~tfrecord_io.fs.readahead.ReadAhead`, two blocks at most), so
-  that parsing and the transfer overlap; a seek elsewhere starts fetching there.
+* Reads are ranged ``GET`` requests of :data:`READ_BUFFER` bytes, fetched ahead of the reader by
+  background threads (:class:`~tfrecord_io.fs.readahead.ReadAhead`), :func:`read_requests` of
+  them in flight at once (4 by default), so that parsing, the round trips and the transfers
+  overlap; a seek elsewhere starts fetching there.
 * **Writes are atomic**: ``open(url, "wb")`` stages the data in a local temporary file (in
   ``TMPDIR``) and uploads it when the file is closed (in blocks or parts for large files, which
   the store makes visible only when the upload completes). Until then nothing is at the URL; a
@@ -61,14 +62,40 @@ from tfrecord_io.errors import (
 from tfrecord_io.fs.backend import FileInfo, FileSystem, PositionedReader
 from tfrecord_io.fs.readahead import ReadAhead
 
-__all__ = ["READ_BUFFER", "ObjectStoreFileSystem", "StoreSettings"]
+__all__ = ["READ_BUFFER", "READ_REQUESTS", "READ_REQUESTS_ENV", "ObjectStoreFileSystem",
+           "StoreSettings", "read_requests"]
 
 log = logging.getLogger(__name__)
 
 #: Bytes fetched by one ranged GET when reading (a block of the read-ahead).
 READ_BUFFER = 8 << 20
+#: The setting of how many ranged GETs of one object a reader keeps in flight at once (1 to
+#: 16; default :data:`READ_REQUESTS`), read when a file is opened.
+READ_REQUESTS_ENV = "TFRECORD_IO_READ_REQUESTS"
+#: Ranged GETs of one object in flight at once when reading, by default: a store across the
+#: network serves each request after a round trip and each connection at a bounded rate, so
+#: parallel requests multiply what one reader gets.
+READ_REQUESTS = 4
+_MAX_READ_REQUESTS = 16
 # The buffer above the read-ahead, for small reads (a record's header) without a lock each.
 _SMALL_READS = 256 << 10
+
+
+def read_requests() -> int:
+    """How many ranged GETs of one object a reader keeps in flight: :data:`READ_REQUESTS_ENV`
+    when set (``ValueError`` unless a whole number from 1 to 16), else :data:`READ_REQUESTS`."""
+    text = os.environ.get(READ_REQUESTS_ENV, "").strip()
+    if not text:
+        return READ_REQUESTS
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= _MAX_READ_REQUESTS:
+        raise ValueError(f"{READ_REQUESTS_ENV}={text!r}: use a whole number from 1 to "
+                         f"{_MAX_READ_REQUESTS} (1 for a store on this machine, which shares its "
+                         "cores with the reader)")
+    return value
 
 
 class StoreSettings(Protocol):
@@ -216,7 +243,8 @@ class ObjectStoreFileSystem(FileSystem):
                 raise self._error(e, target, "open", config) from None
             size = int(handle.size())
             raw = _Reader(handle, size, target, self, config)
-            ahead = ReadAhead(raw, size, block_size=buffer_size, name=target)
+            ahead = ReadAhead(raw, size, block_size=buffer_size, fetchers=read_requests(),
+                              name=target)
             return io.BufferedReader(ahead, min(buffer_size, _SMALL_READS))  # type: ignore[return-value]
         if mode == "wb":
             self._check_bucket(target)  # a wrong bucket fails now, not after the data is staged
@@ -383,6 +411,15 @@ class _Reader(PositionedReader):
             raise error from None
         self._pos += got
         return got
+
+    def read_at(self, offset: int, length: int) -> Any:
+        """*length* bytes (fewer at the end) from *offset*, as one ranged ``GET``; safe to call
+        from several threads at once (the reader's position does not move)."""
+        try:
+            return self._handle.read_at(length, offset)
+        except OSError as e:
+            error = self._owner._error(e, self.name, f"read byte {offset} of", self._config)  # noqa: SLF001 - its own file system
+            raise error from None
 
     def close(self) -> None:
         if not self.closed:

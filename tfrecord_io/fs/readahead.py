@@ -1,18 +1,20 @@
-"""Read-ahead for remote files read from start to end: while the caller consumes one block, a
-background thread fetches the next ones.
+"""Read-ahead for remote files read from start to end: while the caller consumes one block,
+background threads fetch the next ones.
 
 A remote read (an object store's ranged ``GET``) costs a round trip and the transfer; a caller
 that parses what it reads (TensorFlow's record reader through the plugin, tfrecord-io's Python
 reader) otherwise waits for each block with nothing to do, and the store waits while it parses.
-:class:`ReadAhead` overlaps the two. It is a raw, seekable reader: a read outside the blocks it
-fetched (a seek elsewhere) drops them and starts fetching there, so random access still works,
-at one block's cost per jump. Memory is bounded: at most ``depth`` blocks wait, plus the one in
-flight.
+:class:`ReadAhead` overlaps the two, and with several fetchers also overlaps one block's round
+trip with another's transfer, as a store that serves each connection at a bounded rate needs.
+
+It is a raw, seekable reader: a read outside the blocks it fetched (a seek elsewhere) drops them
+and starts fetching there, so random access still works, at a few blocks' cost per jump. Memory
+is bounded: the blocks held, fetched or being fetched, lie within ``depth + fetchers - 1`` blocks
+from the one the caller is in.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import threading
 from typing import Any
@@ -24,33 +26,44 @@ __all__ = ["ReadAhead"]
 
 class ReadAhead(PositionedReader):
     """A raw reader of *source* (a seekable raw reader of *size* bytes, which this one owns and
-    closes) that fetches ``block_size`` bytes at a time, up to *depth* blocks ahead of the
-    caller, in one background thread started by the first read (or by :meth:`start`).
+    closes) that fetches ``block_size`` bytes at a time ahead of the caller, in *fetchers*
+    background threads started by the first read (or by :meth:`start`).
+
+    The blocks held, fetched or being fetched, lie within ``depth + fetchers - 1`` blocks from
+    the start of the block the caller is in. With one fetcher, *source* is read by ``seek`` and
+    ``readinto``; with more, by ``source.read_at(offset, length)``, which must return a
+    bytes-like object and be safe to call from several threads at once.
 
     Errors of a fetch are raised by the read that needs its bytes, as *source* raised them.
     """
 
     def __init__(self, source: Any, size: int, *, block_size: int = 8 << 20, depth: int = 2,
-                 name: str | None = None) -> None:
-        if block_size <= 0 or depth <= 0:
-            raise ValueError(f"block_size and depth must be positive, not {block_size}, {depth}")
+                 fetchers: int = 1, name: str | None = None) -> None:
+        if block_size <= 0 or depth <= 0 or fetchers <= 0:
+            raise ValueError("block_size, depth and fetchers must be positive, not "
+                             f"{block_size}, {depth}, {fetchers}")
+        if fetchers > 1 and not callable(getattr(source, "read_at", None)):
+            raise ValueError(f"{fetchers} fetchers need a source with a thread-safe read_at")
         super().__init__(name if name is not None else getattr(source, "name", ""), size)
         self._source = source
         self._block = block_size
-        self._depth = depth
+        self._window = (depth + fetchers - 1) * block_size
+        self._fetchers = fetchers
         self._changed = threading.Condition()
-        # Under _changed: the fetched blocks, in order, as (offset, bytes); where the next one
-        # the caller is given starts; where the fetcher goes on; which run of fetches is
-        # current (a jump starts another); the current run's error; whether the reader closed.
-        self._blocks: collections.deque[tuple[int, bytearray]] = collections.deque()
-        self._expect = 0
+        # Under _changed. A run of fetches starts at _origin (a jump starts another, _run + 1);
+        # its blocks start at _origin + k * block_size. _blocks: the fetched ones by offset (an
+        # exception for a failed fetch, after which the run claims no more); _in_flight: those
+        # being fetched; _next: the next one to claim.
+        self._blocks: dict[int, Any] = {}
+        self._in_flight: set[int] = set()
+        self._origin = 0
         self._next = 0
         self._run = 0
-        self._error: BaseException | None = None
+        self._failed = False
         self._done = False
-        self._in_flight = False
-        self._fetcher: threading.Thread | None = None
-
+        self._busy = 0  # fetchers inside a request (of any run)
+        self._alive = 0  # fetchers not yet ended; the last one closes the source
+        self._threads: list[threading.Thread] = []
 
     def readinto(self, buffer: Any) -> int:
         if self.closed:
@@ -59,28 +72,25 @@ class ReadAhead(PositionedReader):
         if not len(view) or self._pos >= self._size:
             return 0
         with self._changed:
-            self._start_fetcher()
+            self._start_fetchers()
             while True:
-                # Blocks wholly behind the caller (it seeked forward) are dropped.
-                while self._blocks and sum(_span(self._blocks[0])) <= self._pos:
-                    self._blocks.popleft()
-                    self._changed.notify_all()
-                if self._blocks:
-                    offset, data = self._blocks[0]
-                    if offset <= self._pos:
-                        start = self._pos - offset
-                        n = min(len(view), len(data) - start)
-                        view[:n] = memoryview(data)[start:start + n]
-                        self._pos += n
-                        if start + n == len(data):
-                            self._blocks.popleft()
-                            self._changed.notify_all()
-                        return n
-                    self._restart_at(self._pos)  # a jump back
-                elif not self._expect <= self._pos < self._expect + self._block:
-                    self._restart_at(self._pos)  # a jump beyond what is being fetched
-                elif self._error is not None:
-                    raise self._error
+                head = self._head()
+                self._drop_before(head)  # blocks wholly behind the caller (it seeked forward)
+                data = self._blocks.get(head) if self._pos >= self._origin else None
+                if isinstance(data, BaseException):
+                    raise data
+                if data is not None:
+                    start = self._pos - head
+                    n = min(len(view), len(data) - start)
+                    view[:n] = memoryview(data).cast("B")[start:start + n]
+                    self._pos += n
+                    if start + n == len(data):
+                        del self._blocks[head]
+                        self._changed.notify_all()
+                    return n
+                if (self._pos < self._origin or head > self._next
+                        or (head not in self._in_flight and (head < self._next or self._failed))):
+                    self._restart_at(self._pos)  # a jump back, or beyond what is coming
                 self._changed.wait()
 
     def start(self) -> None:
@@ -89,7 +99,21 @@ class ReadAhead(PositionedReader):
         if self.closed:
             raise ValueError("I/O operation on closed file")
         with self._changed:
-            self._start_fetcher()
+            self._start_fetchers()
+
+    @property
+    def fetchers(self) -> int:
+        """How many blocks are fetched at once (the background threads)."""
+        return self._fetchers
+
+    @property
+    def fetched_to_end(self) -> bool:
+        """Whether every block from the caller's position to the end of the file has been asked
+        for (the last ones may still be on their way): the store has nothing more to send this
+        reader unless it seeks elsewhere."""
+        with self._changed:
+            return (bool(self._threads) and not self._failed and self._next >= self._size
+                    and self._pos >= self._origin)
 
     def readall(self) -> bytes:
         """The rest of the file (one allocation, not a join of small reads)."""
@@ -110,82 +134,110 @@ class ReadAhead(PositionedReader):
             self._done = True
             self._blocks.clear()
             self._changed.notify_all()
-            fetcher, in_flight = self._fetcher, self._in_flight
-        if fetcher is None:
+            threads, busy = list(self._threads), self._busy
+        if not threads:
             with contextlib.suppress(OSError):
                 self._source.close()
-        elif not in_flight:
-            fetcher.join()  # idle: it ends at once, closing the source
-        # else the fetcher closes the source when its request returns
+        elif not busy:
+            for thread in threads:
+                thread.join()  # idle: they end at once, the last closing the source
+        # else the last fetcher closes the source when its request returns
         super().close()
 
-    # -- the background thread -----------------------------------------------------------------
+    # -- the fetchers ------------------------------------------------------------------------------
 
-    def _start_fetcher(self) -> None:
-        """(Under the lock.) Starts the background thread at the current position, once."""
-        if self._fetcher is None:
+    def _head(self) -> int:
+        """(Under the lock.) Where the block holding the caller's position starts, in the
+        current run's grid (the position itself when it is before the run)."""
+        if self._pos < self._origin:
+            return self._pos
+        return self._origin + (self._pos - self._origin) // self._block * self._block
+
+    def _drop_before(self, head: int) -> None:
+        """(Under the lock.) Drops the fetched blocks that start before *head*."""
+        behind = [offset for offset in self._blocks if offset < head]
+        for offset in behind:
+            del self._blocks[offset]
+        if behind:
+            self._changed.notify_all()
+
+    def _start_fetchers(self) -> None:
+        """(Under the lock.) Starts the fetchers at the current position, once."""
+        if not self._threads:
             self._restart_at(self._pos)
-            self._fetcher = threading.Thread(
-                target=self._fetch, name=f"tfrecord-io-read-ahead {self.name}", daemon=True
-            )
-            self._fetcher.start()
+            self._alive = self._fetchers
+            for i in range(self._fetchers):
+                suffix = f" #{i + 1}" if self._fetchers > 1 else ""
+                thread = threading.Thread(target=self._fetch, daemon=True,
+                                          name=f"tfrecord-io-read-ahead {self.name}{suffix}")
+                self._threads.append(thread)
+                thread.start()
 
     def _restart_at(self, pos: int) -> None:
-        """(Under the lock.) Drops what was fetched; the fetcher goes on from *pos*."""
+        """(Under the lock.) Drops what was fetched; the fetchers go on from *pos*."""
         self._blocks.clear()
-        self._expect = self._next = pos
+        self._in_flight.clear()
+        self._origin = self._next = pos
         self._run += 1
-        self._error = None
+        self._failed = False
         self._changed.notify_all()
+
+    def _may_claim(self) -> bool:
+        """(Under the lock.) Whether the next block is wanted now."""
+        head = self._head()
+        return (not self._failed and self._next < self._size
+                and head <= self._next < head + self._window)
 
     def _fetch(self) -> None:
         try:
             while True:
                 with self._changed:
-                    while not self._done and (
-                        len(self._blocks) >= self._depth or self._next >= self._size
-                        or self._error is not None
-                    ):
+                    while not self._done and not self._may_claim():
                         self._changed.wait()
                     if self._done:
                         return
                     run, offset = self._run, self._next
-                    self._next = offset + min(self._block, self._size - offset)
-                    self._in_flight = True
+                    length = min(self._block, self._size - offset)
+                    self._next = offset + length
+                    self._in_flight.add(offset)
+                    self._busy += 1
                 try:
-                    data, error = self._read_block(offset, self._next - offset), None
+                    data: Any = self._read_block(offset, length)
                 except BaseException as e:  # noqa: BLE001 - handed to the reader that needs it
-                    data, error = bytearray(), e
+                    data = e
                 with self._changed:
-                    self._in_flight = False
+                    self._busy -= 1
                     if self._done:
                         return
                     if run != self._run:
                         continue  # the caller jumped meanwhile
-                    if error is not None:
-                        self._error = error
-                    else:
-                        self._blocks.append((offset, data))
-                        self._expect = offset + len(data)
+                    self._in_flight.discard(offset)
+                    self._blocks[offset] = data
+                    self._failed = self._failed or isinstance(data, BaseException)
                     self._changed.notify_all()
         finally:
-            with contextlib.suppress(OSError):
-                self._source.close()
+            with self._changed:
+                self._alive -= 1
+                last = self._alive == 0
+            if last:
+                with contextlib.suppress(OSError):
+                    self._source.close()
 
-    def _read_block(self, offset: int, length: int) -> bytearray:
-        out = bytearray(length)
-        view = memoryview(out)
-        self._source.seek(offset)
-        done = 0
-        while done < length:
-            n = self._source.readinto(view[done:])
-            if not n:
-                raise EOFError(f"{self.name} ended at byte {offset + done}, before its "
-                               f"{self._size} bytes")
-            done += n
-        return out
-
-
-def _span(block: tuple[int, bytearray]) -> tuple[int, int]:
-    """A block's offset and length."""
-    return block[0], len(block[1])
+    def _read_block(self, offset: int, length: int) -> Any:
+        if self._fetchers > 1:
+            data = self._source.read_at(offset, length)
+            done = len(memoryview(data).cast("B"))
+        else:
+            data = bytearray(length)
+            view = memoryview(data)
+            self._source.seek(offset)
+            done = 0
+            while done < length:
+                n = self._source.readinto(view[done:])
+                if not n:
+                    break
+                done += n
+        if done < length:
+            raise EOFError(f"{self.name} ended at byte {offset + done}, before its "
+                           f"{self._size} bytes")
+        return data

@@ -150,6 +150,7 @@ class _Provider:
         # Under _lock: the file read after each (expect_reads), and the files opened ahead.
         self._successors: collections.OrderedDict[str, str] = collections.OrderedDict()
         self._ahead: collections.OrderedDict[str, Future[Any]] = collections.OrderedDict()
+        self._starting: set[str] = set()  # those of _ahead whose fetches were started
         self._opener: ThreadPoolExecutor | None = None
         self.table = _Callbacks(
             _STAT(self._guard(self._stat)),
@@ -218,7 +219,7 @@ class _Provider:
         with lock:
             f.seek(offset)
             got = f.readinto(view)
-        if got < n:  # the end of the file: its fetches are over, the next file's may begin
+        if got < n or _fetched_to_end(f):  # the next file's fetches may begin
             self._start_ahead(url)
         return got
 
@@ -249,18 +250,22 @@ class _Provider:
             self._ahead[after] = self._opener.submit(fs.open, after, "rb")
             dropped = []
             while len(self._ahead) > _OPEN_AHEAD:
-                dropped.append(self._ahead.popitem(last=False)[1])
+                gone, future = self._ahead.popitem(last=False)
+                self._starting.discard(gone)
+                dropped.append(future)
         for future in dropped:
             future.add_done_callback(_close_result)
 
     def _start_ahead(self, url: str) -> None:
-        """Starts fetching the first blocks of the file opened ahead after *url* (now that
-        *url*'s own fetches are over, so that the two do not share the store's answers)."""
+        """Starts fetching the first blocks of the file opened ahead after *url*, once (now that
+        every block of *url* has been asked for, or TensorFlow read to its end: the two files'
+        fetches then overlap only by the last blocks of *url* still on their way)."""
         with self._lock:
             after = self._successors.get(url)
             future = self._ahead.get(after) if after is not None else None
-            if future is None or self._opener is None:
+            if future is None or self._opener is None or after in self._starting:
                 return
+            self._starting.add(after)
             # TensorFlow's open waits for this one: never two threads in one reader.
             self._ahead[after] = self._opener.submit(_started, future)
 
@@ -269,6 +274,7 @@ class _Provider:
         failed (the caller's own open then raises the error)."""
         with self._lock:
             future = self._ahead.pop(url, None)
+            self._starting.discard(url)
         if future is None:
             return None
         try:
@@ -383,6 +389,13 @@ def _reads_ahead(url: str) -> bool:
 def _c_function(function: Any) -> int:
     """The address of a C function of ``ctypes.pythonapi``."""
     return ctypes.cast(function, ctypes.c_void_p).value or 0
+
+
+def _fetched_to_end(reader: Any) -> bool:
+    """Whether *reader* (or its raw reader) has asked its store for every byte to its end
+    (``fetched_to_end``, which an object store's read-ahead has)."""
+    raw = getattr(reader, "raw", reader)
+    return bool(getattr(raw, "fetched_to_end", False))
 
 
 def _started(opened: Future[Any]) -> Any:

@@ -18,6 +18,11 @@ X-Ray clients), so ``make setup`` on a fresh machine installs it with everything
 and its server starts in about a second. Its limits, as a test double of S3: the data is in memory
 (keep test objects small), and it is one Python process (no throughput figures from it).
 
+Given ``first_byte_latency`` or ``connection_rate``, it answers as a store across a network does
+(:mod:`~tfrecord_io.testing.s3.distant`): each answer after that latency, each body at that
+rate per connection. Benchmarks use it (``bench/s3.py --first-byte-ms``); the tests' server
+answers at once.
+
 By hand, for developers (``make s3``)::
 
     python -m tfrecord_io.testing.s3        # prints the AWS_* settings to export; Ctrl-C stops it

@@ -65,14 +65,24 @@ class S3Server:
         auth: enforce SigV4 authentication with the access key made at start (True), or accept
             any request, signed or not, as moto does by default (False).
         startup_timeout: seconds to wait until it answers.
+        first_byte_latency: seconds each answer waits after its request arrived, as a store
+            across a network does (for benchmarks: :mod:`~tfrecord_io.testing.s3.distant`).
+        connection_rate: bytes a second each answer's body is sent at, at most (None: as fast
+            as the connection takes it), as a store serves one connection.
 
     Attributes (once started): :attr:`port`, :attr:`endpoint_url` (``http://127.0.0.1:PORT``),
     :attr:`access_key`, :attr:`secret_key`, :attr:`start_seconds`, :attr:`log_path`.
     """
 
-    def __init__(self, port: int = 0, *, auth: bool = True, startup_timeout: float = 60.0) -> None:
+    def __init__(self, port: int = 0, *, auth: bool = True, startup_timeout: float = 60.0,
+                 first_byte_latency: float = 0.0, connection_rate: float | None = None) -> None:
+        if first_byte_latency < 0 or (connection_rate is not None and connection_rate <= 0):
+            raise ValueError("first_byte_latency must be >= 0 and connection_rate > 0, not "
+                             f"{first_byte_latency}, {connection_rate}")
         self._port_wanted = port
         self.auth = auth
+        self.first_byte_latency = first_byte_latency
+        self.connection_rate = connection_rate
         self.startup_timeout = startup_timeout
         self.port = 0
         self.access_key = "AKIAIOSFODNN7EXAMPLE"  # any key works while auth is off
@@ -220,6 +230,12 @@ class S3Server:
 
     def _launch(self) -> None:
         command = [sys.executable, "-m", "moto.server", "--host", _HOST, "--port", str(self.port)]
+        if self.first_byte_latency or self.connection_rate:
+            command = [sys.executable, "-m", "tfrecord_io.testing.s3.distant", "--host", _HOST,
+                       "--port", str(self.port),
+                       "--first-byte-latency", str(self.first_byte_latency)]
+            if self.connection_rate:
+                command += ["--connection-rate", str(self.connection_rate)]
         setpriv = shutil.which("setpriv")
         if setpriv is not None:
             command = [setpriv, "--pdeathsig=SIGKILL", "--", *command]
