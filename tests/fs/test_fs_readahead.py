@@ -155,9 +155,21 @@ def test_several_fetchers_have_their_requests_in_flight_at_once():
     assert not source.barrier.broken
 
 
+def test_a_file_of_fewer_blocks_than_fetchers_gets_one_fetcher_a_block():
+    data = os.urandom(2 * BLOCK - 1)
+    before = threading.active_count()
+    with _reader(PositionedSource(data), fetchers=4) as f:
+        assert f.fetchers == 2
+        assert f.read(1) == data[:1]
+        assert threading.active_count() == before + 2
+        assert f.read() == data[1:]
+    with _reader(FakeSource(b"small"), fetchers=4) as f:  # one block: no positioned reads needed
+        assert f.fetchers == 1 and f.read() == b"small"
+
+
 def test_several_fetchers_need_a_source_with_positioned_reads():
     with pytest.raises(ValueError, match="3 fetchers need a source with a thread-safe read_at"):
-        ReadAhead(FakeSource(b"abc"), 3, block_size=BLOCK, fetchers=3)
+        ReadAhead(FakeSource(b"x" * 5 * BLOCK), 5 * BLOCK, block_size=BLOCK, fetchers=3)
 
 
 @pytest.mark.parametrize("fetchers", [1, 3])

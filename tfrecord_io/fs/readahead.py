@@ -42,6 +42,8 @@ class ReadAhead(PositionedReader):
         if block_size <= 0 or depth <= 0 or fetchers <= 0:
             raise ValueError("block_size, depth and fetchers must be positive, not "
                              f"{block_size}, {depth}, {fetchers}")
+        # No more fetchers than the file has blocks (a small file needs one thread, not four).
+        fetchers = min(fetchers, max(1, -(-size // block_size)))
         if fetchers > 1 and not callable(getattr(source, "read_at", None)):
             raise ValueError(f"{fetchers} fetchers need a source with a thread-safe read_at")
         super().__init__(name if name is not None else getattr(source, "name", ""), size)
@@ -103,7 +105,8 @@ class ReadAhead(PositionedReader):
 
     @property
     def fetchers(self) -> int:
-        """How many blocks are fetched at once (the background threads)."""
+        """How many blocks are fetched at once (the background threads): as many as asked
+        for, or as the file has blocks if that is fewer."""
         return self._fetchers
 
     @property
