@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -131,7 +132,9 @@ c = cluster.run(spark, feed_programs.read_one_epoch_then_wait, {"out": out}, num
                 input_mode="spark", progress=False, reservation_timeout=300)
 with open(os.path.join(out, "cluster"), "w") as f:
     f.write(c.name)
-c.train(spark.range(0, 1000, 1, 4).selectExpr("id"), num_epochs=3)  # killed in epoch 2
+# 100 KB a record: 50 MB per worker per epoch, more than a worker buffers of an epoch it has not
+# begun to read (32 batches of about 1 MiB), so epoch 2 is still being fed when it is killed
+c.train(spark.range(0, 1000, 1, 4).selectExpr("id", "repeat('x', 100000) AS pad"), num_epochs=3)
 """
 
 
@@ -153,10 +156,11 @@ def _wait_for(predicate, timeout: float, what: str) -> None:
 
 def test_the_kept_batches_of_a_client_that_died_are_freed_when_its_session_closes(
         connect_server, connect_spark, tmp_path):
-    # A client process trains with kept batches (cache=True) and is killed in epoch 2: its
-    # batches stay on the server while its session lives, and go with it. (A dead client's
-    # session closes when the server expires it; here it is closed at once, as expiry does,
-    # by a release naming the session.)
+    # A client process trains with kept batches (cache=True) and is killed while epoch 2 is
+    # fed (its workers read epoch 1 only, and buffer less than epoch 2): its batches stay on
+    # the server while its session lives, and go with it. (A dead client's session closes when
+    # the server expires it; here it is closed at once, as expiry does, by a release naming
+    # the session.)
     session_id = str(uuid.uuid4())
     client = subprocess.Popen(
         [sys.executable, "-c", _DYING_CLIENT, connect_server.url, session_id, str(tmp_path),
@@ -169,6 +173,7 @@ def test_the_kept_batches_of_a_client_that_died_are_freed_when_its_session_close
     finally:
         client.kill()
         client.wait()
+    assert client.returncode == -signal.SIGKILL, "the client ended before it was killed"
     assert sum(json.loads(p.read_text())["ids"] for p in read) == 1000
     assert _kept(connect_spark, session_id) == 1
     name = (tmp_path / "cluster").read_text()
