@@ -170,11 +170,15 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
         def in_flight(requests: int, run: Callable[[], object]) -> Callable[[], object]:
             """*run* with *requests* ranged GETs of an object in flight (read at each open)."""
             def timed() -> object:
+                before = os.environ.get(READ_REQUESTS_ENV)
                 os.environ[READ_REQUESTS_ENV] = str(requests)
                 try:
                     return run()
                 finally:
-                    os.environ.pop(READ_REQUESTS_ENV, None)
+                    if before is None:
+                        os.environ.pop(READ_REQUESTS_ENV, None)
+                    else:
+                        os.environ[READ_REQUESTS_ENV] = before
             return timed
 
         counts = sorted({1, READ_REQUESTS})

@@ -24,6 +24,7 @@ import atexit
 import collections
 import contextlib
 import ctypes
+import dataclasses
 import itertools
 import logging
 import posixpath
@@ -149,8 +150,7 @@ class _Provider:
         self._lock = threading.Lock()
         # Under _lock: the file read after each (expect_reads), and the files opened ahead.
         self._successors: collections.OrderedDict[str, str] = collections.OrderedDict()
-        self._ahead: collections.OrderedDict[str, Future[Any]] = collections.OrderedDict()
-        self._starting: set[str] = set()  # those of _ahead whose fetches were started
+        self._ahead: collections.OrderedDict[str, _Ahead] = collections.OrderedDict()
         self._opener: ThreadPoolExecutor | None = None
         self.table = _Callbacks(
             _STAT(self._guard(self._stat)),
@@ -247,12 +247,10 @@ class _Provider:
                 return
             if self._opener is None:
                 self._opener = ThreadPoolExecutor(1, thread_name_prefix="tfrecord-io-open-ahead")
-            self._ahead[after] = self._opener.submit(fs.open, after, "rb")
+            self._ahead[after] = _Ahead(self._opener.submit(fs.open, after, "rb"))
             dropped = []
             while len(self._ahead) > _OPEN_AHEAD:
-                gone, future = self._ahead.popitem(last=False)
-                self._starting.discard(gone)
-                dropped.append(future)
+                dropped.append(self._ahead.popitem(last=False)[1].opened)
         for future in dropped:
             future.add_done_callback(_close_result)
 
@@ -262,23 +260,22 @@ class _Provider:
         fetches then overlap only by the last blocks of *url* still on their way)."""
         with self._lock:
             after = self._successors.get(url)
-            future = self._ahead.get(after) if after is not None else None
-            if future is None or self._opener is None or after in self._starting:
+            entry = self._ahead.get(after) if after is not None else None
+            if entry is None or self._opener is None or entry.started:
                 return
-            self._starting.add(after)
             # TensorFlow's open waits for this one: never two threads in one reader.
-            self._ahead[after] = self._opener.submit(_started, future)
+            entry.opened = self._opener.submit(_started, entry.opened)
+            entry.started = True
 
     def _opened_ahead(self, url: str) -> Any:
         """The reader of *url* opened ahead, if there is one; None otherwise, or if opening it
         failed (the caller's own open then raises the error)."""
         with self._lock:
-            future = self._ahead.pop(url, None)
-            self._starting.discard(url)
-        if future is None:
+            entry = self._ahead.pop(url, None)
+        if entry is None:
             return None
         try:
-            return future.result()
+            return entry.opened.result()
         except Exception:  # noqa: BLE001 - opened again by the caller, which reports it
             return None
 
@@ -364,7 +361,7 @@ class _Provider:
 
     def close_all(self) -> None:
         with self._lock:
-            ahead = list(self._ahead.values())
+            ahead = [entry.opened for entry in self._ahead.values()]
             self._ahead.clear()
         for future in ahead:
             future.add_done_callback(_close_result)
@@ -389,6 +386,15 @@ def _reads_ahead(url: str) -> bool:
 def _c_function(function: Any) -> int:
     """The address of a C function of ``ctypes.pythonapi``."""
     return ctypes.cast(function, ctypes.c_void_p).value or 0
+
+
+@dataclasses.dataclass(slots=True)
+class _Ahead:
+    """A file opened ahead of TensorFlow: *opened* gives its reader; *started*: whether its
+    first blocks' fetches were started (then *opened* gives the reader once they are)."""
+
+    opened: Future[Any]
+    started: bool = False
 
 
 def _fetched_to_end(reader: Any) -> bool:
