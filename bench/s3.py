@@ -51,6 +51,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -170,15 +171,8 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
         def in_flight(requests: int, run: Callable[[], object]) -> Callable[[], object]:
             """*run* with *requests* ranged GETs of an object in flight (read at each open)."""
             def timed() -> object:
-                before = os.environ.get(READ_REQUESTS_ENV)
-                os.environ[READ_REQUESTS_ENV] = str(requests)
-                try:
+                with mock.patch.dict(os.environ, {READ_REQUESTS_ENV: str(requests)}):
                     return run()
-                finally:
-                    if before is None:
-                        os.environ.pop(READ_REQUESTS_ENV, None)
-                    else:
-                        os.environ[READ_REQUESTS_ENV] = before
             return timed
 
         counts = sorted({1, READ_REQUESTS})
