@@ -3,7 +3,7 @@
 and against local disk; ``format("tfrecord")`` against Parquet on ``s3a://``.
 
     .venv/bin/python bench/s3.py [--quick] [--size-mb 200] [--files 8] [--repeat 5]
-        [--only tf|spark] [--first-byte-ms MS] [--connection-mbps MBPS] [--out FILE.md]
+        [--only tf|spark|random] [--first-byte-ms MS] [--connection-mbps MBPS] [--out FILE.md]
 
 1. Starts the test S3 server (:class:`tfrecord_io.testing.s3.S3Server`: moto's, on 127.0.0.1,
    every request signed) and points the standard AWS settings of this process at it. With
@@ -32,6 +32,12 @@ and against local disk; ``format("tfrecord")`` against Parquet on ``s3a://``.
    ``format("parquet")`` to ``s3a://`` through Hadoop's S3A connector (:func:`configure_s3a`,
    the committer S3A uses by default), then read back whole with an aggregate over every column;
    Spark ``local[2]``.
+4. **Random reads** (``--only random``, not part of a run of both halves): one 64 MB file of
+   1 KB records and its index; ``--random-reads`` (200) records picked at random (seeded) are
+   read by a seek and a read of the record's length, in one file kept open as an indexed
+   reader keeps it, and with a fresh ``fs.open`` per record. The server's recording of the
+   requests (:meth:`~tfrecord_io.testing.s3.S3Server.recording`) gives the GETs and the bytes
+   asked for per read.
 
 Every figure is the **median** of ``--repeat`` timed passes. MB = 10**6 bytes of file. Prints a
 Markdown table (also written to ``--out``) with the command that produced it.
@@ -42,6 +48,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import random
 import shlex
 import shutil
 import statistics
@@ -226,6 +233,75 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
         shutil.rmtree(local_dir, ignore_errors=True)
 
 
+def random_rows(ns: argparse.Namespace, base: str,
+                server: object) -> tuple[list[str], dict[str, float]]:
+    """Records read at random places of one object: per read, the median time, the GETs and
+    the bytes the server was asked for."""
+    from tfrecord_io import fs, index
+    from tfrecord_io.fs.objectstore import READ_BUFFER, READ_REQUESTS
+
+    local_dir = Path(tempfile.mkdtemp(prefix="tfrecord-io-bench-s3-random-"))
+    try:
+        per_file = 64 * 10**6 // (RECORD_BYTES + FRAMING)
+        (path,) = make_files(local_dir, 1, per_file)
+        url = f"{base}/{path.name}"
+        with open(path, "rb") as src, fs.open(url, "wb") as dst:
+            shutil.copyfileobj(src, dst, 8 << 20)
+        entries = list(index.scan(path))
+        picks = random.Random(0).sample(entries, ns.random_reads)
+        key_path = "/" + url.split("://", 1)[1]
+
+        def in_open_file() -> list[float]:
+            seconds = []
+            with fs.open(url) as f:
+                for offset, length in picks:
+                    t = time.perf_counter()
+                    f.seek(offset)
+                    if len(f.read(length)) != length:
+                        raise SystemExit(f"short read at {offset} of {url}")
+                    seconds.append(time.perf_counter() - t)
+            return seconds
+
+        def fresh_open() -> list[float]:
+            seconds = []
+            for offset, length in picks:
+                t = time.perf_counter()
+                with fs.open(url) as f:
+                    f.seek(offset)
+                    if len(f.read(length)) != length:
+                        raise SystemExit(f"short read at {offset} of {url}")
+                seconds.append(time.perf_counter() - t)
+            return seconds
+
+        ways = {"seek and read in the open file": in_open_file,
+                "`fs.open`, seek and read per record": fresh_open}
+        lines = [
+            f"### Random reads of one object ({ns.random_reads} records of 1 KB at random places "
+            f"of a 64 MB file; {_server_words(ns)})",
+            "",
+            "| read | ms per record (median) | GETs per record | MB asked for per record |",
+            "|---|---:|---:|---:|",
+        ]
+        figures: dict[str, float] = {}
+        for name, run in ways.items():
+            run()  # warm-up
+            with server.recording() as requests:  # type: ignore[attr-defined]
+                seconds = run()
+            gets = [r for r in requests if r.method == "GET" and r.path == key_path and r.range]
+            asked = sum(last - first + 1 for first, last in (r.range for r in gets))
+            median_ms = statistics.median(seconds) * 1000
+            lines.append(f"| {name} | {median_ms:.1f} | {len(gets) / len(picks):.2f} "
+                         f"| {asked / len(picks) / 1e6:.2f} |")
+            figures[f"{name}: ms per record"] = median_ms
+            log(f"{name}: {median_ms:.1f} ms, {len(gets)} GETs, {asked / 1e6:.1f} MB")
+        lines += ["", f"Blocks of {READ_BUFFER >> 20} MiB, {READ_REQUESTS} requests in flight "
+                  "(the defaults). Each time is of the seek and the read (and the open, per "
+                  "record); MB = 10**6 bytes."]
+        return lines, figures
+    finally:
+        shutil.rmtree(local_dir, ignore_errors=True)
+
+
 def spark_rows(ns: argparse.Namespace, base: str) -> tuple[list[str], dict[str, float]]:
     from pyspark.sql import functions as F
 
@@ -302,7 +378,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=8, help="TF files (default 8)")
     parser.add_argument("--rows", type=int, default=None, help="Spark rows (default 1M)")
     parser.add_argument("--repeat", type=int, default=5, help="timed passes (median kept)")
-    parser.add_argument("--only", choices=("tf", "spark"), help="one half only")
+    parser.add_argument("--only", choices=("tf", "spark", "random"), help="one part only")
+    parser.add_argument("--random-reads", type=int, default=200,
+                        help="records read at random places with --only random (default 200)")
     parser.add_argument("--first-byte-ms", type=float, default=0.0,
                         help="the server answers each request after this many ms (default 0)")
     parser.add_argument("--connection-mbps", type=float, default=None,
@@ -326,6 +404,10 @@ def main(argv: list[str] | None = None) -> int:
             figures.update(got)
         if ns.only in (None, "spark"):
             more, got = spark_rows(ns, f"{base}/spark")
+            lines += [*more, ""]
+            figures.update(got)
+        if ns.only == "random":
+            more, got = random_rows(ns, f"{base}/random", server)
             lines += [*more, ""]
             figures.update(got)
     load = os.getloadavg()

@@ -1,8 +1,9 @@
 """Read-ahead (``tfrecord_io.fs.readahead``): the bytes a caller reads are the file's, however
 it reads and seeks and however the background fetches are timed; the fetcher stays a bounded
-distance ahead; a fetch's error reaches the read that needs its bytes; closing ends the fetcher
-and closes the source. Driven against a fake source whose reads are delayed by a seeded random
-schedule."""
+distance ahead; a jump fetches what the read after it asks for, and the blocks ahead only once
+reading goes on from its end; a fetch's error reaches the read that needs its bytes; closing ends
+the fetcher and closes the source. Driven against a fake source whose reads are delayed by a
+seeded random schedule."""
 
 from __future__ import annotations
 
@@ -95,9 +96,10 @@ def _read(f: ReadAhead, n: int) -> bytes:
     return out
 
 
-def _reader(source: FakeSource, depth: int = 2, fetchers: int = 1) -> ReadAhead:
+def _reader(source: FakeSource, depth: int = 2, fetchers: int = 1,
+            probe: int = BLOCK) -> ReadAhead:
     return ReadAhead(source, len(source.data), block_size=BLOCK, depth=depth, fetchers=fetchers,
-                     name="fake://f")
+                     probe_size=probe, name="fake://f")
 
 
 def _source(fetchers: int, data: bytes, rnd: random.Random | None = None, **kw) -> FakeSource:
@@ -123,7 +125,8 @@ def test_any_schedule_of_reads_and_seeks_gives_the_files_bytes(seed, fetchers):
     rnd = random.Random(seed)
     data = os.urandom(rnd.randrange(1, 8 * BLOCK))
     source = _source(fetchers, data, random.Random(seed + 1000))
-    with _reader(source, depth=rnd.randint(1, 3), fetchers=fetchers) as f:
+    probe = rnd.choice([1, 7, BLOCK // 3, BLOCK, 3 * BLOCK])
+    with _reader(source, depth=rnd.randint(1, 3), fetchers=fetchers, probe=probe) as f:
         for _ in range(30):
             if rnd.random() < 0.3:
                 target = rnd.randrange(0, len(data) + 10)
@@ -144,6 +147,80 @@ def test_the_fetchers_stay_within_depth_plus_fetchers_less_one_blocks_of_the_cal
             time.sleep(0.01)  # time enough to fetch as far as they may
             fetched = max(o + n for o, n in source.reads)
             assert fetched <= consumed + (2 + fetchers - 1) * BLOCK
+
+
+def _settled(source: FakeSource) -> list[tuple[int, int]]:
+    """The source's reads, once the fetchers had time to claim all they may (a fetcher that
+    claims too much is caught by the assertions after it, if not always)."""
+    time.sleep(0.02)
+    return list(source.reads)
+
+
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_a_jump_fetches_only_the_probe_until_reading_goes_on_past_it(fetchers):
+    data = os.urandom(20 * BLOCK)
+    source = _source(fetchers, data)
+    with _reader(source, fetchers=fetchers, probe=300) as f:
+        assert f.read(10) == data[:10]  # the first read: blocks ahead, as for a scan
+        f.seek(10 * BLOCK + 500)
+        assert f.read(10) == data[10 * BLOCK + 500:10 * BLOCK + 510]
+        assert f.read(100) == data[10 * BLOCK + 510:10 * BLOCK + 610]  # within the probe
+        after_jump = [r for r in _settled(source) if r[0] >= 10 * BLOCK]
+        assert after_jump == [(10 * BLOCK + 500, 300)]
+
+
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_a_first_read_away_from_the_start_is_a_jump(fetchers):
+    data = os.urandom(20 * BLOCK)
+    source = _source(fetchers, data)
+    with _reader(source, fetchers=fetchers, probe=300) as f:
+        f.seek(10 * BLOCK + 500)
+        assert f.read(10) == data[10 * BLOCK + 500:10 * BLOCK + 510]
+        assert _settled(source) == [(10 * BLOCK + 500, 300)]
+
+
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_a_read_further_on_than_the_probes_end_is_another_jump(fetchers):
+    data = os.urandom(20 * BLOCK)
+    source = _source(fetchers, data)
+    with _reader(source, fetchers=fetchers, probe=300) as f:
+        f.seek(5 * BLOCK)
+        assert f.read(10) == data[5 * BLOCK:5 * BLOCK + 10]
+        f.seek(5 * BLOCK + 301)  # one byte past the probe: not reading on
+        assert f.read(10) == data[5 * BLOCK + 301:5 * BLOCK + 311]
+        assert _settled(source) == [(5 * BLOCK, 300), (5 * BLOCK + 301, 300)]
+
+
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_a_jump_with_a_read_larger_than_the_probe_fetches_the_read_in_one_request(fetchers):
+    data = os.urandom(20 * BLOCK)
+    source = _source(fetchers, data)
+    with _reader(source, fetchers=fetchers, probe=300) as f:
+        f.read(10)
+        f.seek(10 * BLOCK)
+        assert f.read(700) == data[10 * BLOCK:10 * BLOCK + 700]
+        assert [r for r in _settled(source) if r[0] >= 10 * BLOCK] == [(10 * BLOCK, 700)]
+        f.seek(15 * BLOCK)
+        assert f.read(5 * BLOCK) == data[15 * BLOCK:16 * BLOCK]  # at most a block at once
+        assert [r for r in _settled(source) if r[0] >= 15 * BLOCK] == [(15 * BLOCK, BLOCK)]
+
+
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_reading_on_past_the_probe_fetches_whole_blocks_ahead_again(fetchers):
+    data = os.urandom(20 * BLOCK)
+    source = _source(fetchers, data)
+    jump = 10 * BLOCK + 500
+    with _reader(source, depth=2, fetchers=fetchers, probe=300) as f:
+        f.read(10)
+        f.seek(jump)
+        assert f.read(10) == data[jump:jump + 10]
+        assert _read(f, 1000) == data[jump + 10:jump + 1010]
+        after_jump = sorted(r for r in _settled(source) if r[0] >= 10 * BLOCK)
+        # The probe, then blocks of the grid it starts, as far ahead as a scan's window.
+        window = 2 + fetchers - 1
+        assert after_jump == [(jump, 300)] + [(jump + 300 + k * BLOCK, BLOCK)
+                                              for k in range(window)]
+        assert f.read() == data[jump + 1010:]
 
 
 def test_several_fetchers_have_their_requests_in_flight_at_once():

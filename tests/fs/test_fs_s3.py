@@ -26,6 +26,7 @@ from tfrecord_io.errors import (
 )
 from tfrecord_io.fs.s3 import S3FileSystem
 from tfrecord_io.testing.s3 import S3Server
+from tfrecord_io.testing.s3.server import RecordedRequest
 
 
 @pytest.fixture
@@ -90,6 +91,18 @@ def test_the_servers_pid_is_its_process_whose_cpu_time_the_benchmarks_count(s3, 
         s3.client().head_bucket(Bucket=s3_bucket)
     assert cpu_seconds(s3.pid) > before > 0
     assert cpu_seconds(None) == 0.0
+
+
+def test_recording_gives_each_request_with_its_byte_range(s3, s3_bucket):
+    client = s3.client()
+    client.put_object(Bucket=s3_bucket, Key="recorded", Body=b"0123456789")
+    with s3.recording() as requests:
+        client.get_object(Bucket=s3_bucket, Key="recorded", Range="bytes=2-5")
+        client.head_object(Bucket=s3_bucket, Key="recorded")
+    assert requests == [RecordedRequest("GET", f"/{s3_bucket}/recorded", (2, 5)),
+                        RecordedRequest("HEAD", f"/{s3_bucket}/recorded", None)]
+    client.head_object(Bucket=s3_bucket, Key="recorded")  # after the block: not recorded
+    assert len(requests) == 2
 
 
 def test_a_failed_start_leaves_no_process_and_no_directory():
@@ -193,6 +206,35 @@ def test_a_large_object_reads_whole_with_any_number_of_requests_in_flight(base, 
         assert f.read(1 << 20) == data[3 << 20:4 << 20]
         f.seek(10)  # and back
         assert f.read() == data[10:]
+
+
+def _ranges(requests, url: str, at_least: int) -> list[tuple[int, int]]:
+    """The byte ranges of the GETs of *url* among *requests* from byte *at_least* on, sorted."""
+    path = "/" + url.split("://", 1)[1]
+    return sorted(r.range for r in requests
+                  if r.method == "GET" and r.path == path and r.range and r.range[0] >= at_least)
+
+
+def test_a_jump_costs_one_get_of_a_mebibyte_and_reading_on_fetches_blocks_ahead_again(
+        base, s3, monkeypatch):
+    mib = 1 << 20
+    data = os.urandom(16 * mib)
+    url = f"{base}/blob"
+    _put(url, data)
+    monkeypatch.setenv("TFRECORD_IO_READ_REQUESTS", "4")
+    with fs.open(url, buffer_size=2 * mib) as f:
+        assert f.read(10) == data[:10]  # the first read: 5 blocks ahead (10 MiB), as for a scan
+        with s3.recording() as requests:
+            f.seek(12 * mib)  # beyond them
+            assert f.read(100) == data[12 * mib:12 * mib + 100]
+            time.sleep(0.2)  # time enough for fetchers that would claim more
+        assert _ranges(requests, url, 10 * mib) == [(12 * mib, 13 * mib - 1)]
+        with s3.recording() as requests:
+            assert f.read(2 * mib) == data[12 * mib + 100:14 * mib + 100]
+            time.sleep(0.2)  # time enough for the requests started beside the one read
+        # Reading on past the probe: whole blocks from its end, here to the end of the object.
+        assert _ranges(requests, url, 10 * mib) == [(13 * mib, 15 * mib - 1),
+                                                    (15 * mib, 16 * mib - 1)]
 
 
 def test_expand_on_s3(base):

@@ -7,10 +7,14 @@ reader) otherwise waits for each block with nothing to do, and the store waits w
 :class:`ReadAhead` overlaps the two, and with several fetchers also overlaps one block's round
 trip with another's transfer, as a store that serves each connection at a bounded rate needs.
 
-It is a raw, seekable reader: a read outside the blocks it fetched (a seek elsewhere) drops them
-and starts fetching there, so random access still works, at a few blocks' cost per jump. Memory
-is bounded: the blocks held, fetched or being fetched, lie within ``depth + fetchers - 1`` blocks
-from the one the caller is in.
+It is a raw, seekable reader. A read outside the blocks it fetched (a seek elsewhere), or a first
+read away from the start of the file, is a jump: it drops what was fetched and fetches only what
+that read asks for, at least ``probe_size`` bytes, in one request; once the caller reads on from
+the end of those bytes, it is reading sequentially again and the blocks ahead are fetched as
+before (a read further on is another jump). A jump (random access: an index's record, a
+checkpoint's tensor, a footer) then costs one small request, not a window of blocks, and a
+sequential read after it one round trip more. Memory is bounded: the blocks held, fetched or
+being fetched, lie within ``depth + fetchers - 1`` blocks from the one the caller is in.
 """
 
 from __future__ import annotations
@@ -30,18 +34,22 @@ class ReadAhead(PositionedReader):
     background threads started by the first read (or by :meth:`start`).
 
     The blocks held, fetched or being fetched, lie within ``depth + fetchers - 1`` blocks from
-    the start of the block the caller is in. With one fetcher, *source* is read by ``seek`` and
-    ``readinto``; with more, by ``source.read_at(offset, length)``, which must return a
-    bytes-like object and be safe to call from several threads at once.
+    the start of the block the caller is in. After a jump (a read outside what was fetched, or a
+    first read away from byte 0), the first request is of the bytes that read asks for, at least
+    *probe_size* (at most *block_size*), and none follows it until the caller reads on from
+    their end. With one fetcher, *source* is read by ``seek`` and ``readinto``; with more, by
+    ``source.read_at(offset, length)``, which must return a bytes-like object and be safe to call
+    from several threads at once.
 
     Errors of a fetch are raised by the read that needs its bytes, as *source* raised them.
     """
 
     def __init__(self, source: Any, size: int, *, block_size: int = 8 << 20, depth: int = 2,
-                 fetchers: int = 1, name: str | None = None) -> None:
-        if block_size <= 0 or depth <= 0 or fetchers <= 0:
-            raise ValueError("block_size, depth and fetchers must be positive, not "
-                             f"{block_size}, {depth}, {fetchers}")
+                 fetchers: int = 1, probe_size: int = 1 << 20,
+                 name: str | None = None) -> None:
+        if block_size <= 0 or depth <= 0 or fetchers <= 0 or probe_size <= 0:
+            raise ValueError("block_size, depth, fetchers and probe_size must be positive, not "
+                             f"{block_size}, {depth}, {fetchers}, {probe_size}")
         # No more fetchers than the file has blocks (a small file needs one thread, not four).
         fetchers = min(fetchers, max(1, -(-size // block_size)))
         if fetchers > 1 and not callable(getattr(source, "read_at", None)):
@@ -49,16 +57,21 @@ class ReadAhead(PositionedReader):
         super().__init__(name if name is not None else getattr(source, "name", ""), size)
         self._source = source
         self._block = block_size
+        self._probe = min(probe_size, block_size)
         self._window = (depth + fetchers - 1) * block_size
         self._fetchers = fetchers
         self._changed = threading.Condition()
         # Under _changed. A run of fetches starts at _origin (a jump starts another, _run + 1);
-        # its blocks start at _origin + k * block_size. _blocks: the fetched ones by offset (an
-        # exception for a failed fetch, after which the run claims no more); _in_flight: those
-        # being fetched; _next: the next one to claim.
+        # its first block is _first bytes long (block_size, or a jump's probe), the others
+        # block_size. _blocks: the fetched ones by offset (an exception for a failed fetch, after
+        # which the run claims no more); _in_flight: those being fetched; _next: the next one to
+        # claim. _probing: the run began at a jump, and no read has asked for bytes past its
+        # first block yet, so that block is claimed alone.
         self._blocks: dict[int, Any] = {}
         self._in_flight: set[int] = set()
         self._origin = 0
+        self._first = block_size
+        self._probing = False
         self._next = 0
         self._run = 0
         self._failed = False
@@ -73,10 +86,18 @@ class ReadAhead(PositionedReader):
         view = memoryview(buffer).cast("B")
         if not len(view) or self._pos >= self._size:
             return 0
+        probe = max(len(view), self._probe)
         with self._changed:
-            self._start_fetchers()
+            # A first read from the start is a scan's; from elsewhere, a jump's.
+            self._start_fetchers(probe if self._pos else None)
             while True:
                 head = self._head()
+                if self._probing and head > self._origin:
+                    if self._pos > self._origin + self._first:
+                        self._restart_at(self._pos, probe)  # a jump on, past the probe
+                        continue
+                    self._probing = False  # reading on from the probe's end: a scan again
+                    self._changed.notify_all()
                 self._drop_before(head)  # blocks wholly behind the caller (it seeked forward)
                 data = self._blocks.get(head) if self._pos >= self._origin else None
                 if isinstance(data, BaseException):
@@ -92,7 +113,8 @@ class ReadAhead(PositionedReader):
                     return n
                 if (self._pos < self._origin or head > self._next
                         or (head not in self._in_flight and (head < self._next or self._failed))):
-                    self._restart_at(self._pos)  # a jump back, or beyond what is coming
+                    # A jump back, or beyond what is coming: fetch what this read asks for.
+                    self._restart_at(self._pos, probe)
                 self._changed.wait()
 
     def start(self) -> None:
@@ -101,7 +123,7 @@ class ReadAhead(PositionedReader):
         if self.closed:
             raise ValueError("I/O operation on closed file")
         with self._changed:
-            self._start_fetchers()
+            self._start_fetchers(None)
 
     @property
     def fetchers(self) -> int:
@@ -154,7 +176,10 @@ class ReadAhead(PositionedReader):
         current run's grid (the position itself when it is before the run)."""
         if self._pos < self._origin:
             return self._pos
-        return self._origin + (self._pos - self._origin) // self._block * self._block
+        second = self._origin + self._first
+        if self._pos < second:
+            return self._origin
+        return second + (self._pos - second) // self._block * self._block
 
     def _drop_before(self, head: int) -> None:
         """(Under the lock.) Drops the fetched blocks that start before *head*."""
@@ -164,10 +189,11 @@ class ReadAhead(PositionedReader):
         if behind:
             self._changed.notify_all()
 
-    def _start_fetchers(self) -> None:
-        """(Under the lock.) Starts the fetchers at the current position, once."""
+    def _start_fetchers(self, probe: int | None) -> None:
+        """(Under the lock.) Starts the fetchers at the current position, once: block by block,
+        or *probe* bytes first, as after a jump."""
         if not self._threads:
-            self._restart_at(self._pos)
+            self._restart_at(self._pos, probe)
             self._alive = self._fetchers
             for i in range(self._fetchers):
                 suffix = f" #{i + 1}" if self._fetchers > 1 else ""
@@ -176,17 +202,22 @@ class ReadAhead(PositionedReader):
                 self._threads.append(thread)
                 thread.start()
 
-    def _restart_at(self, pos: int) -> None:
-        """(Under the lock.) Drops what was fetched; the fetchers go on from *pos*."""
+    def _restart_at(self, pos: int, probe: int | None) -> None:
+        """(Under the lock.) Drops what was fetched; the fetchers go on from *pos*: block by
+        block, or after a jump (*probe* given) first *probe* bytes alone (at most a block)."""
         self._blocks.clear()
         self._in_flight.clear()
         self._origin = self._next = pos
+        self._probing = probe is not None
+        self._first = min(probe, self._block) if probe is not None else self._block
         self._run += 1
         self._failed = False
         self._changed.notify_all()
 
     def _may_claim(self) -> bool:
         """(Under the lock.) Whether the next block is wanted now."""
+        if self._probing and self._next > self._origin:
+            return False  # after a jump: nothing more until a read from the probe's end
         head = self._head()
         return (not self._failed and self._next < self._size
                 and head <= self._next < head + self._window)
@@ -200,7 +231,8 @@ class ReadAhead(PositionedReader):
                     if self._done:
                         return
                     run, offset = self._run, self._next
-                    length = min(self._block, self._size - offset)
+                    length = min(self._first if offset == self._origin else self._block,
+                                 self._size - offset)
                     self._next = offset + length
                     self._in_flight.add(offset)
                     self._busy += 1

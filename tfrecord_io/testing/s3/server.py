@@ -8,6 +8,7 @@ killed.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import importlib.util
 import json
@@ -23,17 +24,17 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 from xml.etree import ElementTree
 
 from tfrecord_io.errors import S3ServerError
 from tfrecord_io.testing.processes import kill_group, stop_group
 
-__all__ = ["REGION", "S3Server"]
+__all__ = ["REGION", "RecordedRequest", "S3Server"]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,16 @@ _USER = "tfrecord-io-tests"
 _SETUP_ACTIONS = 3
 _INSTALL_HINT = ("install the test extra (`pip install -e '.[test]'`, or `make setup`), which "
                  "brings moto's server")
+
+
+class RecordedRequest(NamedTuple):
+    """A request the server received while recording (:meth:`S3Server.recording`)."""
+
+    method: str
+    #: The path, ``/BUCKET/KEY`` (percent-encoded as sent), without the query.
+    path: str
+    #: The ``Range`` header's byte range, ``(first, last)`` inclusive; None without one.
+    range: tuple[int, int] | None
 
 
 def _free_port() -> int:
@@ -226,6 +237,21 @@ class S3Server:
                  tb: TracebackType | None) -> None:
         self.stop()
 
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[list[RecordedRequest]]:
+        """Records the requests the server receives inside the ``with`` block (moto's own
+        recorder); the list it gives is filled, in the order they arrived, when the block ends.
+        For tests of what a client asks of a store: how many requests, which byte ranges."""
+        self._api("recorder/reset-recording", b"")
+        self._api("recorder/start-recording", b"")
+        found: list[RecordedRequest] = []
+        try:
+            yield found
+        finally:
+            self._api("recorder/stop-recording", b"")
+            text = self._api("recorder/download-recording").decode("utf-8")
+            found.extend(_recorded(line) for line in text.splitlines() if line.strip())
+
     # -- helpers ------------------------------------------------------------------------------
 
     def _launch(self) -> None:
@@ -242,8 +268,10 @@ class S3Server:
         # The server's own AWS settings do not matter, and a developer's must not leak into it.
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         env.pop("INITIAL_NO_AUTH_ACTION_COUNT", None)  # authentication: switched on by the API
+        env.pop("MOTO_ENABLE_RECORDING", None)  # recording: switched on by recording()
+        assert self.base_dir is not None
+        env["MOTO_RECORDER_FILEPATH"] = str(self.base_dir / "requests.jsonl")
         if self._log_file is None:
-            assert self.base_dir is not None
             self._log_file = open(self.base_dir / "moto.log", "ab")  # noqa: SIM115 - stop()
         self._process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT,
@@ -313,3 +341,15 @@ class S3Server:
         path = self.log_path
         text = path.read_text(errors="replace")[-2000:] if path and path.exists() else ""
         return f"log {path}:\n{text}"
+
+
+def _recorded(line: str) -> RecordedRequest:
+    """One line of moto's recording as a :class:`RecordedRequest`."""
+    entry = json.loads(line)
+    headers = {k.lower(): v for k, v in entry.get("headers", {}).items()}
+    byte_range = None
+    spec = headers.get("range", "")
+    if spec.startswith("bytes="):
+        first, _, last = spec[len("bytes="):].partition("-")
+        byte_range = (int(first), int(last))
+    return RecordedRequest(entry["method"], urllib.parse.urlsplit(entry["url"]).path, byte_range)
