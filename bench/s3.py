@@ -58,7 +58,11 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 from unittest import mock
+
+if TYPE_CHECKING:
+    from tfrecord_io.testing.s3 import S3Server
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -234,7 +238,7 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
 
 
 def random_rows(ns: argparse.Namespace, base: str,
-                server: object) -> tuple[list[str], dict[str, float]]:
+                server: S3Server) -> tuple[list[str], dict[str, float]]:
     """Records read at random places of one object: per read, the median time, the GETs and
     the bytes the server was asked for."""
     from tfrecord_io import fs, index
@@ -249,16 +253,18 @@ def random_rows(ns: argparse.Namespace, base: str,
             shutil.copyfileobj(src, dst, 8 << 20)
         entries = list(index.scan(path))
         picks = random.Random(0).sample(entries, ns.random_reads)
-        key_path = "/" + url.split("://", 1)[1]
+
+        def read_record(f: BinaryIO, offset: int, length: int) -> None:
+            f.seek(offset)
+            if len(f.read(length)) != length:
+                raise SystemExit(f"short read at {offset} of {url}")
 
         def in_open_file() -> list[float]:
             seconds = []
             with fs.open(url) as f:
                 for offset, length in picks:
                     t = time.perf_counter()
-                    f.seek(offset)
-                    if len(f.read(length)) != length:
-                        raise SystemExit(f"short read at {offset} of {url}")
+                    read_record(f, offset, length)
                     seconds.append(time.perf_counter() - t)
             return seconds
 
@@ -267,9 +273,7 @@ def random_rows(ns: argparse.Namespace, base: str,
             for offset, length in picks:
                 t = time.perf_counter()
                 with fs.open(url) as f:
-                    f.seek(offset)
-                    if len(f.read(length)) != length:
-                        raise SystemExit(f"short read at {offset} of {url}")
+                    read_record(f, offset, length)
                 seconds.append(time.perf_counter() - t)
             return seconds
 
@@ -285,9 +289,9 @@ def random_rows(ns: argparse.Namespace, base: str,
         figures: dict[str, float] = {}
         for name, run in ways.items():
             run()  # warm-up
-            with server.recording() as requests:  # type: ignore[attr-defined]
+            with server.recording() as requests:
                 seconds = run()
-            gets = [r for r in requests if r.method == "GET" and r.path == key_path and r.range]
+            gets = [r for r in requests if r.method == "GET" and r.url == url and r.range]
             asked = sum(last - first + 1 for first, last in (r.range for r in gets))
             median_ms = statistics.median(seconds) * 1000
             lines.append(f"| {name} | {median_ms:.1f} | {len(gets) / len(picks):.2f} "

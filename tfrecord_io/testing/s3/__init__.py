@@ -36,6 +36,6 @@ Example::
 """
 
 from tfrecord_io.errors import S3ServerError
-from tfrecord_io.testing.s3.server import REGION, S3Server
+from tfrecord_io.testing.s3.server import REGION, RecordedRequest, S3Server
 
-__all__ = ["REGION", "S3Server", "S3ServerError"]
+__all__ = ["REGION", "RecordedRequest", "S3Server", "S3ServerError"]

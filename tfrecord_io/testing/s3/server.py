@@ -14,6 +14,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -52,9 +53,10 @@ class RecordedRequest(NamedTuple):
     """A request the server received while recording (:meth:`S3Server.recording`)."""
 
     method: str
-    #: The path, ``/BUCKET/KEY`` (percent-encoded as sent), without the query.
-    path: str
-    #: The ``Range`` header's byte range, ``(first, last)`` inclusive; None without one.
+    #: What it was about: ``s3://BUCKET/KEY`` (``s3://BUCKET`` for a bucket), decoded.
+    url: str
+    #: The ``Range`` header's byte range, ``(first, last)`` inclusive; None without one (or
+    #: for a range open at one end).
     range: tuple[int, int] | None
 
 
@@ -343,13 +345,15 @@ class S3Server:
         return f"log {path}:\n{text}"
 
 
+_BYTE_RANGE = re.compile(r"bytes=(\d+)-(\d+)")
+
+
 def _recorded(line: str) -> RecordedRequest:
-    """One line of moto's recording as a :class:`RecordedRequest`."""
+    """One line of moto's recording as a :class:`RecordedRequest` (path-style addressing, as
+    the tests' clients use)."""
     entry = json.loads(line)
     headers = {k.lower(): v for k, v in entry.get("headers", {}).items()}
-    byte_range = None
-    spec = headers.get("range", "")
-    if spec.startswith("bytes="):
-        first, _, last = spec[len("bytes="):].partition("-")
-        byte_range = (int(first), int(last))
-    return RecordedRequest(entry["method"], urllib.parse.urlsplit(entry["url"]).path, byte_range)
+    found = _BYTE_RANGE.fullmatch(headers.get("range", "").strip())
+    byte_range = (int(found[1]), int(found[2])) if found else None
+    path = urllib.parse.unquote(urllib.parse.urlsplit(entry["url"]).path)
+    return RecordedRequest(entry["method"], "s3://" + path.strip("/"), byte_range)
