@@ -5,7 +5,9 @@ raw client too (the ceiling):
 
 * sequential read of a SIZE MB file (default 200) in 1 MiB read() calls, MB/s;
 * streaming from an offset: open at SIZE/2, read SIZE/4 MB; and time to the first 64 KiB;
-* 200 random 4 KiB reads (seek + read), ms each;
+* 200 random 4 KiB reads (seek + read) in one open file, ms each, and MB the HDFS JVM wrote per
+  read (its sockets and files, from /proc/PID/io: nearly all of it what the DataNodes sent; only
+  when the script starts the cluster);
 * write of the SIZE MB file, MB/s;
 * ls of a directory of N files (default 1000), ms; glob over it, ms.
 
@@ -76,6 +78,16 @@ def random_reads(url: str, size: int, count: int, seed: int = 1) -> int:
     return n
 
 
+def bytes_written(pid: int | None) -> int:
+    """Bytes the process *pid* has written so far (sockets and files), 0 when unknown."""
+    if pid is None:
+        return 0
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    return 0
+
+
 def raw_native_stream(rpc_url: str, path: str, size: int) -> int:
     import hdfs_native
 
@@ -111,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
 
     cluster = None
+    jvm = None
     if ns.hdfs_url and ns.webhdfs_url:
         rpc, web = ns.hdfs_url.rstrip("/"), ns.webhdfs_url.rstrip("/")
     else:
@@ -122,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         up = time.perf_counter() - t0
         print(f"mini HDFS up in {up:.1f} s: {cluster.url} {cluster.webhdfs_url}")
         rpc, web = cluster.url, cluster.webhdfs_url
+        jvm = cluster.pid
     http = "http://" + web.split("://", 1)[1]
     size = ns.size_mb * MiB
     root = f"/bench-{uuid.uuid4().hex[:8]}"
@@ -153,8 +167,12 @@ def main(argv: list[str] | None = None) -> int:
             r["offset_read_MBps"] = part / seconds / 1e6
             seconds, _ = timed(partial(first_bytes, url, size // 2 + 12345), ns.repeat)
             r["offset_first_64KiB_ms"] = seconds * 1000
+            sent = bytes_written(jvm)
             seconds, _ = timed(partial(random_reads, url, size, 200), 1)
             r["random_4KiB_read_ms"] = seconds * 1000 / 200
+            if jvm is not None:
+                time.sleep(1)  # what a dropped stream had queued is sent by now
+                r["random_4KiB_read_MB_sent"] = (bytes_written(jvm) - sent) / 200 / 1e6
 
         seconds, n = timed(lambda: raw_native_stream(rpc, big, size), ns.repeat)
         results["native"]["raw_client_seq_MBps"] = size / seconds / 1e6

@@ -166,6 +166,19 @@ def test_random_small_reads(base):
             assert f.read(n) == data[off : off + n], (off, n)
 
 
+def test_reading_on_after_a_jump_gives_the_files_bytes_to_the_end(base):
+    """A jump streams about a mebibyte; reading on past it streams the rest of the file."""
+    data = _data(3 * MiB + 99, seed=6)
+    url = f"{base}/f.bin"
+    _write(url, data)
+    with fs.open(url) as f:
+        f.seek(MiB // 2 + 5)
+        out = bytearray()
+        while piece := f.read(100_000):
+            out += piece
+    assert bytes(out) == data[MiB // 2 + 5 :]
+
+
 def test_read_ahead_gives_the_same_bytes_and_follows_seeks(base):
     import random
 

@@ -1,6 +1,7 @@
 """What a file system must provide to :mod:`tfrecord_io.fs`: the :class:`FileSystem` base class
 (one subclass per protocol) and the :class:`FileInfo` it reports; :class:`PositionedReader`, the
-base of its readers (the seek arithmetic, :func:`seek_position`, they share)."""
+base of its readers (the seek arithmetic, :func:`seek_position`, they share); :data:`PROBE_SIZE`,
+how much a remote reader fetches after a jump."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from typing import Any, BinaryIO
 
 from tfrecord_io.errors import UnsupportedOperationError
 
-__all__ = ["FileInfo", "FileSystem", "PositionedReader", "seek_position"]
+__all__ = ["PROBE_SIZE", "FileInfo", "FileSystem", "PositionedReader", "seek_position"]
+
+#: The fewest bytes a remote file's reader asks for after a jump: a read away from where it was
+#: reading (a seek elsewhere), or a file's first read away from byte 0. Random access (an
+#: index's record, a footer, a checkpoint's tensor) then costs one request of about this much,
+#: not a stream to the end of the file; the reader streams on only once reading goes on from the
+#: end of these bytes. 1 MiB costs about as much to transfer as a round trip to a store at
+#: 100 MB/s per connection, and holds an index-guided read's neighbouring records.
+PROBE_SIZE = 1 << 20
 
 
 def seek_position(name: str, position: int, size: int | None, offset: int,

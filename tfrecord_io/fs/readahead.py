@@ -23,7 +23,7 @@ import contextlib
 import threading
 from typing import Any
 
-from tfrecord_io.fs.backend import PositionedReader
+from tfrecord_io.fs.backend import PROBE_SIZE, PositionedReader
 
 __all__ = ["ReadAhead"]
 
@@ -45,7 +45,7 @@ class ReadAhead(PositionedReader):
     """
 
     def __init__(self, source: Any, size: int, *, block_size: int = 8 << 20, depth: int = 2,
-                 fetchers: int = 1, probe_size: int = 1 << 20,
+                 fetchers: int = 1, probe_size: int = PROBE_SIZE,
                  name: str | None = None) -> None:
         if block_size <= 0 or depth <= 0 or fetchers <= 0 or probe_size <= 0:
             raise ValueError("block_size, depth, fetchers and probe_size must be positive, not "

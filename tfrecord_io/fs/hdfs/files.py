@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from tfrecord_io.errors import HdfsError
+from tfrecord_io.fs.backend import PROBE_SIZE
 from tfrecord_io.fs.hdfs.client import CHUNK, ChunkStream, Client
 from tfrecord_io.fs.hdfs.translation import first_line, translate
 from tfrecord_io.fs.hdfs.urls import Location
@@ -30,9 +31,13 @@ class HdfsReader(io.BufferedIOBase):
     """A seekable binary reader over one HDFS file (what :func:`tfrecord_io.fs.open` gives for
     ``"rb"``).
 
-    Data is streamed from the current position to the end of the file, so sequential reads of
-    any size are cheap; a seek outside the buffered window starts a new stream. A stream broken
-    by a failing DataNode is reopened at the same offset (other replicas serve it).
+    A read from the start of the file streams to its end, so sequential reads of any size are
+    cheap. A jump (a read away from the stream, or a file's first read away from byte 0) streams
+    only the bytes that read asks for, at least :data:`~tfrecord_io.fs.backend.PROBE_SIZE`: a
+    DataNode then sends about a mebibyte for a random read, not what its socket and the client's
+    packet queue hold of the rest of the block. Reading on from the end of those bytes streams
+    to the end of the file again. A stream broken by a failing DataNode is reopened at the same
+    offset, for the rest of its range (other replicas serve it).
     """
 
     def __init__(self, loc: Location, client: Client, length: int, offset: int = 0) -> None:
@@ -45,6 +50,10 @@ class HdfsReader(io.BufferedIOBase):
         self._buf_start = self._pos
         self._stream: ChunkStream | None = None
         self._stream_pos = self._pos  # file offset of the next byte the stream yields
+        # Where the stream's range ends: the file's end for a scan; None after a jump, until the
+        # read that opens the stream sets it (see _next_chunk).
+        self._stream_end: int | None = length if self._pos == 0 else None
+        self._want = 0  # bytes the read in progress still asks for
         self._handle: Any = None  # the client's reader handle, reused by successive streams
 
     @property
@@ -112,11 +121,13 @@ class HdfsReader(io.BufferedIOBase):
                     if self._handle is None:
                         self._handle = self._client.reader(self._loc.path)
                     self._stream = self._client.open_stream(
-                        self._handle, self._stream_pos, self._length - self._stream_pos
+                        self._handle, self._stream_pos, self._plan_range() - self._stream_pos
                     )
                 chunk = next(self._stream)
             except StopIteration:
                 self._drop_stream()
+                if self._stream_pos == self._stream_end:
+                    continue  # a jump's bytes are read: reading on streams to the end
                 return b""  # file shorter than when opened
             except Exception as e:
                 self._drop_stream()
@@ -140,13 +151,25 @@ class HdfsReader(io.BufferedIOBase):
                 self._stream_pos += len(chunk)
                 return bytes(chunk) if not isinstance(chunk, bytes) else chunk
 
+    def _plan_range(self) -> int:
+        """The end of the range of a stream to open at ``_stream_pos``: the rest of a broken
+        stream's range; after a jump, what the read asks for (at least a probe); the file's end
+        when reading on from the end of a jump's bytes, or scanning from the start."""
+        if self._stream_end is None:
+            self._stream_end = self._stream_pos + max(self._want, PROBE_SIZE)
+        elif self._stream_pos >= self._stream_end:
+            self._stream_end = self._length
+        self._stream_end = min(self._stream_end, self._length)
+        return self._stream_end
+
     def _position_stream(self) -> None:
         """Makes the stream (or the buffer) continue at ``_pos``."""
         buf_end = self._buf_start + len(self._buf)
         if self._buf_start <= self._pos <= buf_end and buf_end == self._stream_pos:
             return
         skip = self._pos - self._stream_pos
-        if self._stream is not None and 0 <= skip < CHUNK * 16:
+        in_range = self._stream_end is not None and self._pos < self._stream_end
+        if self._stream is not None and in_range and 0 <= skip < CHUNK * 16:
             # Short forward skip: cheaper to read through than to open a new stream.
             self._buf, self._buf_start = b"", self._stream_pos
             while self._stream_pos < self._pos:
@@ -156,6 +179,8 @@ class HdfsReader(io.BufferedIOBase):
                 self._buf, self._buf_start = chunk, self._stream_pos - len(chunk)
             return
         self._drop_stream()
+        if self._pos != self._stream_end:
+            self._stream_end = None  # a jump; reading on from a range's end keeps streaming
         self._buf, self._buf_start = b"", self._pos
         self._stream_pos = self._pos
 
@@ -174,6 +199,7 @@ class HdfsReader(io.BufferedIOBase):
         self._check_open()
         if 0 <= self._pos - self._buf_start < len(self._buf):
             return
+        self._want = 0
         self._position_stream()
         try:
             chunk = self._next_chunk()
@@ -195,6 +221,7 @@ class HdfsReader(io.BufferedIOBase):
             parts.append(got)
             n -= len(got)
         if n > 0:
+            self._want = n
             self._position_stream()
             got = self._take_buffered(n)
             if got:
@@ -229,6 +256,7 @@ class HdfsReader(io.BufferedIOBase):
                 total += k
                 self._pos += k
                 continue
+            self._want = want - total
             self._position_stream()
             start = self._pos - self._buf_start
             if 0 <= start < len(self._buf):
