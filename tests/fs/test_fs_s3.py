@@ -412,6 +412,27 @@ def test_the_environment_passed_on_is_what_is_set_here_without_the_profile(monke
 
 
 @pytest.mark.usefixtures("no_aws_settings")
+@pytest.mark.parametrize("name, value, says", [
+    ("AWS_MAX_ATTEMPTS", "2.5", "must be a whole number"),
+    ("AWS_MAX_ATTEMPTS", "0", "must be positive"),
+    ("TFRECORD_IO_S3_REQUEST_TIMEOUT", "soon", "is not a number"),
+    ("TFRECORD_IO_S3_CONNECT_TIMEOUT", "-1", "must be positive"),
+])
+def test_a_setting_that_is_not_a_positive_number_is_refused_by_name(monkeypatch, name, value, says):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=f"{name}='{value}' {says}"):
+        S3FileSystem().settings()
+
+
+@pytest.mark.usefixtures("no_aws_settings")
+def test_whole_attempts_and_fractional_timeouts_are_taken(monkeypatch):
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "5.0")
+    monkeypatch.setenv("TFRECORD_IO_S3_REQUEST_TIMEOUT", "2.5")
+    settings = S3FileSystem().settings()
+    assert (settings.max_attempts, settings.request_timeout) == (5, 2.5)
+
+
+@pytest.mark.usefixtures("no_aws_settings")
 def test_what_a_registered_file_system_was_given_replaces_the_environment(monkeypatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://old:9000")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")

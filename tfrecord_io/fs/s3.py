@@ -135,7 +135,9 @@ class S3Settings:
                 f"{self.request_timeout:g} s per request")
 
 
-def _number(name: str, default: float, given: float | None) -> float:
+def _number(name: str, default: float, given: float | None, *, whole: bool = False) -> float:
+    """*given*, else the environment's *name* (a positive number; a whole one if *whole*), else
+    *default*."""
     if given is not None:
         return given
     text = os.environ.get(name, "").strip()
@@ -147,6 +149,8 @@ def _number(name: str, default: float, given: float | None) -> float:
         raise ValueError(f"{name}={text!r} is not a number") from None
     if value <= 0:
         raise ValueError(f"{name}={text!r} must be positive")
+    if whole and not value.is_integer():
+        raise ValueError(f"{name}={text!r} must be a whole number")
     return value
 
 
@@ -208,7 +212,8 @@ class S3FileSystem(ObjectStoreFileSystem):
 
     def settings(self) -> S3Settings:
         """The configuration in effect now: what was given, the rest from the environment
-        (the module's docstring). Raises ``ValueError`` for an unknown addressing style."""
+        (the module's docstring). Raises ``ValueError`` for an unknown addressing style, or a
+        timeout or number of attempts that is not a positive number (of attempts, whole)."""
         given = self._given
         endpoint = given["endpoint_url"]
         if endpoint is None:
@@ -236,7 +241,7 @@ class S3FileSystem(ObjectStoreFileSystem):
             if env_key and env_secret:
                 access_key, secret_key = env_key, env_secret
                 token = token or os.environ.get("AWS_SESSION_TOKEN") or None
-        attempts = int(_number(MAX_ATTEMPTS_ENV, 3, given["max_attempts"]))
+        attempts = int(_number(MAX_ATTEMPTS_ENV, 3, given["max_attempts"], whole=True))
         return S3Settings(
             endpoint=endpoint, region=region, addressing=addressing, access_key=access_key,
             secret_key=secret_key, session_token=token,
