@@ -51,7 +51,7 @@ class HdfsReader(io.BufferedIOBase):
         self._stream: ChunkStream | None = None
         self._stream_pos = self._pos  # file offset of the next byte the stream yields
         # Where the stream's range ends: the file's end for a scan; None after a jump, until the
-        # read that opens the stream sets it (see _next_chunk).
+        # read that opens the stream sets it (see _plan_range).
         self._stream_end: int | None = length if self._pos == 0 else None
         self._want = 0  # bytes the read in progress still asks for
         self._handle: Any = None  # the client's reader handle, reused by successive streams
