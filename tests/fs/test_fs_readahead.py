@@ -144,15 +144,14 @@ def test_the_fetchers_stay_within_depth_plus_fetchers_less_one_blocks_of_the_cal
     with _reader(source, depth=2, fetchers=fetchers) as f:
         for consumed in range(BLOCK, len(data) + 1, BLOCK):
             assert len(f.read(BLOCK)) == BLOCK
-            time.sleep(0.01)  # time enough to fetch as far as they may
+            assert f.wait_until_idle()  # they fetched as far as they may
             fetched = max(o + n for o, n in source.reads)
-            assert fetched <= consumed + (2 + fetchers - 1) * BLOCK
+            assert fetched == min(len(data), consumed + (2 + fetchers - 1) * BLOCK)
 
 
-def _settled(source: FakeSource) -> list[tuple[int, int]]:
-    """The source's reads, once the fetchers had time to claim all they may (a fetcher that
-    claims too much is caught by the assertions after it, if not always)."""
-    time.sleep(0.02)
+def _settled(f: ReadAhead, source: FakeSource) -> list[tuple[int, int]]:
+    """The source's reads, once the fetchers of *f* have fetched all they may."""
+    assert f.wait_until_idle()
     return list(source.reads)
 
 
@@ -165,7 +164,7 @@ def test_a_jump_fetches_only_the_probe_until_reading_goes_on_past_it(fetchers):
         f.seek(10 * BLOCK + 500)
         assert f.read(10) == data[10 * BLOCK + 500:10 * BLOCK + 510]
         assert f.read(100) == data[10 * BLOCK + 510:10 * BLOCK + 610]  # within the probe
-        after_jump = [r for r in _settled(source) if r[0] >= 10 * BLOCK]
+        after_jump = [r for r in _settled(f, source) if r[0] >= 10 * BLOCK]
         assert after_jump == [(10 * BLOCK + 500, 300)]
 
 
@@ -176,7 +175,7 @@ def test_a_first_read_away_from_the_start_is_a_jump(fetchers):
     with _reader(source, fetchers=fetchers, probe=300) as f:
         f.seek(10 * BLOCK + 500)
         assert f.read(10) == data[10 * BLOCK + 500:10 * BLOCK + 510]
-        assert _settled(source) == [(10 * BLOCK + 500, 300)]
+        assert _settled(f, source) == [(10 * BLOCK + 500, 300)]
 
 
 @pytest.mark.parametrize("fetchers", [1, 3])
@@ -188,7 +187,7 @@ def test_a_read_further_on_than_the_probes_end_is_another_jump(fetchers):
         assert f.read(10) == data[5 * BLOCK:5 * BLOCK + 10]
         f.seek(5 * BLOCK + 301)  # one byte past the probe: not reading on
         assert f.read(10) == data[5 * BLOCK + 301:5 * BLOCK + 311]
-        assert _settled(source) == [(5 * BLOCK, 300), (5 * BLOCK + 301, 300)]
+        assert _settled(f, source) == [(5 * BLOCK, 300), (5 * BLOCK + 301, 300)]
 
 
 @pytest.mark.parametrize("fetchers", [1, 3])
@@ -199,10 +198,10 @@ def test_a_jump_with_a_read_larger_than_the_probe_fetches_the_read_in_one_reques
         f.read(10)
         f.seek(10 * BLOCK)
         assert f.read(700) == data[10 * BLOCK:10 * BLOCK + 700]
-        assert [r for r in _settled(source) if r[0] >= 10 * BLOCK] == [(10 * BLOCK, 700)]
+        assert [r for r in _settled(f, source) if r[0] >= 10 * BLOCK] == [(10 * BLOCK, 700)]
         f.seek(15 * BLOCK)
         assert f.read(5 * BLOCK) == data[15 * BLOCK:16 * BLOCK]  # at most a block at once
-        assert [r for r in _settled(source) if r[0] >= 15 * BLOCK] == [(15 * BLOCK, BLOCK)]
+        assert [r for r in _settled(f, source) if r[0] >= 15 * BLOCK] == [(15 * BLOCK, BLOCK)]
 
 
 @pytest.mark.parametrize("fetchers", [1, 3])
@@ -215,7 +214,7 @@ def test_reading_on_past_the_probe_fetches_whole_blocks_ahead_again(fetchers):
         f.seek(jump)
         assert f.read(10) == data[jump:jump + 10]
         assert _read(f, 1000) == data[jump + 10:jump + 1010]
-        after_jump = sorted(r for r in _settled(source) if r[0] >= 10 * BLOCK)
+        after_jump = sorted(r for r in _settled(f, source) if r[0] >= 10 * BLOCK)
         # The probe, then blocks of the grid it starts, as far ahead as a scan's window.
         window = 2 + fetchers - 1
         assert after_jump == [(jump, 300)] + [(jump + 300 + k * BLOCK, BLOCK)

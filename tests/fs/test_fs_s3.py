@@ -225,11 +225,11 @@ def test_a_jump_costs_one_get_of_a_mebibyte_and_reading_on_fetches_blocks_ahead_
         with s3.recording() as requests:
             f.seek(12 * mib)  # beyond them
             assert f.read(100) == data[12 * mib:12 * mib + 100]
-            time.sleep(0.2)  # time enough for fetchers that would claim more
+            assert f.raw.wait_until_idle()  # every request it makes before reading on is made
         assert _ranges(requests, url, 10 * mib) == [(12 * mib, 13 * mib - 1)]
         with s3.recording() as requests:
             assert f.read(2 * mib) == data[12 * mib + 100:14 * mib + 100]
-            time.sleep(0.2)  # time enough for the requests started beside the one read
+            assert f.raw.wait_until_idle()
         # Reading on past the probe: whole blocks from its end, here to the end of the object.
         assert _ranges(requests, url, 10 * mib) == [(13 * mib, 15 * mib - 1),
                                                     (15 * mib, 16 * mib - 1)]

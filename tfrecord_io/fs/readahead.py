@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from typing import Any
 
 from tfrecord_io.fs.backend import PROBE_SIZE, PositionedReader
@@ -77,6 +78,7 @@ class ReadAhead(PositionedReader):
         self._failed = False
         self._done = False
         self._busy = 0  # fetchers inside a request (of any run)
+        self._waiting = 0  # fetchers waiting for a block they may claim
         self._alive = 0  # fetchers not yet ended; the last one closes the source
         self._threads: list[threading.Thread] = []
 
@@ -124,6 +126,22 @@ class ReadAhead(PositionedReader):
             raise ValueError("I/O operation on closed file")
         with self._changed:
             self._start_fetchers(None)
+
+    def wait_until_idle(self, timeout: float = 10.0) -> bool:
+        """Waits until no fetch is under way and none may start before the caller reads on or
+        seeks (the blocks ahead are fetched, a jump's first bytes await reading on from their
+        end, or the file is fetched to its end): what this reader has asked its source for is
+        then all it asks until the caller moves. Whether that came within *timeout* seconds.
+        For tests and benchmarks that count requests."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self._busy or self._waiting < self._alive or (
+                    self._alive and not self._done and self._may_claim()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(min(left, 0.01))
+        return True
 
     @property
     def fetchers(self) -> int:
@@ -227,7 +245,11 @@ class ReadAhead(PositionedReader):
             while True:
                 with self._changed:
                     while not self._done and not self._may_claim():
-                        self._changed.wait()
+                        self._waiting += 1
+                        try:
+                            self._changed.wait()
+                        finally:
+                            self._waiting -= 1
                     if self._done:
                         return
                     run, offset = self._run, self._next
