@@ -27,7 +27,7 @@
 #include <mutex>
 #include <new>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include <time.h>
 
@@ -122,7 +122,8 @@ struct ReadFile {
   int64_t handle;
   bool read_ahead;          // whether Python asked for read-ahead when it opened the file
   std::mutex lock;          // TensorFlow may read one file from several threads
-  std::vector<char> chunk;  // bytes [chunk_offset, chunk_offset + chunk_length) of the file
+  std::unique_ptr<char[]> chunk;  // bytes [chunk_offset, chunk_offset + chunk_length) of the file
+  uint64_t chunk_capacity = 0;
   uint64_t chunk_offset = 0;
   uint64_t chunk_length = 0;
   ReadAhead ahead;          // under lock
@@ -207,16 +208,22 @@ void JoinReadAhead(ReadFile* f) {
 }
 
 // Reads up to n bytes at offset into `dest` (under f->lock): from the read-ahead when it read
-// exactly there, through Python otherwise. For a file that reads ahead, a read that filled
-// `dest` starts the read-ahead of the n bytes after it.
+// exactly there, through Python otherwise. When `dest` is the file's chunk, the read-ahead's
+// buffer becomes the chunk and the chunk's the read-ahead's, instead of a copy. For a file that
+// reads ahead, a read that filled `dest` starts the read-ahead of the n bytes after it.
 int64_t Fetch(ReadFile* f, const TFRecordIOCallbacks* cb, uint64_t offset, uint64_t n,
               char* dest, TF_Status* status) {
   JoinReadAhead(f);
-  const ReadAhead& a = f->ahead;
+  ReadAhead& a = f->ahead;
   int64_t got;
   if (a.got >= 0 && a.offset == offset && n <= a.n) {
     got = std::min<int64_t>(static_cast<int64_t>(n), a.got);
-    std::memcpy(dest, a.data.get(), got);
+    if (dest == f->chunk.get() && a.capacity >= f->chunk_capacity) {
+      std::swap(f->chunk, a.data);
+      std::swap(f->chunk_capacity, a.capacity);
+    } else {
+      std::memcpy(dest, a.data.get(), got);
+    }
   } else {
     got = cb->read(f->handle, offset, n, dest, status);
     if (got < 0) return -1;
@@ -255,9 +262,16 @@ int64_t Read(const TF_RandomAccessFile* file, uint64_t offset, size_t n, char* b
     bool inside = offset >= f->chunk_offset &&
                   offset + n <= f->chunk_offset + f->chunk_length;
     if (!inside) {
-      if (f->chunk.size() < kReadChunk) f->chunk.resize(kReadChunk);
       f->chunk_length = 0;
-      int64_t filled = Fetch(f, cb, offset, kReadChunk, f->chunk.data(), status);
+      if (f->chunk_capacity < kReadChunk) {
+        f->chunk.reset(new (std::nothrow) char[kReadChunk]);
+        f->chunk_capacity = f->chunk ? kReadChunk : 0;
+        if (!f->chunk) {
+          TF_SetStatus(status, TF_RESOURCE_EXHAUSTED, "no memory for a read buffer");
+          return -1;
+        }
+      }
+      int64_t filled = Fetch(f, cb, offset, kReadChunk, f->chunk.get(), status);
       if (filled < 0) {
         if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "read failed");
         return -1;
@@ -267,7 +281,7 @@ int64_t Read(const TF_RandomAccessFile* file, uint64_t offset, size_t n, char* b
     }
     uint64_t available = f->chunk_offset + f->chunk_length - offset;
     got = static_cast<int64_t>(n < available ? n : available);
-    std::memcpy(buffer, f->chunk.data() + (offset - f->chunk_offset), got);
+    std::memcpy(buffer, f->chunk.get() + (offset - f->chunk_offset), got);
   }
   if (got < 0) {
     if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "read failed");
