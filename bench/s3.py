@@ -88,7 +88,8 @@ def interleaved_medians(contenders: dict[str, Callable[[], object]], repeat: int
                         server_pid: int | None = None) -> tuple[dict, dict]:
     """The median wall seconds and median CPU seconds (this process and the server's, *pid*)
     of each contender over *repeat* rounds, contenders interleaved within each round (one
-    untimed warm-up round first)."""
+    untimed warm-up round first). What a contender returns is released after its clock stops
+    (a TensorFlow iterator: see ``count``)."""
     from tfrecord_io.testing.processes import cpu_seconds
 
     for name, run in contenders.items():
@@ -99,9 +100,10 @@ def interleaved_medians(contenders: dict[str, Callable[[], object]], repeat: int
     for r in range(repeat):
         for name, run in contenders.items():
             c, s, t = time.process_time(), cpu_seconds(server_pid), time.perf_counter()
-            run()
+            kept = run()
             times[name].append(time.perf_counter() - t)
             cpu[name].append(time.process_time() - c + cpu_seconds(server_pid) - s)
+            del kept
             log(f"round {r + 1}: {name}: {times[name][-1]:.2f} s, {cpu[name][-1]:.2f} CPU s")
     return ({name: statistics.median(seconds) for name, seconds in times.items()},
             {name: statistics.median(seconds) for name, seconds in cpu.items()})
@@ -164,10 +166,15 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
         total = sum(p.stat().st_size for p in local)
         tfr.register_filesystems()
 
-        def count(ds) -> None:
-            n = sum(int(batch.shape[0]) for batch in ds.batch(1024))
+        def count(ds) -> object:
+            """Reads *ds* to its end of sequence; returns its iterator, whose teardown is not
+            timed: with autotuning on it sometimes waits for tf.data's tuning thread to wake
+            (10 ms, then twice as long each time), whatever the source."""
+            batches = iter(ds.batch(1024))
+            n = sum(int(batch.shape[0]) for batch in batches)
             if n != n_written:
                 raise SystemExit(f"read {n} records, {n_written} were written")
+            return batches
 
         def raw_get() -> None:
             buf = bytearray(DEFAULT_CHUNK_BYTES)
