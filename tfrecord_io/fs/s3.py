@@ -212,8 +212,9 @@ class S3FileSystem(ObjectStoreFileSystem):
 
     def settings(self) -> S3Settings:
         """The configuration in effect now: what was given, the rest from the environment
-        (the module's docstring). Raises ``ValueError`` for an unknown addressing style, or a
-        timeout or number of attempts that is not a positive number (of attempts, whole)."""
+        (the module's docstring). Raises ``ValueError`` for an unknown addressing style, or for
+        a timeout or number of attempts in the environment that is not a positive number (a
+        whole one, for attempts)."""
         given = self._given
         endpoint = given["endpoint_url"]
         if endpoint is None:
