@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tfrecord_io import fs
 from tfrecord_io.fs import hdfs as fs_hdfs
+from tfrecord_io.testing.processes import bytes_written
 
 MiB = 1 << 20
 
@@ -76,16 +77,6 @@ def random_reads(url: str, size: int, count: int, seed: int = 1) -> int:
             f.seek(rng.randrange(0, size - 4096))
             n += len(f.read(4096))
     return n
-
-
-def bytes_written(pid: int | None) -> int:
-    """Bytes the process *pid* has written so far (sockets and files), 0 when unknown."""
-    if pid is None:
-        return 0
-    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
-        if line.startswith("wchar:"):
-            return int(line.split()[1])
-    return 0
 
 
 def raw_native_stream(rpc_url: str, path: str, size: int) -> int:

@@ -10,7 +10,7 @@ import os
 import signal
 import subprocess
 
-__all__ = ["cpu_seconds", "kill_group", "stop_group"]
+__all__ = ["bytes_written", "cpu_seconds", "kill_group", "stop_group"]
 
 
 def stop_group(process: subprocess.Popen[bytes] | None, *, first: int = signal.SIGTERM,
@@ -39,6 +39,21 @@ def kill_group(process: subprocess.Popen[bytes] | None) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
+
+
+def bytes_written(pid: int | None) -> int:
+    """The bytes that process *pid* has written so far, to sockets and files alike (``wchar``
+    of ``/proc/PID/io``); 0 when *pid* is None, the process is gone or there is no ``/proc``."""
+    if pid is None:
+        return 0
+    try:
+        with open(f"/proc/{pid}/io", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("wchar:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def cpu_seconds(pid: int | None) -> float:
