@@ -30,6 +30,7 @@ class RecordingClient(Client):
 
     def __init__(self, break_stream: int | None = None, break_after: int = 0) -> None:
         self.ranges: list[tuple[int, int]] = []
+        self.served = 0  # chunks yielded, by every stream
         self.breaks: list[int] = []  # offsets where a stream broke
         self._break_stream = break_stream
         self._break_after = break_after
@@ -44,6 +45,7 @@ class RecordingClient(Client):
                 if index == self._break_stream and k == self._break_after:
                     self.breaks.append(start)
                     raise ConnectionResetError("DataNode went away")
+                self.served += 1
                 yield DATA[start : min(start + CHUNK, offset + length)]
 
         return ChunkStream(chunks())
@@ -156,6 +158,52 @@ def test_a_reader_started_ahead_of_a_jump_streams_a_probe():
         f.start()
         assert f.read(10) == DATA[PROBE_SIZE : PROBE_SIZE + 10]
     assert client.ranges == [(PROBE_SIZE, PROBE_SIZE)]
+
+
+def test_a_reader_started_without_a_size_buffers_one_chunk():
+    client = RecordingClient()
+    with reader(client) as f:
+        f.start()
+        assert client.served == 1
+        assert f.read(CHUNK) == DATA[:CHUNK]
+        assert client.served == 1
+
+
+def test_a_reader_started_for_a_read_buffers_all_that_read_asks_for():
+    client = RecordingClient()
+    size = 3 * CHUNK + 5
+    with reader(client) as f:
+        f.start(size)
+        assert client.served == 4
+        assert f.read(size) == DATA[:size]  # from the buffer: no chunk more
+        assert client.served == 4
+        assert f.read(10) == DATA[size : size + 10]
+    assert client.ranges == [(0, SIZE)]
+
+
+def test_a_reader_started_for_more_than_the_file_holds_buffers_it_to_its_end():
+    client = RecordingClient()
+    with reader(client, offset=SIZE - 100) as f:
+        f.start(PROBE_SIZE)
+        assert f.read() == DATA[SIZE - 100 :]
+    assert client.ranges == [(SIZE - 100, 100)]
+
+
+def test_a_stream_that_breaks_while_a_reader_starts_is_reopened_where_it_broke():
+    client = RecordingClient(break_stream=0, break_after=2)
+    with reader(client) as f:
+        f.start(4 * CHUNK)
+        assert f.read(5 * CHUNK) == DATA[: 5 * CHUNK]
+    assert client.ranges == [(0, SIZE), (2 * CHUNK, SIZE - 2 * CHUNK)]
+
+
+def test_starting_a_reader_whose_bytes_are_buffered_changes_nothing():
+    client = RecordingClient()
+    with reader(client) as f:
+        f.start(2 * CHUNK)
+        f.start(8 * CHUNK)
+        assert client.served == 2
+        assert f.read(3 * CHUNK) == DATA[: 3 * CHUNK]
 
 
 @pytest.mark.parametrize("seed", range(200))

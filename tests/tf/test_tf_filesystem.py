@@ -116,6 +116,25 @@ def test_dataset_opens_each_next_hdfs_file_while_tensorflow_reads_the_one_before
     assert_next_files_opened_ahead(base, monkeypatch)
 
 
+def test_the_next_hdfs_file_is_started_for_the_size_of_tensorflows_reads(base, monkeypatch):
+    """The file opened ahead buffers what TensorFlow's first read of it will ask for: as much as
+    it asked for at a time in the file before."""
+    recs = some_records(600, 5)
+    for k in range(3):
+        records.write(f"{base}/part-{k}.tfrecord", recs[200 * k : 200 * (k + 1)])
+    sizes = {}
+    real_start = fs_hdfs.HdfsReader.start
+
+    def start(self, size=0):
+        sizes[self.name.rsplit("/", 1)[1]] = size
+        real_start(self, size)
+
+    monkeypatch.setattr(fs_hdfs.HdfsReader, "start", start)
+    assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
+    read_size = tf_datasets.REMOTE_BUFFER_BYTES
+    assert sizes == {"part-1.tfrecord": read_size, "part-2.tfrecord": read_size}
+
+
 def test_without_the_plugin_dataset_falls_back_to_the_python_reader(base, monkeypatch):
     recs = some_records(300, 5)
     records.write(f"{base}/part-0.tfrecord", recs)

@@ -87,10 +87,10 @@ def test_the_next_s3_file_is_fetched_once_the_one_before_is_fetched_to_its_end(b
     real_start, real_readinto = ReadAhead.start, ReadAhead.readinto
     waits = []
 
-    def start(self):
+    def start(self, size=0):
         if self.name.endswith("part-1.tfrecord"):
             next_started.set()
-        real_start(self)
+        real_start(self, size)
 
     def readinto(self, buffer):
         # TensorFlow's reads of part-0 past its first 8 MiB wait until part-1's fetches began.

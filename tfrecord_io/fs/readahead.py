@@ -119,9 +119,11 @@ class ReadAhead(PositionedReader):
                     self._restart_at(self._pos, probe)
                 self._changed.wait()
 
-    def start(self) -> None:
+    def start(self, size: int = 0) -> None:
         """Starts fetching from the current position now, before the first read, which then
-        finds its bytes fetched or on the way. Does nothing once fetching has started."""
+        finds its bytes fetched or on the way. Does nothing once fetching has started. *size*,
+        the size of the read to come, changes nothing: the fetchers claim blocks ahead of
+        every read, the first one too."""
         if self.closed:
             raise ValueError("I/O operation on closed file")
         with self._changed:

@@ -220,7 +220,7 @@ class _Provider:
             f.seek(offset)
             got = f.readinto(view)
         if got < n or _fetched_to_end(f):  # the next file's fetches may begin
-            self._start_ahead(url)
+            self._start_ahead(url, n)
         return got
 
     def _close_read(self, handle: int) -> None:
@@ -254,17 +254,19 @@ class _Provider:
         for future in dropped:
             future.add_done_callback(_close_result)
 
-    def _start_ahead(self, url: str) -> None:
+    def _start_ahead(self, url: str, size: int) -> None:
         """Starts fetching the first blocks of the file opened ahead after *url*, once (now that
         every block of *url* has been asked for, or TensorFlow read to its end: the two files'
-        fetches then overlap only by the last blocks of *url* still on their way)."""
+        fetches then overlap only by the last blocks of *url* still on their way). *size*:
+        the size of TensorFlow's reads of *url*, which its first read of the next file asks
+        for too."""
         with self._lock:
             after = self._successors.get(url)
             entry = self._ahead.get(after) if after is not None else None
             if entry is None or self._opener is None or entry.started:
                 return
             # TensorFlow's open waits for this one: never two threads in one reader.
-            entry.opened = self._opener.submit(_started, entry.opened)
+            entry.opened = self._opener.submit(_started, entry.opened, size)
             entry.started = True
 
     def _opened_ahead(self, url: str) -> Any:
@@ -404,14 +406,14 @@ def _fetched_to_end(reader: Any) -> bool:
     return bool(getattr(raw, "fetched_to_end", False))
 
 
-def _started(opened: Future[Any]) -> Any:
-    """The reader that *opened* gives, once its fetches are started (``start()``, which an
-    object store's read-ahead and an HDFS reader have)."""
+def _started(opened: Future[Any], size: int) -> Any:
+    """The reader that *opened* gives, once its fetches for a first read of *size* bytes are
+    started (``start(size)``, which an object store's read-ahead and an HDFS reader have)."""
     reader = opened.result()
     start = getattr(reader, "start", None) or getattr(getattr(reader, "raw", None), "start", None)
     if start is not None:
         with contextlib.suppress(ValueError):  # closed meanwhile
-            start()
+            start(size)
     return reader
 
 

@@ -192,21 +192,33 @@ class HdfsReader(io.BufferedIOBase):
         self._pos += len(piece)
         return piece
 
-    def start(self) -> None:
-        """Starts streaming at the current position: fetches the first chunk, after which the
-        client fetches ahead on its own (hdfs-native streams only once asked for a chunk). A
-        failure is left to the next read, which retries and reports it."""
+    def start(self, size: int = 0) -> None:
+        """Starts streaming at the current position before the first read, which then finds its
+        bytes buffered: the first chunk, or the first *size* bytes when that is more (the size of
+        the read to come). hdfs-native streams only once asked for a chunk, and ahead on its own
+        after that, but its chunks still cross into Python one by one: reading *size* bytes here,
+        on another thread, spares the first read of a file opened ahead that wait. A failure is
+        left to the next read, which retries and reports it. Does nothing when the bytes at the
+        current position are buffered already."""
         self._check_open()
         if 0 <= self._pos - self._buf_start < len(self._buf):
             return
-        self._want = 0
+        self._want = size
         self._position_stream()
+        parts: list[bytes] = []
+        got = 0
         try:
-            chunk = self._next_chunk()
+            while not parts or got < size:
+                chunk = self._next_chunk()
+                if not chunk:
+                    break
+                parts.append(chunk)
+                got += len(chunk)
         except Exception:  # noqa: BLE001 - the next read tries again and says why
-            return
-        if chunk:
-            self._buf, self._buf_start = chunk, self._stream_pos - len(chunk)
+            pass
+        if parts:
+            self._buf = parts[0] if len(parts) == 1 else b"".join(parts)
+            self._buf_start = self._stream_pos - got
 
     def read(self, size: int | None = -1) -> bytes:
         """Reads ``size`` bytes (fewer only at end of file); all the rest if negative/None."""
