@@ -74,6 +74,8 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+from tfrecord_io.testing.passes import interleaved, read_to_end  # noqa: E402 - after the path
+
 RECORD_BYTES = 1024
 FRAMING = 16
 BUCKET = "tfrecord-io-bench"
@@ -82,31 +84,6 @@ T0 = time.monotonic()
 
 def log(msg: str) -> None:
     print(f"[{time.monotonic() - T0:6.1f}s] {msg}", file=sys.stderr, flush=True)
-
-
-def interleaved_medians(contenders: dict[str, Callable[[], object]], repeat: int,
-                        server_pid: int | None = None) -> tuple[dict, dict]:
-    """The median wall seconds and median CPU seconds (this process and the server's, *pid*)
-    of each contender over *repeat* rounds, contenders interleaved within each round (one
-    untimed warm-up round first). What a contender returns is released after its clock stops
-    (a TensorFlow iterator: see ``count``)."""
-    from tfrecord_io.testing.processes import cpu_seconds
-
-    for name, run in contenders.items():
-        run()
-        log(f"warm-up: {name}")
-    times: dict[str, list[float]] = {name: [] for name in contenders}
-    cpu: dict[str, list[float]] = {name: [] for name in contenders}
-    for r in range(repeat):
-        for name, run in contenders.items():
-            c, s, t = time.process_time(), cpu_seconds(server_pid), time.perf_counter()
-            kept = run()
-            times[name].append(time.perf_counter() - t)
-            cpu[name].append(time.process_time() - c + cpu_seconds(server_pid) - s)
-            del kept
-            log(f"round {r + 1}: {name}: {times[name][-1]:.2f} s, {cpu[name][-1]:.2f} CPU s")
-    return ({name: statistics.median(seconds) for name, seconds in times.items()},
-            {name: statistics.median(seconds) for name, seconds in cpu.items()})
 
 
 def _requests(n: int) -> str:
@@ -168,10 +145,8 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
 
         def count(ds) -> object:
             """Reads *ds* to its end of sequence; returns its iterator, whose teardown is not
-            timed: with autotuning on it sometimes waits for tf.data's tuning thread to wake
-            (10 ms, then twice as long each time), whatever the source."""
-            batches = iter(ds.batch(1024))
-            n = sum(int(batch.shape[0]) for batch in batches)
+            timed (see ``read_to_end``)."""
+            n, batches = read_to_end(ds)
             if n != n_written:
                 raise SystemExit(f"read {n} records, {n_written} were written")
             return batches
@@ -204,7 +179,8 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
             contenders[raw[n]] = in_flight(n, raw_get)
             contenders[plugin[n]] = in_flight(n, lambda: count(tfr.dataset(base)))
         contenders[disk] = lambda: count(tf.data.TFRecordDataset([str(p) for p in local]))
-        medians, cpu = interleaved_medians(contenders, ns.repeat, server_pid)
+        passes = interleaved(contenders, ns.repeat, pid=server_pid, log=log)
+        medians, cpu = passes.median(), passes.median_cpu()
         lines = [
             f"### TensorFlow reading S3 ({ns.files} files of 1 KB records, {total / 1e6:.0f} MB, "
             f"{n_written:,} records; {_server_words(ns)}; median of {ns.repeat})",
@@ -358,13 +334,13 @@ def spark_rows(ns: argparse.Namespace, base: str) -> tuple[list[str], dict[str, 
         tf_path, pq_path = f"{s3a}/tfrecord", f"{s3a}/parquet"
         df.write.format("tfrecord").save(tf_path)
         df.write.parquet(pq_path)
-        medians, _ = interleaved_medians({
+        medians = interleaved({
             "write tfrecord": lambda: df.write.format("tfrecord").save(fresh("tfrecord")),
             "write parquet": lambda: df.write.parquet(fresh("parquet")),
             "read tfrecord": lambda: aggregate(
                 spark.read.format("tfrecord").schema(schema).load(tf_path)),
             "read parquet": lambda: aggregate(spark.read.parquet(pq_path)),
-        }, ns.repeat)
+        }, ns.repeat, log=log).median()
         lines = [
             f"### Spark on `s3a://` ({rows:,} rows: id long, x double, s string ~20 chars, "
             f"v array<float>[10]; local[2]; Spark {spark.version}; median of {ns.repeat})",

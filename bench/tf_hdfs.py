@@ -26,11 +26,13 @@
    ceiling of the ``hdfs://`` path set by its CPU cost: records/s if every core of the machine
    did nothing else (cores / CPU seconds per record).
 
-   Each pass iterates ``dataset.batch(1024)`` in Python, as a training loop would, and counts
-   records; it is timed to the end of sequence (the iterator's teardown, which sometimes waits
-   for tf.data's autotuning thread, is not counted). Besides the ratio of the medians, the
-   median of the round-by-round ratios (each ``hdfs://`` pass against the local pass before
-   it). MB/s are of file bytes (records + 16 bytes of framing each), 10**6 bytes per MB.
+   Each pass makes the dataset (``tfr.dataset`` lists the directory) and iterates
+   ``dataset.batch(1024)`` in Python, as a training loop would, counting records; it is timed
+   to the end of sequence (the iterator's teardown, which sometimes waits for tf.data's
+   autotuning thread, is not counted; see ``tfrecord_io.testing.passes``). Besides the ratio
+   of the medians, the median of the round-by-round ratios (each ``hdfs://`` pass against the
+   local pass before it). MB/s are of file bytes (records + 16 bytes of framing each), 10**6
+   bytes per MB.
 5. Prints a markdown table (also written to ``--out``), the ratio to the local-disk figure, and
    the command line.
 """
@@ -46,6 +48,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +62,8 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-from tfrecord_io.testing.processes import cpu_seconds  # noqa: E402 - after the path is set
+from tfrecord_io.testing.passes import interleaved, read_to_end  # noqa: E402 - after the path
+from tfrecord_io.testing.processes import cpu_seconds  # noqa: E402
 
 RECORD_BYTES = 1024
 FRAMING = 16
@@ -118,26 +122,6 @@ def copy_to_local(urls: list[str], local_dir: Path) -> list[str]:
             shutil.copyfileobj(src, dst, 8 << 20)
         out.append(str(dest))
     return out
-
-
-def timed_pass(make_dataset, jvm_pid: int | None = None) -> tuple[float, float, int]:
-    """(wall seconds, CPU seconds of this process + the HDFS JVM, records) of one pass: from
-    making the iterator to its end of sequence. The iterator's teardown comes after the clock
-    stops: with autotuning on, it sometimes waits for tf.data's tuning thread to wake, which
-    sleeps 10 ms, then twice as long each time, so a pass that ended at 0.4 s or 0.6 s is
-    counted as 0.63 s, and one that ended at 0.65 s as 1.27 s, whatever the source."""
-    ds = make_dataset()
-    j0 = cpu_seconds(jvm_pid)
-    c0 = time.process_time()
-    t = time.perf_counter()
-    n = 0
-    batches = iter(ds.batch(1024))
-    for batch in batches:
-        n += int(batch.shape[0])
-    wall = time.perf_counter() - t
-    cpu = time.process_time() - c0 + cpu_seconds(jvm_pid) - j0
-    del batches  # the teardown, untimed
-    return wall, cpu, n
 
 
 def transport_pass(urls: list[str], jvm_pid: int | None) -> tuple[float, float]:
@@ -218,23 +202,20 @@ def main(argv: list[str] | None = None) -> int:
             lambda: tfr.dataset(base, reader="python")
         )
         jvm_pid = cluster.pid if cluster is not None else None  # the HDFS JVM, for its CPU
-        passes: dict[str, list[float]] = {name: [] for name in contenders}
-        cpu_passes: dict[str, list[float]] = {name: [] for name in contenders}
-        for name, make in contenders.items():  # warm-up, and a check of the counts
-            _, _, n = timed_pass(make)
-            if n != n_written:
-                raise SystemExit(f"{name} read {n} records, {n_written} were written")
-            log(f"warm-up: {name}")
-        for r in range(ns.repeat):
-            for name, make in contenders.items():
-                seconds, cpu_used, _ = timed_pass(make, jvm_pid)
-                passes[name].append(seconds)
-                cpu_passes[name].append(cpu_used)
-                log(f"round {r + 1}: {name}: {n_written / seconds:,.0f} records/s, "
-                    f"{cpu_used * 1e6 / n_written:.2f} CPU us/record")
 
-        median = {name: statistics.median(t) for name, t in passes.items()}
-        cpu = {name: statistics.median(t) for name, t in cpu_passes.items()}
+        def counted(make_dataset) -> Callable[[], object]:
+            """A pass over the dataset *make_dataset* makes, from making it to its end of
+            sequence; it returns the iterator, whose teardown is not timed."""
+            def run() -> object:
+                n, batches = read_to_end(make_dataset())
+                if n != n_written:
+                    raise SystemExit(f"read {n} records, {n_written} were written")
+                return batches
+            return run
+
+        passes = interleaved({name: counted(make) for name, make in contenders.items()},
+                             ns.repeat, pid=jvm_pid, log=log)
+        median, cpu = passes.median(), passes.median_cpu()
         transport = [transport_pass(urls, jvm_pid) for _ in range(ns.repeat)]
         transport_s = statistics.median(t for t, _ in transport)
         transport_cpu = statistics.median(c for _, c in transport)
@@ -242,8 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         reference = median[reference_name]
         # Round by round: each hdfs:// pass against the local pass just before it, so that the
         # machine's speed drifting between rounds (other load on it) cancels out.
-        rounds = zip(passes[reference_name], passes[hdfs_name], strict=True)
-        paired = sorted(local_s / hdfs_s for local_s, hdfs_s in rounds)
+        paired = passes.paired(reference_name, hdfs_name)
         cores = os.cpu_count() or 1
         ceiling = cores * n_written / cpu[hdfs_name]  # records/s with every core busy on it
         load = os.getloadavg()
@@ -281,10 +261,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{total_bytes / write_s / 1e6:.1f} MB/s, {n_written / write_s:,.0f} records/s.",
             "",
             f"Median of {ns.repeat} passes after a warm-up, contenders interleaved; each pass "
-            "iterates `dataset.batch(1024)` in Python, timed to its end of sequence (the "
-            "iterator's teardown is not counted). MB = 10**6 bytes of file (record + 16 "
-            "framing). CPU µs/record: the median CPU time of a pass (this process, plus the "
-            "HDFS JVM -- NameNode and DataNodes -- when the bench started it) per record: "
+            "makes the dataset and iterates `dataset.batch(1024)` in Python, timed to its end "
+            "of sequence (the iterator's teardown is not counted). MB = 10**6 bytes of file "
+            "(record + 16 framing). CPU µs/record: the median CPU time of a pass (this "
+            "process, plus the HDFS JVM -- NameNode and DataNodes -- when the bench started it) "
+            "per record: "
             "what a pass costs whatever else runs on the machine. "
             f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, load average "
             f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end; Python "

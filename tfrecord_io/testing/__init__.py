@@ -12,7 +12,8 @@ S3-compatible server (moto's) with authentication (``python -m tfrecord_io.testi
 :mod:`tfrecord_io.testing.azurite` runs Azure Blob Storage (Azurite's blob service) and
 :mod:`tfrecord_io.testing.gcs` Google Cloud Storage (fake-gcs-server), both emulators that
 ``make setup`` installs into ``.tools/``, in child processes whose life
-:mod:`tfrecord_io.testing.emulator` manages.
+:mod:`tfrecord_io.testing.emulator` manages. :mod:`tfrecord_io.testing.passes` times the
+benchmarks' passes, contenders interleaved round by round.
 """
 
 from __future__ import annotations
