@@ -116,9 +116,16 @@ def test_dataset_opens_each_next_hdfs_file_while_tensorflow_reads_the_one_before
     assert_next_files_opened_ahead(base, monkeypatch)
 
 
-def test_the_next_hdfs_file_is_started_for_the_size_of_tensorflows_reads(base, monkeypatch):
+@pytest.mark.parametrize(
+    ("buffer_size", "started"),
+    [(None, tf_datasets.REMOTE_BUFFER_BYTES), (64 << 20, 32 << 20)],
+    ids=["dataset's read size", "at most the plugin's largest read-ahead"],
+)
+def test_the_next_hdfs_file_is_started_for_the_size_of_tensorflows_reads(
+    base, monkeypatch, buffer_size, started
+):
     """The file opened ahead buffers what TensorFlow's first read of it will ask for: as much as
-    it asked for at a time in the file before."""
+    it asked for at a time in the file before, up to 32 MiB."""
     recs = some_records(600, 5)
     for k in range(3):
         records.write(f"{base}/part-{k}.tfrecord", recs[200 * k : 200 * (k + 1)])
@@ -130,9 +137,9 @@ def test_the_next_hdfs_file_is_started_for_the_size_of_tensorflows_reads(base, m
         real_start(self, size)
 
     monkeypatch.setattr(fs_hdfs.HdfsReader, "start", start)
-    assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
-    read_size = tf_datasets.REMOTE_BUFFER_BYTES
-    assert sizes == {"part-1.tfrecord": read_size, "part-2.tfrecord": read_size}
+    got = tfr.dataset(base, buffer_size=buffer_size).as_numpy_iterator()
+    assert [bytes(r) for r in got] == recs
+    assert sizes == {"part-1.tfrecord": started, "part-2.tfrecord": started}
 
 
 def test_without_the_plugin_dataset_falls_back_to_the_python_reader(base, monkeypatch):

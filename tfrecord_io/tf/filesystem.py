@@ -57,6 +57,9 @@ _UNAVAILABLE = 14
 # files may be open ahead (each holds its first blocks) before the oldest is dropped.
 _SUCCESSORS_KEPT = 4096
 _OPEN_AHEAD = 2
+# The most a file opened ahead fetches for TensorFlow's first read of it: as much as the
+# plugin's read-ahead (kMaxReadAhead in tf_filesystem.cc) fetches for any later read.
+_START_AHEAD_MAX = 32 << 20
 
 
 def plugin_path() -> Path:
@@ -266,7 +269,8 @@ class _Provider:
             if entry is None or self._opener is None or entry.started:
                 return
             # TensorFlow's open waits for this one: never two threads in one reader.
-            entry.opened = self._opener.submit(_started, entry.opened, size)
+            entry.opened = self._opener.submit(
+                _started, entry.opened, min(size, _START_AHEAD_MAX))
             entry.started = True
 
     def _opened_ahead(self, url: str) -> Any:
