@@ -146,10 +146,7 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
         def count(ds) -> object:
             """Reads *ds* to its end of sequence; returns its iterator, whose teardown is not
             timed (see ``read_to_end``)."""
-            n, batches = read_to_end(ds)
-            if n != n_written:
-                raise SystemExit(f"read {n} records, {n_written} were written")
-            return batches
+            return read_to_end(ds, expected=n_written)[1]
 
         def raw_get() -> None:
             buf = bytearray(DEFAULT_CHUNK_BYTES)

@@ -48,7 +48,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +62,6 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from tfrecord_io.testing.passes import interleaved, read_to_end  # noqa: E402 - after the path
-from tfrecord_io.testing.processes import cpu_seconds  # noqa: E402
 
 RECORD_BYTES = 1024
 FRAMING = 16
@@ -124,20 +122,15 @@ def copy_to_local(urls: list[str], local_dir: Path) -> list[str]:
     return out
 
 
-def transport_pass(urls: list[str], jvm_pid: int | None) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of this process + the HDFS JVM) to stream the files' bytes."""
+def stream_files(urls: list[str]) -> None:
+    """Streams the files' bytes into a buffer, no parsing: the HDFS transport alone."""
     from tfrecord_io import fs
 
     buf = bytearray(4 << 20)
-    j0 = cpu_seconds(jvm_pid)
-    c0 = time.process_time()
-    t = time.perf_counter()
     for url in urls:
         with fs.open(url) as f:  # as the plugin reads: hdfs-native streams ahead on its own
             while f.readinto(buf):
                 pass
-    wall = time.perf_counter() - t
-    return wall, time.process_time() - c0 + cpu_seconds(jvm_pid) - j0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,22 +196,15 @@ def main(argv: list[str] | None = None) -> int:
         )
         jvm_pid = cluster.pid if cluster is not None else None  # the HDFS JVM, for its CPU
 
-        def counted(make_dataset) -> Callable[[], object]:
-            """A pass over the dataset *make_dataset* makes, from making it to its end of
-            sequence; it returns the iterator, whose teardown is not timed."""
-            def run() -> object:
-                n, batches = read_to_end(make_dataset())
-                if n != n_written:
-                    raise SystemExit(f"read {n} records, {n_written} were written")
-                return batches
-            return run
-
-        passes = interleaved({name: counted(make) for name, make in contenders.items()},
-                             ns.repeat, pid=jvm_pid, log=log)
+        passes = interleaved(
+            {name: (lambda make=make: read_to_end(make(), expected=n_written)[1])
+             for name, make in contenders.items()},
+            ns.repeat, pid=jvm_pid, log=log)
         median, cpu = passes.median(), passes.median_cpu()
-        transport = [transport_pass(urls, jvm_pid) for _ in range(ns.repeat)]
-        transport_s = statistics.median(t for t, _ in transport)
-        transport_cpu = statistics.median(c for _, c in transport)
+        transport = interleaved({"transport": lambda: stream_files(urls)}, ns.repeat,
+                                pid=jvm_pid, log=log)
+        transport_s = transport.median()["transport"]
+        transport_cpu = transport.median_cpu()["transport"]
 
         reference = median[reference_name]
         # Round by round: each hdfs:// pass against the local pass just before it, so that the

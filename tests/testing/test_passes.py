@@ -76,3 +76,8 @@ def test_a_dataset_is_read_to_its_end_in_batches():
     n, batches = read_to_end(tf.data.Dataset.range(2 * BATCH + 7))
     assert n == 2 * BATCH + 7
     assert next(batches, None) is None  # at its end of sequence, not yet released
+
+
+def test_a_count_other_than_the_one_expected_is_an_error():
+    with pytest.raises(ValueError, match="read 5 records, 6 were expected"):
+        read_to_end(tf.data.Dataset.range(5), expected=6)

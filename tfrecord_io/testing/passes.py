@@ -72,11 +72,15 @@ def interleaved(contenders: Mapping[str, Callable[[], object]], repeat: int, *,
     return Passes(seconds, cpu)
 
 
-def read_to_end(dataset: Any) -> tuple[int, Iterator[Any]]:
+def read_to_end(dataset: Any, expected: int | None = None) -> tuple[int, Iterator[Any]]:
     """Iterates ``dataset.batch(BATCH)`` in Python to its end of sequence, as a training loop
     would. Returns the records counted and the iterator, for the caller to release after its
     clock stops: with tf.data's autotuning on, an iterator's teardown sometimes waits for the
     tuning thread to wake (it sleeps 10 ms, then twice as long each time), whatever the
-    source, so a pass that ended at 0.4 s would be counted as 0.63 s."""
+    source, so a pass that ended at 0.4 s would be counted as 0.63 s. ``ValueError`` when
+    *expected* is given and the count differs."""
     batches = iter(dataset.batch(BATCH))
-    return sum(int(batch.shape[0]) for batch in batches), batches
+    n = sum(int(batch.shape[0]) for batch in batches)
+    if expected is not None and n != expected:
+        raise ValueError(f"read {n} records, {expected} were expected")
+    return n, batches
