@@ -62,7 +62,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 return
             if line.strip():
                 try:
-                    print(cluster.command(line))
+                    print(f"OK {cluster.command(line)}".rstrip())
                 except MiniHdfsError as e:
                     print(e)
 
