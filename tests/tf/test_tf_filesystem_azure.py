@@ -1,6 +1,8 @@
 """TensorFlow itself reads and writes ``az://`` and ``abfs://`` through tfrecord-io's file system
 plugin, served by tfrecord_io.fs, against the session's real Azure Blob server (conftest.py's
-``azurite``), configured the way Azure's tools are (``azure_env``)."""
+``azurite``), configured the way Azure's tools are (``azure_env``). What every store the plugin
+serves does alike (gfile's operations, checkpoints, Keras models, SavedModels) is in
+``test_tf_filesystem_stores.py``."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ import uuid
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -67,21 +68,6 @@ def test_tfrecord_writer_output_appears_when_closed(base):
     assert list(records.read(url)) == recs
 
 
-def test_gfile_namespace_changes(base):
-    tf.io.gfile.makedirs(f"{base}/d/e")
-    for name, text in (("x", "1"), ("y", "2")):
-        with tf.io.gfile.GFile(f"{base}/d/{name}", "w") as f:
-            f.write(text)
-    assert sorted(tf.io.gfile.listdir(f"{base}/d")) == ["e", "x", "y"]
-    tf.io.gfile.rename(f"{base}/d/x", f"{base}/d/y", overwrite=True)
-    with tf.io.gfile.GFile(f"{base}/d/y") as f:
-        assert f.read() == "1"
-    tf.io.gfile.rename(f"{base}/d", f"{base}/moved")
-    assert sorted(tf.io.gfile.listdir(f"{base}/moved")) == ["e", "y"]
-    tf.io.gfile.rmtree(f"{base}/moved")
-    assert not tf.io.gfile.exists(f"{base}/moved")
-
-
 def test_errors_name_the_url(base, monkeypatch):
     url = f"{base}/missing.tfrecord"
     with pytest.raises(tf.errors.NotFoundError, match=url):
@@ -90,22 +76,3 @@ def test_errors_name_the_url(base, monkeypatch):
     monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_KEY", "AAAA" + "B" * 84)
     with pytest.raises(tf.errors.PermissionDeniedError, match=f"access denied to {base}"):
         tf_read(f"{base}/data.tfrecord")
-
-
-def test_checkpoints_and_a_keras_model_save_and_load_on_azure(base):
-    url = f"{base}/ckpt"
-    v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=v), url, max_to_keep=2)
-    for step in range(3):
-        v.assign_add(tf.ones_like(v))
-        manager.save(checkpoint_number=step)
-    assert tf.train.latest_checkpoint(url) == f"{url}/ckpt-2"
-    restored = tf.Variable(tf.zeros((2, 3)))
-    tf.train.Checkpoint(v=restored).restore(tf.train.latest_checkpoint(url)).assert_consumed()
-    np.testing.assert_array_equal(restored.numpy(), v.numpy())
-
-    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
-    x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
-    model.save(f"{base}/model.keras")
-    loaded = tf.keras.models.load_model(f"{base}/model.keras")
-    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0))

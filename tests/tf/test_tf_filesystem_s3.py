@@ -1,7 +1,9 @@
 """TensorFlow itself reads and writes ``s3://`` through tfrecord-io's file system plugin, served
-by tfrecord_io.fs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``, ``tf.io.TFRecordWriter`` and
-checkpoints, against the session's real S3 server (conftest.py's ``s3``: moto's, every request
-signed), configured the standard AWS way (``s3_env``). TensorFlow's own ``gs://`` stays."""
+by tfrecord_io.fs: ``tf.data.TFRecordDataset``, ``tf.io.gfile``'s errors and
+``tf.io.TFRecordWriter``, against the session's real S3 server (conftest.py's ``s3``: moto's,
+every request signed), configured the standard AWS way (``s3_env``). TensorFlow's own ``gs://``
+stays. What every store the plugin serves does alike (gfile's operations, checkpoints, Keras
+models, SavedModels) is in ``test_tf_filesystem_stores.py``."""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ import uuid
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -161,48 +162,6 @@ def test_damaged_s3_file_is_a_data_loss_error(base):
 # -- tf.io.gfile -----------------------------------------------------------------------------
 
 
-def test_gfile_write_read_stat_list_glob(base):
-    with tf.io.gfile.GFile(f"{base}/a/b/hello.txt", "w") as f:
-        f.write("hello ")
-        f.write("S3")
-    assert tf.io.gfile.exists(f"{base}/a/b/hello.txt")
-    assert not tf.io.gfile.exists(f"{base}/a/b/nope.txt")
-    with tf.io.gfile.GFile(f"{base}/a/b/hello.txt") as f:
-        assert f.read() == "hello S3"
-    assert tf.io.gfile.stat(f"{base}/a/b/hello.txt").length == 8
-    assert tf.io.gfile.isdir(f"{base}/a") and not tf.io.gfile.isdir(f"{base}/a/b/hello.txt")
-    assert tf.io.gfile.listdir(f"{base}/a") == ["b"]
-    assert tf.io.gfile.glob(f"{base}/a/*/*.txt") == [f"{base}/a/b/hello.txt"]
-    assert [(d, sorted(f)) for d, _, f in tf.io.gfile.walk(f"{base}/a")] == [
-        (f"{base}/a", []), (f"{base}/a/b", ["hello.txt"])]
-
-
-def test_gfile_namespace_changes(base):
-    tf.io.gfile.makedirs(base)
-    tf.io.gfile.mkdir(f"{base}/d")
-    tf.io.gfile.mkdir(f"{base}/d")  # as on local disk: already there is fine
-    with pytest.raises(tf.errors.NotFoundError):
-        tf.io.gfile.mkdir(f"{base}/no/parent")
-    tf.io.gfile.makedirs(f"{base}/d/e/f")
-    assert tf.io.gfile.isdir(f"{base}/d/e/f")
-    for name, text in (("x", "1"), ("y", "2")):
-        with tf.io.gfile.GFile(f"{base}/d/{name}", "w") as f:
-            f.write(text)
-    with pytest.raises(tf.errors.AlreadyExistsError):
-        tf.io.gfile.rename(f"{base}/d/x", f"{base}/d/y")
-    tf.io.gfile.rename(f"{base}/d/x", f"{base}/d/y", overwrite=True)  # replaces, as TF expects
-    assert sorted(tf.io.gfile.listdir(f"{base}/d")) == ["e", "y"]
-    with tf.io.gfile.GFile(f"{base}/d/y") as f:
-        assert f.read() == "1"
-    tf.io.gfile.copy(f"{base}/d/y", f"{base}/d/z")
-    tf.io.gfile.remove(f"{base}/d/y")
-    assert sorted(tf.io.gfile.listdir(f"{base}/d")) == ["e", "z"]
-    tf.io.gfile.rename(f"{base}/d", f"{base}/moved")  # a whole directory
-    assert sorted(tf.io.gfile.listdir(f"{base}/moved")) == ["e", "z"]
-    tf.io.gfile.rmtree(f"{base}/moved")
-    assert not tf.io.gfile.exists(f"{base}/moved") and not tf.io.gfile.exists(f"{base}/d")
-
-
 def test_errors_name_the_url(base, s3_env, monkeypatch):
     url = f"{base}/missing.tfrecord"
     with pytest.raises(tf.errors.NotFoundError, match=url):
@@ -227,42 +186,3 @@ def test_an_unreachable_endpoint_is_unavailable_within_seconds(s3_env, monkeypat
     with pytest.raises(tf.errors.UnavailableError, match="s3://any-bucket/x.tfrecord"):
         tf_read("s3://any-bucket/x.tfrecord")
     assert time.monotonic() - started < 20
-
-
-# -- training state on S3 --------------------------------------------------------------------
-
-
-def test_checkpoints_save_and_restore_on_s3(base):
-    url = f"{base}/ckpt"
-    v = tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3))
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=v), url, max_to_keep=2)
-    for step in range(3):
-        v.assign_add(tf.ones_like(v))
-        manager.save(checkpoint_number=step)
-    assert tf.train.latest_checkpoint(url) == f"{url}/ckpt-2"
-    assert len(tf.io.gfile.glob(f"{url}/ckpt-*.index")) == 2  # the oldest was deleted
-
-    restored = tf.Variable(tf.zeros((2, 3)))
-    tf.train.Checkpoint(v=restored).restore(tf.train.latest_checkpoint(url)).assert_consumed()
-    np.testing.assert_array_equal(restored.numpy(), v.numpy())
-
-
-def test_keras_model_saves_to_and_loads_from_s3(base):
-    url = f"{base}/model.keras"
-    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
-    x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
-    model.save(url)
-    assert tf.io.gfile.exists(url)
-    loaded = tf.keras.models.load_model(url)
-    np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
-
-
-def test_a_saved_model_exported_to_s3_loads_and_serves(base):
-    url = f"{base}/exported"
-    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
-    x = np.random.default_rng(1).normal(size=(5, 4)).astype(np.float32)
-    model.export(url, verbose=False)
-    assert tf.io.gfile.exists(f"{url}/saved_model.pb")
-    served = tf.saved_model.load(url).signatures["serving_default"]
-    (out,) = served(tf.constant(x)).values()
-    np.testing.assert_allclose(out.numpy(), model.predict(x, verbose=0), rtol=1e-5)
