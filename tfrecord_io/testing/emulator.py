@@ -1,9 +1,10 @@
-"""An object-store emulator in a child process on loopback: what the test Azure Blob server
-(:mod:`tfrecord_io.testing.azurite`) and the test GCS server (:mod:`tfrecord_io.testing.gcs`)
-share.
+"""An object-store emulator in a child process on loopback: what the test S3 server
+(:mod:`tfrecord_io.testing.s3`), the test Azure Blob server (:mod:`tfrecord_io.testing.azurite`)
+and the test GCS server (:mod:`tfrecord_io.testing.gcs`) share.
 
-Each is a program that ``make setup`` installs into ``.tools/`` (Azurite with npm,
-fake-gcs-server with ``go install``), or that an environment variable names instead.
+Each is a program that ``make setup`` installs: into the virtual environment (moto's server,
+run by its Python), into ``.tools/`` (Azurite with npm, fake-gcs-server with ``go install``), or
+that an environment variable names instead.
 :class:`EmulatorServer` runs it on 127.0.0.1 at a free port (another free port when that one is
 taken before the program binds it; a port given by the caller is not changed), in a directory of
 its own (its working directory and its log), in a process group of its own and, where
@@ -11,7 +12,7 @@ util-linux's ``setpriv`` exists, with SIGKILL as its parent-death signal, so it 
 the process that started it, also when that one is killed. It is ready when its log says it
 listens on that port (so the answer comes from this very process, not from whatever else took
 the port) and it answers a request as itself. Stopping it ends its process group (SIGTERM, then
-SIGKILL) and removes its directory. Both emulators keep their data in memory.
+SIGKILL) and removes its directory. Every emulator keeps its data in memory.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The S3 server of the tests: moto's standalone server in a child process, with authentication.
 
-See :mod:`tfrecord_io.testing.s3` for what it serves and why moto. The child runs in a process
-group of its own (stopped as a whole) and, where util-linux's ``setpriv`` exists, with SIGKILL as
-its parent-death signal, so it never outlives the process that started it, also when that one is
-killed.
+See :mod:`tfrecord_io.testing.s3` for what it serves and why moto. Its process is run, found
+ready and stopped as the other stores' emulators are (:class:`~tfrecord_io.testing.emulator.
+EmulatorServer`): in a process group of its own, with SIGKILL as its parent-death signal where
+util-linux's ``setpriv`` exists, so it never outlives the process that started it.
 """
 
 from __future__ import annotations
@@ -12,36 +12,24 @@ import contextlib
 import http.client
 import importlib.util
 import json
-import logging
-import os
 import re
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
 import threading
-import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import TracebackType
 from typing import Any, NamedTuple
 from xml.etree import ElementTree
 
 from tfrecord_io.errors import S3ServerError
-from tfrecord_io.testing.processes import kill_group, stop_group
+from tfrecord_io.testing.emulator import HOST, EmulatorServer
 
 __all__ = ["REGION", "RecordedRequest", "S3Server"]
 
-log = logging.getLogger(__name__)
-
 #: The region the server's clients are told to use (moto takes any).
 REGION = "us-east-1"
-_HOST = "127.0.0.1"
 _USER = "tfrecord-io-tests"
 # Requests served before authentication is enforced: the three IAM calls that make the user.
 _SETUP_ACTIONS = 3
@@ -60,17 +48,11 @@ class RecordedRequest(NamedTuple):
     range: tuple[int, int] | None
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((_HOST, 0))
-        return int(s.getsockname()[1])
-
-
 def _installed() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("moto", "flask", "flask_cors"))
 
 
-class S3Server:
+class S3Server(EmulatorServer):
     """An S3-compatible server (moto) on 127.0.0.1 for tests; use as a context manager.
 
     Args:
@@ -84,48 +66,33 @@ class S3Server:
             as the connection takes it), as a store serves one connection.
 
     Attributes (once started): :attr:`port`, :attr:`endpoint_url` (``http://127.0.0.1:PORT``),
-    :attr:`access_key`, :attr:`secret_key`, :attr:`start_seconds`, :attr:`log_path`.
+    :attr:`access_key`, :attr:`secret_key`, :attr:`start_seconds`, :attr:`log_path` (one line
+    per request), :attr:`pid`.
     """
+
+    name = "S3"
+    error = S3ServerError
+    log_name = "moto.log"
+    install_hint = _INSTALL_HINT
 
     def __init__(self, port: int = 0, *, auth: bool = True, startup_timeout: float = 60.0,
                  first_byte_latency: float = 0.0, connection_rate: float | None = None) -> None:
         if first_byte_latency < 0 or (connection_rate is not None and connection_rate <= 0):
             raise ValueError("first_byte_latency must be >= 0 and connection_rate > 0, not "
                              f"{first_byte_latency}, {connection_rate}")
-        self._port_wanted = port
+        super().__init__(port, startup_timeout=startup_timeout)
         self.auth = auth
         self.first_byte_latency = first_byte_latency
         self.connection_rate = connection_rate
-        self.startup_timeout = startup_timeout
-        self.port = 0
         self.access_key = "AKIAIOSFODNN7EXAMPLE"  # any key works while auth is off
         self.secret_key = "not-checked-without-auth"
-        self.base_dir: Path | None = None
-        self.start_seconds = 0.0
-        self._process: subprocess.Popen[bytes] | None = None
-        self._log_file: Any = None
 
     # -- where to connect ---------------------------------------------------------------------
 
     @property
     def endpoint_url(self) -> str:
         """``http://127.0.0.1:PORT``: what ``AWS_ENDPOINT_URL_S3`` is set to."""
-        return f"http://{_HOST}:{self.port}"
-
-    @property
-    def log_path(self) -> Path | None:
-        """The server's log (its stdout and stderr: one line per request)."""
-        return self.base_dir / "moto.log" if self.base_dir else None
-
-    @property
-    def running(self) -> bool:
-        """Whether the server process is alive."""
-        return self._process is not None and self._process.poll() is None
-
-    @property
-    def pid(self) -> int | None:
-        """The server's process id (also its process group's), while started."""
-        return self._process.pid if self._process is not None else None
+        return f"http://{HOST}:{self.port}"
 
     def environment(self) -> dict[str, str]:
         """The standard AWS settings that point a client at this server: the endpoint
@@ -160,7 +127,7 @@ class S3Server:
         def put(item: tuple[str, bytes]) -> None:
             connection = getattr(local, "connection", None)
             if connection is None:
-                connection = local.connection = http.client.HTTPConnection(_HOST, self.port,
+                connection = local.connection = http.client.HTTPConnection(HOST, self.port,
                                                                            timeout=30)
             connection.request("PUT", f"/{bucket}/{urllib.parse.quote(item[0])}", body=item[1])
             response = connection.getresponse()
@@ -186,58 +153,14 @@ class S3Server:
             S3ServerError: moto's server is not installed, or it did not come up within the
                 startup timeout (the message has the tail of its log).
         """
-        if self._process is not None:
-            raise S3ServerError("the test S3 server is already started")
-        if not _installed():
-            raise S3ServerError(f"moto's S3 server is not installed: {_INSTALL_HINT}")
-        started = time.monotonic()
-        self.base_dir = Path(tempfile.mkdtemp(prefix="tfrecord-io-s3-"))
-        try:
-            # A free port can be taken by another process before the server binds it: then the
-            # server exits at once, and another free port is tried (a given port is not).
-            attempts = 1 if self._port_wanted else 3
-            for attempt in range(attempts):
-                self.port = self._port_wanted or _free_port()
-                self._launch()
-                try:
-                    self._wait_ready(started + self.startup_timeout)
-                    break
-                except S3ServerError:
-                    if attempt == attempts - 1 or self.running or "in use" not in self._tail():
-                        raise
-                    log.info("port %d was taken; trying another", self.port)
-            if self.auth:
+        super().start()
+        if self.auth:
+            try:
                 self._enable_auth()
-        except BaseException:
-            self.stop()
-            raise
-        self.start_seconds = time.monotonic() - started
-        log.info("S3 server (moto) on %s in %.1f s", self.endpoint_url, self.start_seconds)
+            except BaseException:
+                self.stop()
+                raise
         return self
-
-    def stop(self) -> None:
-        """Stops the server (SIGTERM to its process group, SIGKILL after 10 s) and removes its
-        directory. Safe to call twice, and after a failed start."""
-        process, self._process = self._process, None
-        stop_group(process)
-        if self._log_file is not None:
-            self._log_file.close()
-            self._log_file = None
-        if self.base_dir is not None:
-            shutil.rmtree(self.base_dir, ignore_errors=True)
-            self.base_dir = None
-
-    def kill(self) -> None:
-        """Ends the server at once (SIGKILL), as a crash would; its directory stays until
-        :meth:`stop`."""
-        kill_group(self._process)
-
-    def __enter__(self) -> S3Server:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[list[RecordedRequest]]:
@@ -256,29 +179,34 @@ class S3Server:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _launch(self) -> None:
-        command = [sys.executable, "-m", "moto.server", "--host", _HOST, "--port", str(self.port)]
+    def _program(self) -> Path | None:
+        return Path(sys.executable) if _installed() else None
+
+    def _command(self, program: Path) -> list[str]:
         if self.first_byte_latency or self.connection_rate:
-            command = [sys.executable, "-m", "tfrecord_io.testing.s3.distant", "--host", _HOST,
+            command = [str(program), "-m", "tfrecord_io.testing.s3.distant", "--host", HOST,
                        "--port", str(self.port),
                        "--first-byte-latency", str(self.first_byte_latency)]
             if self.connection_rate:
                 command += ["--connection-rate", str(self.connection_rate)]
-        setpriv = shutil.which("setpriv")
-        if setpriv is not None:
-            command = [setpriv, "--pdeathsig=SIGKILL", "--", *command]
+            return command
+        return [str(program), "-m", "moto.server", "--host", HOST, "--port", str(self.port)]
+
+    def _child_environment(self) -> dict[str, str]:
         # The server's own AWS settings do not matter, and a developer's must not leak into it.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        env = {k: v for k, v in super()._child_environment().items() if not k.startswith("AWS_")}
         env.pop("INITIAL_NO_AUTH_ACTION_COUNT", None)  # authentication: switched on by the API
         env.pop("MOTO_ENABLE_RECORDING", None)  # recording: switched on by recording()
         assert self.base_dir is not None
         env["MOTO_RECORDER_FILEPATH"] = str(self.base_dir / "requests.jsonl")
-        if self._log_file is None:
-            self._log_file = open(self.base_dir / "moto.log", "ab")  # noqa: SIM115 - stop()
-        self._process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=self._log_file, stderr=subprocess.STDOUT,
-            cwd=self.base_dir, env=env, start_new_session=True,
-        )
+        return env
+
+    def _listening_line(self) -> str:
+        return f"Running on http://{HOST}:{self.port}"  # werkzeug's, for moto and distant
+
+    def _answers(self) -> bool:
+        self._api("")  # moto's own API, never authenticated
+        return True
 
     def _api(self, path: str, data: bytes | None = None, timeout: float = 5.0) -> bytes:
         """A request to moto's own API (``/moto-api/...``), which is never authenticated."""
@@ -290,24 +218,11 @@ class S3Server:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http
             return bytes(response.read())
 
-    def _wait_ready(self, deadline: float) -> None:
-        last: Exception | None = None
-        while time.monotonic() < deadline:
-            if self._process is None or self._process.poll() is not None:
-                raise S3ServerError(f"the test S3 server exited at start: {self._tail()}")
-            try:
-                self._api("")
-                return
-            except (OSError, urllib.error.URLError) as e:
-                last = e
-                time.sleep(0.1)
-        raise S3ServerError(f"the test S3 server did not answer in time ({last}): {self._tail()}")
-
     def _iam(self, action: str, **params: str) -> ElementTree.Element:
         """One call of IAM's query API, unsigned (served while authentication is off), routed to
         moto's IAM by the service an Authorization header names; the XML answer."""
         body = urllib.parse.urlencode({"Action": action, "Version": "2010-05-08", **params})
-        connection = http.client.HTTPConnection(_HOST, self.port, timeout=30)
+        connection = http.client.HTTPConnection(HOST, self.port, timeout=30)
         try:
             connection.request("POST", "/", body=body, headers={
                 "Content-Type": "application/x-www-form-urlencoded",
@@ -338,12 +253,6 @@ class S3Server:
         if not access_key or not secret_key:
             raise S3ServerError("the test S3 server made no access key")
         self.access_key, self.secret_key = access_key, secret_key
-
-    def _tail(self) -> str:
-        path = self.log_path
-        text = path.read_text(errors="replace")[-2000:] if path and path.exists() else ""
-        return f"log {path}:\n{text}"
-
 
 _BYTE_RANGE = re.compile(r"bytes=(\d+)-(\d+)")
 
