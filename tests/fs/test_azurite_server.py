@@ -1,20 +1,17 @@
 """The test Azure Blob server itself (tfrecord_io.testing.azurite: Azurite's blob service, the
 session's ``azurite`` fixture): pyarrow's Azure client works against it, it checks the account
-key, the environment it gives is enough to reach it, and its life (a taken port, stop, a missing
-program)."""
+key, the environment it gives is enough to reach it, and a missing program is named. Its life (a
+taken port, kill, stop) is that of every emulator: tests/testing/test_emulator.py."""
 
 from __future__ import annotations
 
-import logging
 import os
-import socket
 import urllib.error
 import urllib.request
 import uuid
 
 import pytest
 
-from tfrecord_io.testing import emulator
 from tfrecord_io.testing.azurite import AZURITE_ENV, AzuriteError, AzuriteServer
 
 
@@ -80,31 +77,6 @@ def test_its_environment_is_enough_and_only_its_key_is_taken(azurite, azure_cont
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(unsigned, timeout=10)
     assert refused.value.code == 403
-
-
-def test_a_taken_port_is_retried_and_stop_leaves_no_process_and_no_directory(monkeypatch,
-                                                                              caplog):
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen(1)
-        ports = iter([taken.getsockname()[1]])
-        free_port = emulator._free_port
-        monkeypatch.setattr(emulator, "_free_port", lambda: next(ports, None) or free_port())
-        server = AzuriteServer()
-        with caplog.at_level(logging.INFO, logger=emulator.__name__):
-            server.start()
-        try:
-            assert f"port {taken.getsockname()[1]} was taken" in caplog.text
-            assert server.port != taken.getsockname()[1] and server.running
-            assert "EADDRINUSE" in server.log_path.read_text()
-            base_dir, pid = server.base_dir, server.pid
-            assert server.create_container("retried") == "az://retried"
-        finally:
-            server.stop()
-    assert not server.running and server.base_dir is None and not base_dir.exists()
-    with pytest.raises(ProcessLookupError):
-        os.killpg(pid, 0)  # nothing left of its process group
-    server.stop()  # twice is fine
 
 
 def test_a_missing_program_says_to_run_make_setup(monkeypatch, tmp_path):

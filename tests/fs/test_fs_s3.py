@@ -104,21 +104,6 @@ def test_recording_gives_each_request_with_its_byte_range(s3, s3_bucket):
     assert len(requests) == 2
 
 
-def test_a_failed_start_leaves_no_process_and_no_directory():
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen(1)
-        server = S3Server(taken.getsockname()[1], auth=False, startup_timeout=60)
-        from tfrecord_io.errors import S3ServerError
-
-        with pytest.raises(S3ServerError, match="exited at start"):
-            server.start()
-    assert server.base_dir is None and not server.running and server.pid is None
-
-
-# -- files, directories, listing ------------------------------------------------------------
-
-
 def test_a_distant_server_answers_no_sooner_than_its_latency_nor_faster_than_its_rate():
     """The server the benchmarks use as a store across a network (testing/s3/distant.py)."""
     with S3Server(auth=False, first_byte_latency=0.3, connection_rate=4e6) as server:
@@ -131,6 +116,9 @@ def test_a_distant_server_answers_no_sooner_than_its_latency_nor_faster_than_its
         took = time.monotonic() - started
     assert got == data[:2_000_000]
     assert took >= 0.3 + 2_000_000 / 4e6
+
+
+# -- files, directories, listing ------------------------------------------------------------
 
 
 def test_open_stat_and_exists(base):

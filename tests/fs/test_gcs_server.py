@@ -1,18 +1,16 @@
 """The test GCS server itself (tfrecord_io.testing.gcs: fake-gcs-server, the session's ``gcs``
 fixture): pyarrow's GCS client works against it, the environment it gives is enough to reach
-it, and its life (a taken port, kill, stop, a missing program, where its program is found)."""
+it, a missing program is named, and where its program is found. Its life (a taken port, kill,
+stop) is that of every emulator: tests/testing/test_emulator.py."""
 
 from __future__ import annotations
 
 import datetime
-import logging
 import os
-import socket
 import uuid
 
 import pytest
 
-from tfrecord_io.testing import emulator
 from tfrecord_io.testing.gcs import (
     FAKE_GCS_SERVER_ENV,
     GcsServer,
@@ -66,50 +64,6 @@ def test_its_environment_is_enough(gcs, gcs_bucket, prefix):
         assert f.read() == b"written by the JSON API"
     assert gcs.create_bucket("another-bucket") == "gs://another-bucket"
     assert fs.get_file_info("another-bucket").type == pyarrow.fs.FileType.Directory
-
-
-def test_a_taken_port_is_retried_and_stop_leaves_no_process_and_no_directory(monkeypatch,
-                                                                              caplog):
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen(1)
-        ports = iter([taken.getsockname()[1]])
-        free_port = emulator._free_port
-        monkeypatch.setattr(emulator, "_free_port", lambda: next(ports, None) or free_port())
-        server = GcsServer()
-        with caplog.at_level(logging.INFO, logger=emulator.__name__):
-            server.start()
-        try:
-            assert f"port {taken.getsockname()[1]} was taken" in caplog.text
-            assert server.port != taken.getsockname()[1] and server.running
-            base_dir, pid = server.base_dir, server.pid
-            assert server.create_bucket("retried") == "gs://retried"
-        finally:
-            server.stop()
-    assert not server.running and server.base_dir is None and not base_dir.exists()
-    with pytest.raises(ProcessLookupError):
-        os.killpg(pid, 0)  # nothing left of its process group
-
-
-def test_a_given_taken_port_fails_with_its_log_and_leaves_nothing():
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen(1)
-        server = GcsServer(taken.getsockname()[1], startup_timeout=30)
-        with pytest.raises(GcsServerError, match=r"(?s)exited at start.*address already in use"):
-            server.start()
-    assert server.base_dir is None and not server.running
-
-
-def test_kill_ends_it_at_once_and_stop_then_cleans_up():
-    server = GcsServer().start()
-    try:
-        base_dir = server.base_dir
-        server.kill()
-        assert not server.running and base_dir.exists()
-    finally:
-        server.stop()
-    assert not base_dir.exists()
 
 
 def test_a_missing_program_says_to_run_make_setup(monkeypatch, tmp_path):
