@@ -10,22 +10,16 @@ import sys
 import uuid
 
 import pytest
+import stores
 from image_trees import png, spark_conversion_matches_local
 
 from tfrecord_io import cli, fs, records
 
 
-@pytest.fixture(params=[pytest.param("az", marks=pytest.mark.azure),
-                        pytest.param("gs", marks=pytest.mark.gcs)])
+@pytest.fixture(params=stores.params("az", "gs"))
 def base(request) -> str:
     """A fresh prefix of the store under test, its environment set for the test."""
-    if request.param == "az":
-        request.getfixturevalue("azure_env")
-        root = f"az://{request.getfixturevalue('azure_container')}"
-    else:
-        request.getfixturevalue("gcs_env")
-        root = f"gs://{request.getfixturevalue('gcs_bucket')}"
-    return f"{root}/cli/{uuid.uuid4().hex[:8]}"
+    return f"{stores.root(request, request.param)}/cli/{uuid.uuid4().hex[:8]}"
 
 
 def test_images_converted_to_the_store_are_counted_and_verified(tmp_path, capsys, base):

@@ -13,6 +13,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
 import pytest
+import stores
 import tensorflow as tf
 
 from tfrecord_io import fs
@@ -24,23 +25,12 @@ def _registered():
     tfr.register_filesystems()
 
 
-@pytest.fixture(params=[pytest.param("hdfs", marks=pytest.mark.hdfs),
-                        pytest.param("webhdfs", marks=pytest.mark.hdfs),
-                        pytest.param("s3", marks=pytest.mark.s3),
-                        pytest.param("az", marks=pytest.mark.azure)])
+@pytest.fixture(params=stores.params("hdfs", "webhdfs", "s3", "az"))
 def base(request):
-    """A fresh, existing directory URL of one store (only that store's server is started)."""
-    name = f"tf-fs/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
-    if request.param in ("hdfs", "webhdfs"):
-        hdfs = request.getfixturevalue("hdfs")
-        root = hdfs.url if request.param == "hdfs" else hdfs.webhdfs_url
-        url = f"{root}/{name}"
-    elif request.param == "s3":
-        request.getfixturevalue("s3_env")
-        url = f"s3://{request.getfixturevalue('s3_bucket')}/{name}"
-    else:
-        request.getfixturevalue("azure_env")
-        url = f"az://{request.getfixturevalue('azure_container')}/{name}"
+    """A fresh, existing directory URL of one store (only that store's server is started).
+    Not ``gs://``, which is TensorFlow's own."""
+    url = f"{stores.root(request, request.param)}/tf-fs/{request.node.name.split('[')[0]}-"
+    url += uuid.uuid4().hex[:8]
     fs.makedirs(url)
     return url
 
