@@ -1,111 +1,21 @@
 """The tfrecord-io command on s3:// URLs of the real test S3 server (conftest.py's ``s3``),
-configured the standard AWS way (``s3_env``): mnist and images writing to it, then count, head,
-schema, verify and index reading it; and the command as a process of its own."""
+configured the standard AWS way (``s3_env``): what only S3 has, a conversion by Spark through
+S3A and a missing bucket. What the command does alike on every store is in
+test_cli_stores.py."""
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
-import struct
-import subprocess
-import sys
 import uuid
 
-import numpy as np
 import pytest
-from image_trees import png, spark_conversion_matches_local
+from image_trees import spark_conversion_matches_local
 
-from tfrecord_io import cli, fs, records
-from tfrecord_io.example import decode_example
-
-
-def idx(array: np.ndarray) -> bytes:
-    return struct.pack(f">I{array.ndim}I", 0x0800 | array.ndim, *array.shape) + array.tobytes()
+from tfrecord_io import cli
 
 
 @pytest.fixture
 def base(s3_env, s3_bucket) -> str:
     return f"s3://{s3_bucket}/cli/{uuid.uuid4().hex[:8]}"
-
-
-@pytest.fixture
-def mnist_on_s3(base) -> tuple[str, np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(3)
-    images = rng.integers(0, 256, (25, 28, 28), dtype=np.uint8)
-    labels = rng.integers(0, 10, 25, dtype=np.uint8)
-    src = f"{base}/idx"
-    with fs.open(f"{src}/t10k-images-idx3-ubyte.gz", "wb") as out:
-        out.write(gzip.compress(idx(images)))
-    with fs.open(f"{src}/t10k-labels-idx1-ubyte.gz", "wb") as out:
-        out.write(gzip.compress(idx(labels)))
-    return src, images, labels
-
-
-def test_mnist_from_s3_to_s3_then_inspect(capsys, base, mnist_on_s3):
-    src, images, labels = mnist_on_s3
-    out = f"{base}/tfr"
-    assert cli.main(["mnist", src, out, "--shards", "2"]) == 0
-    assert fs.ls(out) == [f"{out}/test"]  # the staging directory is gone
-    names = [s.rsplit("/", 1)[1] for s in fs.ls(f"{out}/test")]
-    assert names == ["_SUCCESS", "_part-r-00000.tfrecord.tfindex",
-                     "_part-r-00001.tfrecord.tfindex", "part-r-00000.tfrecord",
-                     "part-r-00001.tfrecord"]
-    decoded = [decode_example(r) for s in (0, 1)
-               for r in records.read(f"{out}/test/part-r-0000{s}.tfrecord")]
-    assert [d["label"][0] for d in decoded] == labels.tolist()
-    assert [d["image"] for d in decoded] == images.reshape(25, -1).tolist()
-    capsys.readouterr()
-
-    assert cli.main(["count", f"{out}/test"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1] == "25\ttotal"
-    assert cli.main(["verify", f"{out}/test"]) == 0
-    assert cli.main(["head", "-n", "1", f"{out}/test"]) == 0
-    first = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert first["label"] == [int(labels[0])]
-    assert cli.main(["schema", "--json", f"{out}/test/part-*"]) == 0
-    schema = json.loads(capsys.readouterr().out)
-    assert schema["records_sampled"] == 25 and "image" in json.dumps(schema)
-
-    assert cli.main(["mnist", src, out, "--shards", "1"]) == 2  # exists: refused
-    assert "exists" in capsys.readouterr().err
-    assert cli.main(["mnist", src, out, "--shards", "1", "--compression", "gzip",
-                     "--overwrite"]) == 0
-    assert [s.rsplit("/", 1)[1] for s in fs.ls(f"{out}/test")] == [
-        "_SUCCESS", "part-r-00000.tfrecord.gz"]
-
-
-def test_verify_and_index_on_s3(capsys, base):
-    good = [bytes([i]) * 50 for i in range(10)]
-    records.write(f"{base}/tf.tfrecord", good, index=False)
-    assert cli.main(["index", f"{base}/tf.tfrecord"]) == 0
-    assert fs.ls(base) == [f"{base}/_tf.tfrecord.tfindex", f"{base}/tf.tfrecord"]
-    assert cli.main(["count", f"{base}/tf.tfrecord"]) == 0  # from the index
-    assert capsys.readouterr().out.splitlines()[-1] == f"10\t{base}/tf.tfrecord"
-
-    with fs.open(f"{base}/tf.tfrecord") as f:
-        data = bytearray(f.read())
-    data[66 * 3 + 20] ^= 0xFF  # inside record 3's data
-    with fs.open(f"{base}/bad.tfrecord", "wb") as out:
-        out.write(bytes(data))
-    assert cli.main(["verify", f"{base}/bad.tfrecord"]) == 1
-    report = capsys.readouterr().out
-    assert f"{base}/bad.tfrecord" in report and "byte offset 198" in report
-
-
-def test_images_from_a_local_tree_to_s3(tmp_path, capsys, base):
-    for label, name in enumerate(("cat", "dog")):
-        (tmp_path / "tree" / name).mkdir(parents=True)
-        for i in range(3):
-            (tmp_path / "tree" / name / f"{i}.png").write_bytes(png(40 * label + i))
-    out = f"{base}/images"
-    assert cli.main(["images", str(tmp_path / "tree"), out, "--shards", "2"]) == 0
-    assert fs.ls(out) == [f"{out}/labels.txt", f"{out}/train"]
-    with fs.open(f"{out}/labels.txt", "r") as f:
-        assert f.read() == "0:cat\n1:dog\n"
-    capsys.readouterr()
-    assert cli.main(["count", f"{out}/train"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "6\ttotal"
 
 
 def test_images_with_spark_writes_to_s3_what_the_local_conversion_writes(
@@ -114,17 +24,6 @@ def test_images_with_spark_writes_to_s3_what_the_local_conversion_writes(
     spark_conversion_matches_local(tmp_path, f"{base}/spark-images", spark_master)
 
 
-def test_missing_inputs_are_usage_errors_naming_the_url(capsys, base):
-    assert cli.main(["count", f"{base}/absent"]) == 2
-    assert f"{base}/absent" in capsys.readouterr().err
+def test_a_missing_bucket_is_a_usage_error_naming_it(capsys, base):
     assert cli.main(["head", "s3://no-such-bucket-here/data"]) == 2
     assert "bucket 'no-such-bucket-here'" in capsys.readouterr().err
-
-
-def test_the_command_reads_s3_as_a_process_of_its_own(base):
-    """The installed entry point, in a fresh process with the AWS settings of its environment,
-    exits cleanly (pyarrow's S3 client is shut down at exit)."""
-    records.write(f"{base}/a.tfrecord", [b"x" * 10] * 7)
-    done = subprocess.run([sys.executable, "-m", "tfrecord_io.cli", "count", base],
-                          capture_output=True, text=True, timeout=120, env=dict(os.environ))
-    assert (done.returncode, done.stdout, done.stderr) == (0, f"7\t{base}/a.tfrecord\n", "")
