@@ -14,7 +14,7 @@ import uuid
 import pytest
 import stores
 
-from tfrecord_io import fs, records
+from tfrecord_io import fs
 from tfrecord_io.errors import (
     BucketNotFoundError,
     ObjectStoreFileNotFoundError,
@@ -101,20 +101,6 @@ def test_deleting_a_whole_bucket_is_refused(base):
     with pytest.raises(UnsupportedOperationError):
         fs.delete(base.rsplit("/", 2)[0], recursive=True)
     assert fs.exists(f"{base}/x")
-
-
-def test_records_with_an_index_split_into_ranges_that_cover_every_record_once(base):
-    from tfrecord_io import index
-
-    datas = [os.urandom(n) for n in (0, 1, 300, 70_000)] * 50
-    url = f"{base}/part-0.tfrecord"
-    records.write(url, datas, index=True)
-    assert fs.ls(base) == [f"{base}/_part-0.tfrecord.tfindex", url]
-    assert list(records.read(url)) == datas
-    entries = index.load_index(url)
-    assert entries is not None and len(entries) == len(datas)
-    pieces = [list(records.read(url, start=s, end=e)) for s, e in index.split_ranges(entries, 3)]
-    assert [r for piece in pieces for r in piece] == datas
 
 
 def test_a_missing_object_is_file_not_found_naming_the_url(base):

@@ -41,12 +41,14 @@ class RecordWriter:
 
     Use it as a context manager: on a clean exit it closes the file and writes the sidecar index
     (see ``docs/index-format.md``); if the block raises, the file is closed but no index is
-    written (and on ``s3://`` nothing at all: the object appears only on a clean exit).
+    written (and on an object store, ``s3://``, ``az://``, ``gs://``, nothing at all: the object
+    appears only on a clean exit).
     Uncompressed output is byte-identical to ``tf.io.TFRecordWriter``'s.
 
     Args:
-        target: local path, ``file://`` URL, ``hdfs://``/``webhdfs://``/``s3://`` URL, or a
-            binary file object (written at its current position, not closed by the writer).
+        target: local path, ``file://`` URL, any URL :mod:`tfrecord_io.fs` writes (``hdfs://``,
+            ``webhdfs://``, ``s3://``, ``az://``, ``abfs://``, ``gs://``), or a binary file object
+            (written at its current position, not closed by the writer).
         compression: None to detect from the file name (``.gz`` gzip; ``.deflate``, ``.zlib``,
             ``.zz`` zlib; otherwise none -- and none for file objects), or ``"gzip"``,
             ``"zlib"``, ``"none"``/``""`` in any letter case.
