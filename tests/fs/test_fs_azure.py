@@ -68,6 +68,23 @@ def test_directories_that_hadoop_marks_with_an_empty_blob_are_directories(azurit
     assert _get(f"{base}/out/part-2") == b"more" and not fs.exists(f"{base}/out/more/deeper/part-1")
 
 
+def test_directories_marked_as_hadoop_marks_them_are_deleted_with_their_markers(
+        azurite, azure_container, key):
+    azurite.put_blob(azure_container, f"{key}/out", b"", {"hdi_isfolder": "true"})
+    azurite.put_blob(azure_container, f"{key}/out/part-0", b"data")
+    base = f"az://{azure_container}/{key}"
+    fs.makedirs(f"{base}/out/staging/sub")  # below Hadoop's marker: marked as Hadoop marks
+    _put(f"{base}/out/staging/sub/x", b"x")
+    fs.rename(f"{base}/out/staging/sub", f"{base}/out/sub")  # a copy, then the source deleted
+    assert fs.ls(f"{base}/out/staging") == []
+    fs.delete(f"{base}/out/staging", recursive=False)
+    assert fs.ls(f"{base}/out") == [f"{base}/out/part-0", f"{base}/out/sub"]
+    fs.delete(f"{base}/out", recursive=True)
+    assert not fs.exists(f"{base}/out") and fs.ls(base) == []
+    with pytest.raises(FileNotFoundError, match=f"{base}/out"):
+        fs.delete(f"{base}/out", recursive=True)
+
+
 def test_a_connection_string_configures_the_account_alone(azurite, azure_container, key,
                                                           monkeypatch):
     _put(f"az://{azure_container}/{key}/data", b"x")

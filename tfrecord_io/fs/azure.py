@@ -32,8 +32,9 @@ Hadoop's ABFS and WASB connectors (Spark's writes) mark each directory of a flat
 account with an empty blob whose metadata says ``hdi_isfolder=true``. pyarrow's client takes
 such a blob for an empty file; here it is the directory it marks: ``stat`` says so (one request
 more for each empty blob it meets), a listing names it once, ``makedirs`` below it writes
-markers of the same kind, and a copy or rename below it, which pyarrow refuses, goes through
-this client (read and written in 8 MiB blocks) instead of the store.
+markers of the same kind, ``delete`` of a directory removes its marker too, and a copy or rename
+below it, which pyarrow refuses, goes through this client (read and written in 8 MiB blocks)
+instead of the store.
 
 Semantics and errors are those of every object store (:mod:`tfrecord_io.fs.objectstore`): key
 prefixes as directories, ranged reads fetched ahead, writes that appear whole when closed (a
@@ -265,6 +266,29 @@ class AzureFileSystem(ObjectStoreFileSystem):
             # A flat-namespace account where Hadoop marked a parent with an empty blob, which
             # pyarrow takes for a file: the missing directories are marked as Hadoop marks them.
             self._mark_directories(target)
+
+    def delete(self, target: str, recursive: bool) -> None:
+        # pyarrow deletes a directory's blobs and its own marker (``dir/``), not Hadoop's
+        # (``dir``, which makedirs below Hadoop's markers writes too): that one is deleted here.
+        directory = (self._locate(target)[1]
+                     and self._arrow_info(target).type == pafs.FileType.Directory)
+        try:
+            super().delete(target, recursive)
+        except FileNotFoundError:
+            if not directory or not self._delete_hadoop_marker(target):
+                raise
+        else:
+            if directory:
+                self._delete_hadoop_marker(target)
+
+    def _delete_hadoop_marker(self, target: str) -> bool:
+        """Deletes Hadoop's marker blob of the directory *target*; whether there was one."""
+        client, _ = self._connect(target)
+        path = self._arrow_path(target).rstrip("/")
+        if not _marks_directory(client, path):
+            return False
+        self._call(target, "delete", lambda c: c.delete_file(path))
+        return True
 
     def _copy_object(self, src: str, dst: str) -> None:
         try:
