@@ -267,27 +267,24 @@ class AzureFileSystem(ObjectStoreFileSystem):
             # pyarrow takes for a file: the missing directories are marked as Hadoop marks them.
             self._mark_directories(target)
 
-    def delete(self, target: str, recursive: bool) -> None:
+    def _delete_dir(self, target: str, path: str) -> None:
         # pyarrow deletes a directory's blobs and its own marker (``dir/``), not Hadoop's
         # (``dir``, which makedirs below Hadoop's markers writes too): that one is deleted here.
-        directory = (self._locate(target)[1]
-                     and self._arrow_info(target).type == pafs.FileType.Directory)
         try:
-            super().delete(target, recursive)
+            super()._delete_dir(target, path)
         except FileNotFoundError:
-            if not directory or not self._delete_hadoop_marker(target):
+            if not self._delete_hadoop_marker(target, path):
                 raise
         else:
-            if directory:
-                self._delete_hadoop_marker(target)
+            self._delete_hadoop_marker(target, path)
 
-    def _delete_hadoop_marker(self, target: str) -> bool:
+    def _delete_hadoop_marker(self, target: str, path: str) -> bool:
         """Deletes Hadoop's marker blob of the directory *target*; whether there was one."""
         client, _ = self._connect(target)
-        path = self._arrow_path(target).rstrip("/")
-        if not _marks_directory(client, path):
+        marker = path.rstrip("/")
+        if not _marks_directory(client, marker):
             return False
-        self._call(target, "delete", lambda c: c.delete_file(path))
+        self._call(target, "delete", lambda c: c.delete_file(marker))
         return True
 
     def _copy_object(self, src: str, dst: str) -> None:

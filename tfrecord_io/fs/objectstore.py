@@ -303,6 +303,10 @@ class ObjectStoreFileSystem(FileSystem):
             return
         if not recursive and self.ls(target):
             raise ObjectStoreError(errno.ENOTEMPTY, f"directory not empty: {target}")
+        self._delete_dir(target, path)
+
+    def _delete_dir(self, target: str, path: str) -> None:
+        """Deletes the directory *target* (at *path* in pyarrow's terms) and all it holds."""
         try:
             self._call(target, "delete", lambda c: c.delete_dir(path))
         except FileNotFoundError:
