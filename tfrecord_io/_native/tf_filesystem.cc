@@ -542,6 +542,10 @@ TF_CAPI_EXPORT void tfrecord_io_set_callbacks(const TFRecordIOCallbacks* callbac
   }
 }
 
+// Called from Python once: the largest read-ahead (kMaxReadAhead), which bounds what a file
+// opened ahead fetches for TensorFlow's first read of it.
+TF_CAPI_EXPORT uint64_t tfrecord_io_max_read_ahead() { return kMaxReadAhead; }
+
 // Called from Python inside a callback to report an error to TensorFlow.
 TF_CAPI_EXPORT void tfrecord_io_set_status(void* status, int code, const char* message) {
   TF_SetStatus(static_cast<TF_Status*>(status), static_cast<TF_Code>(code), message);

@@ -57,9 +57,6 @@ _UNAVAILABLE = 14
 # files may be open ahead (each holds its first blocks) before the oldest is dropped.
 _SUCCESSORS_KEPT = 4096
 _OPEN_AHEAD = 2
-# The most a file opened ahead fetches for TensorFlow's first read of it: as much as the
-# plugin's read-ahead (kMaxReadAhead in tf_filesystem.cc) fetches for any later read.
-_START_AHEAD_MAX = 32 << 20
 
 
 def plugin_path() -> Path:
@@ -147,6 +144,11 @@ class _Provider:
         lib.tfrecord_io_add_name.restype = ctypes.c_int
         lib.tfrecord_io_set_callbacks.argtypes = [ctypes.c_void_p]
         lib.tfrecord_io_set_callbacks.restype = None
+        lib.tfrecord_io_max_read_ahead.argtypes = []
+        lib.tfrecord_io_max_read_ahead.restype = ctypes.c_uint64
+        # The most a file opened ahead fetches for TensorFlow's first read of it: as much as
+        # the plugin's read-ahead fetches for any later read.
+        self._start_ahead_max: int = lib.tfrecord_io_max_read_ahead()
         self._ids = itertools.count(1)
         self._readers: dict[int, tuple[Any, threading.Lock, str]] = {}
         self._writers: dict[int, Any] = {}
@@ -270,7 +272,7 @@ class _Provider:
                 return
             # TensorFlow's open waits for this one: never two threads in one reader.
             entry.opened = self._opener.submit(
-                _started, entry.opened, min(size, _START_AHEAD_MAX))
+                _started, entry.opened, min(size, self._start_ahead_max))
             entry.started = True
 
     def _opened_ahead(self, url: str) -> Any:
