@@ -215,6 +215,54 @@ def test_atomic_write_appears_whole_or_not_at_all(tmp_path):
     assert os.listdir(tmp_path) == ["index"]  # no temporary file left behind
 
 
+def test_atomic_write_into_a_missing_directory_names_the_target(tmp_path):
+    with pytest.raises(FileNotFoundError, match="No such directory.*missing/f"):
+        with fs.atomic_write(tmp_path / "missing" / "f"):
+            pass
+
+
+def test_staging_directory_is_hidden_in_its_parent_and_removed_after(tmp_path):
+    out = tmp_path / "out"
+    with fs.staging_directory(out, "test") as staging:
+        assert os.path.dirname(staging) == str(out) and os.path.isdir(staging)
+        assert os.path.basename(staging).startswith(".tfrecord-io-test-")
+        _tree(tmp_path, {"out/" + os.path.basename(staging) + "/set/part-0": b"x"})
+        fs.rename(os.path.join(staging, "set"), out / "set")
+    assert os.listdir(out) == ["set"]
+
+
+def test_staging_directory_removes_the_parent_it_made_when_the_block_fails(tmp_path):
+    with pytest.raises(RuntimeError):
+        with fs.staging_directory(tmp_path / "new" / "out", "test") as staging:
+            _tree(tmp_path, {os.path.relpath(staging, tmp_path) + "/part-0": b"x"})
+            raise RuntimeError("conversion failed")
+    assert os.listdir(tmp_path / "new") == []
+    (tmp_path / "existing").mkdir()
+    with pytest.raises(RuntimeError):
+        with fs.staging_directory(tmp_path / "existing", "test"):
+            raise RuntimeError("conversion failed")
+    assert (tmp_path / "existing").is_dir()
+
+
+def test_a_staging_directory_that_cannot_be_removed_is_logged_not_raised(
+    tmp_path, monkeypatch, caplog
+):
+    def refusing(self, path, recursive):
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(LocalFileSystem, "delete", refusing)  # root may delete anything
+    with caplog.at_level(logging.WARNING, logger="tfrecord_io.fs"):
+        with fs.staging_directory(tmp_path, "test") as staging:
+            pass
+        with pytest.raises(RuntimeError, match="conversion failed"):
+            with fs.staging_directory(tmp_path, "test") as failed:
+                raise RuntimeError("conversion failed")
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2
+    assert staging in warnings[0] and "remove it by hand" in warnings[0]
+    assert failed in warnings[1] and "Permission denied" in warnings[1]
+
+
 # -- URLs and the registry -----------------------------------------------------------------------
 
 

@@ -113,3 +113,20 @@ def test_makedirs_rename_replace_and_delete(base):
     fs.delete(f"{base}/empty/sub")
     assert not fs.exists(f"{base}/moved") and not fs.exists(f"{base}/empty/sub")
     assert fs.ls(base) == [f"{base}/empty"]
+
+
+def test_atomic_write_and_staging_directory_leave_nothing_when_they_fail(base):
+    stores.put(f"{base}/kept", b"old")
+    with pytest.raises(RuntimeError, match="writer failed"):
+        with fs.atomic_write(f"{base}/kept") as f:
+            f.write(b"new")
+            raise RuntimeError("writer failed")
+    with pytest.raises(RuntimeError, match="conversion failed"):
+        with fs.staging_directory(f"{base}/out", "test") as staging:
+            stores.put(f"{staging}/part-0", b"data")
+            raise RuntimeError("conversion failed")
+    assert fs.ls(base) == [f"{base}/kept"] and stores.get(f"{base}/kept") == b"old"
+    with fs.staging_directory(f"{base}/out", "test") as staging:
+        stores.put(f"{staging}/set/part-0", b"data")
+        fs.rename(f"{staging}/set", f"{base}/out/set")
+    assert fs.ls(f"{base}/out") == [f"{base}/out/set"]

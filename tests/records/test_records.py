@@ -552,9 +552,10 @@ def test_overwriting_a_file_removes_its_old_index(tmp_path):
     assert os.listdir(tmp_path) == ["f.tfrecord"]
 
 
-def test_failed_write_leaves_no_index(tmp_path):
+def test_failed_write_leaves_the_old_file_as_it_was_and_no_index(tmp_path):
     path = str(tmp_path / "f.tfrecord")
-    records.write(path, ABC)
+    records.write(path, ABC, index=False)
+    old = (tmp_path / "f.tfrecord").read_bytes()
 
     def failing():
         yield b"first"
@@ -563,6 +564,34 @@ def test_failed_write_leaves_no_index(tmp_path):
     with pytest.raises(RuntimeError):
         records.write(path, failing())
     assert os.listdir(tmp_path) == ["f.tfrecord"]
+    assert (tmp_path / "f.tfrecord").read_bytes() == old
+
+
+def test_a_writer_that_fails_after_flushing_leaves_no_shorter_file(tmp_path):
+    path = tmp_path / "f.tfrecord"
+    with pytest.raises(RuntimeError, match="producer failed"):
+        with RecordWriter(str(path)) as w:
+            for _ in range(300):  # 3 MB: flushed to the file system more than once
+                w.write(b"x" * 10_000)
+            raise RuntimeError("producer failed")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_file_appears_only_when_its_writer_closes(tmp_path):
+    path = tmp_path / "f.tfrecord"
+    w = RecordWriter(str(path), index=False)
+    for _ in range(300):
+        w.write(b"x" * 10_000)
+    assert not path.exists()
+    w.close()
+    assert list(records.read(str(path))) == [b"x" * 10_000] * 300
+    assert os.listdir(tmp_path) == ["f.tfrecord"]
+
+
+def test_writing_into_a_missing_directory_names_the_file(tmp_path):
+    target = tmp_path / "missing" / "f.tfrecord"
+    with pytest.raises(FileNotFoundError, match="missing/f.tfrecord"):
+        records.write(str(target), ABC)
 
 
 def test_on_skip_sees_each_damaged_stretch(tmp_path, abc_bytes):

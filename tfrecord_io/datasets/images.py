@@ -463,12 +463,7 @@ def convert(
     log.info("%s: %d images in %d classes -> %s", source, len(files), len(classes), sets)
 
     result = ImageConversion(output=output, classes=classes, first_label=first_label)
-    made_output = not fs.exists(out_path)
-    fs.makedirs(out_path)
-    staging = fs.join(out_path, f".tfrecord-io-images-{uuid.uuid4().hex[:12]}.tmp")
-    finished = False
-    try:
-        fs.makedirs(staging)
+    with fs.staging_directory(out_path, "images") as staging:
         with fs.open(fs.join(staging, LABELS_FILE), "wb") as f:
             f.write(_label_text(classes, first_label))
         if spark is not None:
@@ -496,13 +491,6 @@ def convert(
                 fs.delete(target, recursive=True)
             if name in targets:
                 fs.rename(fs.join(staging, name), target)
-        finished = True
-    finally:
-        with contextlib.suppress(Exception):
-            if fs.exists(staging):
-                fs.delete(staging, recursive=True)
-            if not finished and made_output and not fs.ls(out_path):
-                fs.delete(out_path)
     if result.skipped:
         log.warning("%d damaged file%s skipped", len(result.skipped),
                     "" if len(result.skipped) == 1 else "s")

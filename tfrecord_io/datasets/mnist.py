@@ -33,12 +33,10 @@ failed conversion leaves no set directory behind.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import os
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -312,10 +310,7 @@ def convert(
             )
 
     result = MnistConversion(output=output)
-    fs.makedirs(out.path)
-    staging = fs.join(out.path, f".tfrecord-io-mnist-{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        fs.makedirs(staging)
+    with fs.staging_directory(out.path, "mnist") as staging:
         if spark is not None:
             _write_with_spark(spark, splits, out, staging, shards, kind, image_format)
         else:
@@ -331,10 +326,6 @@ def convert(
                 log.info("Replacing %s", target)
                 fs.delete(target, recursive=True)
             fs.rename(fs.join(staging, split.name), target)
-    finally:
-        with contextlib.suppress(Exception):
-            if fs.exists(staging):
-                fs.delete(staging, recursive=True)
     result.seconds = time.monotonic() - started
     return result
 

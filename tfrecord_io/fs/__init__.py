@@ -26,7 +26,8 @@ module (or package) each:
 
 The operations are written once (:mod:`~tfrecord_io.fs.operations`): :func:`open`,
 :func:`stat`, :func:`exists`, :func:`isdir`, :func:`ls`, :func:`glob`, :func:`walk`,
-:func:`makedirs`, :func:`delete`, :func:`rename`, :func:`replace`, :func:`atomic_write`; and
+:func:`makedirs`, :func:`delete`, :func:`rename`, :func:`replace`, :func:`atomic_write`,
+:func:`staging_directory`; and
 :func:`expand` (:mod:`~tfrecord_io.fs.expand`), the Hadoop-style expansion of input paths into
 data files that every reader uses. Path and URL helpers: :func:`split_url`, :func:`split`,
 :func:`join`, :func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`.
@@ -61,6 +62,7 @@ from tfrecord_io.fs.operations import (
     open,  # noqa: A004 - mirrors builtins.open
     rename,
     replace,
+    staging_directory,
     stat,
     walk,
 )
@@ -93,6 +95,7 @@ __all__ = [
     "replace",
     "split",
     "split_url",
+    "staging_directory",
     "stat",
     "walk",
 ]

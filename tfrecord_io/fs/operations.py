@@ -1,11 +1,12 @@
 """The operations of :mod:`tfrecord_io.fs`, written once for every protocol on top of each
 file system's ``open``/``stat``/``ls``: open, stat, exists, isdir, ls, glob, walk, makedirs,
-delete, rename, replace and atomic_write."""
+delete, rename, replace, atomic_write and staging_directory."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import fnmatch
 import io
 import logging
@@ -17,7 +18,7 @@ from typing import IO, Any, Union
 
 from tfrecord_io.fs.backend import FileInfo, FileSystem
 from tfrecord_io.fs.registry import filesystem
-from tfrecord_io.fs.urls import GLOB_CHARS, split_root
+from tfrecord_io.fs.urls import GLOB_CHARS, join, split_root
 
 __all__ = [
     "atomic_write",
@@ -30,6 +31,7 @@ __all__ = [
     "open",
     "rename",
     "replace",
+    "staging_directory",
     "stat",
     "walk",
     "walk_directory",
@@ -331,10 +333,59 @@ def atomic_write(url: PathOrUrl) -> Iterator[IO[bytes]]:
     directory, name = posixpath.split(path)
     temp = root + posixpath.join(directory, f".{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with fs.open(temp, "wb") as f:
+        stream = fs.open(temp, "wb")
+    except FileNotFoundError as e:  # name what the caller asked for, not the sibling
+        raise FileNotFoundError(
+            errno.ENOENT, "No such directory to write the file in", os.fspath(url)
+        ) from e
+    try:
+        with stream as f:
             yield f
         fs.replace(temp, target)
     except BaseException:
-        with contextlib.suppress(OSError):
-            fs.delete(temp, False)
+        _remove_leftover(temp)
         raise
+
+
+@contextlib.contextmanager
+def staging_directory(parent: PathOrUrl, label: str) -> Iterator[str]:
+    """A hidden directory in *parent* to build output in before it is renamed into place, as
+    a conversion of several files does: the directory analogue of :func:`atomic_write`.
+
+    *parent* is made if missing. The ``with`` block gets the staging directory,
+    ``PARENT/.tfrecord-io-LABEL-<unique>.tmp`` (hidden, so readers of *parent* skip it). On
+    exit it is deleted with whatever is left in it; if the block raised and *parent* was made
+    here and is empty, *parent* is deleted too. A deletion that fails is logged as a warning
+    that names what is left to remove by hand; it never replaces the block's own outcome.
+    """
+    made_parent = not exists(parent)
+    makedirs(parent)
+    staging = join(os.fspath(parent), f".tfrecord-io-{label}-{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        makedirs(staging)
+        yield staging
+    except BaseException:
+        _remove_leftover(staging, recursive=True)
+        if made_parent and _is_empty(parent):
+            _remove_leftover(parent)
+        raise
+    _remove_leftover(staging, recursive=True)
+
+
+def _is_empty(directory: PathOrUrl) -> bool:
+    try:
+        return not ls(directory)
+    except OSError:
+        return False
+
+
+def _remove_leftover(url: PathOrUrl, *, recursive: bool = False) -> None:
+    """Deletes a temporary file or directory, logging (not raising) a failure to: the caller
+    is already finishing with a result or an error of its own."""
+    try:
+        delete(url, recursive=recursive)
+    except FileNotFoundError:
+        pass
+    except Exception as e:  # noqa: BLE001 - reported, and the caller's outcome stands
+        log.warning("Could not remove %s (%s: %s); remove it by hand", os.fspath(url),
+                    type(e).__name__, e)

@@ -40,9 +40,13 @@ class RecordWriter:
     """Writes records to a TFRecord file, optionally compressed, optionally with its index.
 
     Use it as a context manager: on a clean exit it closes the file and writes the sidecar index
-    (see ``docs/index-format.md``); if the block raises, the file is closed but no index is
-    written (and on an object store, ``s3://``, ``az://``, ``gs://``, nothing at all: the object
-    appears only on a clean exit).
+    (see ``docs/index-format.md``). A path or URL gets its file whole or not at all: if the
+    block raises, nothing is written there and a file it replaces stays as it was. (Locally
+    and on HDFS the data goes to a hidden sibling, ``.NAME.<unique>.tmp``, renamed over the
+    target when the writer closes; on an object store, ``s3://``, ``az://``, ``gs://``, the
+    object appears when its upload completes.) So a failure never leaves a shorter file that
+    reads as complete. Without ``with``, call :meth:`close`: until then the target is not
+    written.
     Uncompressed output is byte-identical to ``tf.io.TFRecordWriter``'s.
 
     Args:
@@ -121,7 +125,7 @@ class RecordWriter:
                 if want_index:
                     self.index_path = sidecar
                     self._lengths = array("Q")
-                stream = self._stack.enter_context(fs.open(target, "wb"))
+                stream = self._stack.enter_context(fs.atomic_write(target))  # type: ignore[arg-type]
             else:
                 stream = target  # type: ignore[assignment]
             self._target = stream
@@ -247,9 +251,9 @@ class RecordWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Close after a failure and write no index. The file opened for the target learns of
-        the failure (its ``__exit__`` gets it): a local or HDFS file keeps what was written; an
-        object store's upload is abandoned, so nothing appears."""
+        """Close after a failure and write no index. The target's writer learns of the
+        failure (its ``__exit__`` gets it), so nothing appears at the target: a hidden sibling
+        is deleted, an object store's upload abandoned."""
         if self._closed:
             return
         self._closed = True
