@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -219,6 +221,29 @@ def test_atomic_write_into_a_missing_directory_names_the_target(tmp_path):
     with pytest.raises(FileNotFoundError, match="No such directory.*missing/f"):
         with fs.atomic_write(tmp_path / "missing" / "f"):
             pass
+
+
+def test_atomic_write_through_a_symbolic_link_replaces_the_file_and_keeps_the_link(tmp_path):
+    _tree(tmp_path, {"v1/data": b"old"})
+    (tmp_path / "current").symlink_to(tmp_path / "v1" / "data")
+    with fs.atomic_write(tmp_path / "current") as f:
+        f.write(b"new")
+    assert (tmp_path / "current").is_symlink()
+    assert (tmp_path / "v1" / "data").read_bytes() == b"new"
+    assert os.listdir(tmp_path / "v1") == ["data"]
+
+
+def test_atomic_write_writes_a_fifo_in_place(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    with fs.atomic_write(fifo) as f:
+        f.write(b"through the pipe")
+    reader.join(timeout=10)
+    assert received == [b"through the pipe"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and os.listdir(tmp_path) == ["pipe"]
 
 
 def test_staging_directory_is_hidden_in_its_parent_and_removed_after(tmp_path):

@@ -122,6 +122,12 @@ class FileSystem:
     #: order early lets its first bytes arrive while the caller works on the one before.
     reads_ahead = False
 
+    def atomic_write_target(self, target: str) -> str | None:
+        """The file :func:`~tfrecord_io.fs.atomic_write` writes a hidden sibling of and then
+        replaces: *target* itself here. None to write *target* in place: when writes are
+        atomic already (:attr:`atomic_writes`), or *target* is not a file to replace."""
+        return None if self.atomic_writes else target
+
     def _unsupported(self, what: str, target: str) -> UnsupportedOperationError:
         return UnsupportedOperationError(
             f"cannot {what} {target}: {'/'.join(self.protocols) or type(self).__name__}:// "

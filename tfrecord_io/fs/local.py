@@ -68,6 +68,15 @@ class LocalFileSystem(FileSystem):
                 out.append(_info(entry.path, st))
         return out
 
+    def atomic_write_target(self, target: str) -> str | None:
+        """The file a symbolic link points to, so that the link stays; None (written in place)
+        for a device, a FIFO or a socket (``/dev/null``), which a rename would replace by a
+        file, and for a directory (which ``open`` then refuses)."""
+        real = os.path.realpath(target)
+        if os.path.lexists(real) and not os.path.isfile(real):
+            return None
+        return real
+
     def makedirs(self, target: str) -> None:
         os.makedirs(target, exist_ok=True)
 

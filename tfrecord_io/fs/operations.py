@@ -322,11 +322,14 @@ def atomic_write(url: PathOrUrl) -> Iterator[IO[bytes]]:
     an exception: it goes to a hidden sibling (``.NAME.<unique>.tmp``, skipped by readers of
     the directory) that then :func:`replace`\\ s *url*. On an exception the sibling is deleted
     and *url* is left as it was. On a file system whose writes are atomic already (object
-    stores: ``s3://``) it writes *url* itself, and an exception uploads nothing.
+    stores: ``s3://``) it writes *url* itself, and an exception uploads nothing. A local
+    symbolic link keeps pointing where it did: the file it points to is replaced. A local
+    device or FIFO (``/dev/null``) is written in place.
     """
-    fs, target = filesystem(url)
-    if fs.atomic_writes:
-        with fs.open(target, "wb") as f:
+    fs, given = filesystem(url)
+    target = fs.atomic_write_target(given)
+    if target is None:
+        with fs.open(given, "wb") as f:
             yield f
         return
     root, path = split_root(target)
