@@ -70,7 +70,7 @@ class S3Server(EmulatorServer):
     per request), :attr:`pid`.
     """
 
-    name = "S3"
+    name = "S3 (moto)"
     error = S3ServerError
     log_name = "moto.log"
     install_hint = _INSTALL_HINT
