@@ -6,6 +6,8 @@ test_fs_stores.py."""
 from __future__ import annotations
 
 import random
+import threading
+import time
 import uuid
 
 import pytest
@@ -52,6 +54,30 @@ def test_atomic_write_on_hdfs_leaves_no_temporary_file(base):
     with fs.open(target) as f:
         assert f.read() == b"0 18\n"
     assert fs.ls(base) == [target]
+
+
+def test_replace_on_hdfs_never_leaves_the_target_missing(hdfs):
+    base = f"{hdfs.url}/fs/replace-{uuid.uuid4().hex[:8]}"
+    stores.put(f"{base}/target", b"0")
+    missing = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if not fs.exists(f"{base}/target"):
+                missing.append(time.monotonic())
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        for n in range(1, 41):
+            stores.put(f"{base}/next", str(n).encode())
+            fs.replace(f"{base}/next", f"{base}/target")
+    finally:
+        done.set()
+        watcher.join(timeout=30)
+    assert missing == []  # one NameNode call: the old file or the new one, never none
+    assert stores.get(f"{base}/target") == b"40" and fs.ls(base) == [f"{base}/target"]
 
 
 def test_records_write_their_index_through_fs(base):

@@ -309,9 +309,9 @@ def rename(src: PathOrUrl, dst: PathOrUrl) -> None:
 
 
 def replace(src: PathOrUrl, dst: PathOrUrl) -> None:
-    """Renames *src* to *dst*, replacing a file at *dst*: atomically on local disks and (for
-    a file) on ``s3://``, by a server-side copy; on HDFS the old file is deleted first, so for
-    a moment there is none."""
+    """Renames *src* to *dst*, replacing a file at *dst*: atomically on local disks, on
+    ``hdfs://`` (one NameNode call) and (for a file) on ``s3://``, by a server-side copy; on
+    ``webhdfs://`` the old file is deleted first, so for a moment there is none."""
     fs, s, d = _same_filesystem(src, dst)
     fs.replace(s, d)
 

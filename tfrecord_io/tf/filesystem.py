@@ -362,8 +362,9 @@ class _Provider:
         elif target_is_dir:
             raise IsADirectoryError(f"rename target is a directory: {d}")
         else:
-            # TensorFlow's rename replaces the target (checkpoints rely on it): on HDFS the old
-            # file is deleted first; on s3:// a server-side copy replaces it at once.
+            # TensorFlow's rename replaces the target (checkpoints rely on it): on hdfs:// in
+            # one NameNode call, on s3:// by a server-side copy; on webhdfs:// the old file is
+            # deleted first.
             fs.replace(s, d)
         return 0
 

@@ -76,3 +76,9 @@ class Client:
 
     def rename(self, src: str, dst: str) -> None:
         raise NotImplementedError
+
+    def replace(self, src: str, dst: str) -> None:
+        """Renames *src* over the file *dst*: here by deleting *dst* first, so that for a
+        moment there is none. A client that can replace in one NameNode call overrides it."""
+        self.delete(dst, False)
+        self.rename(src, dst)

@@ -129,9 +129,7 @@ class HdfsFileSystem(FileSystem):
             HdfsFileExistsError: *dst* exists.
             HdfsError: *src* and *dst* are on different NameNodes or schemes.
         """
-        s, d = resolve(src), resolve(dst)
-        if (s.scheme, s.authority) != (d.scheme, d.authority):
-            raise HdfsError(f"cannot rename across file systems: {s.url()} -> {d.url()}")
+        s, d = _same_hdfs(src, dst)
         if call(s, "rename", lambda c: c.status(s.path)) is None:
             raise HdfsFileNotFoundError(f"no such file or directory: {s.url()}")
         if call(d, "rename", lambda c: c.status(d.path)) is not None:
@@ -145,12 +143,28 @@ class HdfsFileSystem(FileSystem):
         call(s, "rename", lambda c: c.rename(s.path, d.path), f"{s.url()} -> {d.url()}")
 
     def replace(self, src: str, dst: str) -> None:
-        """HDFS renames refuse an existing destination: a file there is deleted first, so
-        readers may find nothing at *dst* for a moment (never a partial file)."""
+        """Renames *src* over the file *dst* (or to *dst*, if there is none). Over hdfs-native
+        (``hdfs://``) one NameNode call replaces it, so readers find the old file or the new
+        one; over WebHDFS the old file is deleted first, so readers may find nothing at *dst*
+        for a moment (never a partial file).
+
+        Raises:
+            HdfsFileExistsError: *dst* is a directory.
+        """
         try:
-            if self.stat(dst).is_dir:
-                raise HdfsFileExistsError(f"cannot replace the directory {dst} by {src}")
-            self.delete(dst, False)
+            existing = self.stat(dst)
         except FileNotFoundError:
-            pass
-        self.rename(src, dst)
+            self.rename(src, dst)
+            return
+        if existing.is_dir:
+            raise HdfsFileExistsError(f"cannot replace the directory {dst} by {src}")
+        s, d = _same_hdfs(src, dst)
+        call(s, "rename", lambda c: c.replace(s.path, d.path), f"{s.url()} -> {d.url()}")
+
+
+def _same_hdfs(src: str, dst: str) -> tuple[Location, Location]:
+    """*src* and *dst* resolved; HdfsError unless both are on one NameNode, by one scheme."""
+    s, d = resolve(src), resolve(dst)
+    if (s.scheme, s.authority) != (d.scheme, d.authority):
+        raise HdfsError(f"cannot rename across file systems: {s.url()} -> {d.url()}")
+    return s, d

@@ -93,3 +93,7 @@ class NativeClient(Client):
 
     def rename(self, src: str, dst: str) -> None:
         self.client.rename(src, dst, False)
+
+    def replace(self, src: str, dst: str) -> None:
+        """One rename with OVERWRITE: readers find the old file or the new one, never none."""
+        self.client.rename(src, dst, True)
