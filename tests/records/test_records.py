@@ -10,6 +10,7 @@ import struct
 import zlib
 
 import crc32c
+import faults
 import pytest
 
 from tfrecord_io import records
@@ -574,6 +575,14 @@ def test_a_writer_that_fails_after_flushing_leaves_no_shorter_file(tmp_path):
             for _ in range(300):  # 3 MB: flushed to the file system more than once
                 w.write(b"x" * 10_000)
             raise RuntimeError("producer failed")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_writer_whose_last_write_fails_on_close_leaves_no_file(tmp_path):
+    # 300 kB of records, all still buffered when close() writes them past a 100 kB limit
+    outcome = faults.write_records_past_a_file_size_limit(
+        str(tmp_path / "f.tfrecord"), count=300, size=1000, limit=100_000)
+    assert outcome == "refused: File too large"
     assert os.listdir(tmp_path) == []
 
 

@@ -9,6 +9,7 @@ import io
 import os
 import uuid
 
+import faults
 import pytest
 import stores
 
@@ -73,6 +74,15 @@ def test_a_writer_that_fails_leaves_nothing(base):
 
     with pytest.raises(ValueError, match="bad record source"):
         records.write(url, failing(), compression="gzip")
+    assert fs.ls(base) == []
+
+
+@pytest.mark.parametrize("base", stores.params("s3", "az", "gs"), indirect=True)
+def test_a_writer_whose_last_write_fails_on_close_uploads_nothing(base):
+    # The local staging file may not grow past 100 kB; close() writes the buffered 300 kB.
+    outcome = faults.write_records_past_a_file_size_limit(
+        f"{base}/f.tfrecord", count=300, size=1000, limit=100_000)
+    assert outcome == "refused: File too large"
     assert fs.ls(base) == []
 
 

@@ -234,8 +234,8 @@ class RecordWriter:
         self._closed = True
         try:
             self._flush()
-        except BaseException:
-            self._stack.close()
+        except BaseException as e:  # the target's writer learns of it: nothing appears
+            self._stack.__exit__(type(e), e, e.__traceback__)
             raise
         self._stack.close()  # finishes compression, closes the file if the writer opened it
         if not self._owns_target:
