@@ -135,8 +135,8 @@ class RecordWriter:
                 self._sink = compressor
             else:
                 self._sink = stream
-        except BaseException:
-            self._stack.close()
+        except BaseException as e:  # nothing appears at the target
+            self._stack.__exit__(type(e), e, e.__traceback__)
             raise
 
     def __enter__(self) -> RecordWriter:
