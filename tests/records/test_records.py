@@ -568,6 +568,18 @@ def test_failed_write_leaves_the_old_file_as_it_was_and_no_index(tmp_path):
     assert (tmp_path / "f.tfrecord").read_bytes() == old
 
 
+def test_a_failed_overwrite_keeps_the_old_files_index(tmp_path):
+    path = str(tmp_path / "f.tfrecord")
+    records.write(path, ABC)
+    old_index = (tmp_path / "_f.tfrecord.tfindex").read_bytes()
+    with pytest.raises(RuntimeError):
+        with RecordWriter(path) as w:
+            w.write(b"first")
+            raise RuntimeError("source failed")
+    assert (tmp_path / "_f.tfrecord.tfindex").read_bytes() == old_index
+    assert list(records.read(path)) == ABC
+
+
 def test_a_writer_that_fails_after_flushing_leaves_no_shorter_file(tmp_path):
     path = tmp_path / "f.tfrecord"
     with pytest.raises(RuntimeError, match="producer failed"):

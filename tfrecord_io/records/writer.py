@@ -60,9 +60,10 @@ class RecordWriter:
             uncompressed local path. False: never. True: always, also to an hdfs or s3 URL;
             raises ValueError where impossible (compressed output, file object).
 
-    When the target is a local path, an existing sidecar index of that path is removed as the
-    file is opened (it describes the file being overwritten), and the new one, if any, is
-    written atomically once all the data is written, so an index never describes other data.
+    When the target is a local path, an existing sidecar index of that path is removed just
+    before the new file replaces the old one (it describes the file being overwritten; a
+    writer that fails leaves both as they were), and the new one, if any, is written
+    atomically after the data, so an index never describes other data.
 
     Attributes:
         path: the target's name (path, URL, or the file object's ``name``).
@@ -96,6 +97,7 @@ class RecordWriter:
         self._stack = contextlib.ExitStack()
         self._target: Any = None
         self._owns_target = is_location
+        self._old_index: str | None = None  # removed as the new file replaces the old
 
         location_kind = None
         if is_location:
@@ -119,9 +121,7 @@ class RecordWriter:
 
                 sidecar = index_path(target)  # type: ignore[arg-type]
                 if location_kind == "local":
-                    with contextlib.suppress(FileNotFoundError):
-                        fs.delete(sidecar)
-                        log.debug("Removed the index %s of the file being overwritten", sidecar)
+                    self._old_index = sidecar
                 if want_index:
                     self.index_path = sidecar
                     self._lengths = array("Q")
@@ -234,10 +234,14 @@ class RecordWriter:
         self._closed = True
         try:
             self._flush()
+            if self._old_index is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    fs.delete(self._old_index)
+                    log.debug("Removed the index %s of the file being replaced", self._old_index)
         except BaseException as e:  # the target's writer learns of it: nothing appears
             self._stack.__exit__(type(e), e, e.__traceback__)
             raise
-        self._stack.close()  # finishes compression, closes the file if the writer opened it
+        self._stack.close()  # finishes compression; the file replaces the target
         if not self._owns_target:
             flush = getattr(self._target, "flush", None)
             if flush is not None:
