@@ -115,10 +115,15 @@ def test_files_opened_ahead_and_never_read_are_closed(base, monkeypatch):
     for first, after in zip(firsts, nexts, strict=True):
         tf_filesystem.expect_reads([first, after])
         assert tf_read(first) == recs  # opens `after` ahead, which TensorFlow never reads
+
+    def opened_ahead():  # the open-ahead thread opens the last one after tf_read returned
+        return {u: f for u, t, f in opened if t.startswith("tfrecord-io-open-ahead")}
+
     deadline = time.monotonic() + 10
-    ahead = {u: f for u, t, f in opened if t.startswith("tfrecord-io-open-ahead")}
-    while not ahead[nexts[0]].closed and time.monotonic() < deadline:
+    while time.monotonic() < deadline and not (
+            set(opened_ahead()) == set(nexts) and opened_ahead()[nexts[0]].closed):
         time.sleep(0.01)
+    ahead = opened_ahead()
     assert set(ahead) == set(nexts)
     assert ahead[nexts[0]].closed  # the third opened ahead dropped the first: two at most
     assert not ahead[nexts[2]].closed
