@@ -115,6 +115,13 @@ def test_makedirs_rename_replace_and_delete(base):
     assert fs.ls(base) == [f"{base}/empty"]
 
 
+def test_replace_of_a_missing_file_fails_naming_it_and_keeps_the_target(base):
+    stores.put(f"{base}/target", b"old")
+    with pytest.raises(FileNotFoundError, match=f"{base}/absent"):
+        fs.replace(f"{base}/absent", f"{base}/target")
+    assert stores.get(f"{base}/target") == b"old"
+
+
 def test_atomic_write_and_staging_directory_leave_nothing_when_they_fail(base):
     stores.put(f"{base}/kept", b"old")
     with pytest.raises(RuntimeError, match="writer failed"):

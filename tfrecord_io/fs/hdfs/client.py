@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -79,6 +80,9 @@ class Client:
 
     def replace(self, src: str, dst: str) -> None:
         """Renames *src* over the file *dst*: here by deleting *dst* first, so that for a
-        moment there is none. A client that can replace in one NameNode call overrides it."""
+        moment there is none (*dst* stays if *src* is missing). A client that can replace in
+        one NameNode call overrides it."""
+        if self.status(src) is None:
+            raise FileNotFoundError(errno.ENOENT, "no such file to rename", src)
         self.delete(dst, False)
         self.rename(src, dst)
