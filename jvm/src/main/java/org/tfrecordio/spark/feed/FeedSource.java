@@ -119,8 +119,8 @@ public final class FeedSource implements RelationProvider {
       case SEND:
         return new Sends(sqlContext, view, options);
       case RELEASE:
-        KEPT.release(session(sqlContext.sparkContext()), view);
-        forgetView(sqlContext.sparkSession(), view);
+        KEPT.release(session(sqlContext.sparkContext()), view,
+            () -> forgetView(sqlContext.sparkSession(), view));
         return new Sends(sqlContext, view, null);
       default:
         throw new IllegalArgumentException("the feed source's action is count, send, release "
@@ -200,8 +200,16 @@ public final class FeedSource implements RelationProvider {
       return kept;
     }
 
-    /** Frees the value kept for {@code view} in {@code session}, if any. */
-    void release(String session, String view) {
+    /**
+     * Frees the value kept for {@code view} in {@code session}, if any, once {@code forget} has
+     * made sure that it cannot be made again (the feed source drops the view that making it
+     * reads). {@code forget} runs first: a {@link #keep} that began before it ended holds the
+     * lock, so its value is in the map when this method looks, and is freed; one that begins
+     * after it cannot make the value. The other order would let a feeding job planned during
+     * the release keep batches that nothing frees.
+     */
+    void release(String session, String view, Runnable forget) {
+      forget.run();
       T kept;
       synchronized (this) {
         Map<String, T> views = bySession.get(session);

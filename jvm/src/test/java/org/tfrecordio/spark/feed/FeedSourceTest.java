@@ -9,6 +9,7 @@ import java.lang.reflect.Constructor;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.scheduler.SparkListenerEvent;
 import org.junit.Test;
 
@@ -61,11 +62,56 @@ public class FeedSourceTest {
     assertEquals("b-v", kept.keep(b, "v", () -> "b-v")); // same view name, other session
     assertEquals(2, kept.count(null));
     assertEquals(1, kept.count(SESSION_A));
-    kept.release(a, "v");
-    kept.release(a, "v"); // once only
+    kept.release(a, "v", () -> { });
+    kept.release(a, "v", () -> { }); // once only
     assertEquals(Collections.singletonList("a-v"), freed);
     assertEquals(0, kept.count(SESSION_A));
     assertEquals(1, kept.count(SESSION_B));
+  }
+
+  /**
+   * A feeding job planned while the batches are released keeps them at one of three points:
+   * while the release forgets the view, before or after the view is gone (it gets the value
+   * kept, which the release then frees), or after the release (it cannot make the value: the
+   * view is gone). At none is a value left kept that nothing frees.
+   */
+  @Test
+  public void aKeepDuringAReleaseCannotLeaveAValueThatNothingFrees() {
+    for (String point : List.of("before the view is gone", "after", "after the release")) {
+      List<String> freed = new ArrayList<>();
+      FeedSource.Kept<String> kept = kept(freed);
+      AtomicBoolean view = new AtomicBoolean(true);
+      List<String> got = new ArrayList<>();
+      Runnable keepNow = () -> {
+        try {
+          got.add(kept.keep("", "v", () -> {
+            if (!view.get()) {
+              throw new IllegalStateException("no such view");
+            }
+            return "made";
+          }));
+        } catch (IllegalStateException e) {
+          got.add(e.getMessage());
+        }
+      };
+      keepNow.run();
+      kept.release("", "v", () -> {
+        if (point.startsWith("before")) {
+          keepNow.run();
+        }
+        view.set(false);
+        if (point.equals("after")) {
+          keepNow.run();
+        }
+      });
+      if (point.equals("after the release")) {
+        keepNow.run();
+      }
+      assertEquals(point, 0, kept.count(null));
+      assertEquals(point, List.of("made"), freed);
+      assertEquals(point, List.of("made", point.endsWith("release") ? "no such view" : "made"),
+          got);
+    }
   }
 
   @Test
