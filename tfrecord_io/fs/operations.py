@@ -363,7 +363,7 @@ def staging_directory(parent: PathOrUrl, label: str) -> Iterator[str]:
     """
     made_parent = not exists(parent)
     makedirs(parent)
-    staging = join(os.fspath(parent), f".tfrecord-io-{label}-{uuid.uuid4().hex[:12]}.tmp")
+    staging = join(parent, f".tfrecord-io-{label}-{uuid.uuid4().hex[:12]}.tmp")
     try:
         makedirs(staging)
         yield staging
