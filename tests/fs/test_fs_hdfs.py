@@ -56,8 +56,7 @@ def test_atomic_write_on_hdfs_leaves_no_temporary_file(base):
     assert fs.ls(base) == [target]
 
 
-def test_replace_on_hdfs_never_leaves_the_target_missing(hdfs):
-    base = f"{hdfs.url}/fs/replace-{uuid.uuid4().hex[:8]}"
+def test_replace_on_hdfs_never_leaves_the_target_missing(base):
     stores.put(f"{base}/target", b"0")
     missing = []
     done = threading.Event()

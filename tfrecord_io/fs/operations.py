@@ -310,8 +310,8 @@ def rename(src: PathOrUrl, dst: PathOrUrl) -> None:
 
 def replace(src: PathOrUrl, dst: PathOrUrl) -> None:
     """Renames *src* to *dst*, replacing a file at *dst*: atomically on local disks, on
-    ``hdfs://`` (one NameNode call) and (for a file) on ``s3://``, by a server-side copy; on
-    ``webhdfs://`` the old file is deleted first, so for a moment there is none."""
+    ``hdfs://`` and ``webhdfs://`` (one NameNode call) and (for a file) on ``s3://``, by a
+    server-side copy."""
     fs, s, d = _same_filesystem(src, dst)
     fs.replace(s, d)
 

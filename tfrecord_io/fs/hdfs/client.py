@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import errno
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -79,10 +78,6 @@ class Client:
         raise NotImplementedError
 
     def replace(self, src: str, dst: str) -> None:
-        """Renames *src* over the file *dst*: here by deleting *dst* first, so that for a
-        moment there is none (*dst* stays if *src* is missing). A client that can replace in
-        one NameNode call overrides it."""
-        if self.status(src) is None:
-            raise FileNotFoundError(errno.ENOENT, "no such file to rename", src)
-        self.delete(dst, False)
-        self.rename(src, dst)
+        """Renames *src* over the file *dst* in one NameNode call (a rename with HDFS's
+        ``OVERWRITE`` option): readers find the old file or the new one, never none."""
+        raise NotImplementedError

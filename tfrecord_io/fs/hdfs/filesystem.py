@@ -143,10 +143,9 @@ class HdfsFileSystem(FileSystem):
         call(s, "rename", lambda c: c.rename(s.path, d.path), f"{s.url()} -> {d.url()}")
 
     def replace(self, src: str, dst: str) -> None:
-        """Renames *src* over the file *dst* (or to *dst*, if there is none). Over hdfs-native
-        (``hdfs://``) one NameNode call replaces it, so readers find the old file or the new
-        one; over WebHDFS the old file is deleted first, so readers may find nothing at *dst*
-        for a moment (never a partial file).
+        """Renames *src* over the file *dst* (or to *dst*, if there is none). One NameNode call
+        (a rename with HDFS's ``OVERWRITE`` option, over hdfs-native and WebHDFS alike) replaces
+        it, so readers find the old file or the new one, never none.
 
         Raises:
             HdfsFileExistsError: *dst* is a directory.

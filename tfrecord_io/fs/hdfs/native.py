@@ -95,5 +95,4 @@ class NativeClient(Client):
         self.client.rename(src, dst, False)
 
     def replace(self, src: str, dst: str) -> None:
-        """One rename with OVERWRITE: readers find the old file or the new one, never none."""
-        self.client.rename(src, dst, True)
+        self.client.rename(src, dst, True)  # overwrite

@@ -66,6 +66,12 @@ class WebHdfsClient(Client):
     def rename(self, src: str, dst: str) -> None:
         self.client.rename(src, dst)
 
+    def replace(self, src: str, dst: str) -> None:
+        # WebHDFS's RENAME with renameoptions=OVERWRITE: the package's rename() takes no
+        # options, its raw endpoint does; a failure raises the package's HdfsError.
+        raw_rename = self.client._rename  # noqa: SLF001 - the hdfs package's raw WebHDFS call
+        raw_rename(src, destination=self.client.resolve(dst), renameoptions="OVERWRITE")
+
 
 class _WriteHandle:
     """Adapts the ``hdfs`` package's streaming writer (a context manager) to write/close."""
