@@ -5,6 +5,8 @@ local-cluster."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tfrecord_io import cluster
@@ -48,6 +50,22 @@ def test_on_report_is_called_with_each_record_in_order(reported):
     result, seen, c = reported
     assert seen == list(result.metrics)
     assert c.metrics == result.metrics
+
+
+def test_the_result_has_every_report_while_a_slow_on_report_is_still_behind(sc):
+    called = []
+
+    def slow(record):  # holds the reports' thread while the attempt ends
+        called.append(record)
+        if len(called) == 1:
+            time.sleep(3)
+
+    c = cluster.run(sc, cluster_programs.report_and_return, {"steps": 3}, num_workers=2,
+                    on_report=slow, progress=False)
+    result = c.wait(timeout=300)
+    assert sorted((r.node, r.step) for r in result.metrics) == [
+        (f"worker:{w}", s) for w in (0, 1) for s in (1, 2, 3)]
+    assert called == list(result.metrics)  # on_report still saw each, in the same order
 
 
 def test_metrics_become_a_pandas_frame(reported):

@@ -512,6 +512,9 @@ class Cluster:
 
     def _report(self, node: str, report: Report) -> None:
         record = MetricRecord(node, report.attempt, report.step, report.time, dict(report.values))
+        # Kept here, as received: a node's reports come before its end, so the result made
+        # once every node ended has them all (the dispatcher may not have reached them yet).
+        self._metrics.append(record)
         self._events.put(("record", record))
 
     def _dispatch(self) -> None:
@@ -522,7 +525,6 @@ class Cluster:
             kind, item = event
             try:
                 if kind == "record":
-                    self._metrics.append(item)
                     self._progress.record(item)
                     if self._on_report is not None:
                         self._on_report(item)
