@@ -332,8 +332,10 @@ def warm_before_and_after_tensorflow_runs(_):
 def elastic_fit(args, ctx):
     """model.fit of a tiny model for args["epochs"] epochs under the strategy (tf-keras),
     resumable: BackupAndRestore in ctx.checkpoint_dir, ctx.keras_callback() for its
-    boundaries; each epoch lasts at least args["epoch_seconds"]. Each node writes
-    OUT/attempt-A-worker-I.json: the attempt's number of workers and the epochs it began."""
+    boundaries; each epoch lasts at least args["epoch_seconds"], and an attempt of fewer than
+    args["grow_to"] workers waits at each epoch's end (up to 120 s) for ctx.resize_pending. Each
+    node writes OUT/attempt-A-worker-I.json: the attempt's number of workers and the epochs it
+    began."""
     import tensorflow as tf
 
     model, dataset = _tiny_fit(ctx)
@@ -348,6 +350,10 @@ def elastic_fit(args, ctx):
 
         def on_epoch_end(self, epoch, logs=None):
             time.sleep(args["epoch_seconds"])
+            deadline = time.monotonic() + 120
+            while ctx.num_workers < args["grow_to"] and not ctx.resize_pending \
+                    and time.monotonic() < deadline:
+                time.sleep(0.1)
 
     backup = tf.keras.callbacks.BackupAndRestore(os.path.join(ctx.checkpoint_dir, "backup"))
     history = model.fit(dataset, epochs=args["epochs"], verbose=0,

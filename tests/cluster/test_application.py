@@ -26,7 +26,10 @@ def test_a_replaced_executor_stops_counting_at_once_and_another_takes_its_slots(
     application = application_of(any_spark)
     slots = application.free_slots()
     losses = application.executor_losses()
-    executor = losses.executor_of(_task_id(any_spark))
+    task = _task_id(any_spark)
+    deadline = time.monotonic() + 30  # Spark's listener bus tells the listener a bit later
+    while (executor := losses.executor_of(task)) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert executor is not None
     assert application.replace_executor(executor)
     # local-cluster[2,2,...]: the executor's 2 slots go with it, before Spark hears it exit

@@ -63,7 +63,7 @@ def _began(out, attempt: int) -> list[int]:
 
 def test_a_gang_shrunk_by_a_lost_executor_grows_back_at_an_epoch_boundary(
         sc, executors, tmp_path):
-    args = {"out": str(tmp_path), "epochs": 24, "epoch_seconds": 1.0}
+    args = {"out": str(tmp_path), "epochs": 24, "epoch_seconds": 1.0, "grow_to": 3}
     with cluster.run(sc, cluster_programs.elastic_fit, args, num_workers=3, min_workers=2,
                      keras="legacy", progress=False) as c:
         for i in range(3):  # every worker began training

@@ -18,7 +18,7 @@ def _read(out, workers=2):
 
 def test_the_next_epoch_is_fed_before_its_readers_ask_for_it(sc, tmp_path):
     data = sc.parallelize([b"r%d" % i for i in range(N)], 4).cache()
-    args = {"out": str(tmp_path), "pause": 2.0}
+    args = {"out": str(tmp_path), "pause": 5.0}  # the next job starts well within it
     with cluster.run(sc, feed_programs.read_with_pause, args, num_workers=2,
                      input_mode="spark") as c:
         report = c.train(data, num_epochs=2)

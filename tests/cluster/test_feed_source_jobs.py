@@ -59,6 +59,7 @@ class FakeFrame:
         self.seen = threading.Event()
         self.release = threading.Event()
         self.interrupted = threading.Event()
+        self.missed = threading.Event()  # an interrupt came before the driver saw the job
         self.tag: set[str] = set()
         if seen:
             self.seen.set()
@@ -67,6 +68,8 @@ class FakeFrame:
     def interrupt(self, tag: str) -> None:
         if self.seen.is_set() and tag in self.tag:
             self.interrupted.set()
+        elif tag in self.tag:
+            self.missed.set()
 
     def collect(self) -> list[SimpleNamespace]:
         self.tag = set(self.sparkSession.tags.get(threading.get_ident(), ()))
@@ -164,8 +167,8 @@ def test_a_cancel_before_spark_has_seen_the_job_is_repeated_until_it_takes():
     job = _job(frame, "t1")
     assert frame.submitted.wait(WAIT)
     job.cancel()
-    while not session.interrupts:  # the first interrupt is lost: Spark has not seen the job
-        assert not job.wait(0.05)
+    assert frame.missed.wait(WAIT)  # the first interrupt is lost: Spark has not seen the job
+    assert not job.done()
     frame.seen.set()
     assert job.wait(WAIT)
     assert isinstance(job.error, ClusterError)

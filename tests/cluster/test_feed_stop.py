@@ -59,9 +59,10 @@ def test_stop_feed_ends_the_feeding_while_main_fun_goes_on(sc, big, tmp_path):
 def test_worker_failing_while_fed_makes_train_raise_naming_it(sc, big, tmp_path):
     args = {"out": str(tmp_path), "node": "worker:1", "after": 2000, "epochs": 2}
     c = cluster.run(sc, feed_programs.fail_while_fed, args, num_workers=2, input_mode="spark")
-    with c, pytest.raises(cluster.ClusterError) as info:
-        c.train(big, num_epochs=2)
-    raised_at = time.time()
+    with c:
+        with pytest.raises(cluster.ClusterError) as info:
+            c.train(big, num_epochs=2)
+        raised_at = time.time()  # before the cluster's own shutdown
     failed_at = json.loads((tmp_path / "failed-at.json").read_text())["time"]
     assert info.value.node == "worker:1"
     assert "RuntimeError: planned failure on worker:1 after 2000 fed records" in str(info.value)
@@ -73,9 +74,10 @@ def test_worker_failing_while_fed_makes_train_raise_naming_it(sc, big, tmp_path)
 def test_worker_killed_while_fed_makes_train_raise_naming_it(sc, big, tmp_path):
     args = {"out": str(tmp_path), "node": "worker:0", "after": 2000, "how": "kill"}
     c = cluster.run(sc, feed_programs.fail_while_fed, args, num_workers=2, input_mode="spark")
-    with c, pytest.raises(cluster.ClusterError, match="SIGKILL") as info:
-        c.train(big, num_epochs=1)
-    raised_at = time.time()
+    with c:
+        with pytest.raises(cluster.ClusterError, match="SIGKILL") as info:
+            c.train(big, num_epochs=1)
+        raised_at = time.time()  # before the cluster's own shutdown
     failed_at = json.loads((tmp_path / "failed-at.json").read_text())["time"]
     assert info.value.node == "worker:0"
     assert raised_at - failed_at < 10.0

@@ -542,7 +542,7 @@ def test_accept_cuts_a_peer_dribbling_its_handshake_at_the_total_deadline(monkey
     started = time.monotonic()
     with pytest.raises(ChannelError, match="no authenticated hello within 0.8 s"):
         accept(b, KEY, server=SERVER)
-    assert 0.75 < time.monotonic() - started < 1.5
+    assert 0.75 < time.monotonic() - started < 5  # the dribble alone would take 20 s
     b.close()
     thread.join(10)
     a.close()

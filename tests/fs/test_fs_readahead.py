@@ -97,9 +97,15 @@ def _read(f: ReadAhead, n: int) -> bytes:
 
 
 def _reader(source: FakeSource, depth: int = 2, fetchers: int = 1,
-            probe: int = BLOCK) -> ReadAhead:
+            probe: int = BLOCK, name: str = "fake://f") -> ReadAhead:
     return ReadAhead(source, len(source.data), block_size=BLOCK, depth=depth, fetchers=fetchers,
-                     probe_size=probe, name="fake://f")
+                     probe_size=probe, name=name)
+
+
+def _threads_of(name: str) -> list[threading.Thread]:
+    """The live fetchers of the reader named *name* (not those of other tests' readers)."""
+    return [t for t in threading.enumerate()
+            if t.name.startswith(f"tfrecord-io-read-ahead {name}")]
 
 
 def _source(fetchers: int, data: bytes, rnd: random.Random | None = None, **kw) -> FakeSource:
@@ -233,11 +239,10 @@ def test_several_fetchers_have_their_requests_in_flight_at_once():
 
 def test_a_file_of_fewer_blocks_than_fetchers_gets_one_fetcher_a_block():
     data = os.urandom(2 * BLOCK - 1)
-    before = threading.active_count()
-    with _reader(PositionedSource(data), fetchers=4) as f:
+    with _reader(PositionedSource(data), fetchers=4, name="fake://two-blocks") as f:
         assert f.fetchers == 2
         assert f.read(1) == data[:1]
-        assert threading.active_count() == before + 2
+        assert len(_threads_of("fake://two-blocks")) == 2
         assert f.read() == data[1:]
     with _reader(FakeSource(b"small"), fetchers=4) as f:  # one block: no positioned reads needed
         assert f.fetchers == 1 and f.read() == b"small"
@@ -325,6 +330,5 @@ def test_closing_during_a_fetch_ends_the_fetchers_and_closes_the_source(fetchers
 
 def test_a_reader_never_read_starts_no_thread_and_closes_its_source():
     source = FakeSource(b"abc")
-    before = threading.active_count()
-    _reader(source).close()
-    assert source.closed and threading.active_count() == before
+    _reader(source, name="fake://never-read").close()
+    assert source.closed and _threads_of("fake://never-read") == []

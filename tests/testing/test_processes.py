@@ -10,11 +10,12 @@ from tfrecord_io.testing.processes import bytes_written
 
 def test_bytes_written_counts_what_a_process_wrote():
     child = subprocess.Popen(
-        [sys.executable, "-c", "import os, sys; os.write(1, b'x' * 100_000); sys.stdin.read()"],
+        [sys.executable, "-c",
+         "import os, sys; os.write(1, b'x' * 100_000); os.close(1); sys.stdin.read()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
     )
-    try:
-        assert len(child.stdout.read(100_000)) == 100_000
+    try:  # read to the end: the write has returned (and is counted) once stdout is closed
+        assert len(child.stdout.read()) == 100_000
         assert bytes_written(child.pid) >= 100_000
     finally:
         child.communicate(b"")
