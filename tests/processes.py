@@ -4,9 +4,12 @@ import ``conftest``, several share that name)."""
 
 from __future__ import annotations
 
-import time
+import os
+from pathlib import Path
 
 import psutil
+
+from waiting import eventually, wait_until
 
 
 def node_processes(cluster_name: str) -> list[psutil.Process]:
@@ -16,8 +19,8 @@ def node_processes(cluster_name: str) -> list[psutil.Process]:
     found = []
     for p in psutil.process_iter(["cmdline", "status", "cwd"]):
         cmdline = p.info["cmdline"] or []
-        alive = p.info["status"] != psutil.STATUS_ZOMBIE
-        if alive and any(cluster_name in part for part in [*cmdline, p.info["cwd"] or ""]):
+        running = p.info["status"] != psutil.STATUS_ZOMBIE
+        if running and any(cluster_name in part for part in [*cmdline, p.info["cwd"] or ""]):
             found.append(p)
     return found
 
@@ -26,12 +29,37 @@ def node_processes_after(cluster_name: str, timeout: float) -> list[psutil.Proce
     """:func:`node_processes` once none is left or *timeout* seconds have passed: for a node
     on a host that was cut off, whose executor hears the job's cancellation only once its link
     is back (TCP's retransmission backs off over the cut)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        left = node_processes(cluster_name)
-        if not left or time.monotonic() >= deadline:
-            return left
-        time.sleep(0.5)
+    wait_until(lambda: not node_processes(cluster_name), timeout, every=0.5)
+    return node_processes(cluster_name)
+
+
+def alive(pid: int) -> bool:
+    """Whether a process *pid* exists (a zombie not yet reaped counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def node_pids(out: Path) -> dict[str, int]:
+    """The pids that nodes wrote to ``OUT/<job>-<index>.pid``, by file stem (``worker-1``)."""
+    return {p.stem: int(p.read_text()) for p in out.glob("*.pid") if p.read_text()}
+
+
+def started_nodes(out: Path, count: int, timeout: float = 180.0) -> dict[str, int]:
+    """:func:`node_pids` once *count* nodes have written theirs."""
+    __tracebackhide__ = True
+    return eventually(lambda: len(node_pids(out)) == count and node_pids(out), timeout=timeout,
+                      what=lambda: f"{count} nodes started (pids {node_pids(out)})", every=0.2)
+
+
+def free_slots_again(application, slots: int, timeout: float = 120.0) -> None:
+    """Wait until the Spark application has *slots* free task slots again: after a test lost
+    an executor, the master starts one in its place, for the tests after it."""
+    __tracebackhide__ = True
+    eventually(lambda: application.free_slots() == slots, timeout=timeout, every=0.5,
+               what=lambda: f"{application.free_slots()} free task slots, not {slots}")
 
 
 def executor_of(pid: int) -> int:

@@ -4,9 +4,10 @@ the cluster manager starts another in its place."""
 
 from __future__ import annotations
 
-import time
-
 from tfrecord_io.cluster.application import application_of
+
+from processes import free_slots_again
+from waiting import eventually
 
 
 def _task_id(spark) -> int:
@@ -27,14 +28,10 @@ def test_a_replaced_executor_stops_counting_at_once_and_another_takes_its_slots(
     slots = application.free_slots()
     losses = application.executor_losses()
     task = _task_id(any_spark)
-    deadline = time.monotonic() + 30  # Spark's listener bus tells the listener a bit later
-    while (executor := losses.executor_of(task)) is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert executor is not None
+    # Spark's listener bus tells the listener a bit later
+    executor = eventually(lambda: losses.executor_of(task), timeout=30,
+                          what=f"the executor of task {task}")
     assert application.replace_executor(executor)
     # local-cluster[2,2,...]: the executor's 2 slots go with it, before Spark hears it exit
     assert application.free_slots() == slots - 2
-    deadline = time.monotonic() + 120  # the master starts another executor in its place
-    while application.free_slots() != slots and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert application.free_slots() == slots
+    free_slots_again(application, slots)  # the master starts another executor in its place

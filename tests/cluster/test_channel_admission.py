@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 
 import pytest
 
@@ -19,6 +18,8 @@ from tfrecord_io.cluster.channel import (
 )
 from tfrecord_io.cluster.messages import Heartbeat, Hello, Message, Stop
 from tfrecord_io.errors import ChannelError
+
+from waiting import eventually
 
 
 class Driver:
@@ -51,13 +52,6 @@ class Driver:
         with self.changed:
             assert self.changed.wait_for(what, timeout), "timed out"
 
-    @staticmethod
-    def poll(what, timeout: float = 10.0) -> None:
-        """Until *what* holds, of the server's own state (nothing notifies ``changed``)."""
-        deadline = time.monotonic() + timeout
-        while not what():
-            assert time.monotonic() < deadline, "timed out"
-            time.sleep(0.01)
 
 
 @pytest.fixture
@@ -102,7 +96,7 @@ def test_a_stale_attempts_hello_is_refused_and_the_live_node_untouched(driver, s
         assert _refused(stale)
         # the server logs and counts the refusal just after the stale peer saw its connection
         # end; it logs first, so once it is counted the line is there
-        driver.poll(lambda: driver.server.refused == 1)
+        eventually(lambda: driver.server.refused == 1, timeout=10, what="one refusal counted")
     assert "attempt 0" in caplog.text and "refused" in caplog.text
     assert driver.lost == []
     assert driver.server.send("worker:0", 1, Stop())  # the live connection still works
@@ -131,7 +125,8 @@ def test_a_name_that_is_no_node_is_refused(driver, secret):
 def test_the_feed_key_opens_no_control_connection(driver, secret):
     feeder = NodeConnection(driver.server.address, feed_key(secret), _hello("worker:0", 1))
     assert _refused(feeder)
-    driver.poll(lambda: driver.server.refused == 1)  # counted just after the peer saw it
+    # counted just after the peer saw it
+    eventually(lambda: driver.server.refused == 1, timeout=10, what="one refusal counted")
     assert driver.messages == []
 
 

@@ -18,14 +18,8 @@ from tfrecord_io.cluster.application import application_of
 
 import cluster_programs
 import feed_programs
-from processes import node_processes
-
-
-def _wait_for(path, timeout: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} did not appear"
-        time.sleep(0.2)
+from processes import free_slots_again, node_processes
+from waiting import written
 
 
 def _executors(sc, total: int) -> None:
@@ -51,10 +45,7 @@ def executors(sc):
         yield take
     finally:
         _executors(sc, count)
-        deadline = time.monotonic() + 120
-        while application.free_slots() != slots and time.monotonic() < deadline:
-            time.sleep(1)
-        assert application.free_slots() == slots
+        free_slots_again(application, slots)
 
 
 def _began(out, attempt: int) -> list[int]:
@@ -67,10 +58,10 @@ def test_a_gang_shrunk_by_a_lost_executor_grows_back_at_an_epoch_boundary(
     with cluster.run(sc, cluster_programs.elastic_fit, args, num_workers=3, min_workers=2,
                      keras="legacy", progress=False) as c:
         for i in range(3):  # every worker began training
-            _wait_for(tmp_path / f"attempt-0-worker-{i}.json")
+            written(tmp_path / f"attempt-0-worker-{i}.json", timeout=180)
         executors()
         for i in range(2):
-            _wait_for(tmp_path / f"attempt-1-worker-{i}.json")
+            written(tmp_path / f"attempt-1-worker-{i}.json", timeout=180)
         _executors(sc, 2)  # the slots come back
         result = c.wait(timeout=300)
 
@@ -98,9 +89,9 @@ def test_a_fed_call_goes_on_through_a_loss_mid_epoch_and_a_growth_feeding_each_g
     with cluster.run(sc, feed_programs.read_slowly_with_boundaries, args, num_workers=3,
                      min_workers=1, input_mode="spark", progress=False) as c:
         feeding = c.train(fed_records, num_epochs=3, block=False)
-        _wait_for(tmp_path / "worker-0-reading-0.json")
+        written(tmp_path / "worker-0-reading-0.json", timeout=180)
         executors()  # in the middle of the first epoch
-        _wait_for(tmp_path / "worker-0-reading-1.json")
+        written(tmp_path / "worker-0-reading-1.json", timeout=180)
         _executors(sc, 2)  # back: the gang grows after the first epoch of attempt 1
         report = feeding.result(timeout=300)
         result = c.wait(timeout=300)
@@ -125,7 +116,7 @@ def test_fewer_slots_than_min_workers_after_a_loss_end_the_run_naming_it(
     c = cluster.run(sc, cluster_programs.idle_until_restarted, {"out": str(tmp_path)},
                     num_workers=4, min_workers=3, reservation_timeout=10, progress=False)
     with c:
-        _wait_for(tmp_path / "worker-3.pid")
+        written(tmp_path / "worker-3.pid", timeout=180)
         executors()
         lost = time.monotonic()
         with pytest.raises(cluster.ClusterError) as failure:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 
 import pytest
 
@@ -15,29 +14,14 @@ from tfrecord_io import cluster
 from tfrecord_io.cluster.application import application_of
 
 import cluster_programs
-from processes import executor_of, node_processes
-
-
-def _pids(out) -> dict[str, int]:
-    return {p.stem: int(p.read_text()) for p in out.glob("*.pid") if p.read_text()}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def _wait_for_pids(out, count: int, timeout: float = 180.0) -> dict[str, int]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        pids = _pids(out)
-        if len(pids) == count:
-            return pids
-        time.sleep(0.2)
-    raise AssertionError(f"the nodes did not start: {_pids(out)}")
+from processes import (
+    alive,
+    executor_of,
+    free_slots_again,
+    node_pids,
+    node_processes,
+    started_nodes,
+)
 
 
 def _fails(sc, program, args, **kw) -> tuple[cluster.ClusterError, cluster.Cluster]:
@@ -62,7 +46,7 @@ def test_killed_node_process_names_the_node_and_the_signal(sc, tmp_path):
     assert error.node == "worker:0"
     assert "was killed by SIGKILL (9)" in str(error)
     assert node_processes(c.name) == []
-    assert not any(_alive(pid) for pid in _pids(tmp_path).values())
+    assert not any(alive(pid) for pid in node_pids(tmp_path).values())
 
 
 def test_node_killed_mid_training_names_the_node_not_its_peer(sc, tmp_path):
@@ -78,13 +62,13 @@ def test_frozen_node_is_reported_and_killed(sc, tmp_path):
                     {"out": str(tmp_path), "flag": str(tmp_path / "never")}, num_workers=2,
                     heartbeat_timeout=10)
     with c:
-        pids = _wait_for_pids(tmp_path, 2)
+        pids = started_nodes(tmp_path, 2)
         os.kill(pids["worker-0"], signal.SIGSTOP)
         with pytest.raises(cluster.ClusterError, match="sent no heartbeat for 10 s") as info:
             c.wait(timeout=120)
     assert info.value.node == "worker:0"
     assert node_processes(c.name) == []
-    assert not any(_alive(pid) for pid in pids.values())
+    assert not any(alive(pid) for pid in pids.values())
 
 
 def test_with_min_workers_a_lost_executor_restarts_the_gang_without_using_an_attempt(
@@ -94,14 +78,11 @@ def test_with_min_workers_a_lost_executor_restarts_the_gang_without_using_an_att
     c = cluster.run(sc, cluster_programs.idle_until_restarted, {"out": str(tmp_path)},
                     num_workers=2, min_workers=1, max_attempts=1, progress=False)
     with c:
-        pids = _wait_for_pids(tmp_path, 2)
+        pids = started_nodes(tmp_path, 2)
         os.kill(executor_of(pids["worker-1"]), signal.SIGKILL)
         result = c.wait(timeout=300)
     assert result.attempts == 2  # with max_attempts=1: the loss used up no attempt
     assert result.chief == [1, 2]  # the other executor's 2 slots hold the gang again
     assert result.resizes == []
     assert node_processes(c.name) == []
-    deadline = time.monotonic() + 120  # the master starts a new executor: leave every slot
-    while application.free_slots() != slots and time.monotonic() < deadline:
-        time.sleep(1)
-    assert application.free_slots() == slots
+    free_slots_again(application, slots)  # the master starts a new executor in its place

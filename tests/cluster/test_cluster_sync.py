@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from tfrecord_io import cluster
 
 import cluster_programs
-from processes import listening_ports, node_processes, spec_ports
+from processes import alive, listening_ports, node_processes, spec_ports
 
 
 class _Collect(logging.Handler):
@@ -122,7 +121,7 @@ def test_node_output_reaches_the_driver_log_prefixed_by_node(finished):
 def test_no_node_process_is_left_after_wait(finished):
     pids = [n["pid"] for n in finished.nodes.values()]
     assert finished.processes_after == []
-    assert not any(psutil_alive(pid) for pid in pids)
+    assert not any(alive(pid) for pid in pids)
 
 
 def test_no_port_of_the_cluster_listens_after_wait(finished):
@@ -138,9 +137,3 @@ def test_the_same_spark_context_starts_another_cluster_at_once(finished, sc, tmp
     assert node_processes(c.name) == []
 
 
-def psutil_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True

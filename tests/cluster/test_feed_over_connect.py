@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
@@ -21,6 +20,7 @@ from tfrecord_io.errors import ClusterError, SparkConnectError
 
 import feed_programs
 from processes import node_processes
+from waiting import eventually
 
 pytestmark = pytest.mark.connect
 
@@ -147,13 +147,6 @@ def _kept(spark, session_id: str) -> int:
     return int(frame.collect()[0].kept)
 
 
-def _wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.5)
-
-
 def test_the_kept_batches_of_a_client_that_died_are_freed_when_its_session_closes(
         connect_server, connect_spark, tmp_path):
     # A client process trains with kept batches (cache=True) and is killed while epoch 2 is
@@ -167,8 +160,8 @@ def test_the_kept_batches_of_a_client_that_died_are_freed_when_its_session_close
          os.path.dirname(feed_programs.__file__)], stdin=subprocess.DEVNULL)
     try:
         read = [tmp_path / f"worker-{w}-epoch1.json" for w in range(2)]
-        _wait_for(lambda: all(p.exists() for p in read) or client.poll() is not None, 600,
-                  "both workers read epoch 1")
+        eventually(lambda: all(p.exists() for p in read) or client.poll() is not None,
+                   timeout=600, every=0.5, what="both workers read epoch 1")
         assert client.poll() is None, "the client ended before its workers read epoch 1"
     finally:
         client.kill()
@@ -177,7 +170,8 @@ def test_the_kept_batches_of_a_client_that_died_are_freed_when_its_session_close
     assert sum(json.loads(p.read_text())["ids"] for p in read) == 1000
     assert _kept(connect_spark, session_id) == 1
     name = (tmp_path / "cluster").read_text()
-    _wait_for(lambda: node_processes(name) == [], 60, "the nodes stop without their driver")
+    eventually(lambda: node_processes(name) == [], timeout=60, every=0.5,
+               what="the nodes stop without their driver")
     assert _kept(connect_spark, session_id) == 1  # the session lives on: so do its batches
 
     from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
@@ -186,5 +180,5 @@ def test_the_kept_batches_of_a_client_that_died_are_freed_when_its_session_close
         f"{connect_server.url}/;session_id={session_id}").create()
     dead.client.release_session()
     dead.client.close()
-    _wait_for(lambda: _kept(connect_spark, session_id) == 0, 30,
-              "the closed session's kept batches are freed")
+    eventually(lambda: _kept(connect_spark, session_id) == 0, timeout=30, every=0.5,
+               what="the closed session's kept batches are freed")

@@ -4,7 +4,6 @@ its query ends (a trigger that ends by itself) or is stopped."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from pyspark.sql import functions as F
@@ -13,6 +12,7 @@ from tfrecord_io import cluster
 
 import feed_programs
 from processes import node_processes
+from waiting import eventually
 
 FILE_SIZES = [40, 60, 100]  # rows per file: one micro-batch each, all even (nothing dropped)
 
@@ -43,13 +43,13 @@ def streamed(spark, sc, tmp_path_factory):
     with c:
         first = c.train(files, feed="stream", trigger={"availableNow": True})
         feeding = c.train(rate, feed="stream", block=False, trigger={"processingTime": "1 second"})
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
+
+        def fed_twice() -> bool:
             query = feeding.query
             progress = query.recentProgress if query is not None else []
-            if sum(1 for p in progress if p["numInputRows"] > 0) >= 2:
-                break
-            time.sleep(0.5)
+            return sum(1 for p in progress if p["numInputRows"] > 0) >= 2
+
+        eventually(fed_twice, timeout=300, every=0.5, what="two micro-batches of rows fed")
         feeding.stop()
         second = feeding.result(timeout=300)
         c.wait(timeout=300)

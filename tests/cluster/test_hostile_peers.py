@@ -54,6 +54,8 @@ from tfrecord_io.cluster.protocol import (
 )
 from tfrecord_io.errors import ChannelError
 
+from waiting import eventually
+
 SECRET = "5ec2e7" * 10 + "abcd"
 KEYS = {CONTROL: purpose_key(SECRET, CONTROL), FEED: purpose_key(SECRET, FEED)}
 GREETING = len(MAGIC) + NONCE_BYTES
@@ -215,13 +217,12 @@ def _closed_within(sock: socket.socket, seconds: float) -> bool:
     return False
 
 
-def _wait_for(condition, seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
+def _refused(server: StreamServer, count: int, last: str = "") -> None:
+    """Until *server* has counted *count* refused connections (it counts a refusal just after
+    the peer saw its connection end); *last* says what the last one was."""
+    __tracebackhide__ = True
+    eventually(lambda: server.refused == count, timeout=10, every=0.005,
+               what=lambda: f"{server.refused} refusals counted, not {count} {last}".rstrip())
 
 
 class Session:
@@ -280,7 +281,7 @@ def test_random_bytes_are_refused_and_a_legitimate_client_is_served(seed, target
         if i % 10 == 9:
             target.legit()
             guard.sample()
-    assert _wait_for(lambda: target.stream_server.refused == attacks)
+    _refused(target.stream_server, attacks)
     assert 20 <= len(guard.refusals()) < attacks  # logged one by one up to the rate limit
 
 
@@ -302,7 +303,7 @@ def test_frames_cut_short_are_refused_before_and_after_the_hello(seed, target, g
         held.append(session)
     target.legit()
     assert all(_closed_within(s.sock, 3) for s in held)
-    assert _wait_for(lambda: target.stream_server.refused == 9)
+    _refused(target.stream_server, 9)
     # a client that authenticated sends a frame cut short: its connection only ends
     session = Session(target, rng)
     session.open()
@@ -352,7 +353,7 @@ def test_replayed_and_reflected_frames_and_foreign_keys_are_refused(seed, target
         assert _closed_within(session.sock, 5), what
         session.sock.close()
         refused += 1
-        assert _wait_for(lambda: target.stream_server.refused == refused), what
+        _refused(target.stream_server, refused, last=f"(the last: {what})")
 
     # a legitimate session, recorded
     recorded = Session(target, rng)
@@ -429,7 +430,8 @@ def test_handshakes_dribbled_a_byte_at_a_time_are_cut_at_the_total_deadline(
                 cut[sock] = time.monotonic() - opened
         sent += 1
         if not served_during and time.monotonic() - started > every:
-            assert _wait_for(lambda: target.stream_server.handshaking == len(dribblers), 1)
+            eventually(lambda: target.stream_server.handshaking == len(dribblers), timeout=1,
+                       every=0.005, what="every dribbler holds a handshake slot")
             target.legit()  # served while every dribbler holds its slot
             served_during = True
             guard.sample()
@@ -455,7 +457,8 @@ def test_a_flood_past_the_handshake_cap_holds_no_more_and_a_client_is_served_dur
             sock.sendall(MAGIC + rng.randbytes(rng.randint(1, NONCE_BYTES)))
         flood.append(sock)
     server = target.stream_server
-    assert _wait_for(lambda: server.refused >= len(flood) - MAX_HANDSHAKES)
+    eventually(lambda: server.refused >= len(flood) - MAX_HANDSHAKES, timeout=10, every=0.005,
+               what=lambda: f"{server.refused} of the flood's {len(flood)} connections refused")
     assert server.handshaking <= MAX_HANDSHAKES
     guard.sample()
     target.legit(timeout=5)  # served during the flood: the oldest handshake makes room
@@ -464,7 +467,8 @@ def test_a_flood_past_the_handshake_cap_holds_no_more_and_a_client_is_served_dur
     guard.sample()
     for sock in flood:
         sock.close()
-    assert _wait_for(lambda: server.handshaking == 0)
+    eventually(lambda: server.handshaking == 0, timeout=10, every=0.005,
+               what=lambda: f"{server.handshaking} handshakes still held")
     target.legit()
 
 
@@ -485,7 +489,8 @@ def test_a_flood_to_the_end_of_the_file_descriptors_does_not_stop_the_server(tmp
         rss_before = _rss_mib(child.pid)
         for _ in range(30):  # more than its descriptors: accept() fails with EMFILE
             flood.append(socket.create_connection((host, int(port)), timeout=10))
-        assert _wait_for(lambda: "EMFILE" in errors.read_text(), 10), errors.read_text()
+        eventually(lambda: "EMFILE" in errors.read_text(), timeout=10, every=0.005,
+                   what=lambda: f"EMFILE in the server's errors: {errors.read_text()}")
         took = time.monotonic()
         wire = connect(address, key, {"type": "hello"}, 20, server="test")
         wire.sock.settimeout(20)

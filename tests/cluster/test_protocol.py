@@ -41,6 +41,7 @@ from tfrecord_io.cluster.protocol import (
 from tfrecord_io.errors import ChannelError
 
 from protocol_vectors import make_vectors
+from waiting import wait_until
 
 VECTORS = json.loads(
     (pathlib.Path(__file__).resolve().parents[2] / "docs" / "protocol-vectors.json").read_text()
@@ -372,9 +373,7 @@ def serving():
 def _refusals(caplog, count: int, server: StreamServer) -> list[str]:
     """The refusals logged, once *count* are counted (a refused peer may see its connection
     closed before the server logs)."""
-    deadline = time.monotonic() + 10
-    while server.refused < count and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: server.refused >= count, timeout=10, every=0.01)
     return [r.getMessage() for r in caplog.records
             if r.levelno == logging.WARNING and "refused a connection" in r.getMessage()]
 
@@ -508,9 +507,7 @@ def test_messages_sent_with_the_hello_stay_for_the_connection(serving):
     key = derive_key(KEY, server_nonce, CLIENT_NONCE, TO_SERVER, SERVER)
     raw.sendall(MAGIC + CLIENT_NONCE + _sealed(key, 0, b'{"type":"hello"}')
                 + _sealed(key, 1, b'{"type":"heartbeat"}') + _sealed(key, 2, b'{"type":"log"}'))
-    deadline = time.monotonic() + 10
-    while len(got) < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: len(got) >= 3, timeout=10, every=0.01)
     assert got == [{"type": "hello"}, {"type": "heartbeat"}, {"type": "log"}]
     raw.close()
 

@@ -23,29 +23,16 @@ from tfrecord_io.cluster.application import application_of
 from tfrecord_io.cluster.channel import ControlServer
 
 import cluster_programs
-from processes import executor_of, listening_ports, node_processes
-
-
-def _pids(out) -> dict[str, int]:
-    return {p.stem: int(p.read_text()) for p in out.glob("*.pid") if p.read_text()}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def _wait_for_pids(out, count: int, timeout: float = 180.0) -> dict[str, int]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        pids = _pids(out)
-        if len(pids) == count:
-            return pids
-        time.sleep(0.2)
-    raise AssertionError(f"the nodes did not start: {_pids(out)}")
+from processes import (
+    alive,
+    executor_of,
+    free_slots_again,
+    listening_ports,
+    node_pids,
+    node_processes,
+    node_processes_after,
+    started_nodes,
+)
 
 
 def _port(address: str) -> int:
@@ -102,7 +89,7 @@ def test_an_exception_names_the_node_and_its_traceback_within_seconds(connect_sp
     assert "Traceback (most recent call last)" in str(info.value)
     assert "raise_on" in str(info.value)  # the frame of main_fun on the node
     assert node_processes(c.name) == []
-    assert not any(_alive(pid) for pid in _pids(tmp_path).values())
+    assert not any(alive(pid) for pid in node_pids(tmp_path).values())
 
 
 def test_a_node_killed_from_outside_is_named_and_its_peer_stopped(connect_spark, tmp_path):
@@ -110,13 +97,13 @@ def test_a_node_killed_from_outside_is_named_and_its_peer_stopped(connect_spark,
                     {"out": str(tmp_path), "flag": str(tmp_path / "never")}, num_workers=2,
                     progress=False)
     with c:
-        pids = _wait_for_pids(tmp_path, 2)
+        pids = started_nodes(tmp_path, 2)
         os.kill(pids["worker-1"], signal.SIGKILL)
         with pytest.raises(cluster.ClusterError, match=r"^worker:1 failed: .*SIGKILL") as info:
             c.wait(timeout=120)
     assert info.value.node == "worker:1"
     assert node_processes(c.name) == []
-    assert not _alive(pids["worker-0"])
+    assert not alive(pids["worker-0"])
 
 
 def test_a_lost_executor_is_named_with_the_reason_the_connect_servers_driver_gives(
@@ -128,20 +115,15 @@ def test_a_lost_executor_is_named_with_the_reason_the_connect_servers_driver_giv
                     {"out": str(tmp_path), "flag": str(tmp_path / "never")}, num_workers=2,
                     progress=False)
     with c:
-        pids = _wait_for_pids(tmp_path, 2)
+        pids = started_nodes(tmp_path, 2)
         os.kill(executor_of(pids["worker-1"]), signal.SIGKILL)
         with pytest.raises(cluster.ClusterError) as info:
             c.wait(timeout=120)
     assert re.search(r"worker:1 .*Spark lost executor \d+ on \S+: \S", str(info.value)), \
         str(info.value)
-    deadline = time.monotonic() + 30  # the orphaned node follows its Python worker out
-    while node_processes(c.name) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert node_processes(c.name) == []
-    deadline = time.monotonic() + 120  # the master starts a new executor: leave 4 slots
-    while application.free_slots() != slots and time.monotonic() < deadline:
-        time.sleep(1)
-    assert application.free_slots() == slots
+    # the orphaned node follows its Python worker out
+    assert node_processes_after(c.name, 30.0) == []
+    free_slots_again(application, slots)  # the master starts a new executor: 4 slots
 
 
 def test_too_few_slots_fail_at_once_before_submitting(connect_spark, tmp_path):

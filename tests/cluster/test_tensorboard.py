@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 import urllib.parse
 import urllib.request
 
@@ -19,6 +18,8 @@ import pytest
 
 from tfrecord_io.cluster import tensorboard
 from tfrecord_io.errors import TensorBoardError
+
+from waiting import eventually, wait_until
 
 STEPS = [(0, 2.5), (1, 1.25), (2, 0.5)]
 
@@ -46,13 +47,10 @@ def get_json(url: str) -> object:
 def loss_series(board: tensorboard.TensorBoardProcess, deadline: float = 60.0) -> list:
     """The ``loss`` scalars of run ``train`` as TensorBoard serves them, once it has read them."""
     query = urllib.parse.urlencode({"run": "train", "tag": "loss"})
-    end = time.monotonic() + deadline
-    while True:
-        tags = get_json(board.url + "data/plugin/scalars/tags")
-        if "loss" in tags.get("train", {}):
-            return get_json(f"{board.url}data/plugin/scalars/scalars?{query}")
-        assert time.monotonic() < end, f"TensorBoard never showed the loss scalars: {tags}"
-        time.sleep(0.5)
+    eventually(lambda: "loss" in get_json(board.url + "data/plugin/scalars/tags").get("train", {}),
+               timeout=deadline, every=0.5, what=lambda: "TensorBoard's loss scalars (tags: "
+               f"{get_json(board.url + 'data/plugin/scalars/tags')})")
+    return get_json(f"{board.url}data/plugin/scalars/scalars?{query}")
 
 
 def group_members(pgid: int) -> list[psutil.Process]:
@@ -130,9 +128,8 @@ def test_exits_by_itself_when_the_process_that_started_it_is_killed(tmp_path):
         parent.send_signal(signal.SIGKILL)
         parent.wait()
 
-        deadline = time.monotonic() + 30  # generous: a loaded machine is slow to schedule it
-        while group_members(int(pid)) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        # generous: a loaded machine is slow to schedule it
+        wait_until(lambda: not group_members(int(pid)), timeout=30, every=0.2)
         assert group_members(int(pid)) == []
         assert not listening("127.0.0.1", port)
     finally:

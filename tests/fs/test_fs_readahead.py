@@ -17,6 +17,8 @@ import pytest
 
 from tfrecord_io.fs.readahead import ReadAhead
 
+from waiting import eventually, wait_until
+
 BLOCK = 1000
 
 
@@ -262,10 +264,7 @@ def test_fetched_to_end_once_every_block_to_the_end_is_asked_for(fetchers):
         assert _read(f, BLOCK) == data[:BLOCK]
         assert not f.fetched_to_end  # the window ends before the file does
         assert _read(f, 7 * BLOCK) == data[BLOCK:8 * BLOCK]
-        deadline = time.monotonic() + 5
-        while not f.fetched_to_end and time.monotonic() < deadline:
-            time.sleep(0.005)
-        assert f.fetched_to_end
+        assert eventually(lambda: f.fetched_to_end, timeout=5, what="fetched to the end")
         f.seek(0)  # a jump back: the blocks there must be asked for again
         assert f.read(10) == data[:10]
         assert not f.fetched_to_end
@@ -276,9 +275,7 @@ def test_start_fetches_before_the_first_read():
     source = FakeSource(data)
     with _reader(source, depth=3) as f:
         f.start()
-        deadline = time.monotonic() + 5
-        while len(source.reads) < 3 and time.monotonic() < deadline:
-            time.sleep(0.005)
+        wait_until(lambda: len(source.reads) >= 3, timeout=5)
         assert source.reads == [(0, BLOCK), (BLOCK, BLOCK), (2 * BLOCK, BLOCK)]
         assert f.read() == data
 
@@ -319,9 +316,7 @@ def test_closing_during_a_fetch_ends_the_fetchers_and_closes_the_source(fetchers
     def fetching() -> list[threading.Thread]:
         return [t for t in threading.enumerate() if t.name.startswith("tfrecord-io-read-ahead")]
 
-    deadline = time.monotonic() + 5
-    while (not source.closed or fetching()) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: source.closed and not fetching(), timeout=5)
     assert source.closed
     assert not fetching()
     with pytest.raises(ValueError, match="closed file"):

@@ -5,13 +5,14 @@ driver in the root namespace that reaches its executors only over that network."
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tfrecord_io.testing import minihdfs
 from tfrecord_io.testing.standalone import StandaloneCluster, VirtualNetwork
+
+from waiting import eventually
 
 
 @pytest.fixture(scope="package")
@@ -83,12 +84,8 @@ def executor_hosts(sc) -> set[str]:
 
 
 def _wait_for_executors(sc, hosts: set[str], timeout: float = 600.0) -> None:
-    deadline = time.monotonic() + timeout
-    while executor_hosts(sc) != hosts:
-        if time.monotonic() > deadline:
-            pytest.fail(f"no executor on every host {sorted(hosts)} after {timeout:.0f} s",
-                        pytrace=False)
-        time.sleep(2)
+    eventually(lambda: executor_hosts(sc) == hosts, timeout=timeout, every=2,
+               what=f"an executor on every host {sorted(hosts)}")
 
 
 def _register_programs() -> None:

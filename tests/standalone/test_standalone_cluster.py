@@ -11,14 +11,15 @@ import time
 
 import pytest
 from pyspark.sql import functions as F
-from test_standalone_reservation import wait_for_slots
 
 from tfrecord_io import cluster
+from tfrecord_io.cluster.application import application_of
 from tfrecord_io.errors import ClusterError
 
 import manager_programs
 from datafiles import write_record_shards
-from processes import node_processes, node_processes_after
+from processes import free_slots_again, node_processes, node_processes_after
+from waiting import written
 
 SIZES = [30, 20, 25, 35]
 
@@ -89,12 +90,8 @@ def test_a_cut_link_fails_the_run_at_the_heartbeat_timeout_naming_node_host_and_
                     {"out": str(tmp_path)}, num_workers=2, heartbeat_timeout=HEARTBEAT_TIMEOUT)
     host = None
     try:
-        deadline = time.monotonic() + 180
-        started = [tmp_path / f"worker-{i}.started" for i in range(2)]
-        while not all(p.exists() and p.read_text() for p in started):
-            assert time.monotonic() < deadline, "the nodes did not start training"
-            time.sleep(0.5)
-        (host,) = [h for h in network.hosts if h.address == started[1].read_text()]
+        addresses = [written(tmp_path / f"worker-{i}.started", timeout=180) for i in range(2)]
+        (host,) = [h for h in network.hosts if h.address == addresses[1]]
         host.set_link(up=False)
         cut = time.monotonic()
         with pytest.raises(ClusterError) as failure:
@@ -114,4 +111,4 @@ def test_a_cut_link_fails_the_run_at_the_heartbeat_timeout_naming_node_host_and_
         assert not stopper.is_alive(), "shutdown hung"
     assert node_processes_after(c.name, 60.0) == []
     # the driver handed the silent node's executor back to Spark, which starts another there
-    wait_for_slots(standalone_spark.sparkContext, 3, timeout=180)
+    free_slots_again(application_of(standalone_spark), 3, timeout=180)

@@ -12,21 +12,16 @@ import json
 import time
 
 import pytest
-from test_standalone_reservation import LATE, wait_for_slots
+from test_standalone_reservation import LATE
 
 from tfrecord_io import cluster
+from tfrecord_io.cluster.application import application_of
 
 import manager_programs
-from processes import node_processes_after
+from processes import free_slots_again, node_processes_after
+from waiting import written
 
 STEPS, LR = 60, 0.001
-
-
-def _wait_for(path, timeout: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} did not appear"
-        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +33,10 @@ def elastic(standalone, standalone_spark, tmp_path_factory):
     try:
         with cluster.run(sc, manager_programs.sgd_resume, args, num_workers=3, min_workers=2,
                          log_dir=str(out / "logs"), progress=False) as c:
-            _wait_for(out / "attempt-0-worker-0.json")
+            written(out / "attempt-0-worker-0.json", timeout=180)
             lost = time.monotonic()
             standalone.lose_host(LATE)
-            _wait_for(out / "attempt-1-worker-0.json")
+            written(out / "attempt-1-worker-0.json", timeout=180)
             shrunk = time.monotonic() - lost
             standalone.restart_worker(LATE)
             returned.append(time.monotonic())
@@ -49,7 +44,7 @@ def elastic(standalone, standalone_spark, tmp_path_factory):
     finally:
         if not returned:
             standalone.restart_worker(LATE)
-        wait_for_slots(sc, 3)
+        free_slots_again(application_of(sc), 3)
     files = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
     return {"files": files, "result": result, "shrunk": shrunk, "name": c.name}
 
@@ -103,11 +98,11 @@ def cut_off(standalone_spark, network, tmp_path_factory):
         with cluster.run(sc, manager_programs.sgd_resume, args, num_workers=3, min_workers=2,
                          heartbeat_timeout=HEARTBEAT_TIMEOUT, log_dir=str(out / "logs"),
                          progress=False) as c:
-            address = _read(out / "attempt-0-worker-2.json")["host"]
+            address = json.loads(written(out / "attempt-0-worker-2.json", timeout=180))["host"]
             (host,) = [h for h in network.hosts if h.address == address]
             host.set_link(up=False)
             cut = time.monotonic()
-            _wait_for(out / "attempt-1-worker-0.json")
+            written(out / "attempt-1-worker-0.json", timeout=180)
             shrunk = time.monotonic() - cut
             host.set_link(up=True)
             result = c.wait(timeout=600)
@@ -115,17 +110,11 @@ def cut_off(standalone_spark, network, tmp_path_factory):
         if host is not None:
             host.set_link(up=True)
     left = node_processes_after(c.name, 60.0)
-    wait_for_slots(sc, 3, timeout=180)  # the host's executor, replaced, for the tests after
+    # the host's executor, replaced, for the tests after
+    free_slots_again(application_of(sc), 3, timeout=180)
     files = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
     return {"files": files, "result": result, "shrunk": shrunk, "left": left,
             "address": address}
-
-
-def _read(path) -> dict:
-    _wait_for(path)
-    while not path.read_text():  # written, not yet flushed
-        time.sleep(0.1)
-    return json.loads(path.read_text())
 
 
 def test_a_cut_link_leaves_the_gang_going_on_at_2_after_the_heartbeat_timeout(cut_off):

@@ -14,6 +14,7 @@ from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
 
 import manager_programs
+from waiting import written
 
 
 def test_a_lost_host_names_the_executor_spark_lost_on_it(standalone, standalone_spark, tmp_path):
@@ -23,11 +24,7 @@ def test_a_lost_host_names_the_executor_spark_lost_on_it(standalone, standalone_
     index = None
     try:
         started = tmp_path / "worker-1.json"
-        deadline = time.monotonic() + 120
-        while not started.exists() or not started.read_text():
-            assert time.monotonic() < deadline, "worker:1 did not start"
-            time.sleep(0.5)
-        host = json.loads(started.read_text())["host"]
+        host = json.loads(written(started, timeout=120))["host"]
         index = hosts.index(host)
         standalone.lose_host(index)
         lost = time.monotonic()

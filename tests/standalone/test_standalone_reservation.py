@@ -15,23 +15,17 @@ from tfrecord_io.cluster.application import application_of
 from tfrecord_io.errors import ClusterError
 
 import manager_programs
+from processes import free_slots_again
 
 LATE = 2  # the host whose Worker is down when the cluster starts
 
 
-def slots_of(sc) -> int:
-    """Task slots of the executors the scheduler has now, as the cluster counts them (one per
-    executor: a task takes all of its cores). Not the block managers: one that registers
-    after Spark removed its executor (a host lost right after it started) stays listed until
-    its heartbeat times out."""
-    return application_of(sc).free_slots()
-
-
-def wait_for_slots(sc, count: int, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while slots_of(sc) != count:
-        assert time.monotonic() < deadline, f"{slots_of(sc)} executors, not {count}"
-        time.sleep(0.5)
+def wait_for_slots(sc, count: int) -> None:
+    """Until the task slots of the executors the scheduler has now are *count*, as the
+    cluster counts them (one per executor: a task takes all of its cores). Not the block
+    managers: one that registers after Spark removed its executor (a host lost right after it
+    started) stays listed until its heartbeat times out."""
+    free_slots_again(application_of(sc), count)
 
 
 @pytest.fixture

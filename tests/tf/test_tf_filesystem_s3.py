@@ -27,6 +27,7 @@ from tfrecord_io.tf import plugin as tf_plugin
 from tfrecord_io.tf.datasets import REMOTE_BUFFER_BYTES
 
 from tf_records import assert_next_files_opened_ahead, some_records, spy_opens, tf_read
+from waiting import wait_until
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -119,10 +120,8 @@ def test_files_opened_ahead_and_never_read_are_closed(base, monkeypatch):
     def opened_ahead():  # the open-ahead thread opens the last one after tf_read returned
         return {u: f for u, t, f in opened if t.startswith("tfrecord-io-open-ahead")}
 
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not (
-            set(opened_ahead()) == set(nexts) and opened_ahead()[nexts[0]].closed):
-        time.sleep(0.01)
+    wait_until(lambda: set(opened_ahead()) == set(nexts) and opened_ahead()[nexts[0]].closed,
+               timeout=10, every=0.01)
     ahead = opened_ahead()
     assert set(ahead) == set(nexts)
     assert ahead[nexts[0]].closed  # the third opened ahead dropped the first: two at most

@@ -16,6 +16,7 @@ from tfrecord_io.errors import ClusterError
 import manager_programs
 from datafiles import write_record_shards
 from processes import node_processes
+from waiting import written
 
 # four files of unequal length: 110 records
 SIZES = [30, 20, 25, 35]
@@ -88,11 +89,7 @@ def test_a_killed_node_process_is_a_cluster_error_naming_the_node_within_seconds
                     {"out": str(tmp_path), "node": "none"}, num_workers=2)
     with c:
         started = tmp_path / "worker-1.json"
-        deadline = time.monotonic() + 300
-        while not started.exists() or not started.read_text():
-            assert time.monotonic() < deadline, "worker:1 did not start"
-            time.sleep(0.5)
-        os.kill(json.loads(started.read_text())["pid"], signal.SIGKILL)
+        os.kill(json.loads(written(started, timeout=300))["pid"], signal.SIGKILL)
         killed = time.monotonic()
         with pytest.raises(ClusterError, match=r"^worker:1 failed: .*was killed by SIGKILL"):
             c.wait(timeout=120)

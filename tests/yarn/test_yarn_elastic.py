@@ -14,13 +14,13 @@ import json
 import time
 
 import pytest
-from test_yarn_losses import wait_for_file
 
 from tfrecord_io import cluster
 from tfrecord_io.cluster import slots
 from tfrecord_io.cluster.application import application_of
 
 import manager_programs
+from waiting import written
 
 STEPS, LR = 60, 0.001
 # a container YARN gives again localizes the shipped environment before its node starts
@@ -51,13 +51,13 @@ def elastic(yarn, yarn_spark, tmp_path_factory):
         with cluster.run(yarn_spark.sparkContext, manager_programs.sgd_resume, args,
                          num_workers=3, min_workers=2, reservation_timeout=300,
                          log_dir=f"{yarn.hdfs_url}/cluster/elastic", progress=False) as c:
-            first = [wait_for_file(out / f"attempt-0-worker-{i}.json", START_TIMEOUT)
+            first = [json.loads(written(out / f"attempt-0-worker-{i}.json", timeout=START_TIMEOUT))
                      for i in range(3)]
             ours = {f["container"] for f in first}
             stopped = _without_the_master(yarn, ours)
             lost = time.monotonic()
             yarn.stop_nodemanager(stopped["index"])
-            smaller = wait_for_file(out / "attempt-1-worker-0.json", START_TIMEOUT)
+            smaller = json.loads(written(out / "attempt-1-worker-0.json", timeout=START_TIMEOUT))
             shrunk = time.monotonic() - lost
             added.append(yarn.add_nodemanager())
             result = c.wait(timeout=600)

@@ -15,17 +15,10 @@ from tfrecord_io import cluster
 from tfrecord_io.errors import ClusterError
 
 import manager_programs
+from waiting import written
 
 # The test YARN's executor containers are 512 MiB of heap + 2560 MiB of overhead.
 CONTAINER_MIB = 3072
-
-
-def wait_for_file(path, timeout: float = 120.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while not path.exists() or not path.read_text():
-        assert time.monotonic() < deadline, f"no {path} after {timeout:.0f} s"
-        time.sleep(0.5)
-    return json.loads(path.read_text())
 
 
 def executor_of(container: str) -> psutil.Process:
@@ -49,7 +42,7 @@ def test_a_container_killed_for_memory_quotes_yarn_and_names_the_settings(yarn_s
                     {"out": str(tmp_path), "node": "worker:1", "mib": CONTAINER_MIB + 512},
                     num_workers=2)
     with c:
-        container = wait_for_file(tmp_path / "worker-1.json")["container"]
+        container = json.loads(written(tmp_path / "worker-1.json", timeout=120))["container"]
         error = fail_within(c, 180)
     text = str(error)
     assert error.node == "worker:1"
@@ -64,7 +57,7 @@ def test_a_killed_container_is_named_with_its_id_and_exit_status(yarn_spark, tmp
     c = cluster.run(yarn_spark.sparkContext, manager_programs.hold_memory_on,
                     {"out": str(tmp_path), "node": "none"}, num_workers=2)
     with c:
-        container = wait_for_file(tmp_path / "worker-1.json")["container"]
+        container = json.loads(written(tmp_path / "worker-1.json", timeout=120))["container"]
         executor = executor_of(container)
         killed = time.monotonic()
         executor.send_signal(signal.SIGKILL)

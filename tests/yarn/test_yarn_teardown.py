@@ -3,19 +3,17 @@ container, and no executor or Python process of it is left."""
 
 from __future__ import annotations
 
-import time
-
 import psutil
+
+from waiting import eventually
 
 
 def test_stopping_the_application_releases_every_container(yarn, yarn_spark):
     app_id = yarn_spark.sparkContext.applicationId
     assert yarn.containers() > 0
     yarn_spark.stop()
-    deadline = time.monotonic() + 60
-    while yarn.containers() and time.monotonic() < deadline:
-        time.sleep(1)
-    assert yarn.containers() == 0
+    eventually(lambda: yarn.containers() == 0, timeout=60, every=1,
+               what=lambda: f"{yarn.containers()} containers left")
     left = [p for p in psutil.process_iter(["cmdline"])
             if any(app_id in part for part in p.info["cmdline"] or [])]
     assert left == []

@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 
 import psutil
 import pytest
 
 from tfrecord_io.testing.miniyarn import SHIPPED_PYTHON
+
+from waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "python" / "train_on_yarn.py"
@@ -83,9 +84,8 @@ def submitted(yarn, shipped_env):
         pytest.fail(f"spark-submit exited with {done.returncode}:\n{output[-6000:]}\n"
                     f"{am_log_tail(yarn, app_id) if app_id else '(no application id)'}",
                     pytrace=False)
-    deadline = time.monotonic() + 60  # NodeManagers clean up after the application ended
-    while yarn.containers() > before and time.monotonic() < deadline:
-        time.sleep(1)
+    # NodeManagers clean up after the application ended
+    wait_until(lambda: yarn.containers() <= before, timeout=60, every=1)
     left = [p.pid for p in psutil.process_iter(["cmdline"])
             if app_id and any(app_id in part for part in p.info["cmdline"] or [])]
     return {"output": output, "app_id": app_id, "model": model, "left": left,
