@@ -1,5 +1,6 @@
 """The architecture of docs/architecture.md, checked: import-linter's contracts (pyproject.toml),
-ruff, and the rules no import graph shows (py4j handles, Java class names, exception types).
+ruff, and the rules no import graph shows (py4j handles, Java class names, exception types,
+test modules importing each other).
 
 Each checker is run on the code as it is (it must pass) and on a deliberate violation (it must
 fail), so a checker that is misconfigured into passing everything fails here.
@@ -264,3 +265,40 @@ def test_exception_types_are_found_by_their_bases():
         "class D(A, KeyError): ...\n"
     )
     assert exception_types(source) == {"A", "B", "D"}
+
+
+# -- the test tree ---------------------------------------------------------------------------
+
+
+def imported_test_modules(source: str) -> set[str]:
+    """The test modules (``test_*``) that *source* imports, at any depth of its code."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        found.update(n for n in names if n.split(".")[-1].startswith("test_"))
+    return found
+
+
+def test_no_test_module_imports_another():
+    found = {
+        (path.relative_to(ROOT).as_posix(), imported)
+        for path in sorted((ROOT / "tests").rglob("test_*.py"))
+        for imported in imported_test_modules(path.read_text(encoding="utf-8"))
+    }
+    assert found == set()
+
+
+def test_imports_of_test_modules_are_found_at_any_depth():
+    source = (
+        "from test_standalone_reservation import LATE\n"
+        "import processes\n"
+        "def helper():\n"
+        "    import test_yarn_losses as losses\n"
+        "from waiting import eventually\n"
+    )
+    assert imported_test_modules(source) == {"test_standalone_reservation", "test_yarn_losses"}

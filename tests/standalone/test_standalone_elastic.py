@@ -12,7 +12,6 @@ import json
 import time
 
 import pytest
-from test_standalone_reservation import LATE
 
 from tfrecord_io import cluster
 from tfrecord_io.cluster.application import application_of
@@ -22,6 +21,7 @@ from processes import free_slots_again, node_processes_after
 from waiting import written
 
 STEPS, LR = 60, 0.001
+LOST = 2  # the host whose Worker stops, and comes back
 
 
 @pytest.fixture(scope="module")
@@ -35,15 +35,15 @@ def elastic(standalone, standalone_spark, tmp_path_factory):
                          log_dir=str(out / "logs"), progress=False) as c:
             written(out / "attempt-0-worker-0.json", timeout=180)
             lost = time.monotonic()
-            standalone.lose_host(LATE)
+            standalone.lose_host(LOST)
             written(out / "attempt-1-worker-0.json", timeout=180)
             shrunk = time.monotonic() - lost
-            standalone.restart_worker(LATE)
+            standalone.restart_worker(LOST)
             returned.append(time.monotonic())
             result = c.wait(timeout=600)
     finally:
         if not returned:
-            standalone.restart_worker(LATE)
+            standalone.restart_worker(LOST)
         free_slots_again(application_of(sc), 3)
     files = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
     return {"files": files, "result": result, "shrunk": shrunk, "name": c.name}
