@@ -1,6 +1,8 @@
-"""What a cluster left on this machine, listed for real: its node processes and listening
-ports (for the tests of tests/cluster, tests/yarn and tests/standalone; a test module cannot
-import ``conftest``, several share that name)."""
+"""A cluster's processes on this machine, looked at for real: its node processes (running or
+left behind, and the pids they wrote when they started), listening ports, the executor a
+process runs under, and the task slots the application has again after a test lost an
+executor (for the tests of tests/cluster, tests/yarn and tests/standalone; a test module
+cannot import ``conftest``, several share that name)."""
 
 from __future__ import annotations
 
