@@ -52,8 +52,13 @@ def node_pids(out: Path) -> dict[str, int]:
 def started_nodes(out: Path, count: int, timeout: float = 180.0) -> dict[str, int]:
     """:func:`node_pids` once *count* nodes have written theirs."""
     __tracebackhide__ = True
-    return eventually(lambda: len(node_pids(out)) == count and node_pids(out), timeout=timeout,
-                      what=lambda: f"{count} nodes started (pids {node_pids(out)})", every=0.2)
+
+    def all_started() -> dict[str, int] | None:
+        pids = node_pids(out)
+        return pids if len(pids) == count else None
+
+    return eventually(all_started, timeout=timeout, every=0.2,
+                      what=lambda: f"{count} nodes started (pids {node_pids(out)})")
 
 
 def free_slots_again(application, slots: int, timeout: float = 120.0) -> None:

@@ -305,20 +305,16 @@ def test_a_source_that_ends_early_is_an_error_naming_the_file_and_the_byte():
 @pytest.mark.parametrize("fetchers", [1, 3])
 def test_closing_during_a_fetch_ends_the_fetchers_and_closes_the_source(fetchers):
     source = _source(fetchers, os.urandom(8 * BLOCK))
-    f = _reader(source, fetchers=fetchers)
+    f = _reader(source, fetchers=fetchers, name="fake://closed")
     assert len(f.read(10)) == 10
     source.release.clear()  # the next fetch hangs until released
     time.sleep(0.05)
     f.close()
     assert f.closed
     source.release.set()
-
-    def fetching() -> list[threading.Thread]:
-        return [t for t in threading.enumerate() if t.name.startswith("tfrecord-io-read-ahead")]
-
-    wait_until(lambda: source.closed and not fetching(), timeout=5)
+    wait_until(lambda: source.closed and not _threads_of("fake://closed"), timeout=5)
     assert source.closed
-    assert not fetching()
+    assert _threads_of("fake://closed") == []
     with pytest.raises(ValueError, match="closed file"):
         f.read(1)
 
