@@ -1,7 +1,11 @@
 """A service of the tests in a child JVM: it prints one ``NAME READY {json}`` line when up,
 answers commands read on its stdin with one ``OK ...`` or ``ERROR ...`` line each, and shuts down
-when its stdin closes, so it never outlives the Python process that started it (every running one
-is also stopped at interpreter exit).
+when its stdin closes, so it never outlives the Python process that started it.
+
+:class:`ChildJvm` is the process and its protocol. :class:`JvmService` is what the test HDFS, the
+test YARN and the Spark Connect server share around it: a base directory of the caller's or of
+its own (removed when it stops), start and stop, use as a context manager, and every started
+service stopped at interpreter exit.
 
 A JVM that is not ours (Spark's own servers, run through ``spark-submit``) prints no ready line:
 a ``probe`` says when it is up instead, and :meth:`ChildJvm.stop` with ``timeout=0`` sends it
@@ -18,13 +22,14 @@ import queue
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
-__all__ = ["ChildJvm", "find_java", "tail"]
+__all__ = ["ChildJvm", "JvmService", "find_java", "tail"]
 
 # Variables of the parent that must not change who the services run as, or what they read.
 SCRUBBED_ENV = (
@@ -129,7 +134,6 @@ class ChildJvm:
             except OSError as e:
                 raise self._error(f"could not run {self._args[0]!r}: {e}") from e
         threading.Thread(target=self._pump, args=(self._proc,), daemon=True).start()
-        _LIVE.add(self)
         try:
             return self._wait_ready(t0 + timeout, timeout)
         except BaseException:
@@ -217,7 +221,6 @@ class ChildJvm:
             _signal_group(proc.pid, signal.SIGKILL)  # what it started and left behind
             if proc.stdout is not None:
                 proc.stdout.close()
-        _LIVE.discard(self)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -228,10 +231,111 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         pass
 
 
-_LIVE: set[ChildJvm] = set()
+_Service = TypeVar("_Service", bound="JvmService")
+
+
+class JvmService:
+    """A test service in a :class:`ChildJvm`; use as a context manager. Subclasses say how its
+    JVM runs (:meth:`_child_jvm`) and what its ready line holds.
+
+    Args:
+        base_dir: where the service keeps its files (storage, configuration, logs). A new
+            temporary directory, removed on :meth:`stop`, when None.
+        startup_timeout: seconds to wait until it is ready.
+
+    Attributes (once started): :attr:`base_dir`, :attr:`start_seconds` (wall time from
+    launching the JVM to ready), :attr:`pid`.
+    """
+
+    #: The service in messages ("the mini HDFS").
+    label: ClassVar[str] = "the service"
+    #: The exception type of its failures.
+    error: ClassVar[type[Exception]] = RuntimeError
+    #: The prefix of its own temporary base directory.
+    temp_prefix: ClassVar[str] = "jvm-service-"
+    #: Seconds :meth:`stop` waits for the JVM to end once its stdin is closed, before SIGTERM
+    #: (0 for a JVM that does not read its stdin).
+    stop_wait: ClassVar[float] = 60.0
+
+    def __init__(self, base_dir: str | os.PathLike[str] | None, startup_timeout: float) -> None:
+        self._own_base = base_dir is None
+        self.base_dir = Path(base_dir) if base_dir is not None else None
+        self.startup_timeout = startup_timeout
+        self.start_seconds: float | None = None
+        self._child: ChildJvm | None = None
+        self._info: dict[str, Any] | None = None
+
+    def _child_jvm(self, base_dir: Path) -> ChildJvm:
+        """The JVM to run, its files under *base_dir* (made already). Raises :attr:`error`
+        when something it needs is missing (Java, a classpath)."""
+        raise NotImplementedError
+
+    def start(self: _Service) -> _Service:
+        """Starts the service and waits until it is ready; returns self. A failed start stops
+        whatever it had started."""
+        if self._child is not None:
+            raise self.error(f"{self.label} is already started")
+        self._info = None
+        if self.base_dir is None:
+            self.base_dir = Path(tempfile.mkdtemp(prefix=self.temp_prefix))
+        self.base_dir = self.base_dir.resolve()
+        self.base_dir.mkdir(parents=True, exist_ok=True)
+        _LIVE.add(self)
+        try:
+            self._child = self._child_jvm(self.base_dir)
+            started = time.monotonic()
+            self._info = self._child.start(self.startup_timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self.start_seconds = time.monotonic() - started
+        return self
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stops the JVM (closing its stdin; after *timeout* seconds, :attr:`stop_wait` when
+        None, SIGTERM, then SIGKILL) and removes an own base directory. Safe to call twice, and
+        after a failed start."""
+        child, self._child = self._child, None
+        if child is not None:
+            child.stop(self.stop_wait if timeout is None else timeout)
+        _LIVE.discard(self)
+        if self._own_base and self.base_dir is not None and self.base_dir.exists():
+            shutil.rmtree(self.base_dir, ignore_errors=True)
+
+    def __enter__(self: _Service) -> _Service:
+        return self.start() if self._child is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        """Whether the JVM is alive."""
+        return self._child is not None and self._child.running
+
+    @property
+    def pid(self) -> int | None:
+        """The JVM's process id, while it is started."""
+        return self._child.pid if self._child is not None else None
+
+    def _started(self) -> ChildJvm:
+        """The started JVM; raises :attr:`error` when the service is not started."""
+        if self._child is None:
+            raise self.error(f"{self.label} is not started")
+        return self._child
+
+    def _ready_info(self) -> dict[str, Any]:
+        """The JSON of the JVM's ready line; raises :attr:`error` when not started."""
+        self._started()
+        if self._info is None:
+            raise self.error(f"{self.label} is not started")
+        return self._info
+
+
+_LIVE: set[JvmService] = set()
 
 
 @atexit.register
 def _stop_all() -> None:
-    for jvm in list(_LIVE):
-        jvm.stop(timeout=15)
+    for service in list(_LIVE):
+        service.stop(timeout=min(service.stop_wait, 15.0))

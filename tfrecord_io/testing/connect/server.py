@@ -6,16 +6,14 @@ See :mod:`tfrecord_io.testing.connect` for what it runs and how a client reaches
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tfrecord_io.errors import ConnectServerError
-from tfrecord_io.testing.childjvm import ChildJvm
+from tfrecord_io.testing.childjvm import ChildJvm, JvmService
 
 __all__ = ["ConnectServer", "bundles_server", "find_server_jar", "server_jar_name", "spark_home"]
 
@@ -120,7 +118,7 @@ def _accepts(port: int) -> bool:
         return False
 
 
-class ConnectServer:
+class ConnectServer(JvmService):
     """A running Spark Connect server, in a child JVM; use as a context manager.
 
     Args:
@@ -138,7 +136,13 @@ class ConnectServer:
         startup_timeout: seconds to wait until it accepts connections.
 
     Attributes (once started): :attr:`url` (``sc://127.0.0.1:PORT``), :attr:`log_path`.
+    Stopping it stops everything it started (executors, Python workers).
     """
+
+    label = "the Spark Connect server"
+    error = ConnectServerError
+    temp_prefix = "spark-connect-"
+    stop_wait = 0.0  # spark-submit's JVM does not read its stdin: SIGTERM at once
 
     def __init__(
         self,
@@ -152,21 +156,15 @@ class ConnectServer:
         python: str | None = None,
         startup_timeout: float = 600.0,
     ) -> None:
-        self._own_base = base_dir is None
-        self.base_dir = Path(base_dir) if base_dir is not None else None
+        super().__init__(base_dir, startup_timeout)
         self.master = master
         self.port = port
         self.jars = jars
         self.server_jar = server_jar
         self.conf = dict(conf or {})
         self.python = python or sys.executable
-        self.startup_timeout = startup_timeout
-        self._child: ChildJvm | None = None
 
-    def start(self) -> ConnectServer:
-        """Starts the server and waits until its port accepts connections; returns self."""
-        if self._child is not None:
-            raise ConnectServerError("this ConnectServer is already started")
+    def _child_jvm(self, base_dir: Path) -> ChildJvm:
         bundled = bundles_server()
         server_jar = self.server_jar or (None if bundled else find_server_jar())
         home = spark_home(server_jar)
@@ -179,10 +177,6 @@ class ConnectServer:
             jars = [jar_path()]
         if server_jar is not None:
             jars = [str(Path(server_jar).resolve()), *jars]
-        if self.base_dir is None:
-            self.base_dir = Path(tempfile.mkdtemp(prefix="spark-connect-"))
-        self.base_dir = self.base_dir.resolve()
-        self.base_dir.mkdir(parents=True, exist_ok=True)
         if self.port == 0:
             self.port = _free_port()
         conf = {
@@ -192,7 +186,7 @@ class ConnectServer:
             "spark.driver.bindAddress": _HOST,
             "spark.ui.enabled": "false",
             "spark.pyspark.python": self.python,
-            "spark.sql.warehouse.dir": str(self.base_dir / "warehouse"),
+            "spark.sql.warehouse.dir": str(base_dir / "warehouse"),
             **self.conf,
         }
         args = [str(home / "bin" / "spark-submit"), "--master", self.master,
@@ -209,45 +203,18 @@ class ConnectServer:
             "PYSPARK_DRIVER_PYTHON": self.python,
             "SPARK_NO_DAEMONIZE": "1",
         }
-        self._child = ChildJvm(
-            "CONNECT", args, self.base_dir / "connect-server.log", ConnectServerError,
-            env=env, cwd=self.base_dir, probe=self._probe,
+        return ChildJvm(
+            "CONNECT", args, base_dir / "connect-server.log", ConnectServerError,
+            env=env, cwd=base_dir, probe=self._probe,
         )
-        try:
-            self._child.start(self.startup_timeout)
-        except BaseException:
-            self.stop()
-            raise
-        return self
 
     def _probe(self) -> dict[str, Any] | None:
         return {"port": self.port} if _accepts(self.port) else None
 
-    def stop(self) -> None:
-        """Stops the server and everything it started (executors, Python workers); removes an
-        own base directory."""
-        if self._child is not None:
-            self._child.stop(timeout=0)
-            self._child = None
-        if self._own_base and self.base_dir is not None and self.base_dir.exists():
-            shutil.rmtree(self.base_dir, ignore_errors=True)
-
-    def __enter__(self) -> ConnectServer:
-        return self.start() if self._child is None else self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def running(self) -> bool:
-        """Whether the server's JVM is alive."""
-        return self._child is not None and self._child.running
-
     @property
     def url(self) -> str:
         """``sc://127.0.0.1:PORT``: what ``SparkSession.builder.remote`` takes."""
-        if self._child is None:
-            raise ConnectServerError("the Spark Connect server is not started")
+        self._started()
         return f"sc://{_HOST}:{self.port}"
 
     @property

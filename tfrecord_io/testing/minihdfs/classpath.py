@@ -5,8 +5,8 @@ The classpath comes from, in order: the ``classpath`` argument, the environment 
 ``.tools/minihdfs.classpath`` at the repository root (written by the project's setup). When none
 exists, :func:`ensure_classpath` can build one with Maven (``build=True``), through the
 test-only helper ``build_support/minihdfs_maven.py`` of a source checkout (not installed).
-If the classpath lacks :data:`MAIN_CLASS`, its Java source is compiled with javac into the
-user's cache directory.
+If the classpath lacks :data:`MAIN_CLASS`, its Java sources (``MiniHdfs`` and the
+``ServiceMain`` it extends) are compiled with javac into the user's cache directory.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ MAIN_CLASS = "org.tfrecordio.minihdfs.MiniHdfs"
 _CLASS_FILE = MAIN_CLASS.replace(".", "/") + ".class"
 # tfrecord_io/testing/minihdfs/classpath.py -> the repository root (a source checkout's).
 _REPO_ROOT = Path(__file__).resolve().parents[3]
-_JAVA_SOURCE = _REPO_ROOT / "jvm" / "minihdfs" / "src" / "main" / "java" / (
-    MAIN_CLASS.replace(".", "/") + ".java"
+# The package's sources: MAIN_CLASS and what it is built on.
+_JAVA_DIR = _REPO_ROOT / "jvm" / "minihdfs" / "src" / "main" / "java" / (
+    MAIN_CLASS.rsplit(".", 1)[0].replace(".", "/")
 )
 
 
@@ -87,37 +88,43 @@ def _has_main_class(classpath: str) -> bool:
     return False
 
 
+def _java_sources() -> list[Path]:
+    return sorted(_JAVA_DIR.glob("*.java"))
+
+
 def _compile_main_class(classpath: str, out_dir: Path) -> None:
-    """Compiles MiniHdfs.java with javac into ``out_dir`` (if out of date)."""
+    """Compiles MiniHdfs's sources with javac into ``out_dir`` (if out of date)."""
     target = out_dir / _CLASS_FILE
-    if not _JAVA_SOURCE.is_file():
+    sources = _java_sources()
+    if not sources:
         raise MiniHdfsError(
-            f"the classpath has no {MAIN_CLASS} and its source {_JAVA_SOURCE} is not there "
+            f"the classpath has no {MAIN_CLASS} and its sources in {_JAVA_DIR} are not there "
             "to compile; build the minihdfs project of the sbt build first"
         )
-    if target.is_file() and target.stat().st_mtime >= _JAVA_SOURCE.stat().st_mtime:
+    newest = max(source.stat().st_mtime for source in sources)
+    if target.is_file() and target.stat().st_mtime >= newest:
         return
     javac = shutil.which("javac")
     if javac is None:
-        raise MiniHdfsError(f"javac is needed to compile {_JAVA_SOURCE} and is not on PATH")
+        raise MiniHdfsError(f"javac is needed to compile {_JAVA_DIR}'s sources and is not on PATH")
     out_dir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
-        [javac, "-nowarn", "-d", str(out_dir), "-cp", classpath, str(_JAVA_SOURCE)],
+        [javac, "-nowarn", "-d", str(out_dir), "-cp", classpath, *map(str, sources)],
         capture_output=True,
         text=True,
     )
     if proc.returncode != 0:
-        raise MiniHdfsError(f"javac failed on {_JAVA_SOURCE}:\n{proc.stderr[-4000:]}")
+        raise MiniHdfsError(f"javac failed on {_JAVA_DIR}'s sources:\n{proc.stderr[-4000:]}")
 
 
 def ensure_classpath(classpath: str | None = None, *, build: bool = False) -> str:
-    """Returns a classpath that runs MiniHdfs, compiling MiniHdfs.java if needed.
+    """Returns a classpath that runs MiniHdfs, compiling its sources if needed.
 
     If no classpath is configured (see :func:`find_classpath`) and ``build`` is true, resolves
     the Hadoop test jars with ``mvn dependency:build-classpath``
     (``build_support/minihdfs_maven.py`` of a source checkout, from a pom generated in
     ``~/.cache/tfrecord-io/minihdfs/maven``, outside the work tree). If the classpath lacks the
-    MiniHdfs class, MiniHdfs.java is compiled with javac into that cache.
+    MiniHdfs class, its sources are compiled with javac into that cache.
     Raises :class:`MiniHdfsError` with what to do when that is not possible.
     """
     cp = find_classpath(classpath)
@@ -129,8 +136,10 @@ def ensure_classpath(classpath: str | None = None, *, build: bool = False) -> st
             )
         cp = _build_with_maven(_cache_dir() / "maven")
     if not _has_main_class(cp):
-        source = _JAVA_SOURCE.read_bytes() if _JAVA_SOURCE.is_file() else b""
-        classes = _cache_dir() / f"classes-{hashlib.sha256(source).hexdigest()[:16]}"
+        digest = hashlib.sha256()
+        for source in _java_sources():
+            digest.update(source.read_bytes())
+        classes = _cache_dir() / f"classes-{digest.hexdigest()[:16]}"
         _compile_main_class(cp, classes)
         cp = str(classes) + os.pathsep + cp
     return cp

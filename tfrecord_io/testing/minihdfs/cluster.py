@@ -10,17 +10,13 @@ classpath comes from :mod:`tfrecord_io.testing.minihdfs.classpath`.
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
-import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tfrecord_io.errors import MiniHdfsError
-from tfrecord_io.testing.childjvm import DEFAULT_JVM_OPTIONS, ChildJvm, find_java
+from tfrecord_io.testing.childjvm import DEFAULT_JVM_OPTIONS, ChildJvm, JvmService, find_java
 from tfrecord_io.testing.minihdfs.classpath import MAIN_CLASS, ensure_classpath
 
 __all__ = ["MiniHdfs", "start_for_tests"]
@@ -30,7 +26,7 @@ def _error(message: str) -> MiniHdfsError:
     return MiniHdfsError(f"mini HDFS: {message}")
 
 
-class MiniHdfs:
+class MiniHdfs(JvmService):
     """A running mini HDFS cluster, in a child JVM; use as a context manager.
 
     Args:
@@ -58,6 +54,11 @@ class MiniHdfs:
         start_seconds: wall time from launching the JVM to ready.
     """
 
+    label = "the mini HDFS"
+    error = MiniHdfsError
+    temp_prefix = "minihdfs-"
+    stop_wait = 30.0
+
     def __init__(
         self,
         base_dir: str | os.PathLike[str] | None = None,
@@ -74,8 +75,7 @@ class MiniHdfs:
         startup_timeout: float = 600.0,
         host: str = "127.0.0.1",
     ) -> None:
-        self._own_base = base_dir is None
-        self.base_dir = Path(base_dir) if base_dir is not None else None
+        super().__init__(base_dir, startup_timeout)
         self.datanode_count = datanodes
         self.replication = replication
         self.rpc_port = rpc_port
@@ -85,29 +85,15 @@ class MiniHdfs:
         self._classpath = classpath
         self.java = java
         self.jvm_options = tuple(jvm_options)
-        self.startup_timeout = startup_timeout
         self.host = host
-        self._child: ChildJvm | None = None
-        self._info: dict[str, Any] | None = None
-        self.start_seconds: float | None = None
 
-    # -- lifecycle ---------------------------------------------------------------------------
-
-    def start(self) -> MiniHdfs:
-        """Starts the cluster and waits until it is ready; returns self."""
-        if self._child is not None:
-            raise MiniHdfsError("this MiniHdfs is already started")
+    def _child_jvm(self, base_dir: Path) -> ChildJvm:
         classpath = ensure_classpath(self._classpath)
         java = self.java or find_java()
         if java is None:
             raise MiniHdfsError(
                 "no `java` on PATH (and JAVA_HOME unset): the mini HDFS needs Java 11+"
             )
-        self._info = None
-        if self.base_dir is None:
-            self.base_dir = Path(tempfile.mkdtemp(prefix="minihdfs-"))
-        self.base_dir = self.base_dir.resolve()
-        self.base_dir.mkdir(parents=True, exist_ok=True)
         args = [
             java,
             "-Xmx1g",
@@ -117,7 +103,7 @@ class MiniHdfs:
             classpath,
             MAIN_CLASS,
             "--base-dir",
-            str(self.base_dir),
+            str(base_dir),
             "--datanodes",
             str(self.datanode_count),
             "--rpc-port",
@@ -133,81 +119,41 @@ class MiniHdfs:
             args += ["--block-size", str(self.block_size)]
         if self._conf_dir_arg is not None:
             args += ["--conf-dir", str(self._conf_dir_arg.resolve())]
-        self._child = ChildJvm(
-            "MINIHDFS", args, self.base_dir / "minihdfs.stderr", _error, logs=[self.log_path]
+        return ChildJvm(
+            "MINIHDFS", args, base_dir / "minihdfs.stderr", _error, logs=[self.log_path]
         )
-        _LIVE.add(self)
-        t0 = time.monotonic()
-        try:
-            self._info = self._child.start(self.startup_timeout)
-        except BaseException:
-            self.stop()
-            raise
-        self.start_seconds = time.monotonic() - t0
-        return self
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """Shuts the cluster down (closing its stdin; after ``timeout`` seconds SIGTERM, then
-        SIGKILL) and removes an own base directory."""
-        child, self._child = self._child, None
-        if child is not None:
-            child.stop(timeout)
-        _LIVE.discard(self)
-        if self._own_base and self.base_dir is not None and self.base_dir.exists():
-            shutil.rmtree(self.base_dir, ignore_errors=True)
-
-    def __enter__(self) -> MiniHdfs:
-        return self.start() if self._child is None else self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def running(self) -> bool:
-        """Whether the JVM is alive."""
-        return self._child is not None and self._child.running
-
-    @property
-    def pid(self) -> int | None:
-        """The process id of the JVM (NameNode and DataNodes), while it is started."""
-        return self._child.pid if self._child is not None else None
 
     # -- addresses -----------------------------------------------------------------------------
-
-    def _require(self) -> dict[str, Any]:
-        if self._info is None:
-            raise MiniHdfsError("the mini HDFS is not started")
-        return self._info
 
     @property
     def url(self) -> str:
         """``hdfs://127.0.0.1:PORT``: the NameNode RPC URL."""
-        return str(self._require()["rpc"])
+        return str(self._ready_info()["rpc"])
 
     @property
     def webhdfs_url(self) -> str:
         """``webhdfs://127.0.0.1:HTTPPORT``."""
-        return str(self._require()["webhdfs"])
+        return str(self._ready_info()["webhdfs"])
 
     @property
     def http_url(self) -> str:
         """``http://127.0.0.1:HTTPPORT``: NameNode web UI; WebHDFS under ``/webhdfs/v1``."""
-        return str(self._require()["http"])
+        return str(self._ready_info()["http"])
 
     @property
     def conf_dir(self) -> str:
         """A ``HADOOP_CONF_DIR`` for this cluster (core-site.xml, hdfs-site.xml)."""
-        return str(self._require()["conf_dir"])
+        return str(self._ready_info()["conf_dir"])
 
     @property
     def superuser(self) -> str:
         """The HDFS superuser: the OS user that runs the JVM."""
-        return str(self._require()["superuser"])
+        return str(self._ready_info()["superuser"])
 
     @property
     def datanodes(self) -> list[dict[str, Any]]:
         """Addresses of the DataNodes, by startup index."""
-        return list(self._require()["datanodes"])
+        return list(self._ready_info()["datanodes"])
 
     @property
     def log_path(self) -> Path:
@@ -223,9 +169,7 @@ class MiniHdfs:
 
     def command(self, line: str, timeout: float = 120.0) -> str:
         """Sends one command line to the JVM and returns the text of its ``OK`` answer."""
-        if self._child is None:
-            raise _error("not running")
-        return self._child.command(line, timeout)
+        return self._started().command(line, timeout)
 
     def stop_datanode(self, index: int) -> None:
         """Stops DataNode ``index`` (startup numbering) as a crash would: the NameNode is not
@@ -243,15 +187,6 @@ class MiniHdfs:
     def __repr__(self) -> str:
         state = self.url if self._info is not None and self.running else "stopped"
         return f"<MiniHdfs {state}>"
-
-
-_LIVE: set[MiniHdfs] = set()
-
-
-@atexit.register
-def _stop_all() -> None:
-    for cluster in list(_LIVE):
-        cluster.stop(timeout=15)
 
 
 def start_for_tests(

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tfrecord_io.errors import MiniYarnError
-from tfrecord_io.testing.childjvm import DEFAULT_JVM_OPTIONS, ChildJvm, find_java
+from tfrecord_io.testing.childjvm import DEFAULT_JVM_OPTIONS, ChildJvm, JvmService, find_java
 from tfrecord_io.testing.miniyarn.classpath import (
     CLASSPATH_ENV,
     MAIN_CLASS,
@@ -34,7 +32,7 @@ SHIPPED_DIR = "environment"
 SHIPPED_PYTHON = f"./{SHIPPED_DIR}/bin/python"
 
 
-class MiniYarn:
+class MiniYarn(JvmService):
     """A running test YARN with its HDFS, in a child JVM; use as a context manager.
 
     Args:
@@ -47,8 +45,13 @@ class MiniYarn:
         startup_timeout: seconds to wait for the cluster to be ready.
 
     Attributes (once started): :attr:`conf_dir` (a ``HADOOP_CONF_DIR``), :attr:`hdfs_url`,
-    :attr:`resourcemanager`, :attr:`log_path`.
+    :attr:`resourcemanager`, :attr:`log_path`. Stopping it stops the NodeManagers, which kill
+    every container, and its HDFS.
     """
+
+    label = "the test YARN"
+    error = MiniYarnError
+    temp_prefix = "miniyarn-"
 
     def __init__(
         self,
@@ -60,20 +63,13 @@ class MiniYarn:
         jvm_options: Sequence[str] = (),
         startup_timeout: float = 600.0,
     ) -> None:
-        self._own_base = base_dir is None
-        self.base_dir = Path(base_dir) if base_dir is not None else None
+        super().__init__(base_dir, startup_timeout)
         self.nodemanagers = nodemanagers
         self.nm_memory_mb = nm_memory_mb
         self._classpath = classpath
         self.jvm_options = tuple(jvm_options)
-        self.startup_timeout = startup_timeout
-        self._child: ChildJvm | None = None
-        self._info: dict[str, Any] | None = None
 
-    def start(self) -> MiniYarn:
-        """Starts the cluster and waits until every NodeManager has registered; returns self."""
-        if self._child is not None:
-            raise MiniYarnError("this MiniYarn is already started")
+    def _child_jvm(self, base_dir: Path) -> ChildJvm:
         classpath = find_classpath(self._classpath)
         if classpath is None:
             raise MiniYarnError(
@@ -84,65 +80,31 @@ class MiniYarn:
         java = find_java()
         if java is None:
             raise MiniYarnError("no `java` on PATH (and JAVA_HOME unset): the test YARN needs it")
-        if self.base_dir is None:
-            self.base_dir = Path(tempfile.mkdtemp(prefix="miniyarn-"))
-        self.base_dir = self.base_dir.resolve()
-        self.base_dir.mkdir(parents=True, exist_ok=True)
         args = [
             java, "-Xmx1g", *DEFAULT_JVM_OPTIONS, *self.jvm_options, "-cp", classpath, MAIN_CLASS,
-            "--base-dir", str(self.base_dir),
+            "--base-dir", str(base_dir),
             "--nodemanagers", str(self.nodemanagers),
             "--nm-memory-mb", str(self.nm_memory_mb),
         ]
-        self._child = ChildJvm(
-            "MINIYARN", args, self.base_dir / "miniyarn.stderr", MiniYarnError,
-            logs=[self.base_dir / "miniyarn.log"],
+        return ChildJvm(
+            "MINIYARN", args, base_dir / "miniyarn.stderr", MiniYarnError,
+            logs=[base_dir / "miniyarn.log"],
         )
-        try:
-            self._info = self._child.start(self.startup_timeout)
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def stop(self) -> None:
-        """Stops YARN (killing every container) and HDFS; removes an own base directory."""
-        if self._child is not None:
-            self._child.stop()
-            self._child = None
-        if self._own_base and self.base_dir is not None and self.base_dir.exists():
-            shutil.rmtree(self.base_dir, ignore_errors=True)
-
-    def __enter__(self) -> MiniYarn:
-        return self.start() if self._child is None else self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def running(self) -> bool:
-        """Whether the JVM is alive."""
-        return self._child is not None and self._child.running
-
-    def _require(self) -> dict[str, Any]:
-        if self._info is None or self._child is None:
-            raise MiniYarnError("the test YARN is not started")
-        return self._info
 
     @property
     def conf_dir(self) -> str:
         """A ``HADOOP_CONF_DIR``: core-site.xml (``fs.defaultFS``), hdfs-site.xml, yarn-site.xml."""
-        return str(self._require()["conf_dir"])
+        return str(self._ready_info()["conf_dir"])
 
     @property
     def hdfs_url(self) -> str:
         """``hdfs://127.0.0.1:PORT``: the cluster's HDFS, also its ``fs.defaultFS``."""
-        return str(self._require()["hdfs"])
+        return str(self._ready_info()["hdfs"])
 
     @property
     def resourcemanager(self) -> str:
         """The ResourceManager's client address (``host:port``)."""
-        return str(self._require()["resourcemanager"])
+        return str(self._ready_info()["resourcemanager"])
 
     @property
     def log_path(self) -> Path:
@@ -152,26 +114,22 @@ class MiniYarn:
 
     def containers(self) -> int:
         """How many containers the NodeManagers hold now."""
-        assert self._child is not None
-        return int(self._child.command("containers"))
+        return int(self._started().command("containers"))
 
     def nodemanager_info(self) -> list[dict[str, Any]]:
         """Every NodeManager started so far, by index: ``index``, ``node`` (its NodeId,
         ``host:port``), ``running``, and the ids of the ``containers`` it holds."""
-        assert self._child is not None
-        return list(json.loads(self._child.command("nodemanagers")))
+        return list(json.loads(self._started().command("nodemanagers")))
 
     def stop_nodemanager(self, index: int) -> None:
         """Stops NodeManager *index* as a host going away: it kills its containers and leaves
         the ResourceManager, which reports them lost to their applications. It stays down."""
-        assert self._child is not None
-        self._child.command(f"stop-nodemanager {int(index)}")
+        self._started().command(f"stop-nodemanager {int(index)}")
 
     def add_nodemanager(self) -> int:
         """Starts one more NodeManager of the cluster's size (a host coming back); returns its
         index once the ResourceManager counts it."""
-        assert self._child is not None
-        return int(self._child.command("add-nodemanager", timeout=120.0))
+        return int(self._started().command("add-nodemanager", timeout=120.0))
 
     def env(self) -> dict[str, str]:
         """Environment variables that point Hadoop clients and ``spark-submit`` at this cluster."""

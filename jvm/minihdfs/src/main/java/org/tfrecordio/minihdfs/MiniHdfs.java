@@ -1,23 +1,17 @@
 package org.tfrecordio.minihdfs;
 
-import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.io.Writer;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A whole HDFS in one JVM, for tests and for developers: a MiniDFSCluster with one NameNode (RPC and
@@ -38,31 +32,23 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   MINIHDFS READY {"rpc": "hdfs://127.0.0.1:PORT", "http": "http://127.0.0.1:PORT", ...}
  * </pre>
  *
- * <p>Then commands are read from stdin, one per line, each answered by one line {@code OK ...} or
- * {@code ERROR ...}:
+ * <p>Then it is driven over stdin as every test cluster is ({@link ServiceMain}): besides {@code
+ * ping} and {@code shutdown}, its commands are
  *
  * <ul>
  *   <li>{@code stop-datanode I}: stop DataNode I (0-based, numbering as at startup; the NameNode is
  *       not told, as when a machine dies).
  *   <li>{@code restart-datanode I}: start DataNode I again, on the same ports and storage, and wait
  *       until it has registered.
- *   <li>{@code ping}: answers {@code OK pong}.
- *   <li>{@code shutdown}: stop the cluster and exit.
  * </ul>
  *
- * <p>The cluster is also shut down when stdin reaches end of file (the parent died or closed the
- * pipe) and on SIGTERM, so no orphan JVM is left behind. Hadoop's own log goes to {@code
- * BASE/minihdfs.log}, never to stdout.
+ * <p>Hadoop's own log goes to {@code BASE/minihdfs.log}.
  */
-public final class MiniHdfs {
+public final class MiniHdfs extends ServiceMain {
   /** The address servers bind by default. */
   public static final String LOOPBACK = "127.0.0.1";
-  private static final PrintStream OUT =
-      new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
-          StandardCharsets.UTF_8);
 
   private final Options opts;
-  private final AtomicBoolean stopped = new AtomicBoolean(false);
   /** The cluster; Hadoop classes initialise only after {@link #configureLogging} ran. */
   private org.apache.hadoop.hdfs.MiniDFSCluster cluster;
   /** xfer port of each DataNode, by the index it had at startup (stable across stop/restart). */
@@ -71,139 +57,78 @@ public final class MiniHdfs {
   private final Map<Integer, org.apache.hadoop.hdfs.MiniDFSCluster.DataNodeProperties> stoppedDns =
       new HashMap<>();
 
-  static final class Options {
-    Path baseDir;
-    Path confDir;
+  static final class Options extends ServiceMain.Options {
     int dataNodes = 2;
     int replication = -1;
     int rpcPort = 0;
     int httpPort = 0;
     long blockSize = 0;
     String host = LOOPBACK;
+
+    @Override
+    protected boolean take(String option, String value) {
+      switch (option) {
+        case "--datanodes":
+          dataNodes = Integer.parseInt(value);
+          return true;
+        case "--replication":
+          replication = Integer.parseInt(value);
+          return true;
+        case "--rpc-port":
+          rpcPort = Integer.parseInt(value);
+          return true;
+        case "--http-port":
+          httpPort = Integer.parseInt(value);
+          return true;
+        case "--block-size":
+          blockSize = Long.parseLong(value);
+          return true;
+        case "--host":
+          host = value;
+          return true;
+        default:
+          return false;
+      }
+    }
+
+    @Override
+    protected void check() {
+      if (dataNodes < 1) {
+        throw new IllegalArgumentException("--datanodes must be at least 1");
+      }
+      if (replication < 0) {
+        replication = Math.min(2, dataNodes);
+      }
+      if (replication < 1 || replication > dataNodes) {
+        throw new IllegalArgumentException("--replication must be between 1 and --datanodes");
+      }
+    }
   }
 
   private MiniHdfs(Options opts) {
+    super("minihdfs");
     this.opts = opts;
   }
 
   public static void main(String[] args) throws Exception {
-    Options opts;
-    try {
-      opts = parse(args);
-    } catch (IllegalArgumentException e) {
-      System.err.println("minihdfs: " + e.getMessage());
-      System.err.println(
-          "usage: MiniHdfs --base-dir DIR [--conf-dir DIR] [--datanodes N] [--replication R]"
-              + " [--rpc-port P] [--http-port P] [--block-size BYTES] [--host ADDRESS]");
-      System.exit(2);
-      return;
-    }
-    Files.createDirectories(opts.baseDir);
-    Files.createDirectories(opts.confDir);
-    // Must happen before any Hadoop class (and so log4j) is loaded.
-    configureLogging(opts.baseDir);
-
-    MiniHdfs mini = new MiniHdfs(opts);
-    Runtime.getRuntime().addShutdownHook(new Thread(mini::stop, "minihdfs-shutdown"));
-    try {
-      mini.start();
-    } catch (Throwable t) {
-      System.err.println("minihdfs: failed to start: " + t);
-      t.printStackTrace();
-      reportLowDisk(opts.baseDir);
-      mini.stop();
-      System.exit(1);
-      return;
-    }
-    mini.commandLoop();
-    mini.stop();
-    System.exit(0);
+    Options opts = new Options();
+    opts.parseOrExit(
+        "minihdfs",
+        "MiniHdfs --base-dir DIR [--conf-dir DIR] [--datanodes N] [--replication R]"
+            + " [--rpc-port P] [--http-port P] [--block-size BYTES] [--host ADDRESS]",
+        args);
+    configureLogging(
+        opts.baseDir,
+        "minihdfs",
+        // The chattiest per-block loggers of a DataNode.
+        "log4j.logger.org.apache.hadoop.hdfs.server.datanode.DataNode=WARN",
+        "log4j.logger.org.apache.hadoop.hdfs.server.datanode.fsdataset=WARN");
+    run(new MiniHdfs(opts));
   }
 
-  static Options parse(String[] args) {
-    Options o = new Options();
-    for (int i = 0; i < args.length; i++) {
-      String a = args[i];
-      if (a.equals("-h") || a.equals("--help")) {
-        throw new IllegalArgumentException("help");
-      }
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException("missing value for " + a);
-      }
-      String v = args[++i];
-      switch (a) {
-        case "--base-dir":
-          o.baseDir = Paths.get(v).toAbsolutePath();
-          break;
-        case "--conf-dir":
-          o.confDir = Paths.get(v).toAbsolutePath();
-          break;
-        case "--datanodes":
-          o.dataNodes = Integer.parseInt(v);
-          break;
-        case "--replication":
-          o.replication = Integer.parseInt(v);
-          break;
-        case "--rpc-port":
-          o.rpcPort = Integer.parseInt(v);
-          break;
-        case "--http-port":
-          o.httpPort = Integer.parseInt(v);
-          break;
-        case "--block-size":
-          o.blockSize = Long.parseLong(v);
-          break;
-        case "--host":
-          o.host = v;
-          break;
-        default:
-          throw new IllegalArgumentException("unknown option " + a);
-      }
-    }
-    if (o.baseDir == null) {
-      throw new IllegalArgumentException("--base-dir is required");
-    }
-    if (o.confDir == null) {
-      o.confDir = o.baseDir.resolve("conf");
-    }
-    if (o.dataNodes < 1) {
-      throw new IllegalArgumentException("--datanodes must be at least 1");
-    }
-    if (o.replication < 0) {
-      o.replication = Math.min(2, o.dataNodes);
-    }
-    if (o.replication < 1 || o.replication > o.dataNodes) {
-      throw new IllegalArgumentException("--replication must be between 1 and --datanodes");
-    }
-    return o;
-  }
-
-  private static void configureLogging(Path baseDir) throws IOException {
-    Path logFile = baseDir.resolve("minihdfs.log");
-    Path props = baseDir.resolve("log4j.properties");
-    String text =
-        String.join(
-            "\n",
-            "log4j.rootLogger=INFO, file",
-            "log4j.appender.file=org.apache.log4j.RollingFileAppender",
-            "log4j.appender.file.File=" + logFile.toString().replace("\\", "/"),
-            "log4j.appender.file.MaxFileSize=20MB",
-            "log4j.appender.file.MaxBackupIndex=1",
-            "log4j.appender.file.layout=org.apache.log4j.PatternLayout",
-            "log4j.appender.file.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n",
-            // The chattiest per-request and per-block loggers.
-            "log4j.logger.org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace=WARN",
-            "log4j.logger.org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit=WARN",
-            "log4j.logger.org.apache.hadoop.hdfs.StateChange=WARN",
-            "log4j.logger.BlockStateChange=WARN",
-            "log4j.logger.org.apache.hadoop.hdfs.server.datanode.DataNode=WARN",
-            "log4j.logger.org.apache.hadoop.hdfs.server.datanode.fsdataset=WARN",
-            "log4j.logger.org.apache.hadoop.metrics2=WARN",
-            "log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR",
-            "");
-    Files.write(props, text.getBytes(StandardCharsets.UTF_8));
-    System.setProperty("log4j.configuration", props.toUri().toString());
-    System.setProperty("hadoop.log.dir", baseDir.toString());
+  @Override
+  protected void explainFailedStart() {
+    reportLowDisk(opts.baseDir);
   }
 
   /**
@@ -222,7 +147,8 @@ public final class MiniHdfs {
     }
   }
 
-  private void start() throws IOException {
+  @Override
+  protected String start() throws IOException {
     long t0 = System.nanoTime();
     org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.hdfs.HdfsConfiguration();
     conf.set("hadoop.tmp.dir", opts.baseDir.resolve("tmp").toString());
@@ -254,8 +180,7 @@ public final class MiniHdfs {
       dnXferPorts.add(dn.getXferPort());
     }
     writeClientConf();
-    double secs = (System.nanoTime() - t0) / 1e9;
-    OUT.println("MINIHDFS READY " + readyJson(secs));
+    return readyJson((System.nanoTime() - t0) / 1e9);
   }
 
   /**
@@ -327,20 +252,6 @@ public final class MiniHdfs {
     return sb.toString();
   }
 
-  private static String q(String s) {
-    StringBuilder sb = new StringBuilder("\"");
-    for (char c : s.toCharArray()) {
-      if (c == '"' || c == '\\') {
-        sb.append('\\').append(c);
-      } else if (c < 0x20) {
-        sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-      } else {
-        sb.append(c);
-      }
-    }
-    return sb.append('"').toString();
-  }
-
   /** Writes core-site.xml and hdfs-site.xml for HADOOP_CONF_DIR clients. */
   private void writeClientConf() throws IOException {
     Map<String, String> core = new LinkedHashMap<>();
@@ -383,39 +294,17 @@ public final class MiniHdfs {
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
   }
 
-  private void commandLoop() throws IOException {
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      line = line.trim();
-      if (line.isEmpty()) {
-        continue;
-      }
-      String[] parts = line.split("\\s+");
-      String cmd = parts[0];
-      try {
-        switch (cmd) {
-          case "ping":
-            OUT.println("OK pong");
-            break;
-          case "stop-datanode":
-            stopDataNode(index(parts));
-            OUT.println("OK " + line);
-            break;
-          case "restart-datanode":
-            restartDataNode(index(parts));
-            OUT.println("OK " + line);
-            break;
-          case "shutdown":
-            stop();
-            OUT.println("OK shutdown");
-            return;
-          default:
-            OUT.println("ERROR unknown command: " + cmd);
-        }
-      } catch (Exception e) {
-        OUT.println("ERROR " + cmd + ": " + String.valueOf(e).replace('\n', ' '));
-      }
+  @Override
+  protected String answer(String[] words) throws IOException {
+    switch (words[0]) {
+      case "stop-datanode":
+        stopDataNode(index(words));
+        return String.join(" ", words);
+      case "restart-datanode":
+        restartDataNode(index(words));
+        return String.join(" ", words);
+      default:
+        throw unknown(words);
     }
   }
 
@@ -461,15 +350,13 @@ public final class MiniHdfs {
     cluster.waitActive();
   }
 
-  private void stop() {
-    if (!stopped.compareAndSet(false, true)) {
-      return;
-    }
+  @Override
+  protected void shutdown() {
     if (cluster != null) {
       try {
         cluster.shutdown(true);
       } catch (Throwable t) {
-        System.err.println("minihdfs: error during shutdown: " + t);
+        warn("error during shutdown: " + t);
       }
     }
   }

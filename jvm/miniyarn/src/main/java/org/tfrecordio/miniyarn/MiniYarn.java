@@ -1,20 +1,15 @@
 package org.tfrecordio.miniyarn;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.tfrecordio.minihdfs.MiniHdfs;
+import org.tfrecordio.minihdfs.ServiceMain;
 
 /**
  * A YARN cluster with its HDFS in one JVM, for tests and for developers: a MiniDFSCluster (one
@@ -37,151 +32,81 @@ import org.tfrecordio.minihdfs.MiniHdfs;
  *
  * <p>When the cluster is up, one line is printed on stdout: {@code MINIYARN READY {json}}, whose
  * {@code conf_dir} holds core-site.xml, hdfs-site.xml and yarn-site.xml for {@code
- * HADOOP_CONF_DIR}. Then commands are read from stdin, one per line, each answered by one line
- * {@code OK ...} or {@code ERROR ...}: {@code ping}; {@code containers} (the number of containers
+ * HADOOP_CONF_DIR}. Then it is driven over stdin as every test cluster is ({@link ServiceMain});
+ * besides {@code ping} and {@code shutdown}, its commands are {@code containers} (the number of containers
  * the NodeManagers hold now); {@code nodemanagers} (a JSON list, one object per NodeManager ever
  * started: {@code index}, {@code node} (its NodeId), {@code running} and the ids of the {@code
  * containers} it holds); {@code stop-nodemanager I} (NodeManager I stops, as a host going away:
  * it kills its containers and leaves the ResourceManager, which reports them lost to their
  * applications); {@code add-nodemanager} (a new NodeManager of the same size joins, as a host
- * coming back, and is answered with its index once the ResourceManager counts it); {@code
- * shutdown}. End of input and SIGTERM shut the cluster down too, which kills every container.
- * Hadoop's log goes to {@code BASE/miniyarn.log}.
+ * coming back, and is answered with its index once the ResourceManager counts it). Its stop
+ * kills every container. Hadoop's log goes to {@code BASE/miniyarn.log}.
  */
-public final class MiniYarn {
+public final class MiniYarn extends ServiceMain {
   private static final String HOST = MiniHdfs.LOOPBACK;
-  private static final PrintStream OUT =
-      new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
-          StandardCharsets.UTF_8);
 
   private final Options opts;
-  private final AtomicBoolean stopped = new AtomicBoolean(false);
   private org.apache.hadoop.hdfs.MiniDFSCluster hdfs;
   private org.apache.hadoop.yarn.server.MiniYARNCluster yarn;
   /** NodeManagers added by {@code add-nodemanager}, after MiniYARNCluster's own. */
   private final List<org.apache.hadoop.yarn.server.nodemanager.NodeManager> added =
       new ArrayList<>();
 
-  static final class Options {
-    Path baseDir;
-    Path confDir;
+  static final class Options extends ServiceMain.Options {
     int nodeManagers = 2;
     int nmMemoryMb = 8192;
     int nmVcores = 4;
     int dataNodes = 1;
+
+    @Override
+    protected boolean take(String option, String value) {
+      switch (option) {
+        case "--nodemanagers":
+          nodeManagers = Integer.parseInt(value);
+          return true;
+        case "--nm-memory-mb":
+          nmMemoryMb = Integer.parseInt(value);
+          return true;
+        case "--nm-vcores":
+          nmVcores = Integer.parseInt(value);
+          return true;
+        case "--datanodes":
+          dataNodes = Integer.parseInt(value);
+          return true;
+        default:
+          return false;
+      }
+    }
+
+    @Override
+    protected void check() {
+      if (nodeManagers < 1 || dataNodes < 1) {
+        throw new IllegalArgumentException("--nodemanagers and --datanodes must be at least 1");
+      }
+    }
   }
 
   private MiniYarn(Options opts) {
+    super("miniyarn");
     this.opts = opts;
   }
 
   public static void main(String[] args) throws Exception {
-    Options opts;
-    try {
-      opts = parse(args);
-    } catch (IllegalArgumentException e) {
-      System.err.println("miniyarn: " + e.getMessage());
-      System.err.println(
-          "usage: MiniYarn --base-dir DIR [--conf-dir DIR] [--nodemanagers M] [--nm-memory-mb MB]"
-              + " [--nm-vcores N] [--datanodes N]");
-      System.exit(2);
-      return;
-    }
-    Files.createDirectories(opts.baseDir);
-    Files.createDirectories(opts.confDir);
-    configureLogging(opts.baseDir);
-
-    MiniYarn mini = new MiniYarn(opts);
-    Runtime.getRuntime().addShutdownHook(new Thread(mini::stop, "miniyarn-shutdown"));
-    try {
-      mini.start();
-    } catch (Throwable t) {
-      System.err.println("miniyarn: failed to start: " + t);
-      t.printStackTrace();
-      mini.stop();
-      System.exit(1);
-      return;
-    }
-    mini.commandLoop();
-    mini.stop();
-    System.exit(0);
-  }
-
-  static Options parse(String[] args) {
-    Options o = new Options();
-    for (int i = 0; i < args.length; i++) {
-      String a = args[i];
-      if (a.equals("-h") || a.equals("--help")) {
-        throw new IllegalArgumentException("help");
-      }
-      if (i + 1 >= args.length) {
-        throw new IllegalArgumentException("missing value for " + a);
-      }
-      String v = args[++i];
-      switch (a) {
-        case "--base-dir":
-          o.baseDir = Paths.get(v).toAbsolutePath();
-          break;
-        case "--conf-dir":
-          o.confDir = Paths.get(v).toAbsolutePath();
-          break;
-        case "--nodemanagers":
-          o.nodeManagers = Integer.parseInt(v);
-          break;
-        case "--nm-memory-mb":
-          o.nmMemoryMb = Integer.parseInt(v);
-          break;
-        case "--nm-vcores":
-          o.nmVcores = Integer.parseInt(v);
-          break;
-        case "--datanodes":
-          o.dataNodes = Integer.parseInt(v);
-          break;
-        default:
-          throw new IllegalArgumentException("unknown option " + a);
-      }
-    }
-    if (o.baseDir == null) {
-      throw new IllegalArgumentException("--base-dir is required");
-    }
-    if (o.confDir == null) {
-      o.confDir = o.baseDir.resolve("conf");
-    }
-    if (o.nodeManagers < 1 || o.dataNodes < 1) {
-      throw new IllegalArgumentException("--nodemanagers and --datanodes must be at least 1");
-    }
-    return o;
-  }
-
-  private static void configureLogging(Path baseDir) throws IOException {
-    Path logFile = baseDir.resolve("miniyarn.log");
-    String text =
-        String.join(
-            "\n",
-            "log4j.rootLogger=INFO, file",
-            "log4j.appender.file=org.apache.log4j.RollingFileAppender",
-            "log4j.appender.file.File=" + logFile.toString().replace("\\", "/"),
-            "log4j.appender.file.MaxFileSize=20MB",
-            "log4j.appender.file.MaxBackupIndex=1",
-            "log4j.appender.file.layout=org.apache.log4j.PatternLayout",
-            "log4j.appender.file.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{2}: %m%n",
-            "log4j.logger.org.apache.hadoop.hdfs.server.datanode.DataNode.clienttrace=WARN",
-            "log4j.logger.org.apache.hadoop.hdfs.server.namenode.FSNamesystem.audit=WARN",
-            "log4j.logger.org.apache.hadoop.hdfs.StateChange=WARN",
-            "log4j.logger.BlockStateChange=WARN",
-            "log4j.logger.org.apache.hadoop.metrics2=WARN",
-            "log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR",
-            "");
-    Path props = baseDir.resolve("log4j.properties");
-    Files.write(props, text.getBytes(StandardCharsets.UTF_8));
-    System.setProperty("log4j.configuration", props.toUri().toString());
-    System.setProperty("hadoop.log.dir", baseDir.toString());
+    Options opts = new Options();
+    opts.parseOrExit(
+        "miniyarn",
+        "MiniYarn --base-dir DIR [--conf-dir DIR] [--nodemanagers M] [--nm-memory-mb MB]"
+            + " [--nm-vcores N] [--datanodes N]",
+        args);
+    configureLogging(opts.baseDir, "miniyarn");
     // MiniYARNCluster's work directories (Hadoop's test helpers default to ./target/test/data).
-    System.setProperty("test.build.data", baseDir.resolve("yarn").toString());
-    System.setProperty("test.build.dir", baseDir.resolve("yarn").toString());
+    System.setProperty("test.build.data", opts.baseDir.resolve("yarn").toString());
+    System.setProperty("test.build.dir", opts.baseDir.resolve("yarn").toString());
+    run(new MiniYarn(opts));
   }
 
-  private void start() throws Exception {
+  @Override
+  protected String start() throws Exception {
     long t0 = System.nanoTime();
     org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.hdfs.HdfsConfiguration();
     conf.set("hadoop.tmp.dir", opts.baseDir.resolve("tmp").toString());
@@ -249,8 +174,7 @@ public final class MiniYarn {
       throw new IOException("the NodeManagers did not register with the ResourceManager in 60 s");
     }
     writeClientConf(defaultFs, yarn.getConfig());
-    double secs = (System.nanoTime() - t0) / 1e9;
-    OUT.println("MINIYARN READY " + readyJson(defaultFs, yarn.getConfig(), secs));
+    return readyJson(defaultFs, yarn.getConfig(), (System.nanoTime() - t0) / 1e9);
   }
 
   private void writeClientConf(String defaultFs, org.apache.hadoop.conf.Configuration y)
@@ -302,10 +226,6 @@ public final class MiniYarn {
     return sb.append('}').toString();
   }
 
-  private static String q(String s) {
-    return "\"" + String.valueOf(s).replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
-  }
-
   /**
    * Stops the NodeManagers side by side: each kills its containers, then waits for its services
    * (its log handler alone waits 10 s for the log deletions it scheduled), which one after the
@@ -322,7 +242,7 @@ public final class MiniYarn {
                 try {
                   nm.stop();
                 } catch (Throwable e) {
-                  System.err.println("miniyarn: error stopping a NodeManager: " + e);
+                  warn("error stopping a NodeManager: " + e);
                 }
               },
               "miniyarn-stop-nm-" + i);
@@ -458,66 +378,41 @@ public final class MiniYarn {
         .getClusterMetrics().getNumNodeManagers();
   }
 
-  private void commandLoop() throws IOException {
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    String line;
-    while ((line = in.readLine()) != null) {
-      line = line.trim();
-      if (line.isEmpty()) {
-        continue;
-      }
-      String[] words = line.split("\\s+");
-      try {
-        switch (words[0]) {
-          case "nodemanagers":
-            OUT.println("OK " + describeNodeManagers());
-            break;
-          case "stop-nodemanager":
-            if (words.length != 2) {
-              throw new IllegalArgumentException("usage: stop-nodemanager INDEX");
-            }
-            stopNodeManager(Integer.parseInt(words[1]));
-            OUT.println("OK stopped");
-            break;
-          case "add-nodemanager":
-            OUT.println("OK " + addNodeManager());
-            break;
-          case "ping":
-            OUT.println("OK pong");
-            break;
-          case "containers":
-            OUT.println("OK " + containers());
-            break;
-          case "shutdown":
-            stop();
-            OUT.println("OK shutdown");
-            return;
-          default:
-            OUT.println("ERROR unknown command: " + line);
+  @Override
+  protected String answer(String[] words) throws Exception {
+    switch (words[0]) {
+      case "nodemanagers":
+        return describeNodeManagers();
+      case "stop-nodemanager":
+        if (words.length != 2) {
+          throw new IllegalArgumentException("usage: stop-nodemanager INDEX");
         }
-      } catch (Exception e) {
-        OUT.println("ERROR " + line + ": " + String.valueOf(e).replace('\n', ' '));
-      }
+        stopNodeManager(Integer.parseInt(words[1]));
+        return "stopped";
+      case "add-nodemanager":
+        return Integer.toString(addNodeManager());
+      case "containers":
+        return Integer.toString(containers());
+      default:
+        throw unknown(words);
     }
   }
 
-  private void stop() {
-    if (!stopped.compareAndSet(false, true)) {
-      return;
-    }
+  @Override
+  protected void shutdown() {
     if (yarn != null) {
       stopNodeManagers();
       try {
         yarn.stop(); // the ResourceManager (the NodeManagers are stopped already)
       } catch (Throwable t) {
-        System.err.println("miniyarn: error stopping YARN: " + t);
+        warn("error stopping YARN: " + t);
       }
     }
     if (hdfs != null) {
       try {
         hdfs.shutdown(true);
       } catch (Throwable t) {
-        System.err.println("miniyarn: error stopping HDFS: " + t);
+        warn("error stopping HDFS: " + t);
       }
     }
   }
