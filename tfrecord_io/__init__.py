@@ -1,4 +1,5 @@
-"""tfrecord-io: TFRecord as a first-class Hadoop/Spark format, readable by TensorFlow from HDFS.
+"""tfrecord-io: TFRecord as a first-class Hadoop/Spark format, readable by TensorFlow from HDFS and
+object stores.
 
 The layers and where each concern lives: ``docs/architecture.md``.
 """

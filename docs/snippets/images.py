@@ -8,7 +8,7 @@ from tfrecord_io.datasets import images
 images.write_png_folders("data/mnist", "mnist-png", limit=2000)
 
 result = images.convert(
-    "mnist-png",              # SRC/CLASS/IMAGE, local or hdfs://
+    "mnist-png",              # SRC/CLASS/IMAGE, local or a URL (hdfs://, s3://, ...)
     "mnist-png-tfr",          # -> train/, validation/, labels.txt
     shards=4,
     validation_fraction=0.1,  # by a hash of each file's path: the same split on every run

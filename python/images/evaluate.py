@@ -68,7 +68,7 @@ class Evaluation:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", help="the SavedModel (local or hdfs://)")
+    parser.add_argument("model", help="the SavedModel (local, hdfs://, s3://, ...)")
     parser.add_argument("validation", help="held-out image shards, or a jdbc: URL")
     parser.add_argument("--user", help="the database user (with a jdbc: URL)")
     parser.add_argument("--password", help="the database password (with a jdbc: URL)")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""MNIST with Keras ``model.fit``, reading TFRecords (local or hdfs://) with tfrecord-io.
+"""MNIST with Keras ``model.fit``, reading TFRecords (local, hdfs://, s3://, ...) with tfrecord-io.
 
 Trains a small dense network on TRAIN, measures its accuracy on the held-out EVAL images and
 writes the model (``.keras``) to MODEL. ``keras_single.py`` runs in one process;

@@ -49,8 +49,8 @@ def split(source: str, train_images: int = TRAIN_IMAGES) -> list[mnist.Split]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", help="directory of the MNIST IDX files (local or hdfs://)")
-    parser.add_argument("output", help="where OUTPUT/train and OUTPUT/eval go (local or hdfs://)")
+    parser.add_argument("source", help="directory of the MNIST IDX files (a path or URL)")
+    parser.add_argument("output", help="where OUTPUT/train and OUTPUT/eval go (a path or URL)")
     parser.add_argument("--shards", type=int, default=4, help="files per set (default 4)")
     parser.add_argument("--train-images", type=int, default=TRAIN_IMAGES,
                         help=f"images for training, from the start (default {TRAIN_IMAGES})")

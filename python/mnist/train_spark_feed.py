@@ -35,7 +35,7 @@ TRAIN_IMAGES = 8000
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", help="directory of the MNIST IDX files (local or hdfs://)")
+    parser.add_argument("source", help="directory of the MNIST IDX files (a path or URL)")
     parser.add_argument("export", help="where the models go (a subdirectory per fit)")
     parser.add_argument("--workers", type=int, default=2, help="TensorFlow workers (default 2)")
     parser.add_argument("--epochs", type=int, default=5)

@@ -36,7 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=64, help="per worker (default 64)")
     parser.add_argument("--train-images", type=int, default=8000,
                         help="records in TRAIN, to size an epoch (default 8000)")
-    parser.add_argument("--log-dir", help="TensorBoard log directory (local or hdfs://)")
+    parser.add_argument("--log-dir", help="TensorBoard log directory (local, hdfs://, s3://, ...)")
     parser.add_argument("--tensorboard", action="store_true", help="serve --log-dir meanwhile")
     return parser.parse_args(argv)
 

@@ -59,12 +59,14 @@ def _parser() -> argparse.ArgumentParser:
         help="record type: tf.train.Example, SequenceExample, or auto (SequenceExample when a "
              "record has feature lists)",
     )
-    paths_help = "file, directory of shards, or glob; local or hdfs://"
+    where = "local or a URL (hdfs://, s3://, gs://, ...)"
+    paths_help = f"file, directory of shards, or glob; {where}"
 
     parser = argparse.ArgumentParser(
         prog=_PROG,
         description="Convert MNIST or image folders to TFRecords; inspect and check TFRecord files "
-                    "(local or hdfs://). Exit status: 0 ok, 1 damaged data, 2 usage or "
+                    "(local, or any URL tfrecord_io.fs reads: hdfs://, s3://, gs://, az://, ...). "
+                    "Exit status: 0 ok, 1 damaged data, 2 usage or "
                     "input error.",
         parents=[common],
     )
@@ -73,13 +75,14 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "mnist", parents=[common], help="convert the MNIST IDX files to TFRecord shards",
-        description="Read the MNIST IDX files (gzipped or not) from INPUT -- a local or "
-                    "hdfs:// directory, or an http(s) base URL -- and write OUTPUT/train and "
+        description="Read the MNIST IDX files (gzipped or not) from INPUT -- a local "
+                    "directory, a directory URL (hdfs://, s3://, ...), or an http(s) base "
+                    "URL -- and write OUTPUT/train and "
                     "OUTPUT/test (whichever sets are present) as TFRecord shards of "
                     "tf.train.Example with features label, image, height and width.",
     )
     p.add_argument("input", metavar="INPUT", help="directory or http(s) base URL of the IDX files")
-    p.add_argument("output", metavar="OUTPUT", help="output directory, local or hdfs://")
+    p.add_argument("output", metavar="OUTPUT", help=f"output directory, {where}")
     p.add_argument("--shards", type=_positive_int, default=1, metavar="N",
                    help="shards per set, each a contiguous range of records (default: 1)")
     p.add_argument("--compression", choices=["none", "gzip", "zlib"], default="none",
@@ -95,16 +98,16 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "images", parents=[common], help="convert a class-per-folder image tree to TFRecord shards",
-        description="Read the JPEG and PNG files of SRC/CLASS/... -- a local or hdfs:// "
-                    "directory with one folder per class -- and write OUT/train (and "
-                    "OUT/validation) as TFRecord shards of tf.train.Example in "
+        description="Read the JPEG and PNG files of SRC/CLASS/... -- a local or remote "
+                    "(hdfs://, s3://, ...) directory with one folder per class -- and write "
+                    "OUT/train (and OUT/validation) as TFRecord shards of tf.train.Example in "
                     "build_image_data.py's layout (image/encoded as stored, image/format, "
                     "image/height, image/width, image/channels, image/class/label, "
                     "image/class/text, image/filename), and the label map OUT/labels.txt "
                     "(LABEL:CLASS lines). Exit status 1: a damaged image under --on-corrupt fail.",
     )
-    p.add_argument("input", metavar="SRC", help="directory of the class folders, local or hdfs://")
-    p.add_argument("output", metavar="OUT", help="output directory, local or hdfs://")
+    p.add_argument("input", metavar="SRC", help=f"directory of the class folders, {where}")
+    p.add_argument("output", metavar="OUT", help=f"output directory, {where}")
     p.add_argument("--shards", type=_positive_int, default=1, metavar="N",
                    help="shards of the training set (default: 1)")
     p.add_argument("--validation-fraction", type=_fraction, default=0.0, metavar="F",

@@ -140,7 +140,8 @@ class TFEstimator(Estimator, InferenceParams):
 
     exportDir: Param[str] = Param(
         Params._dummy(), "exportDir",
-        "where each fit's model goes, in a subdirectory of its own (local or hdfs://)",
+        "where each fit's model goes, in a subdirectory of its own (local or a URL: hdfs://, "
+        "s3://, gs://, ...)",
         typeConverter=TypeConverters.toString,
     )
     logDir: Param[str] = Param(

@@ -109,7 +109,8 @@ class TFModel(Model, InferenceParams, MLReadable, MLWritable):
 
     modelDir: Param[str] = Param(
         Params._dummy(), "modelDir",
-        "the model: a SavedModel directory or a Keras file, local or hdfs://",
+        "the model: a SavedModel directory or a Keras file, local or a URL (hdfs://, s3://, "
+        "gs://, ...)",
         typeConverter=TypeConverters.toString,
     )
 
