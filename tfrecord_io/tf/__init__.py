@@ -1,9 +1,10 @@
-"""TensorFlow input pipelines over TFRecord files on local disk, on HDFS and on S3.
+"""TensorFlow input pipelines over TFRecord files on local disk, on HDFS and in object stores.
 
-TensorFlow 2.21 has no ``hdfs://`` and no ``s3://`` file system. :func:`dataset` reads TFRecord
-files from local paths, globs, directories of ``part-*`` shards and ``hdfs://`` /
-``webhdfs://`` / ``s3://`` URLs into a ``tf.data.Dataset`` of serialized records, and splits
-the input among several readers::
+TensorFlow 2.21 has no ``hdfs://``, ``s3://`` or Azure file system. :func:`dataset` reads
+TFRecord files from local paths, globs, directories of ``part-*`` shards and URLs of every
+scheme :mod:`tfrecord_io.fs` serves (``hdfs://``, ``webhdfs://``, ``s3://``, ``gs://``,
+``az://``, ``abfs://``, ``http(s)://``) into a ``tf.data.Dataset`` of serialized records, and
+splits the input among several readers::
 
     from tfrecord_io import tf as tfr
 
@@ -23,7 +24,7 @@ directories and in glob matches: ``_SUCCESS``, the ``_NAME.tfindex`` split index
 ``.crc`` files, ``_temporary``. The files are sorted by path and duplicates dropped, so every
 process lists the same input in the same order. A missing path, or a glob matching nothing,
 raises :class:`InputNotFoundError` (for ``hdfs://`` paths the
-:class:`~tfrecord_io.errors.HdfsFileNotFoundError`, for ``s3://`` the
+:class:`~tfrecord_io.errors.HdfsFileNotFoundError`, for object stores the
 :class:`~tfrecord_io.errors.ObjectStoreFileNotFoundError`); all are ``FileNotFoundError`` and
 :class:`~tfrecord_io.errors.TFRecordError`. An existing directory
 holding no data files gives an empty dataset (and a warning).
@@ -39,17 +40,19 @@ plan is computed from the listing alone, identically in every process, with no c
 The rules (whole files dealt by size, indexed files cut into byte ranges when there are fewer
 files than readers) are those of :mod:`tfrecord_io.sharding`, which works without TensorFlow.
 
-HDFS and S3 inside TensorFlow (:func:`register_filesystems`)
-------------------------------------------------------------
-After :func:`register_filesystems` (which :func:`dataset` calls for HDFS and S3 inputs)
-TensorFlow itself takes ``hdfs://``, ``webhdfs://`` and ``s3://`` URLs, through tfrecord-io's
-file system plugin: see :mod:`tfrecord_io.tf.plugin`.
+HDFS and object stores inside TensorFlow (:func:`register_filesystems`)
+-----------------------------------------------------------------------
+After :func:`register_filesystems` (which :func:`dataset` calls for inputs of these schemes)
+TensorFlow itself takes ``hdfs://``, ``webhdfs://``, ``s3://``, ``az://``, ``abfs(s)://`` and
+``http(s)://`` URLs, through tfrecord-io's file system plugin: see :mod:`tfrecord_io.tf.plugin`.
+``gs://`` is TensorFlow's own.
 
 Reading
 -------
-Whole files, local, on HDFS or on S3, are read by TensorFlow's own ``tf.data.TFRecordDataset``
-(C++), remote files through the plugin above, with TensorFlow's default 256 KiB buffer (larger
-buffers measured slower: the buffer stops fitting in the CPU cache). Byte ranges,
+Whole files, local or served by the plugin, are read by TensorFlow's own
+``tf.data.TFRecordDataset`` (C++): local ones with TensorFlow's default 256 KiB buffer (larger
+buffers measured slower: the buffer stops fitting in the CPU cache), remote ones through the
+plugin above in reads of 8 MiB, which its read-ahead fetches while TensorFlow parses. Byte ranges,
 ``on_corrupt="skip"``, ``reader="python"``, and remote files when the plugin is missing are read
 by tfrecord-io in a ``Dataset.from_generator``:
 it reads ``chunk_bytes`` (1 MiB) at a time (from HDFS through :mod:`tfrecord_io.fs`, which

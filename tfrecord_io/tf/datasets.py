@@ -1,8 +1,9 @@
 """``tf.data`` pipelines: :func:`dataset` (serialized records of a shard) and
 :func:`parse_examples`.
 
-Whole files, local or on HDFS, are read by TensorFlow's own ``tf.data.TFRecordDataset``; byte
-ranges and the other cases by :mod:`tfrecord_io.tf.chunks` inside ``Dataset.from_generator``.
+Whole files, local or at a URL that the plugin serves inside TensorFlow (``hdfs://``,
+``s3://``, ...), are read by TensorFlow's own ``tf.data.TFRecordDataset``; byte ranges and the
+other cases by :mod:`tfrecord_io.tf.chunks` inside ``Dataset.from_generator``.
 See :mod:`tfrecord_io.tf` for the rules.
 """
 
@@ -137,7 +138,8 @@ def dataset(
     """A ``tf.data.Dataset`` of the serialized records (scalar ``tf.string``) of TFRecord files.
 
     Args:
-        paths: a local path, ``file://``, ``hdfs://``, ``webhdfs://`` or ``s3://`` URL, glob or
+        paths: a local path or a URL of any scheme :mod:`tfrecord_io.fs` serves (``file://``,
+            ``hdfs://``, ``webhdfs://``, ``s3://``, ``gs://``, ``az://``, ...), glob or
             directory, or a list of them (see the module docs).
         compression: None to detect per file from its name, or ``"gzip"``, ``"zlib"``,
             ``"none"`` (any letter case) for every file.
@@ -150,7 +152,7 @@ def dataset(
             always checks them).
         on_corrupt: ``"fail"`` or ``"skip"`` (skip damaged records with a warning; forces
             ``reader="python"``).
-        reader: ``"auto"`` (TensorFlow's reader for whole files, local or on HDFS;
+        reader: ``"auto"`` (TensorFlow's reader for whole files, local or served by the plugin;
             tfrecord-io's for byte ranges) or ``"python"`` (tfrecord-io's for everything).
         buffer_size: read buffer, in bytes, of ``tf.data.TFRecordDataset`` (None: its default,
             256 KiB, for local files; :data:`REMOTE_BUFFER_BYTES` for remote ones).
