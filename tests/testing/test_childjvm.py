@@ -7,7 +7,6 @@ exits when its stdin closes, or exits at once when its first argument says so.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -16,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from tfrecord_io.testing.childjvm import ChildJvm, JvmService, find_java
+
+from processes import alive
 
 _PROGRAM = textwrap.dedent("""\
     import java.io.BufferedReader;
@@ -81,16 +82,6 @@ def source(tmp_path_factory) -> Path:
     return path
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is gone for our purposes: it only waits for its parent to read its status.
-    status = Path(f"/proc/{pid}/status")
-    return status.exists() and "zombie" not in status.read_text()
-
-
 def test_a_started_service_holds_its_ready_line_and_answers_commands(source):
     with Toy(source) as toy:
         assert toy.running
@@ -112,7 +103,7 @@ def test_stop_ends_the_jvm_and_removes_the_own_base_directory(source):
     assert pid is not None and base is not None and base.name.startswith("toy-")
     toy.stop()
     assert not toy.running and toy.pid is None
-    assert not _alive(pid)
+    assert not alive(pid)
     assert not base.exists()
     toy.stop()  # twice is safe
 
@@ -148,7 +139,7 @@ def test_a_service_left_running_is_stopped_when_the_interpreter_exits(source, tm
     """A test that fails before its ``stop`` leaves neither the JVM nor an own directory."""
     program = textwrap.dedent(f"""\
         import sys
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]
         from test_childjvm import Toy
         toy = Toy(__import__("pathlib").Path({str(source)!r})).start()
         print(toy.pid, toy.base_dir, flush=True)
@@ -156,5 +147,5 @@ def test_a_service_left_running_is_stopped_when_the_interpreter_exits(source, tm
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                           timeout=180, check=True)
     pid, base = done.stdout.split()
-    assert not _alive(int(pid))
+    assert not alive(int(pid))
     assert not Path(base).exists()

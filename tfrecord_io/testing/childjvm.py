@@ -326,8 +326,7 @@ class JvmService:
 
     def _ready_info(self) -> dict[str, Any]:
         """The JSON of the JVM's ready line; raises :attr:`error` when not started."""
-        self._started()
-        if self._info is None:
+        if self._child is None or self._info is None:
             raise self.error(f"{self.label} is not started")
         return self._info
 
