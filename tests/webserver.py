@@ -1,11 +1,14 @@
 """A directory served over HTTP on 127.0.0.1 by http.server in a thread, for the tests of
-``http://`` URLs: ``/forbidden/*`` answers 403; under ``/ranged/`` a ``Range`` request gets 206
-with the bytes from the offset asked (http.server itself ignores ``Range`` and sends the whole
-file, as at any other path); under ``/broken/`` too, but every answer announces the whole rest
-of the file and breaks off at byte :data:`BROKEN_AT` of it, as a server that dies mid-read."""
+``http://`` URLs: ``/forbidden/*`` answers 403; ``/private/*`` answers 401 unless asked with
+Basic authorization as :data:`USER` with :data:`PASSWORD`; under ``/ranged/`` a ``Range``
+request gets 206 with the bytes from the offset asked (http.server itself ignores ``Range``
+and sends the whole file, as at any other path); under ``/broken/`` too, but every answer
+announces the whole rest of the file and breaks off at byte :data:`BROKEN_AT` of it, as a
+server that dies mid-read."""
 
 from __future__ import annotations
 
+import base64
 import functools
 import os
 import re
@@ -18,6 +21,8 @@ from typing import BinaryIO
 
 #: Where every answer under ``/broken/`` breaks off (a byte offset of the file).
 BROKEN_AT = 5 << 20
+#: The user and password that ``/private/`` asks for.
+USER, PASSWORD = "reader", "s3cret:pa@ss"
 
 
 class _BrokenOff:
@@ -46,6 +51,11 @@ class _Handler(SimpleHTTPRequestHandler):
         if self.path.startswith("/forbidden/"):
             self.send_error(403, "Forbidden")
             return None
+        if self.path.startswith("/private/"):
+            pair = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+            if self.headers.get("Authorization") != f"Basic {pair}":
+                self.send_error(401, "Unauthorized")
+                return None
         m = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range", ""))
         broken = self.path.startswith("/broken/")
         if not broken and not (self.path.startswith("/ranged/") and m):

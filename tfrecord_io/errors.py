@@ -27,6 +27,7 @@ __all__ = [
     "BucketNotFoundError",
     "InputNotFoundError",
     "SpecialFileError",
+    "FileChangedError",
     "UnsupportedURLError",
     "UnsupportedOperationError",
     "JarNotFoundError",
@@ -183,6 +184,12 @@ class SpecialFileError(TFRecordError, OSError):
     """A FIFO, socket or device where a listing expects data files (an input directory or glob of
     :func:`tfrecord_io.fs.expand`): damaged input, never opened, since reading it could block
     forever or never end. The message names it and says what it is."""
+
+
+class FileChangedError(TFRecordError, OSError):
+    """A file or object ended before the size it had when it was opened: it was replaced or
+    cut short while being read. The message names it and the byte where it ended; read it
+    again once its writer is done."""
 
 
 class UnsupportedURLError(TFRecordError, ValueError):

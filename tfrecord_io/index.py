@@ -57,7 +57,7 @@ def scan(
 ) -> Iterator[Entry]:
     """Read a TFRecord file and yield ``(offset, framed_length)`` for each record.
 
-    The records' CRCs are checked (unless ``verify=False``); damage raises
+    The records' CRCs are checked (their data CRCs unless ``verify=False``); damage raises
     :class:`~tfrecord_io.errors.CorruptRecordError`. Arguments are as for
     :func:`tfrecord_io.records.read`.
     """
@@ -132,6 +132,11 @@ def load_index(
     Args:
         data_path: local path or URL of the data file.
         data_size: the data file's size in bytes, if known (saves a lookup).
+
+    Raises:
+        OSError: the index exists but cannot be read now (a timeout, a store that does not
+            answer). Never taken for "no index": workers that plan their shards from the same
+            listing must all see the same indexes, or records are read twice or not at all.
     """
     ipath = index_path(data_path)
     try:
@@ -139,9 +144,6 @@ def load_index(
             data = stream.read()
     except FileNotFoundError:
         log.debug("No index %s", ipath)
-        return None
-    except OSError as exc:
-        log.warning("Ignoring the index %s: cannot read it: %s", ipath, exc)
         return None
     try:
         entries = _parse(data, ipath)

@@ -26,6 +26,7 @@ from tfrecord_io.errors import (
 )
 from tfrecord_io.fs import hdfs as fs_hdfs
 from tfrecord_io.fs.hdfs import clients as hdfs_clients
+from tfrecord_io.fs.hdfs import urls as hdfs_urls
 from tfrecord_io.fs.urls import split_root
 from tfrecord_io.testing.minihdfs import MiniHdfs, start_for_tests
 
@@ -400,6 +401,31 @@ def test_hdfs_urls_over_webhdfs_when_asked(minihdfs, monkeypatch):
     monkeypatch.setenv(fs_hdfs.CLIENT_ENV, "carrier-pigeon")
     with pytest.raises(HdfsError, match="carrier-pigeon"):
         fs.exists(f"{minihdfs.url}/")
+
+
+def _hdfs_site(conf_dir, **properties: str) -> None:
+    rows = "".join(f"<property><name>{k.replace('_', '.')}</name><value>{v}</value></property>"
+                   for k, v in properties.items())
+    (conf_dir / "hdfs-site.xml").write_text(f"<configuration>{rows}</configuration>")
+
+
+def test_webhdfs_goes_to_the_configured_http_address_of_the_configured_namenode_only(
+        monkeypatch, tmp_path):
+    monkeypatch.setenv("HADOOP_CONF_DIR", str(tmp_path))
+    _hdfs_site(tmp_path, **{"dfs_namenode_rpc-address": "nn-prod:8020",
+                            "dfs_namenode_http-address": "nn-prod-web:50070"})
+    assert hdfs_urls.webhdfs_address_for_rpc("nn-prod:8020") == "nn-prod-web:50070"
+    assert hdfs_urls.webhdfs_address_for_rpc("nn-test:8020") == "nn-test:9870"
+    _hdfs_site(tmp_path, **{"dfs_namenode_http-address": "nn-prod-web:50070"})  # no rpc-address
+    assert hdfs_urls.webhdfs_address_for_rpc("nn-test:8020") == "nn-test:9870"
+    _hdfs_site(tmp_path, **{"dfs_namenode_http-address": "0.0.0.0:50070"})  # every host's port
+    assert hdfs_urls.webhdfs_address_for_rpc("nn-test:8020") == "nn-test:50070"
+
+
+def test_url_schemes_are_case_insensitive():
+    location = hdfs_urls.resolve("HDFS://nn:8020/data/x")
+    assert (location.scheme, location.authority, location.url()) == (
+        "hdfs", "nn:8020", "hdfs://nn:8020/data/x")
 
 
 def test_no_authority_without_conf_is_a_clear_error(monkeypatch, tmp_path):

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tfrecord_io.errors import HdfsError
 from tfrecord_io.fs.backend import PROBE_SIZE
 from tfrecord_io.fs.hdfs import HdfsReader, files
 from tfrecord_io.fs.hdfs.client import ChunkStream, Client
@@ -235,3 +236,26 @@ def test_any_sequence_of_seeks_and_reads_gives_the_files_bytes_and_bounded_strea
     for o, n in client.ranges:
         if o not in ends:
             assert n <= 3 * PROBE_SIZE, (seed, o, n)
+
+
+class FailingHandle:
+    """A client's file handle whose writes fail (a DataNode pipeline that broke); records
+    whether it was closed."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        raise ConnectionResetError("DataNode pipeline broke")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_closing_a_writer_whose_last_write_fails_still_closes_the_clients_file():
+    handle = FailingHandle()
+    writer = files.HdfsWriter(Location("hdfs", "nn:8020", "/out", "hdfs://nn:8020"), handle)
+    writer.write(b"buffered until close")
+    with pytest.raises(HdfsError, match="hdfs://nn:8020/out"):
+        writer.close()
+    assert handle.closed and writer.closed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import pytest
 
@@ -18,7 +19,7 @@ from tfrecord_io.errors import (
     UnsupportedOperationError,
 )
 
-from webserver import BROKEN_AT, serving
+from webserver import BROKEN_AT, PASSWORD, USER, serving
 
 DATA = bytes(range(256)) * 4000  # 1,024,000 bytes
 
@@ -27,7 +28,7 @@ DATA = bytes(range(256)) * 4000  # 1,024,000 bytes
 def server(tmp_path_factory) -> Iterator[str]:
     """``http://127.0.0.1:PORT`` serving a directory with plain/, ranged/ and forbidden/."""
     root = tmp_path_factory.mktemp("www")
-    for sub in ("plain", "ranged", "forbidden"):
+    for sub in ("plain", "ranged", "forbidden", "private"):
         (root / sub).mkdir()
         (root / sub / "data.bin").write_bytes(DATA)
     records.write(root / "plain" / "part-0.tfrecord", [b"a", b"bc", b"def" * 1000])
@@ -81,6 +82,29 @@ def test_missing_and_forbidden_urls_are_the_os_error_family(server):
     with pytest.raises(HttpPermissionError, match="HTTP 403") as err:
         fs.open(f"{server}/forbidden/data.bin")
     assert isinstance(err.value, PermissionError)
+
+
+def test_a_user_and_password_in_the_url_are_sent_as_basic_authorization(server):
+    password = quote(PASSWORD, safe="")
+    url = server.replace("http://", f"http://{USER}:{password}@") + "/private/data.bin"
+    with fs.open(url) as f:
+        assert f.read() == DATA
+    assert fs.stat(url).size == len(DATA)
+    with pytest.raises(HttpPermissionError, match="HTTP 401"):
+        fs.open(f"{server}/private/data.bin")
+
+
+def test_messages_hide_the_password_and_the_query_values_of_a_url():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    url = f"http://reader:TOPSECRET@127.0.0.1:{port}/x?X-Amz-Signature=SIGNED&part=1"
+    with pytest.raises(HttpError) as err:
+        fs.open(url)
+    message = str(err.value)
+    assert "TOPSECRET" not in message and "SIGNED" not in message
+    assert f"http://reader:***@127.0.0.1:{port}/x?X-Amz-Signature=***&part=***" in message
 
 
 def test_records_and_indexes_read_over_http(server):

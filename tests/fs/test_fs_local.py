@@ -401,3 +401,23 @@ def test_fifos_sockets_and_devices_are_marked_never_plain_files(tmp_path):
               for d, _, files in fs.walk(tmp_path, detail=True)]
     assert walked[1][1] == [("data.bin", ""), ("null", "character device"), ("pipe", "FIFO"),
                             ("sock", "socket")]
+
+
+def test_a_path_below_a_file_does_not_exist(tmp_path):
+    (tmp_path / "f.txt").write_text("x")
+    below = str(tmp_path / "f.txt" / "x")
+    assert not fs.exists(below) and not fs.isdir(below)
+    assert fs.glob(below) == [] and fs.glob(f"{tmp_path}/f.txt/") == []
+    assert fs.glob(f"{tmp_path}/f*/x") == []
+    with pytest.raises(FileNotFoundError, match="a file is in its path"):
+        fs.stat(below)
+
+
+def test_deleting_a_link_spelled_with_a_slash_removes_the_link_not_its_target(tmp_path):
+    target = tmp_path / "data"
+    target.mkdir()
+    (target / "keep.txt").write_text("kept")
+    (tmp_path / "link").symlink_to(target)
+    fs.delete(f"{tmp_path}/link/", recursive=True)
+    assert not os.path.lexists(tmp_path / "link")
+    assert (target / "keep.txt").read_text() == "kept"

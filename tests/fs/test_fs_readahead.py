@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from tfrecord_io.errors import FileChangedError
 from tfrecord_io.fs.readahead import ReadAhead
 
 from waiting import eventually, wait_until
@@ -298,7 +299,8 @@ def test_a_source_that_ends_early_is_an_error_naming_the_file_and_the_byte():
     source = FakeSource(b"x" * 1500)
     with ReadAhead(source, 3000, block_size=BLOCK, name="fake://short") as f:
         assert f.read(BLOCK) == b"x" * BLOCK
-        with pytest.raises(EOFError, match="fake://short ended at byte 1500, before its 3000"):
+        with pytest.raises(FileChangedError,
+                           match="fake://short ended at byte 1500, before the 3000"):
             f.read(BLOCK)
 
 
@@ -317,6 +319,30 @@ def test_closing_during_a_fetch_ends_the_fetchers_and_closes_the_source(fetchers
     assert _threads_of("fake://closed") == []
     with pytest.raises(ValueError, match="closed file"):
         f.read(1)
+
+
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_closing_from_another_thread_ends_a_read_waiting_for_its_bytes(fetchers):
+    source = _source(fetchers, os.urandom(8 * BLOCK))
+    f = _reader(source, fetchers=fetchers, name="fake://closed-while-read")
+    source.release.clear()  # the fetch of the first block hangs until released
+    outcome: list[BaseException | bytes] = []
+
+    def read() -> None:
+        try:
+            outcome.append(f.read(10))
+        except BaseException as e:  # noqa: BLE001 - the outcome is the test's subject
+            outcome.append(e)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    wait_until(lambda: _threads_of("fake://closed-while-read"), timeout=5)
+    f.close()
+    reader.join(5)
+    source.release.set()
+    assert not reader.is_alive()
+    assert isinstance(outcome[0], ValueError)
+    assert "fake://closed-while-read was closed during a read" in str(outcome[0])
 
 
 def test_a_reader_never_read_starts_no_thread_and_closes_its_source():

@@ -229,6 +229,15 @@ def test_an_abandoned_writer_uploads_nothing(base, s3, s3_bucket, staging, caplo
     assert "never closed" in caplog.text and list(staging.iterdir()) == []
 
 
+def test_an_abandoned_text_writer_uploads_nothing(base, s3, s3_bucket, staging, caplog):
+    f = fs.open(f"{base}/abandoned.txt", "w")
+    f.write("never closed\n")
+    del f
+    gc.collect()
+    assert _keys(s3, s3_bucket, _prefix(base)) == []
+    assert list(staging.iterdir()) == []
+
+
 def test_atomic_write_writes_in_place(base, s3, s3_bucket):
     target = f"{base}/_part-0.tfindex"
     with fs.atomic_write(target) as f:

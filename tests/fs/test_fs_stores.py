@@ -115,6 +115,21 @@ def test_makedirs_rename_replace_and_delete(base):
     assert fs.ls(base) == [f"{base}/empty"]
 
 
+def test_a_directory_cannot_move_into_itself_and_stays_whole(base):
+    for name in ("tree/x", "tree/sub/y"):
+        stores.put(f"{base}/{name}", name.encode())
+    with pytest.raises(OSError, match=f"{base}/tree"):
+        fs.rename(f"{base}/tree", f"{base}/tree/sub/moved")
+    assert [(d, f) for _, d, f in fs.walk(f"{base}/tree")] == [(["sub"], ["x"]), ([], ["y"])]
+    assert stores.get(f"{base}/tree/sub/y") == b"tree/sub/y"
+
+
+def test_replacing_a_file_by_itself_keeps_it(base):
+    stores.put(f"{base}/same", b"kept")
+    fs.replace(f"{base}/same", f"{base}/same")
+    assert stores.get(f"{base}/same") == b"kept"
+
+
 def test_replace_of_a_missing_file_fails_naming_it_and_keeps_the_target(base):
     stores.put(f"{base}/target", b"old")
     with pytest.raises(FileNotFoundError, match=f"{base}/absent"):

@@ -228,6 +228,16 @@ def test_malformed_index_is_ignored_with_a_warning(tmp_path, caplog):
     assert any("malformed" in m for m in caplog.messages)
 
 
+def test_an_index_that_cannot_be_read_is_an_error_not_no_index(tmp_path):
+    # Taken for "no index" in one worker only, it would make that worker cut the file
+    # differently from the others: records read twice or not at all.
+    path = make_file(tmp_path, SMALL, index=False)
+    os.mkdir(index.index_path(path))  # there, but not readable as a file
+    with pytest.raises(OSError) as err:
+        index.load_index(path)
+    assert not isinstance(err.value, FileNotFoundError)
+
+
 def test_load_index_works_with_file_urls(tmp_path):
     path = make_file(tmp_path, SMALL)
     assert index.load_index("file://" + path) == [(0, 19), (19, 16), (35, 26)]

@@ -30,7 +30,8 @@ The operations are written once (:mod:`~tfrecord_io.fs.operations`): :func:`open
 :func:`staging_directory`; and
 :func:`expand` (:mod:`~tfrecord_io.fs.expand`), the Hadoop-style expansion of input paths into
 data files that every reader uses. Path and URL helpers: :func:`split_url`, :func:`split`,
-:func:`join`, :func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`.
+:func:`join`, :func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`, and
+:func:`redact` (a URL's credentials hidden, for messages).
 :func:`environment` gives the settings another process needs to reach the same stores (the cluster's
 nodes get them).
 
@@ -67,7 +68,16 @@ from tfrecord_io.fs.operations import (
     walk,
 )
 from tfrecord_io.fs.registry import environment, filesystem, protocols, register, unregister
-from tfrecord_io.fs.urls import as_url, is_local, is_location, join, name, split, split_url
+from tfrecord_io.fs.urls import (
+    as_url,
+    is_local,
+    is_location,
+    join,
+    name,
+    redact,
+    split,
+    split_url,
+)
 
 __all__ = [
     "FileInfo",
@@ -89,6 +99,7 @@ __all__ = [
     "name",
     "open",
     "protocols",
+    "redact",
     "register",
     "unregister",
     "rename",

@@ -352,7 +352,8 @@ class AzureFileSystem(ObjectStoreFileSystem):
             if config.account_key:
                 options["account_key"] = config.account_key
             elif config.sas_token:
-                options["sas_token"] = config.sas_token.lstrip("?")
+                # Arrow appends the token to the account's URL as it is: its "?" is needed.
+                options["sas_token"] = "?" + config.sas_token.lstrip("?")
             for prefix, endpoint in (("blob", config.blob_endpoint),
                                      ("dfs", config.dfs_endpoint or config.blob_endpoint)):
                 if endpoint:

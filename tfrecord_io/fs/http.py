@@ -10,16 +10,19 @@ and writing raise :class:`~tfrecord_io.errors.UnsupportedOperationError`.
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import http.client
 import io
 import urllib.error
 import urllib.request
 from typing import Any, BinaryIO
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from tfrecord_io import __version__
 from tfrecord_io.errors import HttpError, HttpFileNotFoundError, HttpPermissionError
 from tfrecord_io.fs.backend import FileInfo, FileSystem, PositionedReader, seek_position
+from tfrecord_io.fs.urls import redact
 
 __all__ = ["TIMEOUT", "HttpFileSystem", "HttpReader"]
 
@@ -38,12 +41,27 @@ def _status_error(code: int, reason: str, url: str) -> HttpError:
     return HttpError(f"{url}: {what}")
 
 
+def _without_userinfo(url: str) -> tuple[str, dict[str, str]]:
+    """*url* without its ``user:password@``, and the Basic authorization header it stood for
+    (none when it has none)."""
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, {}
+    netloc = parts.netloc.rpartition("@")[2]
+    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+    header = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+    return urlunsplit(parts._replace(netloc=netloc)), {"Authorization": header}
+
+
 def _request(url: str, timeout: float, method: str = "GET", start: int = 0) -> Any:
-    """The response to one request; errors become the HttpError family naming the URL."""
-    headers = {"User-Agent": _USER_AGENT}
+    """The response to one request; errors become the HttpError family naming the URL (its
+    credentials hidden). A ``user:password@`` in the URL is sent as Basic authorization."""
+    target, headers = _without_userinfo(url)
+    headers["User-Agent"] = _USER_AGENT
     if start:
         headers["Range"] = f"bytes={start}-"
-    request = urllib.request.Request(url, method=method, headers=headers)  # noqa: S310 - http(s)
+    request = urllib.request.Request(target, method=method, headers=headers)  # noqa: S310
+    url = redact(url)
     try:
         return urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 - http(s) only
     except urllib.error.HTTPError as e:
@@ -74,7 +92,8 @@ class HttpReader(PositionedReader):
 
     def __init__(self, url: str, timeout: float = TIMEOUT) -> None:
         response = _request(url, timeout)  # raises now if the URL is not there
-        super().__init__(url, _length(response))
+        super().__init__(redact(url), _length(response))  # its name shows in messages
+        self._url = url
         self._timeout = timeout
         self._response = response
 
@@ -91,7 +110,7 @@ class HttpReader(PositionedReader):
             self._response = None
 
     def _open_at(self, pos: int) -> Any:
-        response = _request(self.name, self._timeout, start=pos)
+        response = _request(self._url, self._timeout, start=pos)
         if response is not None and pos and response.status != 206:
             skip = pos  # the server sent the whole file: read up to the offset
             while skip:

@@ -6,6 +6,7 @@ regular files nor directories (FIFOs, sockets, devices) are reported with
 from __future__ import annotations
 
 import builtins
+import errno
 import os
 import shutil
 import stat as _stat
@@ -43,7 +44,13 @@ class LocalFileSystem(FileSystem):
         return builtins.open(target, mode, **options)  # type: ignore[no-any-return]
 
     def stat(self, target: str) -> FileInfo:
-        return _info(target, os.stat(target))
+        try:
+            return _info(target, os.stat(target))
+        except NotADirectoryError:
+            # "f/x" or "f/" under a file f: nothing is there, as on every other file system.
+            raise FileNotFoundError(
+                errno.ENOENT, "No such file or directory (a file is in its path)", target
+            ) from None
 
     def ls(self, target: str) -> list[FileInfo]:
         """The entries of a directory.
@@ -81,6 +88,8 @@ class LocalFileSystem(FileSystem):
         os.makedirs(target, exist_ok=True)
 
     def delete(self, target: str, recursive: bool) -> None:
+        # "link/" is the link too: removed, never what it points to.
+        target = target.rstrip("/") or target
         if os.path.islink(target) or not os.path.isdir(target):
             os.remove(target)  # FileNotFoundError if missing
         elif recursive:

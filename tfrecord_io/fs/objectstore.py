@@ -61,6 +61,7 @@ from tfrecord_io.errors import (
 )
 from tfrecord_io.fs.backend import FileInfo, FileSystem, PositionedReader
 from tfrecord_io.fs.readahead import ReadAhead
+from tfrecord_io.fs.urls import redact
 
 __all__ = ["READ_BUFFER", "READ_REQUESTS", "READ_REQUESTS_ENV", "ObjectStoreFileSystem",
            "StoreSettings", "read_requests"]
@@ -163,7 +164,7 @@ class ObjectStoreFileSystem(FileSystem):
         """The error of :mod:`tfrecord_io.errors` for a failed pyarrow call on *url*."""
         if isinstance(e, TFRecordError):
             return e
-        text = str(e)
+        text = redact(str(e))  # the SDK's text may hold the request's URL, and a SAS token
         if _has(text, self._no_bucket_words):
             bucket = self._locate(url)[0]
             return BucketNotFoundError(
@@ -234,6 +235,9 @@ class ObjectStoreFileSystem(FileSystem):
         if not key:
             raise IsADirectoryError(f"{target} is a {self.bucket_word}, not an object")
         if mode == "rb":
+            if buffer_size <= 0:
+                raise ValueError(f"buffer_size must be positive, not {buffer_size} ({target})")
+            fetchers = read_requests()  # a wrong setting fails before a request is made
             client, config = self._connect(target)
             try:
                 handle = client.open_input_file(self._arrow_path(target))
@@ -243,8 +247,7 @@ class ObjectStoreFileSystem(FileSystem):
                 raise self._error(e, target, "open", config) from None
             size = int(handle.size())
             raw = _Reader(handle, size, target, self, config)
-            ahead = ReadAhead(raw, size, block_size=buffer_size, fetchers=read_requests(),
-                              name=target)
+            ahead = ReadAhead(raw, size, block_size=buffer_size, fetchers=fetchers, name=target)
             return io.BufferedReader(ahead, min(buffer_size, _SMALL_READS))  # type: ignore[return-value]
         if mode == "wb":
             self._check_bucket(target)  # a wrong bucket fails now, not after the data is staged
@@ -321,14 +324,35 @@ class ObjectStoreFileSystem(FileSystem):
         source, destination = self._arrow_path(src), self._arrow_path(dst)
         self._call(src, "copy", lambda c: c.copy_file(source, destination))
 
+    def _same_object(self, src: str, dst: str) -> bool:
+        """Whether *src* and *dst* name the same object however spelled (``b/x`` and
+        ``b//x/``), in the same account."""
+        return self._arrow_path(src) == self._arrow_path(dst) and \
+            self._connect(src)[0] is self._connect(dst)[0]
+
+    def _check_copy(self, src: str, dst: str) -> None:
+        """Refuses a move that server-side copies cannot do, before anything moves: one client
+        reaches both URLs (one account, one region or endpoint)."""
+        if self._connect(src)[0] is not self._connect(dst)[0]:
+            raise ObjectStoreError(
+                errno.EXDEV, f"cannot move {src} to {dst}: they are in different accounts or "
+                "regions, and a move copies on the server (copy the data, then delete it)")
+
     def rename(self, src: str, dst: str) -> None:
         """Moves *src* to *dst*, which must not exist: a file by a server-side copy and a
-        delete; a directory object by object, then the source is deleted (not atomic)."""
+        delete; a directory object by object, then the source is deleted (not atomic). A
+        directory cannot move into itself."""
+        self._check_copy(src, dst)
         source = self._arrow_info(src)
         if source.type == pafs.FileType.NotFound:
             raise self._missing(src)
         if self._arrow_info(dst).type != pafs.FileType.NotFound:
             raise ObjectStoreFileExistsError(f"rename destination exists: {dst}")
+        if source.type == pafs.FileType.Directory and \
+                (self._arrow_path(dst) + "/").startswith(self._arrow_path(src) + "/"):
+            # Its delete would take the copies with it.
+            raise ObjectStoreError(errno.EINVAL, f"cannot move the directory {src} into "
+                                   f"itself ({dst})")
         if source.type == pafs.FileType.File:
             self._copy_object(src, dst)
             self.delete(src, recursive=False)
@@ -349,7 +373,10 @@ class ObjectStoreFileSystem(FileSystem):
     def replace(self, src: str, dst: str) -> None:
         """Moves the file *src* to *dst*, replacing a file there: the copy replaces *dst* at
         once for its readers (stores write whole objects), then *src* is deleted."""
+        self._check_copy(src, dst)
         target = self._arrow_info(dst)
+        if target.type == pafs.FileType.File and self._same_object(src, dst):
+            return  # a file replaced by itself stays, as with os.replace
         if target.type == pafs.FileType.Directory:
             raise ObjectStoreFileExistsError(f"cannot replace the directory {dst} by {src}")
         source = self._arrow_info(src)
@@ -445,6 +472,7 @@ class _Writer(io.BufferedIOBase):
         )
         self._failed: BaseException | None = None
         self._finished = False
+        self._pid = os.getpid()  # a forked child's copy never uploads or removes its data
 
     def writable(self) -> bool:
         return True
@@ -476,7 +504,7 @@ class _Writer(io.BufferedIOBase):
     def abort(self) -> None:
         """Closes without uploading: nothing appears at the URL (an object already there stays
         as it was)."""
-        if not self._finished:
+        if not self._finished and os.getpid() == self._pid:
             self._discard()
         super().close()
 
@@ -490,6 +518,11 @@ class _Writer(io.BufferedIOBase):
         if self._finished:
             super().close()
             return
+        if os.getpid() != self._pid:
+            super().close()
+            raise ObjectStoreError(
+                f"not uploading {self.name}: it was opened by process {self._pid}, which this "
+                "one was forked from; that process uploads it")
         try:
             if self._failed is not None:
                 raise ObjectStoreError(
@@ -510,6 +543,6 @@ class _Writer(io.BufferedIOBase):
     def __del__(self) -> None:
         # Never closed: abandoned, as after an error. Uploading here would publish data that
         # its writer may not have finished.
-        if not self._finished:
+        if not self._finished and os.getpid() == self._pid:
             log.warning("%s was never closed: nothing is uploaded", self.name)
             self._discard()

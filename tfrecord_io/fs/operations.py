@@ -93,7 +93,18 @@ def open(  # noqa: A001 - mirrors builtins.open
 
 class _TextFile(io.TextIOWrapper):
     """Text over a binary file whose writes can be abandoned (an object store's): an exception
-    in the ``with`` block abandons them, as it does for the binary file itself."""
+    in the ``with`` block abandons them, and so does dropping the file without closing it, as
+    for the binary file itself."""
+
+    def __del__(self) -> None:
+        try:
+            abort = None if self.closed else getattr(self.buffer, "abort", None)
+        except ValueError:  # detached
+            return
+        if abort is not None:
+            abort()  # never closed: nothing is flushed or uploaded
+            return
+        super().__del__()
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         abort = getattr(self.buffer, "abort", None)
@@ -139,7 +150,8 @@ def _entries(fs: FileSystem, base: str) -> list[FileInfo]:
 
 def ls(url: PathOrUrl, *, detail: bool = False) -> list[Any]:
     """The entries of a directory sorted by name (for a file: the file alone), as URLs in the
-    form given, or as :class:`FileInfo` with ``detail=True``.
+    form given (local paths for a ``file:`` URL, as from :func:`glob`), or as
+    :class:`FileInfo` with ``detail=True``.
 
     Raises:
         FileNotFoundError: it does not exist.
@@ -174,6 +186,8 @@ def glob(pattern: PathOrUrl, *, detail: bool = False, skip_hidden: bool = False)
             found = [fs.stat(target)]
         except FileNotFoundError:
             found = []
+        if path.endswith("/"):
+            found = [f for f in found if f.is_dir]  # as for a pattern: "x/" is a directory
         return found if detail else [f.url for f in found]
     if not fs.can_list:
         return fs.ls(target)  # raises UnsupportedOperationError, naming the protocol

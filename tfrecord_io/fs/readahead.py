@@ -24,6 +24,7 @@ import threading
 import time
 from typing import Any
 
+from tfrecord_io.errors import FileChangedError
 from tfrecord_io.fs.backend import PROBE_SIZE, PositionedReader
 
 __all__ = ["ReadAhead"]
@@ -93,6 +94,8 @@ class ReadAhead(PositionedReader):
             # A first read from the start is a scan's; from elsewhere, a jump's.
             self._start_fetchers(probe if self._pos else None)
             while True:
+                if self._done:  # closed by another thread while this read waited
+                    raise ValueError(f"{self.name} was closed during a read")
                 head = self._head()
                 if self._probing and head > self._origin:
                     if self._pos > self._origin + self._first:
@@ -297,6 +300,7 @@ class ReadAhead(PositionedReader):
                     break
                 done += n
         if done < length:
-            raise EOFError(f"{self.name} ended at byte {offset + done}, before its "
-                           f"{self._size} bytes")
+            raise FileChangedError(f"{self.name} ended at byte {offset + done}, before the "
+                                   f"{self._size} bytes it had when opened: it changed while "
+                                   "being read")
         return data

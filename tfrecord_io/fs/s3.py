@@ -38,6 +38,7 @@ import dataclasses
 import logging
 import os
 import threading
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -83,6 +84,8 @@ _GIVEN_AS = {
     "request_timeout": REQUEST_TIMEOUT_ENV,
 }
 _DEFAULT_ENDPOINT_REGION = "us-east-1"
+# Seconds before a bucket's region that could not be found is asked again.
+_REGION_RETRY_SECONDS = 60.0
 
 # Words of the AWS SDK's messages (as pyarrow passes them on) that say what went wrong.
 _NO_BUCKET = ("NO_SUCH_BUCKET", "NoSuchBucket", "specified bucket does not exist")
@@ -205,7 +208,9 @@ class S3FileSystem(ObjectStoreFileSystem):
             "request_timeout": request_timeout, "max_attempts": max_attempts,
         }
         self._clients: dict[tuple[S3Settings, str | None], pafs.S3FileSystem] = {}
+        # A bucket's region, or None until the monotonic time when a failed lookup is retried.
         self._bucket_regions: dict[str, str | None] = {}
+        self._region_retry: dict[str, float] = {}
         self._lock = threading.Lock()
 
     # -- configuration and clients ------------------------------------------------------------
@@ -278,11 +283,17 @@ class S3FileSystem(ObjectStoreFileSystem):
         with self._lock:
             if bucket in self._bucket_regions:
                 return self._bucket_regions[bucket]
+            if time.monotonic() < self._region_retry.get(bucket, 0.0):
+                return None
         try:
             region: str | None = pafs.resolve_s3_region(bucket)
         except OSError as e:
+            # Asked again after a while: a passing failure must not sign every later request
+            # of the process for the wrong region.
             log.debug("cannot resolve the region of bucket %s (%s): the SDK's default", bucket, e)
-            region = None
+            with self._lock:
+                self._region_retry[bucket] = time.monotonic() + _REGION_RETRY_SECONDS
+            return None
         with self._lock:
             self._bucket_regions[bucket] = region
         return region

@@ -19,6 +19,7 @@ __all__ = [
     "is_location",
     "join",
     "name",
+    "redact",
     "split",
     "split_root",
     "split_url",
@@ -27,6 +28,23 @@ __all__ = [
 #: Characters that make a path component a glob pattern: ``*``, ``?`` and ``[``.
 GLOB_CHARS = frozenset("*?[")
 _SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+
+
+_URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>]+")
+_PASSWORD = re.compile(r"^([^/?#]*://[^/?#@:]*):[^/?#@]*@")
+_QUERY_VALUE = re.compile(r"([?&][^=&#]+)=[^&#]*")
+
+
+def redact(text: str) -> str:
+    """*text* with what URLs in it may hold of credentials hidden: the password of their
+    ``user:password@`` and the values of their query parameters (pre-signed URLs and SAS tokens
+    sign there), each replaced by ``***``. For messages and logs."""
+
+    def hide(match: re.Match[str]) -> str:
+        url = _PASSWORD.sub(r"\1:***@", match.group(0))
+        return _QUERY_VALUE.sub(r"\1=***", url)
+
+    return _URL_IN_TEXT.sub(hide, text)
 
 
 def _text(location: str | bytes | os.PathLike[Any]) -> str:

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import time
@@ -380,7 +381,14 @@ class HdfsWriter(io.BufferedIOBase):
         if self.closed:
             return
         try:
-            self._flush_pending()
+            try:
+                self._flush_pending()
+            except BaseException:
+                # The client's file is closed all the same (its lease and connection released);
+                # the failed write is what the caller hears of.
+                with contextlib.suppress(Exception):
+                    self._handle.close()
+                raise
             try:
                 self._handle.close()
             except Exception as e:

@@ -158,6 +158,8 @@ class HdfsFileSystem(FileSystem):
         if existing.is_dir:
             raise HdfsFileExistsError(f"cannot replace the directory {dst} by {src}")
         s, d = _same_hdfs(src, dst)
+        if s.path == d.path:
+            return  # a file replaced by itself stays, as with os.replace
         call(s, "rename", lambda c: c.replace(s.path, d.path), f"{s.url()} -> {d.url()}")
 
 

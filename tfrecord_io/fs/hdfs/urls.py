@@ -70,6 +70,7 @@ def resolve(url: str | os.PathLike[str]) -> Location:
     if not isinstance(url, str) or not url:
         raise HdfsError(f"not an HDFS URL: {url!r}")
     scheme, sep, rest = url.partition("://")
+    scheme = scheme.lower()  # schemes are case-insensitive (RFC 3986), results spell it lower
     if not sep or scheme not in _SCHEMES:
         raise HdfsError(
             f"unsupported URL {url!r}: expected hdfs://namenode:port/path, "
@@ -102,15 +103,21 @@ def host_port(authority: str) -> tuple[str, int | None]:
 
 
 def webhdfs_address_for_rpc(authority: str) -> str:
-    """The NameNode HTTP address for an RPC authority, from hdfs-site.xml (else port 9870)."""
+    """The NameNode HTTP address for an RPC authority: ``dfs.namenode.http-address`` of
+    hdfs-site.xml for the NameNode configured there (its ``dfs.namenode.rpc-address``, or that
+    of ``fs.defaultFS``); for another NameNode, the authority's host with the configured port
+    when the configured address is a wildcard (``0.0.0.0:PORT``, the same port on every host),
+    else with port 9870. Never another host's address: a URL leads to the NameNode it names."""
     site = read_site("hdfs-site.xml")
     host, _ = host_port(authority)
     http = site.get("dfs.namenode.http-address")
+    if not http:
+        return f"{host}:9870"
+    http_host, http_port = host_port(http)
+    if http_host in ("0.0.0.0", ""):
+        return f"{host}:{http_port}"
     rpc = site.get("dfs.namenode.rpc-address")
     core_fs = read_site("core-site.xml").get("fs.defaultFS", "")
-    if http and (rpc == authority or core_fs.endswith("://" + authority) or rpc is None):
-        http_host, http_port = host_port(http)
-        if http_host in ("0.0.0.0", ""):
-            http_host = host
+    if rpc == authority or core_fs.endswith("://" + authority):
         return f"{http_host}:{http_port}"
     return f"{host}:9870"
