@@ -4,18 +4,25 @@ real server (http.server on 127.0.0.1, in a thread), read-only as in ``fs``."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import io
 import random
 import re
 import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 import tensorflow as tf
 
 from tfrecord_io import fs, records
 from tfrecord_io import tf as tfr
+from tfrecord_io.fs.backend import FileInfo
+from tfrecord_io.fs.local import LocalFileSystem
 from tfrecord_io.tf import plugin as tf_plugin
 
 from webserver import BROKEN_AT, serving
@@ -132,3 +139,135 @@ def test_a_process_that_exits_while_the_plugin_reads_ahead_exits_cleanly(tmp_pat
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == "read one\n"
     assert "Fatal Python error" not in done.stderr
+
+
+class _LocalReader(io.RawIOBase):
+    """A local file read at most *step* bytes at a time (as raw readers may), each read's
+    ``(offset, bytes asked)`` appended to *reads*."""
+
+    def __init__(self, path: str, step: int, reads: list[tuple[int, int]]) -> None:
+        super().__init__()
+        self._f = open(path, "rb")  # noqa: SIM115 - closed by close
+        self._step, self._reads = step, reads
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._f.seek(offset, whence)
+
+    def readinto(self, buffer) -> int:
+        view = memoryview(buffer).cast("B")
+        self._reads.append((self._f.tell(), len(view)))
+        return self._f.readinto(view[:self._step])
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
+
+
+class _LocalAsHttp(LocalFileSystem):
+    """``http://HOST/PATH`` served from the local *root*/PATH by :class:`_LocalReader` (no
+    read-ahead of its own: the plugin's reads ahead)."""
+
+    protocols = ("http",)
+
+    def __init__(self, root: str, step: int = 1 << 40) -> None:
+        self.root, self.step = root, step
+        self.reads: list[tuple[int, int]] = []
+
+    def _local(self, url: str) -> str:
+        return self.root + "/" + url.split("/", 3)[3]
+
+    def open(self, target: str, mode: str, **options) -> BinaryIO:
+        return _LocalReader(self._local(target), self.step, self.reads)  # type: ignore[return-value]
+
+    def stat(self, target: str) -> FileInfo:
+        return dataclasses.replace(super().stat(self._local(target)), url=target)
+
+
+@contextlib.contextmanager
+def _http_from(root: Path, **kw) -> Iterator[_LocalAsHttp]:
+    """``http://`` served by a :class:`_LocalAsHttp` of *root* inside the block."""
+    served = fs.filesystem("http://127.0.0.1/x")[0]
+    local = _LocalAsHttp(str(root), **kw)
+    fs.register("http", local, replace=True)
+    try:
+        yield local
+    finally:
+        fs.register("http", served, replace=True)
+
+
+def test_tensorflow_reads_whole_files_from_a_file_system_whose_reads_come_short(tmp_path):
+    records.write(tmp_path / "part-0.tfrecord", RECORDS)
+    with _http_from(tmp_path, step=1000):
+        got = tf.data.TFRecordDataset("http://127.0.0.1/part-0.tfrecord")
+        assert [bytes(r) for r in got.as_numpy_iterator()] == RECORDS
+
+
+@pytest.mark.parametrize("buffer_size", [1_000_000, 3 << 20, 256 << 10])
+def test_a_scan_reads_each_byte_once_whatever_tensorflows_read_size(tmp_path, buffer_size):
+    recs = [random.Random(i).randbytes(1000 + i % 3000) for i in range(6000)]  # ~15 MB
+    records.write(tmp_path / "big.tfrecord", recs)
+    size = (tmp_path / "big.tfrecord").stat().st_size
+    with _http_from(tmp_path) as served:
+        got = tf.data.TFRecordDataset("http://127.0.0.1/big.tfrecord", buffer_size=buffer_size)
+        assert [bytes(r) for r in got.as_numpy_iterator()] == recs
+    starts = sorted(offset for offset, _ in served.reads)
+    assert starts == sorted(set(starts))  # no byte range asked for twice
+    assert sum(n for _, n in served.reads) <= size + 2 * (4 << 20)  # the read-ahead past the end
+
+
+def test_random_reads_start_no_read_ahead(tmp_path):
+    data = random.Random(5).randbytes(40 << 20)
+    (tmp_path / "blob").write_bytes(data)
+    offsets = [31 << 20, 7 << 20, 19 << 20, 2 << 20]
+    with _http_from(tmp_path) as served, tf.io.gfile.GFile("http://127.0.0.1/blob", "rb") as f:
+        for offset in offsets:
+            f.seek(offset)
+            assert f.read(100) == data[offset:offset + 100]
+    assert len(served.reads) == len(offsets)  # a chunk each, nothing ahead
+    assert all(n == 4 << 20 for _, n in served.reads)
+
+
+def test_a_child_forked_while_the_plugin_reads_ahead_exits(tmp_path):
+    (tmp_path / "blob").write_bytes(bytes(12 << 20))
+    program = textwrap.dedent("""
+        import io, os, sys, time
+        import tensorflow as tf
+        from tfrecord_io import fs
+        from tfrecord_io import tf as tfr
+        from tfrecord_io.fs.backend import FileInfo
+        from tfrecord_io.fs.local import LocalFileSystem
+
+        class Slow(io.FileIO):  # reads after the first take a second: the read-ahead's
+            def readinto(self, buffer):
+                if self.tell():
+                    time.sleep(1)
+                return super().readinto(buffer)
+
+        class SlowHttp(LocalFileSystem):
+            def open(self, target, mode, **options):
+                return Slow(sys.argv[1])
+
+            def stat(self, target):
+                info = super().stat(sys.argv[1])
+                return FileInfo(target, info.size, False, info.mtime)
+
+        fs.register("http", SlowHttp(), replace=True)
+        tfr.register_filesystems()
+        f = tf.io.gfile.GFile("http://127.0.0.1/blob", "rb")
+        assert len(f.read(10)) == 10  # the read-ahead of the next 4 MiB is under way
+        pid = os.fork()
+        if pid == 0:
+            sys.exit(0)  # the interpreter's exit, atexit handlers and all
+        _, code = os.waitpid(pid, 0)
+        print("child exited", os.waitstatus_to_exitcode(code), flush=True)
+    """)
+    done = subprocess.run([sys.executable, "-c", program, str(tmp_path / "blob")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "child exited 0\n"

@@ -54,6 +54,24 @@ def test_gfile_write_read_stat_list_glob_walk(base):
         (f"{base}/a", []), (f"{base}/a/b", ["hello.txt"])]
 
 
+def test_a_file_being_written_tells_how_many_bytes_it_holds(base):
+    with tf.io.gfile.GFile(f"{base}/told.txt", "w") as f:
+        assert f.tell() == 0
+        f.write("hello")
+        assert f.tell() == 5
+        f.write(" store")
+        assert f.tell() == 11
+    assert tf.io.gfile.stat(f"{base}/told.txt").length == 11
+
+
+def test_a_file_renamed_onto_itself_stays(base):
+    with tf.io.gfile.GFile(f"{base}/same.txt", "w") as f:
+        f.write("kept")
+    tf.io.gfile.rename(f"{base}/same.txt", f"{base}/same.txt", overwrite=True)
+    with tf.io.gfile.GFile(f"{base}/same.txt") as f:
+        assert f.read() == "kept"
+
+
 def test_gfile_namespace_changes(base):
     tf.io.gfile.mkdir(f"{base}/d")
     tf.io.gfile.mkdir(f"{base}/d")  # as on local disk: already there is fine

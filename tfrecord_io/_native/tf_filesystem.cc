@@ -29,6 +29,7 @@
 #include <string>
 #include <utility>
 
+#include <pthread.h>
 #include <time.h>
 
 #include "tensorflow/c/env.h"
@@ -106,6 +107,17 @@ constexpr uint64_t kMaxReadAhead = 32 << 20;
 std::mutex g_flight_lock;
 std::atomic<int> g_in_flight{0};
 
+// Counts the forks of this process that the plugin saw (in each child). A child has none of
+// its parent's threads: a read-ahead started before the fork is never joined there, and
+// g_in_flight starts again from 0 (pthread_atfork, installed with the callbacks).
+std::atomic<uint64_t> g_forks{0};
+
+void AfterForkInChild() {
+  g_in_flight.store(0, std::memory_order_relaxed);
+  g_forks.fetch_add(1, std::memory_order_relaxed);
+  new (&g_flight_lock) std::mutex();  // a parent's thread may have held it at the fork
+}
+
 // One read of the bytes [offset, offset + n) of a file, by a thread of its own.
 struct ReadAhead {
   TF_Thread* thread = nullptr;  // running or not yet joined
@@ -116,6 +128,7 @@ struct ReadAhead {
   int64_t got = -1;  // the count read, -1 after an error (written by the thread)
   const TFRecordIOCallbacks* cb = nullptr;
   int64_t handle = -1;
+  uint64_t fork = 0;  // g_forks when the thread started
 };
 
 struct ReadFile {
@@ -126,11 +139,14 @@ struct ReadFile {
   uint64_t chunk_capacity = 0;
   uint64_t chunk_offset = 0;
   uint64_t chunk_length = 0;
+  uint64_t fetched_to = 0;  // where the last read through Python ended: a read from there
+                            // (or from byte 0) is a scan, which is read ahead
   ReadAhead ahead;          // under lock
 };
 
 struct WriteFile {
   int64_t handle;
+  int64_t written = 0;  // bytes appended: TensorFlow's Tell (checkpoint and summary writers)
 };
 
 struct NameList {
@@ -184,6 +200,7 @@ void StartReadAhead(ReadFile* f, const TFRecordIOCallbacks* cb, uint64_t offset,
   a.offset = offset;
   a.n = n;
   a.got = -1;
+  a.fork = g_forks.load(std::memory_order_relaxed);
   TF_ThreadOptions options;
   TF_DefaultThreadOptions(&options);
   a.thread = TF_StartThread(&options, "tfrecord_io_read_ahead", RunReadAhead, &a);
@@ -196,6 +213,12 @@ void StartReadAhead(ReadFile* f, const TFRecordIOCallbacks* cb, uint64_t offset,
 void JoinReadAhead(ReadFile* f) {
   ReadAhead& a = f->ahead;
   if (a.thread == nullptr) return;
+  if (a.fork != g_forks.load(std::memory_order_relaxed)) {
+    // Started before a fork: its thread is not in this process, and its bytes never came.
+    a.thread = nullptr;
+    a.got = -1;
+    return;
+  }
   const TFRecordIOCallbacks* cb = a.cb;
   if (cb->gil_held != nullptr && cb->gil_held()) {
     void* state = cb->release_gil();
@@ -210,7 +233,8 @@ void JoinReadAhead(ReadFile* f) {
 // Reads up to n bytes at offset into `dest` (under f->lock): from the read-ahead when it read
 // exactly there, through Python otherwise. When `dest` is the file's chunk, the read-ahead's
 // buffer becomes the chunk and the chunk's the read-ahead's, instead of a copy. For a file that
-// reads ahead, a read that filled `dest` starts the read-ahead of the n bytes after it.
+// reads ahead, a read of a scan (from byte 0, or from where the previous one ended) that filled
+// `dest` starts the read-ahead of the n bytes after it; a random read starts none.
 int64_t Fetch(ReadFile* f, const TFRecordIOCallbacks* cb, uint64_t offset, uint64_t n,
               char* dest, TF_Status* status) {
   JoinReadAhead(f);
@@ -229,7 +253,9 @@ int64_t Fetch(ReadFile* f, const TFRecordIOCallbacks* cb, uint64_t offset, uint6
     if (got < 0) return -1;
   }
   f->ahead.got = -1;  // used once
-  if (f->read_ahead && static_cast<uint64_t>(got) == n && n <= kMaxReadAhead) {
+  bool scan = offset == 0 || offset == f->fetched_to;  // not a random read (a tensor's)
+  f->fetched_to = offset + static_cast<uint64_t>(got);
+  if (f->read_ahead && scan && static_cast<uint64_t>(got) == n && n <= kMaxReadAhead) {
     StartReadAhead(f, cb, offset + n, n);
   }
   return got;
@@ -259,29 +285,39 @@ int64_t Read(const TF_RandomAccessFile* file, uint64_t offset, size_t n, char* b
   if (n >= kReadChunk) {
     got = Fetch(f, cb, offset, n, buffer, status);
   } else {
-    bool inside = offset >= f->chunk_offset &&
-                  offset + n <= f->chunk_offset + f->chunk_length;
-    if (!inside) {
-      f->chunk_length = 0;
-      if (f->chunk_capacity < kReadChunk) {
-        f->chunk.reset(new (std::nothrow) char[kReadChunk]);
-        f->chunk_capacity = f->chunk ? kReadChunk : 0;
-        if (!f->chunk) {
-          TF_SetStatus(status, TF_RESOURCE_EXHAUSTED, "no memory for a read buffer");
+    // From the chunk, and from the next one where the read goes on past its end: a chunk
+    // starts where the one before ended (where its read-ahead is), whatever TensorFlow's
+    // read size.
+    uint64_t done = 0;
+    while (done < n) {
+      uint64_t pos = offset + done;
+      uint64_t chunk_end = f->chunk_offset + f->chunk_length;
+      if (pos < f->chunk_offset || pos >= chunk_end) {
+        if (done > 0 && f->chunk_length < kReadChunk) break;  // a short chunk ends the file
+        f->chunk_length = 0;
+        if (f->chunk_capacity < kReadChunk) {
+          f->chunk.reset(new (std::nothrow) char[kReadChunk]);
+          f->chunk_capacity = f->chunk ? kReadChunk : 0;
+          if (!f->chunk) {
+            TF_SetStatus(status, TF_RESOURCE_EXHAUSTED, "no memory for a read buffer");
+            return -1;
+          }
+        }
+        int64_t filled = Fetch(f, cb, pos, kReadChunk, f->chunk.get(), status);
+        if (filled < 0) {
+          if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "read failed");
           return -1;
         }
+        f->chunk_offset = pos;
+        f->chunk_length = static_cast<uint64_t>(filled);
+        if (filled == 0) break;  // the end of the file
+        chunk_end = pos + f->chunk_length;
       }
-      int64_t filled = Fetch(f, cb, offset, kReadChunk, f->chunk.get(), status);
-      if (filled < 0) {
-        if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "read failed");
-        return -1;
-      }
-      f->chunk_offset = offset;
-      f->chunk_length = static_cast<uint64_t>(filled);
+      uint64_t take = std::min<uint64_t>(n - done, chunk_end - pos);
+      std::memcpy(buffer + done, f->chunk.get() + (pos - f->chunk_offset), take);
+      done += take;
     }
-    uint64_t available = f->chunk_offset + f->chunk_length - offset;
-    got = static_cast<int64_t>(n < available ? n : available);
-    std::memcpy(buffer, f->chunk.get() + (offset - f->chunk_offset), got);
+    got = static_cast<int64_t>(done);
   }
   if (got < 0) {
     if (TF_GetCode(status) == TF_OK) TF_SetStatus(status, TF_UNKNOWN, "read failed");
@@ -319,7 +355,12 @@ void Append(const TF_WritableFile* file, const char* buffer, size_t n, TF_Status
     TF_SetStatus(status, TF_FAILED_PRECONDITION, "append to a closed file");
     return;
   }
-  cb->write(f->handle, buffer, n, status);
+  if (cb->write(f->handle, buffer, n, status) >= 0) f->written += static_cast<int64_t>(n);
+}
+
+int64_t Tell(const TF_WritableFile* file, TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  return static_cast<WriteFile*>(file->plugin_file)->written;
 }
 
 void Flush(const TF_WritableFile* file, TF_Status* status) {
@@ -499,6 +540,7 @@ void FillOps(TF_FilesystemPluginOps* ops, const char* scheme) {
   ops->writable_file_ops = NewTable<TF_WritableFileOps>();
   ops->writable_file_ops->cleanup = CleanupWriteFile;
   ops->writable_file_ops->append = Append;
+  ops->writable_file_ops->tell = Tell;
   ops->writable_file_ops->flush = Flush;
   ops->writable_file_ops->close = Close;
 
@@ -531,6 +573,8 @@ extern "C" {
 // them (nullptr): then it returns once no read-ahead calls Python any more. The table must stay
 // alive while installed.
 TF_CAPI_EXPORT void tfrecord_io_set_callbacks(const TFRecordIOCallbacks* callbacks) {
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, AfterForkInChild); });
   {
     std::lock_guard<std::mutex> guard(g_flight_lock);
     g_callbacks.store(callbacks, std::memory_order_release);

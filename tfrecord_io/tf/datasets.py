@@ -148,8 +148,8 @@ def dataset(
         num_parallel_reads: read this many pieces at once, interleaving their records (in
             blocks of one record for files TensorFlow reads, of one chunk for the others).
             None or 1: one piece after the other, in order.
-        verify: check the CRCs of records read by tfrecord-io's reader (TensorFlow's reader
-            always checks them).
+        verify: check the data CRCs of records read by tfrecord-io's reader (lengths' CRCs
+            are always checked; TensorFlow's reader always checks both).
         on_corrupt: ``"fail"`` or ``"skip"`` (skip damaged records with a warning; forces
             ``reader="python"``).
         reader: ``"auto"`` (TensorFlow's reader for whole files, local or served by the plugin;

@@ -27,6 +27,7 @@ import ctypes
 import dataclasses
 import itertools
 import logging
+import os
 import posixpath
 import threading
 from collections.abc import Callable, Sequence
@@ -152,6 +153,7 @@ class _Provider:
         self._ids = itertools.count(1)
         self._readers: dict[int, tuple[Any, threading.Lock, str]] = {}
         self._writers: dict[int, Any] = {}
+        self._inherited: list[Any] = []  # a forked child's copies of its parent's files, kept
         self._lock = threading.Lock()
         # Under _lock: the file read after each (expect_reads), and the files opened ahead.
         self._successors: collections.OrderedDict[str, str] = collections.OrderedDict()
@@ -223,7 +225,12 @@ class _Provider:
         view = memoryview((ctypes.c_ubyte * n).from_address(buffer)).cast("B")
         with lock:
             f.seek(offset)
-            got = f.readinto(view)
+            got = 0
+            while got < n:  # a raw reader may return fewer bytes; fewer than n means the end
+                more = f.readinto(view[got:])
+                if not more:
+                    break
+                got += more
         if got < n or _fetched_to_end(f):  # the next file's fetches may begin
             self._start_ahead(url, n)
         return got
@@ -368,6 +375,16 @@ class _Provider:
             fs.replace(s, d)
         return 0
 
+    def after_fork_in_child(self) -> None:
+        """Forgets, in a forked child, what belongs to the parent: its open files (closing a
+        copy here would complete or remove the parent's writes), the files it opened ahead and
+        the thread that opened them, which the child does not have."""
+        self._lock = threading.Lock()
+        self._inherited.extend([*self._readers.values(), *self._writers.values()])
+        self._readers, self._writers = {}, {}
+        self._ahead.clear()
+        self._opener = None
+
     def close_all(self) -> None:
         with self._lock:
             ahead = [entry.opened for entry in self._ahead.values()]
@@ -461,6 +478,7 @@ def install(path: Path) -> None:
         lib.tfrecord_io_set_callbacks(ctypes.addressof(provider.table))
         _provider = provider
         atexit.register(_withdraw)
+        os.register_at_fork(after_in_child=provider.after_fork_in_child)
 
 
 def _withdraw() -> None:
