@@ -365,6 +365,102 @@ def test_count_errors(capsys, tmp_path):
     assert (status, out) == (2, "") and f"{tmp_path / 'd' / 'part-0'}: a FIFO, not a regular" in err
 
 
+def indexed_offsets(path: Path) -> list[int]:
+    """The byte offset of each record of a file the writer indexed; the index is then removed,
+    so that count reads the file."""
+    offsets = [offset for offset, _ in read_index(index_path(path))]
+    Path(index_path(path)).unlink()
+    return offsets
+
+
+@pytest.mark.parametrize("length", [500, 10**7], ids=["into-the-data", "past-the-end"])
+def test_count_reports_a_damaged_length_at_its_own_record_as_verify_does(capsys, tmp_path, length):
+    path = tmp_path / "x.tfrecord"
+    records.write(path, [ex(i) for i in range(5000)])
+    offsets = indexed_offsets(path)
+    data = bytearray(path.read_bytes())
+    data[offsets[2500]:offsets[2500] + 8] = struct.pack("<Q", length)  # record 2500's length
+    path.write_bytes(bytes(data))
+    status, out, err = run(capsys, "count", path)
+    assert (status, out) == (1, "")
+    assert (
+        f"corrupt TFRecord in {path} at byte offset {offsets[2500]}: length checksum mismatch"
+        in err
+    )
+    assert run(capsys, "verify", path)[1] == (
+        f"{path}: byte offset {offsets[2500]}: length checksum mismatch\n"
+    )
+
+
+def test_count_reports_a_damaged_first_length_at_offset_0(capsys, tmp_path):
+    path = tmp_path / "x.tfrecord"
+    records.write(path, [ex(i) for i in range(5000)], index=False)
+    data = bytearray(path.read_bytes())
+    data[0:8] = struct.pack("<Q", 500)
+    path.write_bytes(bytes(data))
+    status, _, err = run(capsys, "count", path)
+    assert status == 1
+    assert f"corrupt TFRecord in {path} at byte offset 0: length checksum mismatch" in err
+
+
+def test_count_checks_lengths_but_not_data_checksums(capsys, tmp_path):
+    path = tmp_path / "x.tfrecord"
+    records.write(path, [ex(i) for i in range(10)])
+    offsets = indexed_offsets(path)
+    data = bytearray(path.read_bytes())
+    data[offsets[3] + 20] ^= 0xFF  # inside record 3's data: verify's business, not count's
+    path.write_bytes(bytes(data))
+    assert run(capsys, "count", path)[:2] == (0, f"10\t{path}\n")
+    assert run(capsys, "verify", path)[0] == 1
+
+
+def test_count_says_there_is_no_total_when_files_are_damaged(capsys, shards):
+    bad = shards / "part-r-00002.tfrecord"
+    records.write(bad, [ex(i) for i in range(4)], index=False)
+    bad.write_bytes(bad.read_bytes()[:-3])
+    status, out, err = run(capsys, "count", shards)
+    assert status == 1
+    assert out.splitlines() == [
+        f"5\t{shards / 'part-r-00000.tfrecord'}",
+        f"7\t{shards / 'part-r-00001.tfrecord'}",
+    ]
+    assert err.splitlines()[-1] == (
+        "tfrecord-io: error: no total: 1 of the 3 files is damaged (the other 2 hold 12 records)"
+    )
+
+
+def test_damage_messages_point_to_verify_not_to_a_library_option(capsys, tmp_path):
+    path = tmp_path / "x.tfrecord"
+    records.write(path, [ex(0), ex(1)], index=False)
+    path.write_bytes(path.read_bytes()[:-1])
+    for command in ("count", "head", "schema", "index"):
+        status, _, err = run(capsys, command, path)
+        assert status == 1, command
+        assert f"corrupt TFRecord in {path} at byte offset " in err, command
+        assert "`tfrecord-io verify` lists every damaged stretch" in err, command
+        assert "on_corrupt" not in err, command
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["head", "-n", "abc", "x"], "argument -n: not a whole number: 'abc'"),
+        (["schema", "--sample", "1.5", "x"], "argument --sample: not a whole number: '1.5'"),
+        (["mnist", "a", "b", "--shards", "many"], "argument --shards: not a whole number: 'many'"),
+        (["mnist", "a", "b", "--shards", "0"], "argument --shards: must be at least 1, not 0"),
+        (["images", "a", "b", "--validation-fraction", "half"],
+         "argument --validation-fraction: not a number: 'half'"),
+        (["images", "a", "b", "--first-label", "-1"],
+         "argument --first-label: must be at least 0, not -1"),
+    ],
+)
+def test_bad_option_values_are_explained_in_the_users_words(capsys, argv, message):
+    status, out, err = run(capsys, *argv)
+    assert (status, out) == (2, "")
+    assert err.splitlines()[-1].endswith(f"error: {message}")
+    assert "_int" not in err and "_fraction" not in err
+
+
 # -- head -------------------------------------------------------------------------------------
 
 
@@ -517,6 +613,33 @@ def test_schema_errors(capsys, tmp_path):
     assert status == 2 and str(tmp_path / "mixed.tfrecord") in err and "'a'" in err
 
 
+def test_schema_names_the_file_offset_and_index_of_a_record_that_is_not_an_example(
+    capsys, shards
+):
+    bad = shards / "part-r-00002.tfrecord"
+    records.write(bad, [ex(20), b"\xff\xff\xff", ex(21)])
+    offset = read_index(index_path(bad))[1][0]
+    status, out, err = run(capsys, "schema", shards)
+    assert (status, out) == (2, "")
+    assert err == (
+        f"tfrecord-io: error: {bad}: the record at byte offset {offset} (record 1 of the file) "
+        "is not a tf.train.Example; `tfrecord-io head --raw` prints the records' bytes\n"
+    )
+
+
+def test_schema_names_a_record_that_is_not_a_sequence_example_the_same_way(capsys, tmp_path):
+    path = tmp_path / "s.tfrecord"
+    seq = encode_sequence_example({"len": 1}, {"tok": [[1]]})
+    records.write(path, [seq, seq, b"\xff\xff\xff"])
+    offset = read_index(index_path(path))[2][0]
+    status, _, err = run(capsys, "schema", "--type", "sequence", path)
+    assert status == 2
+    assert (
+        f"{path}: the record at byte offset {offset} (record 2 of the file) is not a "
+        "tf.train.SequenceExample" in err
+    )
+
+
 # -- verify -----------------------------------------------------------------------------------
 
 
@@ -623,6 +746,27 @@ def test_index_of_a_damaged_file_fails_and_writes_nothing(capsys, tmp_path):
     assert (status, out) == (1, "")
     assert f"corrupt TFRecord in {tmp_path / 'x.tfrecord'}" in err and "no index written" in err
     assert not Path(index_path(tmp_path / "x.tfrecord")).exists()
+
+
+# -- --spark: what Hadoop cannot write ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "output, same",
+    [
+        ("az://data/sets/mnist", "abfs://data@myaccount.dfs.core.windows.net/sets/mnist"),
+        ("abfss://data/sets/mnist", "abfss://data@myaccount.dfs.core.windows.net/sets/mnist"),
+    ],
+)
+def test_spark_output_on_azure_without_the_account_is_refused_naming_the_url_to_give(
+    capsys, monkeypatch, idx_dir, output, same
+):
+    monkeypatch.setenv("AZURE_STORAGE_ACCOUNT_NAME", "myaccount")
+    monkeypatch.delenv("AZURE_STORAGE_CONNECTION_STRING", raising=False)
+    status, out, err = run(capsys, "mnist", idx_dir, output, "--spark", "local[1]")
+    assert (status, out) == (2, "")
+    assert err.splitlines()[-1].startswith(f"tfrecord-io: error: {output}: --spark cannot write")
+    assert err.splitlines()[-1].endswith(f"give the same location as {same}")
 
 
 # -- the command as a program ----------------------------------------------------------------

@@ -141,11 +141,21 @@ def test_the_first_damage_in_order_is_the_one_reported():
     assert (len(frames), frames.stop, frames.reason) == (7, 26 * 7, "data checksum mismatch")
 
 
-def test_verify_false_checks_lengths_only():
+def test_verify_false_checks_lengths_and_their_crcs_but_not_the_data_crcs():
     buf = bytearray(stream_of([b"a" * 10, b"b" * 20]))
-    buf[9] ^= 1
-    buf[26 + 12] ^= 1
+    buf[26 + 12] ^= 1  # data of record 1
     assert len(framing.scan(bytes(buf), final=True, verify=False)) == 2
+    buf[9] ^= 1  # the length CRC of record 0
+    frames = framing.scan(bytes(buf), final=True, verify=False)
+    assert (len(frames), frames.stop, frames.reason) == (0, 0, framing.LENGTH_CHECKSUM_MISMATCH)
+
+
+def test_verify_false_reports_a_damaged_length_at_its_record_not_after_it():
+    buf = bytearray(stream_of([b"a" * 10] * 40))
+    buf[26 * 5] = 3  # record 5 now claims 3 bytes: misaligned from there on
+    frames = framing.scan(bytes(buf), final=True, verify=False)
+    assert (len(frames), frames.stop, frames.reason) == (
+        5, 26 * 5, framing.LENGTH_CHECKSUM_MISMATCH)
 
 
 def test_a_length_over_the_maximum_is_damage_before_any_allocation():

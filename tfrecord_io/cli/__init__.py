@@ -14,7 +14,8 @@ are skipped, as Hadoop does), or a glob, local or ``hdfs://``. Compression is ta
 file name (``.gz``, ``.deflate``/``.zlib``/``.zz``) unless ``--compression`` says otherwise.
 
 Results go to stdout, diagnostics to stderr. Exit status: 0 success, 1 damaged data found,
-2 usage or input error (missing file, malformed input...). TensorFlow is never imported.
+2 usage or input error (missing file, malformed input, a failure of Spark under ``--spark``...).
+TensorFlow is never imported.
 
 The package: :mod:`~tfrecord_io.cli.main` (argument parsing, :func:`main`),
 :mod:`~tfrecord_io.cli.commands` (dispatch to the layers below), :mod:`~tfrecord_io.cli.render`

@@ -38,6 +38,7 @@ __all__ = [
     "cmd_index",
     "cmd_mnist",
     "cmd_images",
+    "describe_damage",
 ]
 
 log = logging.getLogger("tfrecord_io.cli")  # one logger for the whole command line
@@ -57,39 +58,57 @@ def infer_spec(sample: list[bytes], record_type: str) -> Any:
     return infer(sample, record_type)
 
 
-def _records_of(files: Sequence[str], compression: str | None) -> Iterator[tuple[str, int, bytes]]:
-    """(file, offset, record) for every record of every file, in order."""
+def describe_damage(error: CorruptRecordError, outcome: str = "") -> str:
+    """*error* as the command line says it: the file, the byte offset and what is wrong, then
+    *outcome* (what the command did about it) and the command that lists every damaged stretch
+    (the library's own message ends with advice for its callers instead)."""
+    outcome = f" ({outcome})" if outcome else ""
+    return (
+        f"corrupt TFRecord in {error.path} at byte offset {error.offset}: {error.reason}"
+        f"{outcome}; `tfrecord-io verify` lists every damaged stretch"
+    )
+
+
+def _records_of(files: Sequence[str], compression: str | None
+                ) -> Iterator[tuple[str, int, int, bytes]]:
+    """(file, offset, index in the file, record) for every record of every file, in order."""
     for path in files:
         with _records.RecordReader(path, compression) as reader:
-            for record in reader:
-                yield path, reader.offset or 0, record
+            for i, record in enumerate(reader):
+                yield path, reader.offset or 0, i, record
 
 
 def cmd_count(args: argparse.Namespace) -> int:
     """``tfrecord-io count``: records per file (from the index when there is a valid one), and the
-    total."""
+    total -- or, when some files are damaged, a diagnostic saying why there is none."""
     files = expand_paths(args.paths)
-    total = 0
-    status = EXIT_OK
+    total = damaged = 0
     for path in files:
         try:
             entries = None
             if codec.resolve(args.compression, path) == codec.NONE:
                 entries = index.load_index(path)
-            if entries is not None:
-                n = len(entries)
-            else:
-                with _records.RecordReader(path, args.compression, verify=False) as reader:
-                    n = sum(1 for _ in reader)
+            n = len(entries) if entries is not None else _count_records(path, args.compression)
         except CorruptRecordError as exc:
-            log.error("%s", exc)
-            status = EXIT_CORRUPT
+            log.error("%s", describe_damage(exc, "not counted"))
+            damaged += 1
             continue
         total += n
         print(f"{n}\t{path}")
-    if len(files) > 1 and status == EXIT_OK:
+    if damaged and len(files) > 1:
+        log.error("no total: %d of the %d files %s damaged (the other %d hold %d records)",
+                  damaged, len(files), "is" if damaged == 1 else "are", len(files) - damaged,
+                  total)
+    elif len(files) > 1:
         print(f"{total}\ttotal")
-    return status
+    return EXIT_CORRUPT if damaged else EXIT_OK
+
+
+def _count_records(path: str, compression: str | None) -> int:
+    """The records of one file, read without their data CRCs (the slow part); every length's
+    CRC is checked all the same, so damage is reported at the record it is in."""
+    with _records.RecordReader(path, compression, verify=False) as reader:
+        return sum(1 for _ in reader)
 
 
 def cmd_head(args: argparse.Namespace) -> int:
@@ -98,7 +117,7 @@ def cmd_head(args: argparse.Namespace) -> int:
     if args.n == 0:
         return EXIT_OK
     shown = 0
-    for path, offset, record in _records_of(files, args.compression):
+    for path, offset, _, record in _records_of(files, args.compression):
         if args.raw:
             value: Any = render.json_bytes(record)
         else:
@@ -122,8 +141,10 @@ def cmd_schema(args: argparse.Namespace) -> int:
     files = expand_paths(args.paths)
     limit = None if args.sample == 0 else args.sample
     sample: list[bytes] = []
-    for _, _, record in _records_of(files, args.compression):
+    where: list[tuple[str, int, int]] = []  # (file, byte offset, index in the file) of each
+    for path, offset, i, record in _records_of(files, args.compression):
         sample.append(record)
+        where.append((path, offset, i))
         if limit is not None and len(sample) >= limit:
             break
     if not sample:
@@ -132,10 +153,34 @@ def cmd_schema(args: argparse.Namespace) -> int:
     try:
         description = render.schema_description(infer_spec(sample, record_type))
     except SchemaError as exc:
-        raise InputError(f"{' '.join(args.paths)}: {exc}") from None
+        raise _schema_error(exc, sample, where, record_type, args.paths) from None
     description["records_sampled"] = len(sample)
     print(json.dumps(description, indent=2) if args.json else render.schema_source(description))
     return EXIT_OK
+
+
+def _schema_error(error: SchemaError, sample: list[bytes], where: list[tuple[str, int, int]],
+                  record_type: str, paths: Sequence[str]) -> InputError:
+    """The error for a sample whose spec cannot be inferred: a record that is not of the type,
+    named by its file, byte offset and index in the file, as ``head`` names it; else (a feature
+    of different kinds in different records) the inference's message, naming the files."""
+    from tfrecord_io import example  # noqa: PLC0415 - the example layer, for `schema` only
+    from tfrecord_io.example.spec import has_feature_lists  # noqa: PLC0415 - pyarrow is heavy
+
+    if record_type == "auto":  # as infer_spec decides it
+        record_type = "SequenceExample" if any(map(has_feature_lists, sample)) else "Example"
+    decode = (example.decode_sequence_example if record_type == "SequenceExample"
+              else example.decode_example)
+    for record, (path, offset, i) in zip(sample, where, strict=True):
+        try:
+            decode(record)
+        except SchemaError:
+            return InputError(
+                f"{path}: the record at byte offset {offset} (record {i} of the file) is not "
+                f"a tf.train.{record_type}; `tfrecord-io head --raw` prints the records' bytes"
+            )
+    files = sorted({path for path, _, _ in where})
+    return InputError(f"{files[0] if len(files) == 1 else ' '.join(paths)}: {error}")
 
 
 # -- verify, index ----------------------------------------------------------------------------
@@ -180,6 +225,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 index_problem = (
                     f"stale index {ipath}: it lists {len(indexed)} records, the file has {n}"
                 )
+        except BrokenPipeError:
+            raise  # stdout's reader went away (main() stops quietly): not the file's fault
         except (OSError, TFRecordError, ValueError) as exc:
             log.error("%s: %s", path, exc)
             unreadable = True
@@ -225,7 +272,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             entries = list(index.scan(path, "none"))
             ipath = index.write_index(path, entries)
         except CorruptRecordError as exc:
-            log.error("%s (no index written)", exc)
+            log.error("%s", describe_damage(exc, "no index written"))
             status = EXIT_CORRUPT
             continue
         print(f"{ipath}\t{len(entries)} records")
@@ -261,6 +308,7 @@ def _spark_for(args: argparse.Namespace, app_name: str) -> tuple[Any, Any]:
     running, if any (not to be stopped)."""
     if not args.spark:
         return None, None
+    _check_hadoop_output(args.output)
     if not args.spark.startswith("local") and fs.is_local(args.output):
         log.warning(
             "The output %s is a local path: executors on other machines would write to their "
@@ -306,6 +354,42 @@ def _spark_for(args: argparse.Namespace, app_name: str) -> tuple[Any, Any]:
     spark = tfs.session(args.spark, app_name=app_name, **conf)
     spark.sparkContext.setLogLevel("WARN")
     return spark, running
+
+
+def _check_hadoop_output(output: str) -> None:
+    """Refuse, before Spark starts, an output that Spark's Hadoop cannot name: ``az://`` (not a
+    Hadoop scheme: ABFS's URLs are ``abfs[s]://CONTAINER@ACCOUNT.dfs.core.windows.net/KEY``)
+    and ``abfs[s]://`` URLs without the account, which ABFS needs; the message gives the URL
+    of the same place that Spark can write.
+
+    Raises:
+        InputError: such an output.
+    """
+    scheme, url = fs.split_url(output)
+    if scheme not in ("az", "abfs", "abfss"):
+        return
+    authority, _, key = url.split("://", 1)[1].partition("/")
+    if scheme != "az" and "@" in authority:
+        return
+    account = _azure_account(url) or "ACCOUNT"
+    hadoop_scheme = "abfs" if scheme == "az" else scheme
+    same = f"{hadoop_scheme}://{authority}@{account}.dfs.core.windows.net/{key}"
+    if scheme == "az":
+        why = "az:// is not a Hadoop URL scheme (Spark writes through Hadoop's ABFS connector)"
+    else:
+        why = f"Hadoop's ABFS connector needs the storage account in {scheme}:// URLs"
+    raise InputError(f"{output}: --spark cannot write there: {why}; give the same location as "
+                     f"{same}")
+
+
+def _azure_account(url: str) -> str | None:
+    """The storage account that this process's ``az://`` and ``abfs://`` use, if configured."""
+    try:
+        backend, _ = fs.filesystem(url)
+    except ValueError:  # no file system serves the scheme here
+        return None
+    settings = getattr(backend, "settings", None)
+    return getattr(settings(), "account_name", None) if callable(settings) else None
 
 
 def cmd_images(args: argparse.Namespace) -> int:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from tfrecord_io import __version__
 from tfrecord_io.cli import commands
@@ -18,24 +20,37 @@ __all__ = ["main"]
 log = logging.getLogger("tfrecord_io.cli")  # not __name__: one logger for the command line
 
 _PROG = "tfrecord-io"
+# What --spark can write to: what Hadoop names (az:// is tfrecord_io.fs's alone).
+_SPARK_OUTPUT = ("Spark writes the output through Hadoop: hdfs://, s3://, gs://, "
+                 "abfs[s]://CONTAINER@ACCOUNT.dfs.core.windows.net/... (not az://) or local")
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
 
 
 def _non_negative_int(text: str) -> int:
-    value = int(text)
+    value = _whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be at least 0, not {value}")
     return value
 
 
 def _fraction(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0.0 <= value < 1.0:
         raise argparse.ArgumentTypeError(f"must be in [0, 1), not {value}")
     return value
@@ -67,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Convert MNIST or image folders to TFRecords; inspect and check TFRecord files "
                     "(local, or any URL tfrecord_io.fs reads: hdfs://, s3://, gs://, az://, ...). "
                     "Exit status: 0 ok, 1 damaged data, 2 usage or "
-                    "input error.",
+                    "input error (also a failure of Spark, for --spark).",
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -91,7 +106,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="image feature: 784 int64 pixels (default, as TensorFlowOnSpark's "
                         "example expects), the raw 784-byte string, or float32 scaled to [0, 1]")
     p.add_argument("--spark", metavar="MASTER",
-                   help="run the conversion as a Spark job on this master (local[4], yarn, ...)")
+                   help="run the conversion as a Spark job on this master (local[4], yarn, ...); "
+                        f"{_SPARK_OUTPUT}")
     p.add_argument("--overwrite", action="store_true",
                    help="replace OUTPUT/train and OUTPUT/test if they exist")
     p.set_defaults(func=commands.cmd_mnist)
@@ -126,7 +142,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="compress the shards (default: none, which also writes split indexes)")
     p.add_argument("--spark", metavar="MASTER",
                    help="convert as a Spark job on this master (local[4], yarn, ...), one task "
-                        "per shard")
+                        f"per shard; {_SPARK_OUTPUT}")
     p.add_argument("--overwrite", action="store_true",
                    help="replace OUT/train, OUT/validation and OUT/labels.txt if they exist")
     p.set_defaults(func=commands.cmd_images)
@@ -181,10 +197,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     Args:
         argv: the arguments after the program name; None for ``sys.argv[1:]``.
     """
+    status = _main(argv)
+    try:
+        # Output still buffered (stdout is block-buffered on a pipe) is written here, where a
+        # reader that went away is noticed, not by the interpreter at exit (exit status 120).
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+    return status
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except BrokenPipeError:  # --help | head -1, when the help fills stdout's buffer
+        _discard_stdout()
+        return EXIT_OK
     if getattr(args, "compression", None) == "auto":
         args.compression = None  # detect from each file's name
     args.verbose = getattr(args, "verbose", False)
@@ -202,11 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # Whoever read our stdout went away (`... | head`): stop quietly. For verify, what it
         # was reading were problem lines.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _discard_stdout()
         return EXIT_CORRUPT if args.command == "verify" else EXIT_OK
     except CorruptRecordError as exc:
-        log.error("%s", exc)
+        log.error("%s", commands.describe_damage(exc), exc_info=args.verbose)
         return EXIT_CORRUPT
     except (TFRecordError, OSError, ValueError) as exc:
         log.error("%s", exc, exc_info=args.verbose)
@@ -214,6 +243,93 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
+    except Exception as exc:
+        failure = spark_failure(exc)
+        if failure is None:
+            raise
+        log.error("%s", failure, exc_info=args.verbose)
+        return EXIT_USAGE
     finally:
         package_log.removeHandler(handler)
         package_log.setLevel(saved_level)
+
+
+def _discard_stdout() -> None:
+    """Point stdout's file descriptor at the null device, so that what is still buffered for a
+    reader that went away can be flushed (at exit) without failing."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (captured, replaced)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+#: Top-level packages whose exceptions are Spark's: pyspark's own (PySparkException, captured
+#: JVM exceptions) and py4j's (Py4JJavaError: a JVM exception; Py4JNetworkError: the JVM gone).
+_SPARK_PACKAGES = ("pyspark", "py4j")
+# How a Python traceback starts, and its last "Type: message" line: a task's error, inside a
+# Java exception's message.
+_TRACEBACK = "Traceback (most recent call last):"
+_PYTHON_ERROR = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)\b.*)$", re.MULTILINE)
+
+
+def spark_failure(exc: BaseException) -> str | None:
+    """The one-line description of a failure that pyspark or py4j raised, or None for an
+    exception of anything else: the Java exception's class and message (first line), with its
+    root cause if it has one, and for a task that failed in Python, that task's error.
+    Matched by the modules of the exception's classes: pyspark and py4j are optional and not
+    imported here."""
+    if not any(
+        cls.__module__.split(".", 1)[0] in _SPARK_PACKAGES for cls in type(exc).__mro__
+    ):
+        return None
+    throwable = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    texts = _java_texts(throwable) if throwable is not None else []
+    if not texts:
+        try:
+            text = str(exc)
+        except Exception:  # noqa: BLE001 - its JVM may be gone: the class name is left
+            text = ""
+        # A Py4JJavaError whose JVM is gone: "An error occurred while calling o1.save.\n: ..."
+        java = [line[2:] for line in text.splitlines() if line.startswith(": ")]
+        texts = java[:1] or [f"{type(exc).__name__}: {text}" if text else type(exc).__name__]
+    first = [_first_line(text) for text in texts]
+    message = first[0]
+    if len(first) > 1 and first[-1] not in message:
+        message += f" (caused by {first[-1]})"
+    if any("PythonException" in line for line in first):  # a task failed in Python: how
+        found = [error for text in texts
+                 for error in _PYTHON_ERROR.findall(text.split("\n\tat ", 1)[0])]
+        if found and found[-1].strip() not in message:
+            message += f": {found[-1].strip()}"
+    return message
+
+
+def _java_texts(throwable: Any) -> list[str]:
+    """``toString()`` of a Java throwable and of its root cause, if it has another; empty if
+    the JVM cannot be asked."""
+    try:
+        texts = [str(throwable.toString())]  # "java.io.IOException: message"
+        cause = throwable.getCause()
+        for _ in range(20):  # to the root cause, not forever
+            if cause is None or cause.getCause() is None:
+                break
+            cause = cause.getCause()
+        if cause is not None:
+            texts.append(str(cause.toString()))
+        return texts
+    except Exception:  # noqa: BLE001 - the JVM may be gone
+        return []
+
+
+def _first_line(text: str) -> str:
+    """The first line of a Java exception's text, without the start of a Python traceback that
+    a task's error has there."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
+    if line.endswith(_TRACEBACK):
+        line = line[:-len(_TRACEBACK)].rstrip(" :")
+    return line

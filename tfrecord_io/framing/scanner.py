@@ -201,7 +201,9 @@ def scan(
         buf: the bytes; ``buf[0]`` is at offset *base* of the stream.
         pos: where in *buf* the first record starts.
         end: stream offset: records starting at or after it are not taken (``Stop.END``).
-        verify: check both CRCs of every record; with False only lengths are checked.
+        verify: also check every record's data CRC. Lengths and their CRCs are always checked
+            (cheap: one CRC per distinct length), so that damage is found at the record it is
+            in, never followed into misaligned bytes read as records.
         max_record_bytes: the largest data length accepted.
         final: no bytes follow *buf*: a record cut short is damage, not ``Stop.MORE``.
         remaining: how many bytes can still follow *buf* (None: unknown). A header announcing
@@ -247,7 +249,7 @@ def scan(
     h = np.frombuffer(heads, np.int64) if heads else _EMPTY
     n = len(h)
     lens = np.frombuffer(lengths, np.int64) if lengths else _EMPTY
-    if verify and n:
+    if n:  # length CRCs always: a damaged length must not be followed into misaligned bytes
         good = _first_bad_header(raw, h, lens, cache)
         if good < n:
             h, lens = h[:good], lens[:good]
@@ -279,13 +281,13 @@ def scan(
                 reason = DATA_CHECKSUM_MISMATCH
     if reason is not None:
         return Frames(buf, starts, lens, records, pos, Stop.DAMAGED, base, reason=reason)
-    return _stopped(buf, base, pos, starts, lens, records, last, end, verify, max_len, final,
-                    remaining, cache)
+    return _stopped(buf, base, pos, starts, lens, records, last, end, max_len, final, remaining,
+                    cache)
 
 
 def _stopped(buf: Buffer, base: int, pos: int, starts: np.ndarray, lens: np.ndarray,
-             records: list[bytes] | None, last: int, end: int | None, verify: bool,
-             max_len: int, final: bool, remaining: int | None, cache: dict[int, int]) -> Frames:
+             records: list[bytes] | None, last: int, end: int | None, max_len: int,
+             final: bool, remaining: int | None, cache: dict[int, int]) -> Frames:
     """The Frames of a scan whose records are all valid: why did it stop at *pos*?"""
     blen = len(buf)
     if end is not None and pos >= end - base:
@@ -300,7 +302,7 @@ def _stopped(buf: Buffer, base: int, pos: int, starts: np.ndarray, lens: np.ndar
                           reason=truncated(have, None), truncated=True, have=have)
         return Frames(buf, starts, lens, records, pos, Stop.MORE, base, need=HEADER_BYTES)
     length = _unpack_u64(buf, pos)[0]
-    if verify and _header_crc(length, cache) != struct.unpack_from("<I", buf, pos + 8)[0]:
+    if _header_crc(length, cache) != struct.unpack_from("<I", buf, pos + 8)[0]:
         return Frames(buf, starts, lens, records, pos, Stop.DAMAGED, base,
                       reason=LENGTH_CHECKSUM_MISMATCH)
     if length > max_len:

@@ -105,8 +105,9 @@ class RecordReader:
         compression: None to detect from the file name (``.gz`` gzip; ``.deflate``, ``.zlib``,
             ``.zz`` zlib; otherwise none -- and none for file objects), or ``"gzip"``,
             ``"zlib"``, ``"none"``/``""`` in any letter case.
-        verify: check the CRCs of every record. With False only lengths are checked (faster;
-            resync scanning under ``on_corrupt="skip"`` still uses CRCs).
+        verify: check the data CRC of every record. With False only lengths and their CRCs
+            are checked (faster; a damaged length is still found at its record; resync
+            scanning under ``on_corrupt="skip"`` still uses both CRCs).
         start: byte offset of the first record to read; must be a record boundary (e.g. from
             the file's index). Uncompressed input only.
         end: read exactly the records whose start offsets lie in ``[start, end)``; None for
@@ -125,7 +126,7 @@ class RecordReader:
         skipped_records: damaged stretches skipped under ``on_corrupt="skip"``.
         skipped_bytes: bytes skipped under ``on_corrupt="skip"``.
         compression: the effective compression, ``"none"``, ``"gzip"`` or ``"zlib"``.
-        verify: whether both CRCs of every record are checked.
+        verify: whether the data CRC of every record is checked (lengths' always are).
 
     Raises:
         ValueError: bad arguments, including a byte range on compressed input.
