@@ -340,7 +340,7 @@ SPARK35_SELECT := not connect or not (test_source or test_dataframe) or fails or
 RUN_OVER_CONNECT := tests/cluster/test_run_over_connect.py
 FEED_OVER_CONNECT := tests/cluster/test_feed_over_connect.py
 SPARK35_TESTS := tests/spark/test_source.py tests/spark/test_dataframe.py \
-  tests/spark/test_spark_connect.py tests/ml/test_predict.py \
+  tests/spark/test_spark_connect.py tests/spark/test_spark_s3a_settings.py tests/ml/test_predict.py \
   $(RUN_OVER_CONNECT)::test_an_exception_names_the_node_and_its_traceback_within_seconds \
   $(FEED_OVER_CONNECT)::test_two_feeds_in_turns_reach_every_worker_once_with_equal_shares \
   tests/cluster/test_feed_cache.py::test_with_kept_batches_the_next_epochs_job_waits_in_sparks_queue_before_this_one_ends \

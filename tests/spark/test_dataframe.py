@@ -800,6 +800,27 @@ def test_compressed_round_trip(any_spark, tmp_path, compression, tf_type, suffix
     assert load_dataframe(any_spark, tmp_path / "parted").count() == 100
 
 
+def test_record_type_and_compression_are_taken_in_any_case(spark, tmp_path):
+    payloads = [b"a", b"\x00\xff", b""]
+    df = spark.createDataFrame([(p,) for p in payloads], "payload binary")
+    save_dataframe(df.coalesce(1), tmp_path / "out", record_type="bytearray",
+                   compression="Deflate")
+    files = data_files(tmp_path / "out")
+    assert len(files) == 1 and files[0].endswith(".tfrecord.deflate")
+    assert sorted(records_of(tmp_path / "out", "ZLIB")) == sorted(payloads)
+    back = load_dataframe(spark, tmp_path / "out", record_type="BYTEARRAY")
+    assert sorted(r.byte_array for r in back.collect()) == sorted(payloads)
+
+
+def test_conf_values_may_be_bools_and_ints(spark, tmp_path):
+    df = spark.createDataFrame([(i,) for i in range(10)], "id long")
+    save_dataframe(df.coalesce(1), tmp_path / "out", conf={"tfrecord.output.index": False})
+    assert len(data_files(tmp_path / "out")) == 1
+    assert not list((tmp_path / "out").glob("_*.tfindex"))
+    back = load_dataframe(spark, tmp_path / "out", conf={"tfrecord.max.record.bytes": 1 << 30})
+    assert sorted(r.id for r in back.collect()) == list(range(10))
+
+
 def test_load_is_lazy_and_splits_by_index(spark, tmp_path):
     df = spark.range(5000).selectExpr("id", "cast(id as string) as s")
     save_dataframe(df.coalesce(1), tmp_path / "out")

@@ -39,8 +39,8 @@ def test_an_s3_compatible_endpoint_from_the_environment_becomes_s3as_with_path_s
     assert conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] == "false"
     assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
     assert conf["spark.hadoop.fs.s3a.endpoint.region"] == "us-east-1"
-    assert conf["spark.hadoop.fs.s3a.connection.establish.timeout"] == "20500ms"
-    assert conf["spark.hadoop.fs.s3a.connection.timeout"] == "30000ms"
+    assert conf["spark.hadoop.fs.s3a.connection.establish.timeout"] == "20500"  # milliseconds
+    assert conf["spark.hadoop.fs.s3a.connection.timeout"] == "30000"
     assert conf["spark.hadoop.fs.s3a.attempts.maximum"] == "2"  # retries after the first
 
 
@@ -73,7 +73,42 @@ def test_the_file_committer_leaves_sparks_own_commit_protocol(aws_env):
 
 def test_a_connect_timeout_below_s3as_least_is_raised_to_it(aws_env):
     aws_env.setenv("TFRECORD_IO_S3_CONNECT_TIMEOUT", "2")
-    assert tfs.s3a_conf(prefix="")["fs.s3a.connection.establish.timeout"] == "15000ms"
+    assert tfs.s3a_conf(prefix="")["fs.s3a.connection.establish.timeout"] == "15000"
+
+
+# How S3A reads its settings. Hadoop 3.3.4 (pyspark 3.5): S3AUtils.initConnectionSettings reads
+# both timeouts and the attempts with Configuration.getInt, which takes a decimal int (or 0x hex)
+# and nothing else. Hadoop 3.4 and later (pyspark 4: 3.5.0): AWSClientConfig reads the timeouts
+# with Configuration.getTimeDuration, default unit milliseconds, and the attempts with getInt.
+_JAVA_INT = re.compile(r"[+-]?\d+")
+_DURATION = re.compile(r"(\d+)(ns|us|ms|s|m|h|d)?")
+_S3A_TIMEOUTS = ("fs.s3a.connection.establish.timeout", "fs.s3a.connection.timeout")
+
+
+def _get_int(value: str) -> int:
+    assert _JAVA_INT.fullmatch(value.strip()), f"getInt refuses {value!r}"
+    number = int(value)
+    assert -(2**31) <= number < 2**31, f"getInt refuses {value!r}: beyond a Java int"
+    return number
+
+
+def _get_milliseconds(value: str) -> float:
+    found = _DURATION.fullmatch(value.strip())
+    assert found, f"getTimeDuration refuses {value!r}"
+    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1, "s": 1e3, "m": 6e4, "h": 3.6e6, "d": 8.64e7}
+    return int(found.group(1)) * scale[found.group(2) or "ms"]
+
+
+@pytest.mark.parametrize("connect, request_", [("20.5", "30"), ("2", "0.001"),
+                                               ("1e9", "1e9")])
+def test_s3as_timeouts_read_the_same_under_hadoop_334s_and_35s_rules(aws_env, connect,
+                                                                     request_):
+    aws_env.setenv("TFRECORD_IO_S3_CONNECT_TIMEOUT", connect)
+    aws_env.setenv("TFRECORD_IO_S3_REQUEST_TIMEOUT", request_)
+    conf = tfs.s3a_conf(prefix="")
+    for key in _S3A_TIMEOUTS:
+        assert _get_int(conf[key]) == _get_milliseconds(conf[key]) > 0
+    assert _get_int(conf["fs.s3a.attempts.maximum"]) >= 0
 
 
 def test_credentials_are_passed_only_when_asked(aws_env):

@@ -78,7 +78,8 @@ def test_uncompressed_output_is_byte_identical_to_tensorflow_writer(sc, tmp_path
 
 @pytest.mark.parametrize(
     "compression, tf_type, suffix",
-    [("gzip", "GZIP", ".tfrecord.gz"), ("zlib", "ZLIB", ".tfrecord.deflate")],
+    [("gzip", "GZIP", ".tfrecord.gz"), ("zlib", "ZLIB", ".tfrecord.deflate"),
+     ("DEFLATE", "ZLIB", ".tfrecord.deflate")],
 )
 def test_tensorflow_reads_compressed_spark_output(sc, tmp_path, compression, tf_type, suffix):
     records = sample_records()
@@ -99,6 +100,33 @@ def test_spark_reads_what_tensorflow_writes_with_both_apis(sc, tmp_path, tf_type
     old_api = sc.hadoopFile(path, tfs.MAPRED_INPUT_FORMAT, BYTES, NULL).keys().map(bytes).collect()
     assert new_api == records
     assert old_api == records
+
+
+def test_compression_none_writes_indexed_uncompressed_files(sc, tmp_path):
+    records = sample_records(50)
+    tfs.save_records(sc.parallelize(records, 1), str(tmp_path / "out"), compression="None")
+    assert [os.path.basename(f) for f in data_files(tmp_path / "out")] == ["part-r-00000.tfrecord"]
+    assert (tmp_path / "out" / "_part-r-00000.tfrecord.tfindex").exists()
+    assert tf_read(data_files(tmp_path / "out")) == records
+
+
+def test_conf_values_may_be_bools_and_ints(sc, tmp_path):
+    records = sample_records(50)
+    tfs.save_records(sc.parallelize(records, 2), str(tmp_path / "out"),
+                     conf={"tfrecord.output.index": False})
+    assert len(data_files(tmp_path / "out")) == 2
+    assert not list((tmp_path / "out").glob("_*.tfindex"))  # False reached the OutputFormat
+    loaded = tfs.load_records(sc, str(tmp_path / "out"),
+                              conf={"tfrecord.max.record.bytes": 1 << 30})
+    assert sorted(loaded.collect()) == sorted(records)
+
+
+def test_an_int_conf_value_reaches_the_reader(sc, tmp_path):
+    tfs.save_records(sc.parallelize([b"x" * 200], 1), str(tmp_path / "out"))
+    with pytest.raises(Py4JJavaError) as error:
+        tfs.load_records(sc, str(tmp_path / "out"),
+                         conf={"tfrecord.max.record.bytes": 100}).collect()
+    assert "exceeds the maximum of 100 bytes (tfrecord.max.record.bytes)" in str(error.value)
 
 
 def test_input_compression_setting_overrides_the_file_name(sc, tmp_path):

@@ -97,12 +97,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tfrecord_io.spark.jvm import (
     DATAFRAME_IO_CLASS,
     DATAFRAME_SOURCE,
     PathLike,
+    as_hadoop_conf,
     call,
     call_remote,
     codec_class,
@@ -131,7 +132,7 @@ def save_dataframe(
     compression: str | None = None,
     *,
     partition_by: Sequence[str] | None = None,
-    conf: Mapping[str, str] | None = None,
+    conf: Mapping[str, Any] | None = None,
 ) -> None:
     """Writes a DataFrame as TFRecord files of Examples, SequenceExamples or raw records.
 
@@ -149,23 +150,27 @@ def save_dataframe(
         path: any Hadoop path or URL; it must not exist.
         record_type: ``"Example"``, ``"SequenceExample"`` (``array<array<T>>`` columns become
             feature lists, the others context features) or ``"ByteArray"`` (one binary column,
-            written as the records).
-        compression: ``"gzip"``, ``"zlib"`` or None.
+            written as the records); any case, as the data source's ``recordType`` option.
+        compression: ``"gzip"``, ``"zlib"`` or ``"deflate"`` (the same codec), ``"none"`` or
+            None; any case.
         partition_by: columns whose values become ``col=value/`` directories.
-        conf: extra Hadoop configuration for the job.
+        conf: extra Hadoop configuration for the job: string, bool or number values, passed
+            as Hadoop spells them (:func:`~tfrecord_io.spark.jvm.as_hadoop_conf`).
 
     Raises:
         SchemaError: before any task runs, a column whose type has no feature form (naming the
             column and its type), a bad ``partition_by`` column; while writing, a null inside
             an array.
         ValueError: an unknown ``record_type`` or ``compression``.
+        TypeError: a ``conf`` value that is not a string, bool or number.
     """
-    _check_record_type(record_type)
+    record_type = _record_type(record_type)
     codec = codec_class(compression)
+    options = as_hadoop_conf(conf)
     if isinstance(partition_by, str):
         partition_by = [partition_by]
     if is_connect(df):
-        _save_remote(df, path, record_type, codec, list(partition_by or []), conf or {})
+        _save_remote(df, path, record_type, codec, list(partition_by or []), options)
         return
     spark = df.sparkSession
     sc = spark.sparkContext
@@ -177,7 +182,7 @@ def save_dataframe(
         record_type,
         codec,
         list(partition_by or []),
-        {str(k): str(v) for k, v in (conf or {}).items()},
+        options,
     )
 
 
@@ -189,7 +194,7 @@ def load_dataframe(
     *,
     binary_features: Iterable[str] = (),
     sample: float | None = None,
-    conf: Mapping[str, str] | None = None,
+    conf: Mapping[str, Any] | None = None,
 ) -> DataFrame:
     """Reads TFRecord files of Examples, SequenceExamples or raw records as a DataFrame.
 
@@ -209,12 +214,13 @@ def load_dataframe(
         schema: a :class:`~pyspark.sql.types.StructType` or DDL string; values are converted to
             it. None infers it from the records (see the module docstring: one extra scan).
         record_type: ``"Example"``, ``"SequenceExample"`` or ``"ByteArray"`` (one binary column
-            ``byte_array``).
+            ``byte_array``); any case.
         binary_features: when inferring, ``bytes_list`` features to type binary, not string.
         sample: when inferring, read only this fraction (0 < sample <= 1) of the input splits;
             all fields are then nullable. None reads everything.
         conf: extra Hadoop configuration (``tfrecord.input.corrupt.policy=skip``...), passed
-            as data source options.
+            as data source options: string, bool or number values, as for
+            :func:`save_dataframe`.
 
     Returns:
         A DataFrame; decoding happens in the executors when actions run.
@@ -224,11 +230,13 @@ def load_dataframe(
             field type with no feature form; conflicting partition directories.
         FileNotFoundError: ``path`` does not exist.
         ValueError: an unknown ``record_type``, a bad ``sample``.
+        TypeError: a ``conf`` value that is not a string, bool or number.
     """
     from pyspark.sql import DataFrame  # noqa: PLC0415 - pyspark, the `spark` extra
     from pyspark.sql.types import StructType  # noqa: PLC0415 - pyspark, the `spark` extra
 
-    _check_record_type(record_type)
+    record_type = _record_type(record_type)
+    options = as_hadoop_conf(conf)
     if sample is None:
         fraction = 1.0
     else:
@@ -247,7 +255,7 @@ def load_dataframe(
         raise TypeError(f"schema must be a StructType, a DDL string or None, not {schema!r}")
     if is_connect(spark):
         return _load_remote(spark, path, schema_text, record_type, list(binary_features),
-                            fraction, conf or {})
+                            fraction, options)
     sc = spark.sparkContext
     ensure_jar(sc)
     jdf = call(
@@ -258,7 +266,7 @@ def load_dataframe(
         record_type,
         [str(f) for f in binary_features],
         fraction,
-        {str(k): str(v) for k, v in (conf or {}).items()},
+        options,
     )
     return DataFrame(jdf, spark)
 
@@ -272,8 +280,9 @@ def _save_remote(
     conf: Mapping[str, str],
 ) -> None:
     """:func:`save_dataframe` for a Spark Connect DataFrame, through the jar's
-    ``TFRecordDataFrameSource`` (``TFRecordDataFrames.save`` on the server)."""
-    options = {str(k): str(v) for k, v in conf.items()}
+    ``TFRecordDataFrameSource`` (``TFRecordDataFrames.save`` on the server); *conf* as
+    :func:`~tfrecord_io.spark.jvm.as_hadoop_conf` gives it."""
+    options = dict(conf)
     options.update(path=os.fspath(path), recordType=record_type)
     if codec is not None:
         options["codec"] = codec
@@ -293,11 +302,12 @@ def _load_remote(
     conf: Mapping[str, str],
 ) -> DataFrame:
     """:func:`load_dataframe` for a Spark Connect session, through the jar's
-    ``TFRecordDataFrameSource`` (``TFRecordDataFrames.load`` on the server).
+    ``TFRecordDataFrameSource`` (``TFRecordDataFrames.load`` on the server); *conf* as
+    :func:`~tfrecord_io.spark.jvm.as_hadoop_conf` gives it.
 
     Its schema is asked for at once, so that errors (a missing path, conflicting kinds) come
     from this call, as on a classic session."""
-    options = {str(k): str(v) for k, v in conf.items()}
+    options = dict(conf)
     options.update(path=os.fspath(path), recordType=record_type, sample=repr(fraction))
     if schema_text is not None:
         options["schema"] = schema_text
@@ -308,8 +318,17 @@ def _load_remote(
     return df
 
 
-def _check_record_type(record_type: str) -> None:
-    if record_type not in RECORD_TYPES:
-        raise ValueError(
-            f"record_type must be 'Example', 'SequenceExample' or 'ByteArray', not {record_type!r}"
-        )
+def _record_type(record_type: str) -> str:
+    """The spelling of :data:`RECORD_TYPES` that *record_type* names in any case (as the data
+    source's ``recordType`` option takes it).
+
+    Raises:
+        ValueError: another name.
+    """
+    for known in RECORD_TYPES:
+        if str(record_type).lower() == known.lower():
+            return known
+    raise ValueError(
+        f"record_type must be 'Example', 'SequenceExample' or 'ByteArray' (any case), not "
+        f"{record_type!r}"
+    )

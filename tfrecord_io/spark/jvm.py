@@ -10,10 +10,11 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import numbers
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Union
 
@@ -57,6 +58,7 @@ __all__ = [
     "executor_losses",
     "executor_loss",
     "codec_class",
+    "as_hadoop_conf",
     "qualify",
     "call",
     "call_remote",
@@ -95,11 +97,17 @@ DRIVER_STATUS_SOURCE = "org.tfrecordio.spark.cluster.DriverStatus"
 REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|account[.]key"
 
 _JAR_NAME = "tfrecord-io.jar"
-#: ``compression`` argument -> Hadoop codec class.
+#: ``compression`` argument (any case) -> Hadoop codec class: the names the data source's
+#: ``compression`` option takes. ``"zlib"`` and ``"deflate"`` are the same codec (TensorFlow's
+#: ``"ZLIB"``, files ending ``.deflate``).
 CODECS = {
     "gzip": "org.apache.hadoop.io.compress.GzipCodec",
     "zlib": "org.apache.hadoop.io.compress.DefaultCodec",
+    "deflate": "org.apache.hadoop.io.compress.DefaultCodec",
 }
+# ``compression`` arguments (any case) for no codec, besides None: the data source's ``none``
+# and TensorFlow's ``""``.
+_NO_CODEC = ("none", "")
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -343,17 +351,53 @@ def _as_bytes(record: Any) -> bytes:
 
 
 def codec_class(compression: str | None) -> str | None:
-    """The Hadoop codec class of ``"gzip"`` / ``"zlib"`` (any case), None for None.
+    """The Hadoop codec class of a ``compression`` argument: ``"gzip"``, ``"zlib"`` or its
+    other name ``"deflate"`` (:data:`CODECS`); None for None, ``"none"`` or ``""`` (no
+    compression). Names in any case (TensorFlow's ``"GZIP"``, ``"ZLIB"``, ``"NONE"`` too).
 
     Raises:
         ValueError: another compression name.
     """
     if compression is None:
         return None
-    codec = CODECS.get(str(compression).lower())
+    name = str(compression).lower()
+    if name in _NO_CODEC:
+        return None
+    codec = CODECS.get(name)
     if codec is None:
-        raise ValueError(f"compression must be 'gzip', 'zlib' or None, not {compression!r}")
+        raise ValueError(
+            f"compression must be 'gzip', 'zlib' (or 'deflate'), 'none' or None, not "
+            f"{compression!r}"
+        )
     return codec
+
+
+def as_hadoop_conf(conf: Mapping[str, Any] | None) -> dict[str, str]:
+    """*conf* (the ``conf`` argument of the RDD and DataFrame functions) as the strings a Hadoop
+    ``Configuration`` and Spark's data source options hold: booleans as ``"true"`` and
+    ``"false"`` (Hadoop's spelling), numbers in decimal (``1 << 30`` as ``"1073741824"``),
+    strings as they are. The JVM side takes a ``Map<String, String>``: any other value would
+    cross py4j as a Java ``Integer`` or ``Boolean`` and fail there with a ClassCastException.
+
+    Raises:
+        TypeError: a value that is None or of another type (a list, a dict...), which Hadoop
+            has no form of; the message names its key.
+    """
+    converted = {}
+    for key, value in (conf or {}).items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, numbers.Integral):
+            text = str(int(value))
+        elif isinstance(value, (str, numbers.Real)):
+            text = str(value)
+        else:
+            raise TypeError(
+                f"conf[{key!r}] is {value!r}: Hadoop settings take a string, a bool or a "
+                "number; give the value as Hadoop reads it (a string), or leave the key out"
+            )
+        converted[str(key)] = text
+    return converted
 
 
 def _driver_loads(jvm: Any, class_name: str) -> bool:

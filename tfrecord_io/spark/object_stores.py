@@ -14,17 +14,18 @@ SDK bundle it depends on), e.g. as a package that Spark resolves from Maven Cent
     tfs.save_dataframe(df, "s3://bucket/data")      # the same URL TensorFlow reads
     spark.read.format("tfrecord").load("s3a://bucket/data")
 
-:func:`s3a_conf` maps ``s3://`` to S3A (Spark's open-source Hadoop has no ``s3://`` of its
-own), and passes the endpoint, region, addressing style, timeouts (S3A connects for 15 s at
-least) and attempts on; credentials stay with the AWS chain of each JVM (environment, profile,
-instance role: S3A's default providers) unless asked for. Writes go through S3A's "magic"
-committer: each task uploads its files once, as multipart uploads that only the job's commit
-completes, so nothing is visible at the destination before the job commits and nothing after
-a failed task or job, and no file is copied (S3 has no rename). DataFrame writes reach it
-through tfrecord-io's jar's commit protocol (:data:`COMMIT_PROTOCOL`; Spark's own stages
-files only for ``FileOutputCommitter``). ``s3a_conf(committer="file")`` keeps Hadoop's
-``FileOutputCommitter`` instead: the same guarantees, each task's files promoted by a copy
-and a delete per file when the task commits, and again when the job does.
+:func:`s3a_conf` maps ``s3://`` to S3A (Spark's open-source Hadoop has no ``s3://`` of its own),
+and passes the endpoint, region, addressing style, timeouts (in plain milliseconds, which the
+S3A of Hadoop 3.3.4, pyspark 3.5's, and of Hadoop 3.4 and later all read; S3A connects for 15 s
+at least) and attempts on; credentials stay with the AWS chain of each JVM (environment,
+profile, instance role: S3A's default providers) unless asked for. Writes go through S3A's
+"magic" committer: each task uploads its files once, as multipart uploads that only the job's
+commit completes, so nothing is visible at the destination before the job commits and nothing
+after a failed task or job, and no file is copied (S3 has no rename). DataFrame writes reach it
+through tfrecord-io's jar's commit protocol (:data:`COMMIT_PROTOCOL`; Spark's own stages files
+only for ``FileOutputCommitter``). ``s3a_conf(committer="file")`` keeps Hadoop's
+``FileOutputCommitter`` instead: the same guarantees, each task's files promoted by a copy and a
+delete per file when the task commits, and again when the job does.
 
 Azure Blob Storage and ADLS Gen2 go through Hadoop's ABFS connector (``hadoop-azure`` of the
 same Hadoop version, :func:`hadoop_azure_package`), whose URLs are the ones tfrecord-io's
@@ -38,9 +39,14 @@ key, a Blob endpoint)::
     tfs.save_dataframe(df, "abfs://data@myaccount.dfs.core.windows.net/people")
 
 ABFS takes a shared key only from the Hadoop configuration (it has no credential chain of the
-environment), so :func:`abfs_conf` passes the account's key there, and extends Spark's
-``spark.redaction.regex`` (:data:`REDACTION_REGEX`) so that Spark's UI and event logs show it
-redacted, as they show S3A's secret keys. With a Blob endpoint of its own (an emulator such as
+environment), so :func:`abfs_conf` passes the account's key there. Spark's default
+``spark.redaction.regex`` does not cover ABFS's key names (``fs.azure.account.key.*``), and an
+application's redaction is fixed when it starts: the key is redacted in Spark's UI and event
+logs only in an application started with a regex that covers it, :data:`REDACTION_REGEX`
+(which :func:`abfs_conf` gives for a new session's configuration, and
+:func:`tfrecord_io.spark.session` sets for every application it starts). In an application
+started without it, :func:`configure_abfs` puts the key in clear wherever Spark shows the
+session's or the Hadoop configuration. With a Blob endpoint of its own (an emulator such as
 Azurite, or a private endpoint) and no Data Lake one, the account is reached as a flat-namespace
 account through its Blob endpoint, which ABFS supports since Hadoop 3.4.2. DataFrame writes
 commit through ABFS's own committer, Hadoop's manifest committer, staged by tfrecord-io's
@@ -101,8 +107,10 @@ COMMIT_PROTOCOL = "org.tfrecordio.spark.PathOutputCommitProtocol"
 S3A_COMMITTERS = ("magic", "file")
 _S3A_COMMITTER_FACTORY = "org.apache.hadoop.fs.s3a.commit.S3ACommitterFactory"
 _HADOOP_CLIENT = re.compile(r"hadoop-client-api-(\d+\.\d+\.\d+)\.jar$")
-# S3A raises a shorter connect timeout to this (with a warning).
+# S3A raises a shorter connect timeout to this (with a warning), since Hadoop 3.4.
 _S3A_MIN_CONNECT_TIMEOUT = 15.0
+# Java's Integer.MAX_VALUE: the largest value Configuration.getInt reads.
+_INT_MAX = 2**31 - 1
 
 _Store = TypeVar("_Store", S3FileSystem, GcsFileSystem, AzureFileSystem)
 
@@ -127,7 +135,13 @@ _GCS_SIZES = {
 
 
 def _milliseconds(seconds: float) -> str:
-    return f"{max(1, round(seconds * 1000))}ms"
+    """*seconds* as S3A's connection timeouts must be spelled for every Hadoop that pyspark
+    bundles: a plain number of milliseconds, no unit. Hadoop 3.3.4 (pyspark 3.5) reads
+    ``fs.s3a.connection.establish.timeout`` and ``fs.s3a.connection.timeout`` with
+    ``Configuration.getInt`` (``"15000ms"`` is a NumberFormatException there); Hadoop 3.4 and
+    later (pyspark 4) read them as durations whose unit, when none is given, is milliseconds.
+    At most ``Integer.MAX_VALUE``, what ``getInt`` takes."""
+    return str(min(_INT_MAX, max(1, round(seconds * 1000))))
 
 
 def s3a_conf(
@@ -250,8 +264,10 @@ def abfs_conf(settings: AzureSettings | None = None, *,
         settings: the Azure configuration to pass on; it must name the account.
         prefix: ``"spark.hadoop."`` for a new session's configuration, which then also holds
             ``spark.redaction.regex`` (:data:`REDACTION_REGEX`: the key redacted wherever Spark
-            shows the configuration); ``""`` for a running session's ``spark.conf.set`` or a
-            Hadoop ``Configuration`` (:func:`configure_abfs`).
+            shows the configuration, if the application starts with these settings; an
+            ``spark.redaction.regex`` given after them replaces it); ``""`` for a running
+            session's ``spark.conf.set`` or a Hadoop ``Configuration`` (:func:`configure_abfs`),
+            without a redaction setting, which a running application cannot change.
 
     Returns:
         The settings, as strings, keyed with *prefix* (but for the commit protocol and the
@@ -301,9 +317,20 @@ def hadoop_azure_package() -> str:
 def configure_abfs(spark: Any) -> None:
     """Configures ABFS in the running session *spark* as :func:`abfs_conf` gives it, as
     :func:`configure_s3a` does for S3A. The connector must already be on the application's
-    classpath. Spark's redaction cannot change in a running application: start it with
-    :data:`REDACTION_REGEX` as its ``spark.redaction.regex`` (:func:`tfrecord_io.spark.session`
-    does), or the account key shows wherever Spark shows the session's settings."""
+    classpath.
+
+    The account key goes into the session's configuration and, on a classic session, the
+    SparkContext's Hadoop configuration. Spark redacts it wherever it shows them (its UI, its
+    event log) only if the application (for a Spark Connect session, the Connect server) was
+    started with a ``spark.redaction.regex`` that covers ``fs.azure.account.key.*``, such as
+    :data:`REDACTION_REGEX`, which :func:`tfrecord_io.spark.session` sets for every application
+    it starts (unless given another). Spark's default regex does not cover it, and a running
+    application's regex cannot be changed: in an application started otherwise (by
+    ``SparkSession.builder`` alone, a notebook's own session, a Connect server's defaults) the
+    key shows in clear. There, start the application with ``spark.redaction.regex`` set to
+    :data:`REDACTION_REGEX` (``--conf`` of ``spark-submit``, or the builder's ``config``), or
+    pass the credentials when the session is built, ``session(..., **abfs_conf())``, instead of
+    calling this function."""
     _configure(spark, abfs_conf(prefix=""))
 
 

@@ -14,6 +14,7 @@ from tfrecord_io.errors import SparkConnectError
 from tfrecord_io.spark.jvm import (
     RDD_IO_CLASS,
     PathLike,
+    as_hadoop_conf,
     codec_class,
     ensure_jar,
     is_connect,
@@ -33,7 +34,7 @@ def save_records(
     path: PathLike,
     compression: str | None = None,
     *,
-    conf: Mapping[str, str] | None = None,
+    conf: Mapping[str, Any] | None = None,
 ) -> None:
     """Writes an RDD of bytes-like records as TFRecord files under ``path``.
 
@@ -44,12 +45,16 @@ def save_records(
     Args:
         rdd: records as ``bytes``, ``bytearray`` or ``memoryview``.
         path: any Hadoop path or URL: ``file:``, ``hdfs://``, a local path...; it must not exist.
-        compression: ``"gzip"`` (TensorFlow ``compression_type="GZIP"``), ``"zlib"``
-            (``"ZLIB"``) or None.
-        conf: extra Hadoop configuration for the job (``tfrecord.*`` keys and others).
+        compression: ``"gzip"`` (TensorFlow ``compression_type="GZIP"``), ``"zlib"`` or
+            ``"deflate"`` (``"ZLIB"``), ``"none"`` or None; any case.
+        conf: extra Hadoop configuration for the job (``tfrecord.*`` keys and others): string,
+            bool or number values, passed as Hadoop spells them (``True`` as ``"true"``, see
+            :func:`~tfrecord_io.spark.jvm.as_hadoop_conf`).
 
     Raises:
         SparkConnectError: *rdd* is a DataFrame of a Spark Connect session.
+        ValueError: an unknown ``compression``.
+        TypeError: a ``conf`` value that is not a string, bool or number.
     """
     if is_connect(rdd):
         raise SparkConnectError(
@@ -58,10 +63,10 @@ def save_records(
             "record_type='ByteArray'), or df.write.format('tfrecord')"
             ".option('recordType', 'ByteArray').save(path)"
         )
+    hadoop_conf = as_hadoop_conf(conf)
+    codec = codec_class(compression)
     sc = rdd.context
     ensure_jar(sc)
-    hadoop_conf = dict(conf or {})
-    codec = codec_class(compression)
     if codec is None:
         hadoop_conf.setdefault("mapreduce.output.fileoutputformat.compress", "false")
     else:
@@ -78,7 +83,7 @@ def save_records(
 
 
 def load_records(
-    sc: Any, path: PathLike, *, conf: Mapping[str, str] | None = None
+    sc: Any, path: PathLike, *, conf: Mapping[str, Any] | None = None
 ) -> RDD[bytes]:
     """Reads TFRecord files (a file, a directory of shards, or a glob) as an RDD of ``bytes``.
 
@@ -89,10 +94,12 @@ def load_records(
     Args:
         sc: a SparkContext or SparkSession.
         path: any Hadoop path or URL, comma-separated for several.
-        conf: extra Hadoop configuration (``tfrecord.input.corrupt.policy=skip``...).
+        conf: extra Hadoop configuration (``tfrecord.input.corrupt.policy=skip``...): string,
+            bool or number values, as for :func:`save_records`.
 
     Raises:
         SparkConnectError: *sc* is a Spark Connect session.
+        TypeError: a ``conf`` value that is not a string, bool or number.
     """
     if is_connect(sc):
         raise SparkConnectError(
@@ -101,12 +108,13 @@ def load_records(
             "load_dataframe(spark, path, record_type='ByteArray'), or spark.read"
             ".format('tfrecord').option('recordType', 'ByteArray').load(path)"
         )
+    hadoop_conf = as_hadoop_conf(conf)
     sc = spark_context(sc)
     ensure_jar(sc)
     from pyspark import RDD  # noqa: PLC0415 - pyspark, the `spark` extra
     from pyspark.serializers import NoOpSerializer  # noqa: PLC0415 - pyspark, the `spark` extra
 
-    jrdd = java_class(sc, RDD_IO_CLASS).load(sc._jsc, qualify(sc, path), dict(conf or {}))  # noqa: SLF001 - the JavaSparkContext (py4j)
+    jrdd = java_class(sc, RDD_IO_CLASS).load(sc._jsc, qualify(sc, path), hadoop_conf)  # noqa: SLF001 - the JavaSparkContext (py4j)
     return RDD(jrdd, sc, NoOpSerializer())
 
 

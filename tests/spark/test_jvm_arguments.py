@@ -1,0 +1,61 @@
+"""tfrecord_io.spark.jvm: the Python arguments of the RDD and DataFrame functions as the jar
+takes them, a ``compression`` name as a Hadoop codec class and ``conf`` values as the strings
+of a Hadoop ``Configuration``. No Spark started (tests/spark/test_spark_records.py and
+test_dataframe.py write and read with them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tfrecord_io.spark.jvm import as_hadoop_conf, codec_class
+
+GZIP = "org.apache.hadoop.io.compress.GzipCodec"
+ZLIB = "org.apache.hadoop.io.compress.DefaultCodec"
+
+
+@pytest.mark.parametrize("name", [None, "none", "None", "NONE", ""])
+def test_no_compression_has_no_codec(name):
+    assert codec_class(name) is None
+
+
+@pytest.mark.parametrize("name", ["gzip", "GZIP", "Gzip"])
+def test_gzip_is_hadoops_gzip_codec(name):
+    assert codec_class(name) == GZIP
+
+
+@pytest.mark.parametrize("name", ["zlib", "ZLIB", "deflate", "DEFLATE", "Deflate"])
+def test_zlib_and_deflate_are_hadoops_default_codec(name):
+    assert codec_class(name) == ZLIB
+
+
+@pytest.mark.parametrize("name", ["lz4", "snappy", "gz", "org.apache.hadoop.io.compress.GzipCodec"])
+def test_another_compression_name_is_refused_naming_the_ones_taken(name):
+    with pytest.raises(ValueError, match=r"compression must be 'gzip', 'zlib' \(or 'deflate'\), "
+                                         r"'none' or None, not"):
+        codec_class(name)
+
+
+def test_booleans_are_spelled_as_hadoop_spells_them():
+    assert as_hadoop_conf({"tfrecord.output.index": False, "tfrecord.input.index": True}) == {
+        "tfrecord.output.index": "false", "tfrecord.input.index": "true"}
+
+
+def test_numbers_are_written_in_decimal():
+    conf = as_hadoop_conf({"tfrecord.max.record.bytes": 1 << 30, "some.fraction": 0.25})
+    assert conf == {"tfrecord.max.record.bytes": "1073741824", "some.fraction": "0.25"}
+
+
+def test_strings_are_passed_as_they_are():
+    conf = {"tfrecord.input.corrupt.policy": "skip", "tfrecord.output.extension": " .tfr"}
+    assert as_hadoop_conf(conf) == conf
+
+
+def test_no_conf_is_an_empty_one():
+    assert as_hadoop_conf(None) == {}
+
+
+@pytest.mark.parametrize("value", [None, [1, 2], {"a": 1}, b"bytes"])
+def test_a_value_hadoop_has_no_form_of_is_refused_naming_its_key(value):
+    with pytest.raises(TypeError, match=r"conf\['tfrecord.input.index'\] is .*: Hadoop settings "
+                                        "take a string, a bool or a number"):
+        as_hadoop_conf({"tfrecord.input.index": value})
