@@ -238,6 +238,23 @@ def test_an_abandoned_text_writer_uploads_nothing(base, s3, s3_bucket, staging, 
     assert list(staging.iterdir()) == []
 
 
+def test_a_forked_childs_copy_of_a_writer_leaves_the_parents_upload_alone(base, staging):
+    f = fs.open(f"{base}/forked", "wb")
+    f.write(b"written before the fork, ")
+    pid = os.fork()
+    if pid == 0:  # the child drops its copy (its finalizer runs), then leaves
+        try:
+            del f
+            gc.collect()
+        finally:
+            os._exit(0)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    f.write(b"and after")
+    f.close()
+    assert stores.get(f"{base}/forked") == b"written before the fork, and after"
+    assert list(staging.iterdir()) == []
+
+
 def test_atomic_write_writes_in_place(base, s3, s3_bucket):
     target = f"{base}/_part-0.tfindex"
     with fs.atomic_write(target) as f:

@@ -44,6 +44,7 @@ import logging
 import os
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any, BinaryIO, Protocol
 
@@ -459,9 +460,24 @@ class _Reader(PositionedReader):
         super().close()
 
 
+# The writers of this process, whose staged bytes are flushed before a fork: a child's copy
+# of a file buffer would otherwise write them again when it is dropped.
+_WRITERS: weakref.WeakSet[_Writer] = weakref.WeakSet()
+
+
+def _flush_writers_before_fork() -> None:
+    for writer in list(_WRITERS):
+        with contextlib.suppress(Exception):
+            writer.flush()
+
+
+os.register_at_fork(before=_flush_writers_before_fork)
+
+
 class _Writer(io.BufferedIOBase):
     """Stages the data in a local temporary file; :meth:`close` uploads it (the object appears
-    then, whole), :meth:`abort` discards it (nothing appears)."""
+    then, whole), :meth:`abort` discards it (nothing appears). A forked child's copy never
+    uploads, removes or writes to what its parent staged."""
 
     def __init__(self, owner: ObjectStoreFileSystem, url: str) -> None:
         super().__init__()
@@ -473,6 +489,7 @@ class _Writer(io.BufferedIOBase):
         self._failed: BaseException | None = None
         self._finished = False
         self._pid = os.getpid()  # a forked child's copy never uploads or removes its data
+        _WRITERS.add(self)
 
     def writable(self) -> bool:
         return True

@@ -65,7 +65,11 @@ range order) within a shard, unless ``num_parallel_reads`` interleaves files.
 Damaged data raises (TensorFlow's ``DataLossError`` for files read natively, a
 ``tf.errors.OpError`` carrying the :class:`~tfrecord_io.errors.CorruptRecordError` message for the
 others), or with ``on_corrupt="skip"`` (our reader only, so it forces ``reader="python"``) is
-skipped with a warning.
+skipped with a warning. TensorFlow's reader (2.21) allocates what a record's header announces
+before reading it: a crafted file whose header, with a valid checksum, announces terabytes ends
+the process (a segmentation fault). Read files you do not trust with ``reader="python"``, which
+refuses a record longer than :data:`~tfrecord_io.records.DEFAULT_MAX_RECORD_BYTES` (256 MiB),
+naming the file and byte offset.
 
 Cost per record, measured: ``bench/README.md`` (``bench/tf_hdfs.py``). To go faster, shard
 the input over more reader processes (``num_shards``); ``num_parallel_reads`` costs more per
