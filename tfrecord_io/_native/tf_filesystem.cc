@@ -573,8 +573,10 @@ extern "C" {
 // them (nullptr): then it returns once no read-ahead calls Python any more. The table must stay
 // alive while installed.
 TF_CAPI_EXPORT void tfrecord_io_set_callbacks(const TFRecordIOCallbacks* callbacks) {
-  static std::once_flag fork_handler;
-  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, AfterForkInChild); });
+  // Once (a function-local static, not std::call_once: that needs glibc 2.34's pthread_once,
+  // newer than the manylinux_2_27 TensorFlow's wheel asks for).
+  static const bool fork_handler = pthread_atfork(nullptr, nullptr, AfterForkInChild) == 0;
+  (void)fork_handler;
   {
     std::lock_guard<std::mutex> guard(g_flight_lock);
     g_callbacks.store(callbacks, std::memory_order_release);
