@@ -325,12 +325,6 @@ class ObjectStoreFileSystem(FileSystem):
         source, destination = self._arrow_path(src), self._arrow_path(dst)
         self._call(src, "copy", lambda c: c.copy_file(source, destination))
 
-    def _same_object(self, src: str, dst: str) -> bool:
-        """Whether *src* and *dst* name the same object however spelled (``b/x`` and
-        ``b//x/``), in the same account."""
-        return self._arrow_path(src) == self._arrow_path(dst) and \
-            self._connect(src)[0] is self._connect(dst)[0]
-
     def _check_copy(self, src: str, dst: str) -> None:
         """Refuses a move that server-side copies cannot do, before anything moves: one client
         reaches both URLs (one account, one region or endpoint)."""
@@ -376,8 +370,8 @@ class ObjectStoreFileSystem(FileSystem):
         once for its readers (stores write whole objects), then *src* is deleted."""
         self._check_copy(src, dst)
         target = self._arrow_info(dst)
-        if target.type == pafs.FileType.File and self._same_object(src, dst):
-            return  # a file replaced by itself stays, as with os.replace
+        if target.type == pafs.FileType.File and self._arrow_path(src) == self._arrow_path(dst):
+            return  # the same object however spelled (one client, checked above): it stays
         if target.type == pafs.FileType.Directory:
             raise ObjectStoreFileExistsError(f"cannot replace the directory {dst} by {src}")
         source = self._arrow_info(src)
@@ -491,6 +485,10 @@ class _Writer(io.BufferedIOBase):
         self._pid = os.getpid()  # a forked child's copy never uploads or removes its data
         _WRITERS.add(self)
 
+    def _owned(self) -> bool:
+        """Whether this process opened the writer (not a forked child's copy of it)."""
+        return os.getpid() == self._pid
+
     def writable(self) -> bool:
         return True
 
@@ -521,7 +519,7 @@ class _Writer(io.BufferedIOBase):
     def abort(self) -> None:
         """Closes without uploading: nothing appears at the URL (an object already there stays
         as it was)."""
-        if not self._finished and os.getpid() == self._pid:
+        if not self._finished and self._owned():
             self._discard()
         super().close()
 
@@ -535,7 +533,7 @@ class _Writer(io.BufferedIOBase):
         if self._finished:
             super().close()
             return
-        if os.getpid() != self._pid:
+        if not self._owned():
             super().close()
             raise ObjectStoreError(
                 f"not uploading {self.name}: it was opened by process {self._pid}, which this "
@@ -560,6 +558,6 @@ class _Writer(io.BufferedIOBase):
     def __del__(self) -> None:
         # Never closed: abandoned, as after an error. Uploading here would publish data that
         # its writer may not have finished.
-        if not self._finished and os.getpid() == self._pid:
+        if not self._finished and self._owned():
             log.warning("%s was never closed: nothing is uploaded", self.name)
             self._discard()
