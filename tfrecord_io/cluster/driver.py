@@ -109,6 +109,9 @@ class Cluster:
         self._ending = threading.Event()  # wait() has begun: feeds end once fed
         self._losses: Any = None  # the application's ExecutorLosses, once started
         self._metrics = Metrics()
+        # Nodes report on reader threads of their own: kept and queued in one step, so that
+        # on_report sees the records in the order Result.metrics holds them.
+        self._report_lock = threading.Lock()
         self._resizes: list[Resize] = []
         self._counted = 0  # failed attempts counted against max_attempts
         self._on_report = on_report
@@ -514,8 +517,9 @@ class Cluster:
         record = MetricRecord(node, report.attempt, report.step, report.time, dict(report.values))
         # Kept here, as received: a node's reports come before its end, so the result made
         # once every node ended has them all (the dispatcher may not have reached them yet).
-        self._metrics.append(record)
-        self._events.put(("record", record))
+        with self._report_lock:
+            self._metrics.append(record)
+            self._events.put(("record", record))
 
     def _dispatch(self) -> None:
         while True:
