@@ -218,6 +218,35 @@ def test_the_registered_azure_file_systems_settings_are_the_ones_passed_on(azure
     assert conf["fs.azure.account.key.other.dfs.core.windows.net"] == "b3RoZXI="
 
 
+@pytest.mark.parametrize(
+    "url, same",
+    [
+        ("az://data/sets/mnist", "abfs://data@myaccount.dfs.core.windows.net/sets/mnist"),
+        ("AZ://data/x", "abfs://data@myaccount.dfs.core.windows.net/x"),
+        ("abfs://data/sets/mnist", "abfs://data@myaccount.dfs.core.windows.net/sets/mnist"),
+        ("abfss://data/sets/mnist", "abfss://data@myaccount.dfs.core.windows.net/sets/mnist"),
+    ],
+)
+def test_an_azure_url_that_hadoop_cannot_use_maps_to_abfs_with_the_account(
+    azure_settings, url, same
+):
+    assert tfs.abfs_url(url) == same
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["abfs://data@other.dfs.core.windows.net/x", "abfss://data@other.dfs.core.windows.net/x",
+     "s3://bucket/x", "hdfs://nn:8020/x", "/tmp/x", "gs://bucket/x"],
+)
+def test_a_url_that_hadoop_names_as_it_is_needs_no_abfs_url(azure_settings, url):
+    assert tfs.abfs_url(url) is None
+
+
+def test_an_abfs_url_without_a_configured_account_names_a_placeholder(azure_settings):
+    azure_settings.delenv("AZURE_STORAGE_ACCOUNT_NAME")
+    assert tfs.abfs_url("az://data/x") == "abfs://data@ACCOUNT.dfs.core.windows.net/x"
+
+
 def test_hadoop_azure_package_is_of_the_hadoop_that_pyspark_bundles():
     assert tfs.hadoop_azure_package() == f"org.apache.hadoop:hadoop-azure:{tfs.hadoop_version()}"
 

@@ -357,39 +357,25 @@ def _spark_for(args: argparse.Namespace, app_name: str) -> tuple[Any, Any]:
 
 
 def _check_hadoop_output(output: str) -> None:
-    """Refuse, before Spark starts, an output that Spark's Hadoop cannot name: ``az://`` (not a
-    Hadoop scheme: ABFS's URLs are ``abfs[s]://CONTAINER@ACCOUNT.dfs.core.windows.net/KEY``)
-    and ``abfs[s]://`` URLs without the account, which ABFS needs; the message gives the URL
-    of the same place that Spark can write.
+    """Refuse, before Spark starts, an output that Spark's Hadoop cannot name (``az://``, and
+    ``abfs[s]://`` without the account); the message gives the URL of the same place that
+    Spark can write.
 
     Raises:
         InputError: such an output.
     """
-    scheme, url = fs.split_url(output)
-    if scheme not in ("az", "abfs", "abfss"):
+    from tfrecord_io.spark.object_stores import abfs_url  # noqa: PLC0415 - with --spark only
+
+    same = abfs_url(output)
+    if same is None:
         return
-    authority, _, key = url.split("://", 1)[1].partition("/")
-    if scheme != "az" and "@" in authority:
-        return
-    account = _azure_account(url) or "ACCOUNT"
-    hadoop_scheme = "abfs" if scheme == "az" else scheme
-    same = f"{hadoop_scheme}://{authority}@{account}.dfs.core.windows.net/{key}"
+    scheme = fs.split_url(output)[0]
     if scheme == "az":
         why = "az:// is not a Hadoop URL scheme (Spark writes through Hadoop's ABFS connector)"
     else:
         why = f"Hadoop's ABFS connector needs the storage account in {scheme}:// URLs"
     raise InputError(f"{output}: --spark cannot write there: {why}; give the same location as "
                      f"{same}")
-
-
-def _azure_account(url: str) -> str | None:
-    """The storage account that this process's ``az://`` and ``abfs://`` use, if configured."""
-    try:
-        backend, _ = fs.filesystem(url)
-    except ValueError:  # no file system serves the scheme here
-        return None
-    settings = getattr(backend, "settings", None)
-    return getattr(settings(), "account_name", None) if callable(settings) else None
 
 
 def cmd_images(args: argparse.Namespace) -> int:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from tfrecord_io import __version__
 from tfrecord_io.cli import commands
@@ -244,7 +242,10 @@ def _main(argv: Sequence[str] | None) -> int:
         log.error("interrupted")
         return 130
     except Exception as exc:
-        failure = spark_failure(exc)
+        # Spark's failures (pyspark and py4j are optional: recognised without them).
+        from tfrecord_io.spark.jvm import describe_failure  # noqa: PLC0415 - on failure only
+
+        failure = describe_failure(exc)
         if failure is None:
             raise
         log.error("%s", failure, exc_info=args.verbose)
@@ -266,70 +267,3 @@ def _discard_stdout() -> None:
         os.dup2(devnull, fd)
     finally:
         os.close(devnull)
-
-
-#: Top-level packages whose exceptions are Spark's: pyspark's own (PySparkException, captured
-#: JVM exceptions) and py4j's (Py4JJavaError: a JVM exception; Py4JNetworkError: the JVM gone).
-_SPARK_PACKAGES = ("pyspark", "py4j")
-# How a Python traceback starts, and its last "Type: message" line: a task's error, inside a
-# Java exception's message.
-_TRACEBACK = "Traceback (most recent call last):"
-_PYTHON_ERROR = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)\b.*)$", re.MULTILINE)
-
-
-def spark_failure(exc: BaseException) -> str | None:
-    """The one-line description of a failure that pyspark or py4j raised, or None for an
-    exception of anything else: the Java exception's class and message (first line), with its
-    root cause if it has one, and for a task that failed in Python, that task's error.
-    Matched by the modules of the exception's classes: pyspark and py4j are optional and not
-    imported here."""
-    if not any(
-        cls.__module__.split(".", 1)[0] in _SPARK_PACKAGES for cls in type(exc).__mro__
-    ):
-        return None
-    throwable = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
-    texts = _java_texts(throwable) if throwable is not None else []
-    if not texts:
-        try:
-            text = str(exc)
-        except Exception:  # noqa: BLE001 - its JVM may be gone: the class name is left
-            text = ""
-        # A Py4JJavaError whose JVM is gone: "An error occurred while calling o1.save.\n: ..."
-        java = [line[2:] for line in text.splitlines() if line.startswith(": ")]
-        texts = java[:1] or [f"{type(exc).__name__}: {text}" if text else type(exc).__name__]
-    first = [_first_line(text) for text in texts]
-    message = first[0]
-    if len(first) > 1 and first[-1] not in message:
-        message += f" (caused by {first[-1]})"
-    if any("PythonException" in line for line in first):  # a task failed in Python: how
-        found = [error for text in texts
-                 for error in _PYTHON_ERROR.findall(text.split("\n\tat ", 1)[0])]
-        if found and found[-1].strip() not in message:
-            message += f": {found[-1].strip()}"
-    return message
-
-
-def _java_texts(throwable: Any) -> list[str]:
-    """``toString()`` of a Java throwable and of its root cause, if it has another; empty if
-    the JVM cannot be asked."""
-    try:
-        texts = [str(throwable.toString())]  # "java.io.IOException: message"
-        cause = throwable.getCause()
-        for _ in range(20):  # to the root cause, not forever
-            if cause is None or cause.getCause() is None:
-                break
-            cause = cause.getCause()
-        if cause is not None:
-            texts.append(str(cause.toString()))
-        return texts
-    except Exception:  # noqa: BLE001 - the JVM may be gone
-        return []
-
-
-def _first_line(text: str) -> str:
-    """The first line of a Java exception's text, without the start of a Python traceback that
-    a task's error has there."""
-    line = next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
-    if line.endswith(_TRACEBACK):
-        line = line[:-len(_TRACEBACK)].rstrip(" :")
-    return line

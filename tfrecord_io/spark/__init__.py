@@ -15,8 +15,8 @@ DataFrame specification: the type mapping, :data:`RECORD_TYPES`, :data:`BYTE_ARR
 :mod:`~tfrecord_io.spark.object_stores` (:func:`s3a_conf`, :func:`configure_s3a`,
 :func:`hadoop_aws_package`: Spark's ``s3a://`` and ``s3://`` configured as tfrecord-io's
 ``s3://`` is; :func:`abfs_conf`, :func:`configure_abfs`, :func:`hadoop_azure_package`: Spark's
-``abfs[s]://`` as tfrecord-io's; :func:`gcs_conf`, :func:`configure_gcs`: Spark's ``gs://`` as
-tfrecord-io's).
+``abfs[s]://`` as tfrecord-io's, and :func:`abfs_url`, the ABFS URL of an ``az://`` one;
+:func:`gcs_conf`, :func:`configure_gcs`: Spark's ``gs://`` as tfrecord-io's).
 Scala/Java users of the same jar call the formats named by :data:`INPUT_FORMAT` and friends.
 """
 
@@ -46,6 +46,7 @@ from tfrecord_io.spark.object_stores import (
     GCS_FILE_SYSTEM,
     S3A_FILE_SYSTEM,
     abfs_conf,
+    abfs_url,
     configure_abfs,
     configure_gcs,
     configure_s3a,
@@ -84,6 +85,7 @@ __all__ = [
     "GCS_CONNECTOR_VERSION",
     "GCS_FILE_SYSTEM",
     "abfs_conf",
+    "abfs_url",
     "configure_abfs",
     "hadoop_azure_package",
     "REDACTION_REGEX",

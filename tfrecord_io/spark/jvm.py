@@ -62,6 +62,7 @@ __all__ = [
     "qualify",
     "call",
     "call_remote",
+    "describe_failure",
 ]
 
 _log = logging.getLogger(__name__)
@@ -509,20 +510,94 @@ def _remote_classes(error: BaseException) -> list[str]:
 
 def _translate(java: Any) -> Exception | None:
     """The Python exception for a Java one: SchemaError, FileNotFoundError, or None."""
-    cause = java
-    seen = 0
-    while cause is not None and seen < 20:
+    for depth, cause in enumerate(_causes(java)):
         name = cause.getClass().getName()
         if name == SCHEMA_EXCEPTION:
             return SchemaError(cause.getMessage())
         if name == "java.io.FileNotFoundException":
             return FileNotFoundError(cause.getMessage())
-        if name == "java.lang.IllegalArgumentException" and seen == 0:
+        if name == "java.lang.IllegalArgumentException" and depth == 0:
             return ValueError(cause.getMessage())
-        cause = cause.getCause()
-        seen += 1
     # A task's exception may reach the driver only as text in the job failure's message.
     match = re.search(re.escape(SCHEMA_EXCEPTION) + r": (.*)", str(java.toString()))
     if match:
         return SchemaError(match.group(1).strip())
     return None
+
+
+# How deep a Java exception's causes are followed: to the root cause, not forever (a cycle).
+_MAX_CAUSES = 20
+
+
+def _causes(java: Any) -> list[Any]:
+    """A Java throwable and its causes, outermost first (at most :data:`_MAX_CAUSES`)."""
+    chain = []
+    while java is not None and len(chain) < _MAX_CAUSES:
+        chain.append(java)
+        java = java.getCause()
+    return chain
+
+
+#: Top-level packages whose exceptions are Spark's: pyspark's own (PySparkException, captured
+#: JVM exceptions) and py4j's (Py4JJavaError: a JVM exception; Py4JNetworkError: the JVM gone).
+_SPARK_PACKAGES = ("pyspark", "py4j")
+# How a Python traceback starts, and its last "Type: message" line: a task's error, inside a
+# Java exception's message.
+_TRACEBACK = "Traceback (most recent call last):"
+_PYTHON_ERROR = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)\b.*)$", re.MULTILINE)
+
+
+def describe_failure(exc: BaseException) -> str | None:
+    """A one-line description of a failure that pyspark or py4j raised, for a person: the Java
+    exception's class and message (its first line), with its root cause if it has another, and
+    for a task that failed in Python, that task's error. None for an exception of anything
+    else. A failure whose JVM is gone is described from its text. Exceptions are recognised by
+    the modules of their classes: this needs neither pyspark nor py4j installed.
+
+    Example: ``org.apache.spark.SparkException: Job aborted due to stage failure: ... (caused
+    by java.io.IOException: No space left on device)``.
+    """
+    if not any(
+        cls.__module__.split(".", 1)[0] in _SPARK_PACKAGES for cls in type(exc).__mro__
+    ):
+        return None
+    throwable = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    texts = _java_texts(throwable) if throwable is not None else []
+    if not texts:
+        try:
+            text = str(exc)
+        except Exception:  # noqa: BLE001 - its JVM may be gone: the class name is left
+            text = ""
+        # A Py4JJavaError whose JVM is gone: "An error occurred while calling o1.save.\n: ..."
+        java = [line[2:] for line in text.splitlines() if line.startswith(": ")]
+        texts = java[:1] or [f"{type(exc).__name__}: {text}" if text else type(exc).__name__]
+    first = [_first_line(text) for text in texts]
+    message = first[0]
+    if len(first) > 1 and first[-1] not in message:
+        message += f" (caused by {first[-1]})"
+    if any("PythonException" in line for line in first):  # a task failed in Python: how
+        found = [error for text in texts
+                 for error in _PYTHON_ERROR.findall(text.split("\n\tat ", 1)[0])]
+        if found and found[-1].strip() not in message:
+            message += f": {found[-1].strip()}"
+    return message
+
+
+def _java_texts(throwable: Any) -> list[str]:
+    """``toString()`` of a Java throwable and of its root cause, if it has another; empty if
+    the JVM cannot be asked."""
+    try:
+        chain = _causes(throwable)
+        # "java.io.IOException: message"
+        return [str(cause.toString()) for cause in (chain[:1] + chain[1:][-1:])]
+    except Exception:  # noqa: BLE001 - the JVM may be gone
+        return []
+
+
+def _first_line(text: str) -> str:
+    """The first line of a Java exception's text, without the start of a Python traceback that
+    a task's error has there."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
+    if line.endswith(_TRACEBACK):
+        line = line[:-len(_TRACEBACK)].rstrip(" :")
+    return line

@@ -94,8 +94,8 @@ from tfrecord_io.spark.jvm import REDACTION_REGEX, is_connect
 
 __all__ = ["COMMIT_PROTOCOL", "GCS_CONNECTOR_VERSION", "GCS_FILE_SYSTEM", "S3A_COMMITTERS",
            "S3A_FILE_SYSTEM", "abfs_conf", "configure_abfs", "configure_gcs", "configure_s3a",
-           "gcs_conf", "hadoop_aws_package", "hadoop_azure_package", "hadoop_version",
-           "s3a_conf"]
+           "abfs_url", "gcs_conf", "hadoop_aws_package", "hadoop_azure_package",
+           "hadoop_version", "s3a_conf"]
 
 #: Hadoop's S3A file system class (``s3a://``), which :func:`s3a_conf` also gives ``s3://``.
 S3A_FILE_SYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
@@ -306,6 +306,30 @@ def abfs_conf(settings: AzureSettings | None = None, *,
     if prefix:
         keyed["spark.redaction.regex"] = REDACTION_REGEX
     return keyed
+
+
+def abfs_url(url: str) -> str | None:
+    """The URL by which Hadoop's ABFS connector (and so Spark) names the place that *url*
+    names, when *url* is one that Hadoop cannot use: ``az://CONTAINER/KEY`` (a scheme of
+    tfrecord-io's alone) becomes ``abfs://CONTAINER@ACCOUNT.dfs.core.windows.net/KEY``, and an
+    ``abfs[s]://CONTAINER/KEY`` without the account, which ABFS needs, gets it. ACCOUNT is the
+    account that ``az://`` uses in this process (``AZURE_STORAGE_ACCOUNT_NAME``), or the
+    placeholder ``ACCOUNT`` when none is configured.
+
+    Returns:
+        That URL, or None for a URL that Hadoop names as it is (any other scheme, or an
+        ``abfs[s]://`` URL with the account).
+    """
+    scheme, _, rest = url.partition("://")
+    scheme = scheme.lower()
+    if not rest or scheme not in ("az", "abfs", "abfss"):
+        return None
+    container, _, key = rest.partition("/")
+    if scheme != "az" and "@" in container:
+        return None
+    account = _serving("abfs", AzureFileSystem).settings().account_name or "ACCOUNT"
+    hadoop_scheme = "abfs" if scheme == "az" else scheme
+    return f"{hadoop_scheme}://{container}@{_ABFS_HOST.format(account=account)}/{key}"
 
 
 def hadoop_azure_package() -> str:
