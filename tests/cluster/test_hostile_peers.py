@@ -21,6 +21,7 @@ import logging
 import os
 import pathlib
 import random
+import selectors
 import socket
 import struct
 import subprocess
@@ -470,6 +471,83 @@ def test_a_flood_past_the_handshake_cap_holds_no_more_and_a_client_is_served_dur
     eventually(lambda: server.handshaking == 0, timeout=10, every=0.005,
                what=lambda: f"{server.handshaking} handshakes still held")
     target.legit()
+
+
+class SteppedSelector:
+    """The event loop's selector, one turn of the loop at a time: each ``select`` waits until
+    the test allows a turn (:meth:`step`), and reports the listener's event before the others,
+    the order in which an accept once dropped handshakes whose hello was waiting."""
+
+    def __init__(self) -> None:
+        self._real = selectors.DefaultSelector()
+        self._turns = threading.Semaphore(0)
+        self._arrived = threading.Condition()
+        self.arrivals = 0
+        self.free = False
+
+    def __getattr__(self, name: str):
+        return getattr(self._real, name)
+
+    def select(self, timeout=None):
+        with self._arrived:
+            self.arrivals += 1
+            self._arrived.notify_all()
+        if not self.free:
+            self._turns.acquire()
+        events = self._real.select(timeout)
+        return sorted(events, key=lambda event: event[0].data != "listen")
+
+    def step(self) -> None:
+        """Let the loop make one turn, and wait until it has."""
+        with self._arrived:
+            assert self._arrived.wait_for(lambda: self.arrivals > 0, timeout=10)
+            arrived = self.arrivals
+        self._turns.release()
+        with self._arrived:
+            assert self._arrived.wait_for(lambda: self.arrivals > arrived, timeout=10), (
+                "the event loop did not come back to select")
+
+    def run_freely(self) -> None:
+        self.free = True
+        self._turns.release()
+
+
+def test_an_accept_never_drops_a_handshake_whose_hello_is_waiting(guard, monkeypatch):
+    stepped = SteppedSelector()
+    monkeypatch.setattr(protocol.selectors, "DefaultSelector", lambda: stepped)
+    served: list[dict] = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    server = StreamServer(listener, KEYS[CONTROL], lambda stream, hello: served.append(hello),
+                          _control_welcome, name="stepped control", server="driver")
+    host, port = server.address.rsplit(":", 1)
+    target = types.SimpleNamespace(
+        key=KEYS[CONTROL], name="driver", hello={"type": "hello", "node": "worker:0"},
+        raw=lambda: socket.create_connection((host, int(port)), timeout=10))
+    idle: list[socket.socket] = []
+    sessions: list[Session] = []
+    try:
+        idle += [target.raw() for _ in range(MAX_HANDSHAKES - 1)]
+        stepped.step()
+        assert server.handshaking == MAX_HANDSHAKES - 1
+        greeted = threading.Thread(target=lambda: sessions.append(
+            Session(target, random.Random(5))))
+        greeted.start()
+        stepped.step()  # accepts it (the table is full now) and greets it
+        greeted.join(10)
+        assert server.handshaking == MAX_HANDSHAKES and sessions
+        sessions[0].open()  # its hello waits in the server's socket
+        idle += [target.raw() for _ in range(MAX_HANDSHAKES + 8)]  # the listener is ready too
+        stepped.step()
+        assert served == [target.hello]
+        assert server.handshaking == MAX_HANDSHAKES  # one accepted: the oldest dropped for it
+    finally:
+        stepped.run_freely()
+        for sock in idle:
+            sock.close()
+        if sessions:
+            sessions[0].sock.close()
+        server.close()
 
 
 def test_a_flood_to_the_end_of_the_file_descriptors_does_not_stop_the_server(tmp_path):

@@ -533,7 +533,6 @@ def _peer_name(address: Any) -> str:
 
 _LISTEN, _WAKE = "listen", "wake"
 _BACKLOG = 128
-_ACCEPT_BURST = 64  # accepts per wake-up, so that handshakes under way are not starved
 _BACKOFF_MIN, _BACKOFF_MAX = 0.01, 1.0
 
 
@@ -647,6 +646,7 @@ class StreamServer:
         if self._resume_at is not None:
             wake.append(self._resume_at)
         timeout = max(min(wake) - now, 0.0) if wake else None
+        listening = False
         for selected, mask in self._selector.select(timeout):
             if self._closed:
                 return
@@ -654,9 +654,13 @@ class StreamServer:
                 with contextlib.suppress(OSError):
                     self._wake_in.recv(4096)
             elif selected.data is _LISTEN:
-                self._accept_some()
+                listening = True
             elif self._pending.get(selected.data.sock.fileno()) is selected.data:
                 self._advance(selected.data, mask)  # (not dropped earlier in this round)
+        # New connections only after the handshakes under way have read what came for them: an
+        # accept that must drop the oldest never drops one whose hello is already waiting.
+        if listening and not self._closed:
+            self._accept_some()
         now = time.monotonic()
         for pending in [p for p in self._pending.values() if p.deadline <= now]:
             self._drop(pending, f"no authenticated hello within {HANDSHAKE_TIMEOUT:g} s")
@@ -665,7 +669,10 @@ class StreamServer:
             self._selector.register(self._listener, selectors.EVENT_READ, _LISTEN)
 
     def _accept_some(self) -> None:
-        for _ in range(_ACCEPT_BURST):
+        # As many as there are free handshake slots, and one when there are none (which drops
+        # the oldest): a burst larger than the table would drop handshakes in the same round
+        # that admitted them, before they could be read.
+        for _ in range(max(1, MAX_HANDSHAKES - len(self._pending))):
             try:
                 sock, address = self._listener.accept()
             except BlockingIOError:
