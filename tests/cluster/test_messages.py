@@ -12,6 +12,8 @@ import pytest
 
 from tfrecord_io.cluster import messages
 from tfrecord_io.cluster.messages import (
+    MAX_ERROR,
+    MAX_TRACEBACK,
     Batch,
     Done,
     FailureKind,
@@ -113,3 +115,17 @@ def test_failures_rank_by_kind_a_dead_or_silent_node_before_an_exception():
     assert {k.rank for k in dead} == {0}
     assert FailureKind.RAISED.rank == 1
     assert FailureKind.SPARK_JOB.rank == 2
+
+
+def test_a_failures_error_is_cut_to_its_start_and_its_traceback_to_its_end():
+    done = Done(ok=False, kind=FailureKind.RAISED, error="E" + "e" * 2 * MAX_ERROR,
+                traceback="T" + "t" * 2 * MAX_TRACEBACK + "raised here")
+    assert done.error == "E" + "e" * (MAX_ERROR - 1) + " ...[cut]"
+    assert done.traceback == "...\n" + ("t" * 2 * MAX_TRACEBACK + "raised here")[-MAX_TRACEBACK:]
+    assert parse(encode(done), messages.ALL) == done  # cut once: the same after the wire
+
+
+def test_a_failures_short_error_and_traceback_are_kept_whole():
+    done = Done(ok=False, kind=FailureKind.RAISED, error="e" * MAX_ERROR,
+                traceback="t" * MAX_TRACEBACK)
+    assert (done.error, done.traceback) == ("e" * MAX_ERROR, "t" * MAX_TRACEBACK)

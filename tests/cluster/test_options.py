@@ -31,7 +31,7 @@ def test_good_options_come_back_typed():
     ({"reservation_timeout": 0}, "reservation_timeout must be > 0, not 0"),
     ({"max_attempts": True}, "max_attempts must be an int >= 1, not True"),
     ({"max_attempts": 0}, "max_attempts must be an int >= 1, not 0"),
-    ({"env": {"A": 1}}, "env must map str to str, not 'A': 1"),
+    ({"env": {"A": 1}}, r"env must map str to str, not str to int \(at 'A'\)"),
     ({"min_workers": 0}, "min_workers must be an int from 1 to num_workers=2, not 0"),
     ({"min_workers": 3}, "min_workers must be an int from 1 to num_workers=2, not 3"),
     ({"min_workers": True}, "min_workers must be an int from 1 to num_workers=2, not True"),
@@ -39,6 +39,14 @@ def test_good_options_come_back_typed():
 def test_a_bad_option_is_refused_saying_what_it_accepts(changes, message):
     with pytest.raises(ValueError, match=message):
         _options(**changes)
+
+
+@pytest.mark.parametrize("secret", [b"wJalrXUtnFEMI/K7MDENG", ["wJalrXUtnFEMI/K7MDENG"]])
+def test_a_bad_env_value_is_refused_without_showing_it(secret):
+    with pytest.raises(ValueError) as refused:
+        _options(env={"AWS_SECRET_ACCESS_KEY": secret})
+    assert "AWS_SECRET_ACCESS_KEY" in str(refused.value)
+    assert "wJalrXUtnFEMI" not in str(refused.value)
 
 
 def test_without_min_workers_every_attempt_has_num_workers():

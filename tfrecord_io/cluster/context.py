@@ -223,6 +223,10 @@ class NodeContext:
 
         Args:
             step: the step or epoch they belong to (any int), or None.
+
+        Raises:
+            TypeError: a value that is not one number.
+            ValueError: more than ``reporter.MAX_REPORT_BYTES`` (64 KiB) of metrics at once.
         """
         self._reporter.report(step, metrics)
 

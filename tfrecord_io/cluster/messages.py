@@ -27,6 +27,8 @@ from tfrecord_io.errors import ChannelError
 
 __all__ = [
     "FailureKind",
+    "MAX_ERROR",
+    "MAX_TRACEBACK",
     "Message",
     "Hello",
     "Started",
@@ -166,6 +168,14 @@ class Report(Message):
     values: dict[str, float]
 
 
+#: The characters of a failure's error that a :class:`Done` carries (its start; the rest is cut).
+MAX_ERROR = 8 * 1024
+#: The characters of a failure's traceback that a :class:`Done` carries (its end, where it
+#: raised). With :data:`MAX_ERROR`, a ``done`` header stays far below the protocol's limit
+#: (``protocol.MAX_HEADER``) whatever the text, escapes included.
+MAX_TRACEBACK = 64 * 1024
+
+
 @dataclass(frozen=True)
 class Done(Message):
     """The node's outcome; its payload is ``main_fun``'s return value (pickled) when *ok*."""
@@ -181,6 +191,14 @@ class Done(Message):
     kind: FailureKind | None = None
     error: str | None = None
     traceback: str | None = None
+
+    def __post_init__(self) -> None:
+        # Bounded here, where every Done is made: a header over the protocol's limit would end
+        # the connection, and the failure would reach the driver as a lost node.
+        if isinstance(self.error, str) and len(self.error) > MAX_ERROR:
+            object.__setattr__(self, "error", self.error[:MAX_ERROR] + " ...[cut]")
+        if isinstance(self.traceback, str) and len(self.traceback) > MAX_TRACEBACK:
+            object.__setattr__(self, "traceback", "...\n" + self.traceback[-MAX_TRACEBACK:])
 
 
 @dataclass(frozen=True)

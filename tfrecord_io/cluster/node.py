@@ -53,7 +53,6 @@ MAIN_FILE = "main.pkl"
 RESULT_FILE = "result.json"
 VALUE_FILE = "value.pkl"
 _PR_SET_PDEATHSIG = 1
-_MAX_TRACEBACK = 64 * 1024
 
 log = logging.getLogger("tfrecord_io.cluster.node")
 
@@ -184,9 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         _write_result(workdir, {"ok": True, "resized": True})
         return 0
     except BaseException as e:  # noqa: BLE001 - reported to the driver, with the traceback
-        text = traceback.format_exc()
-        if len(text) > _MAX_TRACEBACK:
-            text = "...\n" + text[-_MAX_TRACEBACK:]
+        text = traceback.format_exc()  # (cut to its end in the task's Done)
         error = f"{type(e).__name__}: {e}"
         _write_result(workdir, {"ok": False, "error": error, "traceback": text})
         sys.stderr.write(text)

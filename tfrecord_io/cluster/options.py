@@ -99,7 +99,10 @@ def run_options(
     env = dict(env or {})
     for key, value in env.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            raise ValueError(f"env must map str to str, not {key!r}: {value!r}")
+            # Types only: the values are often an object store's credentials.
+            raise ValueError(f"env must map str to str, not {type(key).__name__} to "
+                             f"{type(value).__name__}"
+                             + (f" (at {key!r})" if isinstance(key, str) else ""))
     if log_dir is not None:
         log_dir = os.fspath(log_dir)
     # Without a log_dir: a fresh path in the temporary directory, made only by a node that

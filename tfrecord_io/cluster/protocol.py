@@ -217,8 +217,13 @@ class Stream:
 
     def send(self, header: dict[str, Any], payload: Any = b"") -> None:
         """Send one message: *header* as JSON and *payload* (any bytes-like object, encrypted
-        straight from it). Raises ChannelError if the connection is closed or breaks."""
+        straight from it). Raises ChannelError if the connection is closed or breaks, and
+        ValueError for a header longer than :data:`MAX_HEADER` (not sent: the receiver would
+        end the connection)."""
         head = _encode_header(header)
+        if len(head) > MAX_HEADER:
+            raise ValueError(f"a {header.get('type')!r} message with a {len(head)}-byte header: "
+                             f"the protocol allows {MAX_HEADER}")
         with self._send_lock:
             if self.closed:
                 raise ChannelError("the connection is closed")

@@ -22,12 +22,15 @@ from typing import Any
 
 from tfrecord_io.cluster.results import metric_values
 
-__all__ = ["REPORT_FD_ENV", "Reporter", "keras_callback"]
+__all__ = ["MAX_REPORT_BYTES", "REPORT_FD_ENV", "Reporter", "keras_callback"]
 
 #: Environment variable naming the node process's end of its report pipe.
 REPORT_FD_ENV = "TFRECORD_IO_REPORT_FD"
 #: Records waiting to be written before new ones are dropped.
 QUEUE_CAPACITY = 10_000
+#: The largest report, as the JSON that carries it (bytes): far below the control protocol's
+#: limit on a message's header, and far above any set of metrics worth showing.
+MAX_REPORT_BYTES = 64 * 1024
 
 log = logging.getLogger("tfrecord_io.cluster.node")
 
@@ -48,17 +51,23 @@ class Reporter:
             self._thread.start()
 
     def report(self, step: int | None, metrics: dict[str, Any]) -> None:
-        """Send *metrics* (numbers) of *step*; returns at once."""
+        """Send *metrics* (numbers) of *step*; returns at once. Raises TypeError for a value
+        that is not a number, ValueError for a report over :data:`MAX_REPORT_BYTES`."""
         values = metric_values(metrics)
         if step is not None:
             step = int(step)
         record = {"step": step, "time": time.time(), "attempt": self._attempt,
                   "values": values}
+        line = json.dumps(record).encode() + b"\n"
+        if len(line) > MAX_REPORT_BYTES:
+            raise ValueError(f"a report of {len(values)} metrics takes {len(line)} bytes: at most "
+                             f"{MAX_REPORT_BYTES} go to the driver; report fewer metrics, or "
+                             "shorter names, at a time")
         if self._thread is None:
             log.info("report %s: %s", self._node, record)
             return
         try:
-            self._queue.put_nowait(json.dumps(record).encode() + b"\n")
+            self._queue.put_nowait(line)
         except queue.Full:
             if not self.dropped:
                 log.warning("the driver does not keep up with ctx.report: dropping reports")
