@@ -20,6 +20,7 @@ public final class TFRecordWriter implements Closeable {
   private int count;
   private long position;
   private long records;
+  private boolean closed;
 
   public TFRecordWriter(OutputStream out) {
     this.out = out;
@@ -31,6 +32,9 @@ public final class TFRecordWriter implements Closeable {
    * @return the byte offset at which the record starts in the (uncompressed) stream
    */
   public long write(byte[] data, int off, int len) throws IOException {
+    if (closed) {
+      throw new IOException("write to a closed TFRecord writer");
+    }
     long start = position;
     if (count + 12 > buf.length) {
       flushBuffer();
@@ -83,8 +87,13 @@ public final class TFRecordWriter implements Closeable {
     out.flush();
   }
 
+  /** Flushes and closes the stream; only the first call does anything. */
   @Override
   public void close() throws IOException {
+    if (closed) {
+      return;
+    }
+    closed = true;
     try {
       flushBuffer();
     } finally {

@@ -24,6 +24,7 @@ public final class FileRecordWriter implements Closeable {
   private final TFRecordWriter writer;
   private final TFRecordIndex.Writer index;
   private final Compressor compressor;
+  private boolean closed;
 
   /**
    * @param file the data file to create (its name should end with {@link #extension})
@@ -77,8 +78,18 @@ public final class FileRecordWriter implements Closeable {
     }
   }
 
+  /**
+   * Closes the data file and its index, and returns the compressor to Hadoop's pool. Only the
+   * first call does anything, whether or not it failed: frameworks close again on their failure
+   * paths (Spark's Hadoop writer does), and a compressor returned twice would be handed to two
+   * writers at once, each resetting the other's stream.
+   */
   @Override
   public void close() throws IOException {
+    if (closed) {
+      return;
+    }
+    closed = true;
     try {
       writer.close();
     } finally {

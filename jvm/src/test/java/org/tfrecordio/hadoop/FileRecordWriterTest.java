@@ -8,7 +8,9 @@ import static org.junit.Assert.assertThrows;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.BytesWritable;
@@ -71,6 +73,53 @@ public class FileRecordWriterTest {
     assertThrows(IOException.class,
         () -> new FileRecordWriter(conf, new Path(file.toURI()), null).close());
     assertFalse(new File(tmp.getRoot(), "_a.tfrecord.tfindex").exists());
+  }
+
+  @Test
+  public void closingTwiceReturnsTheCompressorOnceSoOtherWritersKeepTheirOwn() throws IOException {
+    DefaultCodec zlib = ReflectionUtils.newInstance(DefaultCodec.class, conf);
+    List<byte[]> records = Records.random(3, 60, 20_000);
+    Path first = new Path(new File(tmp.getRoot(), "a.tfrecord.deflate").toURI());
+    Path second = new Path(new File(tmp.getRoot(), "b.tfrecord.deflate").toURI());
+    Path third = new Path(new File(tmp.getRoot(), "c.tfrecord.deflate").toURI());
+    FileRecordWriter a = new FileRecordWriter(conf, first, zlib);
+    a.write(new BytesWritable(records.get(0)));
+    a.close();
+    FileRecordWriter b = new FileRecordWriter(conf, second, zlib); // takes a's compressor
+    for (byte[] r : records.subList(0, 30)) {
+      b.write(new BytesWritable(r));
+    }
+    a.close(); // again, as a framework's failure path does: nothing happens
+    FileRecordWriter c = new FileRecordWriter(conf, third, zlib);
+    for (byte[] r : records.subList(30, 60)) {
+      b.write(new BytesWritable(r));
+      c.write(new BytesWritable(r));
+    }
+    b.close();
+    c.close();
+    Records.assertRecords(records.subList(0, 1), readAll(first));
+    Records.assertRecords(records, readAll(second));
+    Records.assertRecords(records.subList(30, 60), readAll(third));
+  }
+
+  @Test
+  public void writingAfterCloseIsRefused() throws IOException {
+    File file = new File(tmp.getRoot(), "a.tfrecord");
+    FileRecordWriter w = new FileRecordWriter(conf, new Path(file.toURI()), null);
+    w.close();
+    IOException e = assertThrows(IOException.class, () -> w.write(new BytesWritable(new byte[1])));
+    assertEquals("write to a closed TFRecord writer", e.getMessage());
+  }
+
+  private List<byte[]> readAll(Path file) throws IOException {
+    List<byte[]> out = new ArrayList<>();
+    try (SplitReader reader = new SplitReader(conf, file, 0, Long.MAX_VALUE / 2)) {
+      BytesWritable value = new BytesWritable();
+      while (reader.next(value)) {
+        out.add(value.copyBytes());
+      }
+    }
+    return out;
   }
 
   private static String[] sorted(String[] names) {
