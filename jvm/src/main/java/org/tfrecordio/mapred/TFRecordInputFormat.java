@@ -2,6 +2,7 @@ package org.tfrecordio.mapred;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.io.BytesWritable;
@@ -25,8 +26,8 @@ public class TFRecordInputFormat extends FileInputFormat<BytesWritable, NullWrit
 
   @Override
   public InputSplit[] getSplits(JobConf job, int numSplits) throws IOException {
-    FileStatus[] files = listStatus(job);
-    job.setLong(NUM_INPUT_FILES, files.length);
+    List<FileStatus> files = SplitPlanner.inputFiles(job, Arrays.asList(listStatus(job)));
+    job.setLong(NUM_INPUT_FILES, files.size());
     long total = 0;
     for (FileStatus file : files) {
       total += file.getLen();

@@ -33,7 +33,7 @@ public class TFRecordInputFormat extends FileInputFormat<BytesWritable, NullWrit
     long minSize = Math.max(getFormatMinSplitSize(), getMinSplitSize(job));
     long maxSize = getMaxSplitSize(job);
     List<InputSplit> splits = new ArrayList<>();
-    List<FileStatus> files = listStatus(job);
+    List<FileStatus> files = SplitPlanner.inputFiles(conf, listStatus(job));
     for (FileStatus file : files) {
       long splitSize = computeSplitSize(file.getBlockSize(), minSize, maxSize);
       for (SplitPlanner.Range r : SplitPlanner.plan(conf, file, splitSize)) {

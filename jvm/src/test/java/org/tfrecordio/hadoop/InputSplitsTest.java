@@ -206,6 +206,23 @@ public class InputSplitsTest extends BothApisTest {
   }
 
   @Test
+  public void aSubdirectoryIsLeftOutAsHadoopSaysOrRefusedNamingTheSettings() throws IOException {
+    List<byte[]> records = records();
+    write(records);
+    assertTrue(new File(tmp.getRoot(), "out/nested").mkdir());
+    IOException refused = assertThrows(IOException.class, () -> api.read(conf, out, 1000));
+    assertTrue(refused.getMessage(), refused.getMessage().startsWith("Not a file: ")
+        && refused.getMessage().contains("out/nested (an input directory's subdirectory: set "
+            + "mapreduce.input.fileinputformat.input.dir.recursive=true to read it, or "
+            + "mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs=true"));
+    conf.setBoolean("mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs",
+        true);
+    Read read = api.read(conf, out, 1000);
+    assertEquals(1, read.splits.size());
+    Records.assertRecords(records, read.records());
+  }
+
+  @Test
   public void indexIsNotUsedWhenDisabled() throws IOException {
     List<byte[]> records = records();
     write(records);
