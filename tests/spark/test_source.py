@@ -208,6 +208,23 @@ def test_count_reads_a_file_appended_to_after_its_index(any_spark, tmp_path):
     assert sorted(ids(df))[-7:] == list(range(1000, 1007))
 
 
+def test_a_file_gone_since_the_listing_fails_the_count_or_is_skipped_as_spark_says(
+        spark, tmp_path):
+    people(spark, 300, partitions=3).write.format("tfrecord").save(str(tmp_path / "t"))
+    df = read(spark, tmp_path / "t")  # the files are listed now
+    first = data_files(tmp_path / "t")[0]
+    in_first = len(records_of(first))
+    first.unlink()  # its index stays
+    with pytest.raises(Exception, match=f"FileNotFoundException.*{first.name}"):
+        df.count()
+    spark.conf.set("spark.sql.files.ignoreMissingFiles", "true")
+    try:
+        assert df.count() == 300 - in_first
+        assert len(df.collect()) == 300 - in_first
+    finally:
+        spark.conf.unset("spark.sql.files.ignoreMissingFiles")
+
+
 def records_of(path: Path) -> list[bytes]:
     return list(records.read(str(path)))
 

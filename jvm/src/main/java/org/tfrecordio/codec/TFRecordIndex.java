@@ -171,36 +171,58 @@ public final class TFRecordIndex {
    *     if the index has no trailer (then {@link #count} counts its lines)
    */
   public static long countFromTail(byte[] tail, boolean whole, long dataLength) {
+    return parseTail(tail, whole, dataLength)[0];
+  }
+
+  /**
+   * The last entry of an index whose last bytes {@link #countFromTail} finds a positive count
+   * in: {@code {offset, length}} of the file's last record (its framing included), for a check
+   * that the data file holds that record there.
+   *
+   * @return the entry; null when {@link #countFromTail} gives no positive count
+   */
+  public static long[] lastEntryFromTail(byte[] tail, boolean whole, long dataLength) {
+    long[] found = parseTail(tail, whole, dataLength);
+    return found[0] > 0 ? new long[] {found[1], found[2]} : null;
+  }
+
+  /** {@code {count, last offset, last length}} for {@link #countFromTail}'s answer (-1s). */
+  private static long[] parseTail(byte[] tail, boolean whole, long dataLength) {
+    long[] none = {-1, -1, -1};
     int n = tail.length;
     if (n == 0 || tail[n - 1] != '\n') {
-      return NO_TRAILER;
+      none[0] = NO_TRAILER;
+      return none;
     }
     int start = n - 1;
     while (start > 0 && tail[start - 1] != '\n') {
       start--;
     }
     if (tail[start] != '#') {
-      return NO_TRAILER;
+      none[0] = NO_TRAILER;
+      return none;
     }
     long records = trailerCount(tail, start, n);
     if (records < 0 || (start == 0 && !whole)) {
-      return -1;
+      return none;
     }
     if (records == 0) {
-      return start == 0 && dataLength == 0 ? 0 : -1;
+      none[0] = start == 0 && dataLength == 0 ? 0 : -1;
+      return none;
     }
     int from = start - 1;
     while (from > 0 && tail[from - 1] != '\n') {
       from--;
     }
     if (from == 0 && !whole) {
-      return -1; // an entry line longer than two longs: malformed
+      return none; // an entry line longer than two longs: malformed
     }
     long[] line = parseLine(tail, from, start - 1);
-    if (line == null || (records == 1) != (from == 0 && whole) || (records == 1 && line[0] != 0)) {
-      return -1;
+    if (line == null || (records == 1) != (from == 0 && whole) || (records == 1 && line[0] != 0)
+        || line[0] + line[1] != dataLength) {
+      return none;
     }
-    return line[0] + line[1] == dataLength ? records : -1;
+    return new long[] {records, line[0], line[1]};
   }
 
   /** The count of the trailer line {@code b[from, to)} ("# N records\n"), or -1. */

@@ -243,6 +243,20 @@ public final class TFRecordReader implements Closeable {
   }
 
   /**
+   * Whether {@code b[off, off + 12)} is a record's header (its length and the length's masked
+   * CRC32C) that announces a record of {@code framedLength} bytes, framing included; any length
+   * when {@code framedLength} is negative. Checks a record boundary that an index states
+   * without reading the record.
+   */
+  public static boolean isHeader(byte[] b, int off, long framedLength) {
+    if (new TFRecordCrc().masked(b, off, 8) != TFRecordCrc.getIntLE(b, off + 8)) {
+      return false;
+    }
+    long len = TFRecordCrc.getLongLE(b, off);
+    return len >= 0 && (framedLength < 0 || len == framedLength - FRAMING);
+  }
+
+  /**
    * Whether a valid record starts at the current position: its length checksum matches, its
    * length is allowed, the whole record is there and its data checksum matches. Does not move.
    */

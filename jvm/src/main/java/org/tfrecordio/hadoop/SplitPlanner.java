@@ -1,5 +1,6 @@
 package org.tfrecordio.hadoop;
 
+import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,9 +14,11 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.tfrecordio.codec.TFRecordIndex;
+import org.tfrecordio.codec.TFRecordReader;
 
 /**
  * Cuts TFRecord files into input splits that are never wrong: on record boundaries taken from
@@ -40,6 +43,32 @@ public final class SplitPlanner {
   }
 
   private SplitPlanner() {}
+
+  /**
+   * The files of an input listing to plan splits of, as Hadoop's FileInputFormat takes them: a
+   * subdirectory (listed when input directories are not read recursively) is left out under
+   * {@code mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs}, and
+   * refused otherwise.
+   *
+   * @throws IOException a subdirectory that is neither left out nor read recursively
+   */
+  public static List<FileStatus> inputFiles(Configuration conf, List<FileStatus> listed)
+      throws IOException {
+    boolean ignoreSubdirs = !conf.getBoolean(FileInputFormat.INPUT_DIR_RECURSIVE, false)
+        && conf.getBoolean(FileInputFormat.INPUT_DIR_NONRECURSIVE_IGNORE_SUBDIRS, false);
+    List<FileStatus> files = new ArrayList<>(listed.size());
+    for (FileStatus status : listed) {
+      if (!status.isDirectory()) {
+        files.add(status);
+      } else if (!ignoreSubdirs) {
+        throw new IOException("Not a file: " + status.getPath() + " (an input directory's "
+            + "subdirectory: set " + FileInputFormat.INPUT_DIR_RECURSIVE + "=true to read it, "
+            + "or " + FileInputFormat.INPUT_DIR_NONRECURSIVE_IGNORE_SUBDIRS
+            + "=true to leave it out)");
+      }
+    }
+    return files;
+  }
 
   /** Plans the splits of one file for a target split size. */
   public static List<Range> plan(Configuration conf, FileStatus file, long splitSize)
@@ -122,23 +151,56 @@ public final class SplitPlanner {
   /**
    * The number of records of the whole file {@code path} from its index: from the index's last
    * bytes ({@link TFRecordIndex#countFromTail}), or, for an index without a trailer, from its
-   * lines ({@link TFRecordIndex#count}); -1 if it has no index or the index does not match.
+   * lines ({@link TFRecordIndex#count}); -1 if it has no index or the index does not match. The
+   * data file is read too, 12 bytes of it: the index matches only if the file holds a record
+   * where the index says its last one starts ({@link #holdsRecord}; for an index without a
+   * trailer, at byte 0). So a count never comes from the index of a file that is gone
+   * (FileNotFoundException) or was rewritten to the same length.
    */
   public static long countIndexed(FileSystem fs, Path path, long length) throws IOException {
     Path index = new Path(path.getParent(), TFRecordIndex.indexName(path.getName()));
+    long records;
+    long[] last;
     try (FSDataInputStream in = fs.open(index)) {
       long indexLength = fs.getFileStatus(index).getLen();
       byte[] tail = new byte[(int) Math.min(indexLength, TFRecordIndex.TAIL_BYTES)];
       in.readFully(indexLength - tail.length, tail);
-      long records = TFRecordIndex.countFromTail(tail, tail.length == indexLength, length);
-      if (records != TFRecordIndex.NO_TRAILER) {
-        return records;
+      boolean whole = tail.length == indexLength;
+      records = TFRecordIndex.countFromTail(tail, whole, length);
+      if (records == TFRecordIndex.NO_TRAILER) {
+        in.seek(0); // an index written before trailers: count its lines
+        records = TFRecordIndex.count(in, length);
+        last = new long[] {0, -1};
+      } else {
+        last = TFRecordIndex.lastEntryFromTail(tail, whole, length);
       }
-      in.seek(0); // an index written before trailers: count its lines
-      return TFRecordIndex.count(in, length);
     } catch (FileNotFoundException e) {
       return -1;
     }
+    if (records > 0 && !holdsRecord(fs, path, last[0], last[1])) {
+      LOG.warn("Ignoring index {}: {} holds no record of {} bytes at byte {}", index, path,
+          last[1], last[0]);
+      return -1;
+    }
+    return records;
+  }
+
+  /**
+   * Whether {@code path} holds a record header at byte {@code offset} that announces a record
+   * of {@code framedLength} bytes, framing included (any length, if negative): what an index
+   * says, checked with one read of 12 bytes.
+   *
+   * @throws FileNotFoundException the file is gone
+   */
+  public static boolean holdsRecord(FileSystem fs, Path path, long offset, long framedLength)
+      throws IOException {
+    byte[] header = new byte[12];
+    try (FSDataInputStream in = fs.open(path)) {
+      in.readFully(offset, header);
+    } catch (EOFException e) {
+      return false;
+    }
+    return TFRecordReader.isHeader(header, 0, framedLength);
   }
 
   private static String[] hosts(BlockLocation[] blocks, long offset) throws IOException {

@@ -13,7 +13,8 @@ import org.tfrecordio.hadoop.TFRecordConfig;
  * What one piece of a file that Spark plans at arbitrary byte offsets ({@code start},
  * {@code length}) reads: the records whose first byte lies in the piece, as the InputFormat
  * reads a split. With a valid sidecar index, the piece is snapped to the index's record
- * boundaries and its record count is known without reading; without one, the piece that holds
+ * boundaries and its record count is known without reading (once the file is seen to hold
+ * the index's last record); without one, the piece that holds
  * byte 0 reads the whole file and the others read nothing (or, under
  * {@code tfrecord.input.split.resync}, each scans for its first record). Compressed files are
  * read whole by the piece that starts at 0.
@@ -64,6 +65,13 @@ final class FileRange {
       }
     }
     long[] bounds = useIndex ? SplitPlanner.readIndex(fs, path, fileLength) : null;
+    int last = bounds == null ? -1 : bounds.length - 2;
+    if (count && last >= 0 && !SplitPlanner.holdsRecord(fs, path, bounds[last],
+        bounds[last + 1] - bounds[last])) {
+      // Counts from the index are counts of no data: every piece checks the same record, the
+      // file's last, so all of them read the file instead, or none.
+      bounds = null;
+    }
     if (bounds != null) {
       int a = ceiling(bounds, start);
       int b = ceiling(bounds, end);

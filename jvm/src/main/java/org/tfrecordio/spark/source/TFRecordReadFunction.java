@@ -2,7 +2,6 @@ package org.tfrecordio.spark.source;
 
 import java.io.IOException;
 import java.io.Serializable;
-import java.io.UncheckedIOException;
 import java.util.NoSuchElementException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -107,8 +106,22 @@ final class TFRecordReadFunction extends AbstractFunction1<PartitionedFile, Iter
       }
       return new Decoded(reader, path, values, unsafe);
     } catch (IOException e) {
-      throw new UncheckedIOException(e.getMessage(), e);
+      throw unchecked(e);
     }
+  }
+
+  /**
+   * Throws *e* itself, unwrapped, where Java allows only unchecked exceptions: Spark's file scan
+   * tells a missing file (skipped under {@code spark.sql.files.ignoreMissingFiles}) by its class,
+   * FileNotFoundException, as Scala code throws it.
+   */
+  private static RuntimeException unchecked(IOException e) {
+    return TFRecordReadFunction.<RuntimeException>throwAs(e);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E throwAs(Throwable e) throws E {
+    throw (E) e;
   }
 
   private static void closeQuietly(SplitReader reader) {
@@ -169,7 +182,7 @@ final class TFRecordReadFunction extends AbstractFunction1<PartitionedFile, Iter
         try {
           ready = reader.reader().next();
         } catch (IOException e) {
-          throw new UncheckedIOException(e.getMessage(), e);
+          throw unchecked(e);
         }
         if (!ready) {
           done = true;

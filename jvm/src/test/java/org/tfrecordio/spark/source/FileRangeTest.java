@@ -1,12 +1,15 @@
 package org.tfrecordio.spark.source;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertThrows;
 import static org.junit.Assert.assertTrue;
 
 import java.io.File;
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.BytesWritable;
@@ -103,6 +106,54 @@ public class FileRangeTest {
     Files.write(f.toPath(), java.util.Arrays.copyOf(data, data.length - 20));
     FileRange r = FileRange.of(conf, file, 0, f.length(), f.length(), true);
     assertEquals(-1, r.records);
+  }
+
+  /** {@code file} rewritten without an index to the same length: 2 records of 232 bytes. */
+  private void rewriteToTheSameLength(Path file) throws IOException {
+    Path other = new Path(tmp.getRoot().getAbsolutePath(), "other.tfrecord");
+    try (FileRecordWriter w = new FileRecordWriter(conf, other, null)) {
+      w.write(new BytesWritable(new byte[216]));
+      w.write(new BytesWritable(new byte[216]));
+    }
+    Files.copy(new File(other.toUri().getPath()).toPath(),
+        new File(file.toUri().getPath()).toPath(), StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  @Test
+  public void aFileRewrittenToTheSameLengthIsNotCountedFromItsOldIndex() throws IOException {
+    Path file = new Path(tmp.getRoot().getAbsolutePath(), "s.tfrecord");
+    try (FileRecordWriter w = new FileRecordWriter(conf, file, null)) {
+      for (int i = 0; i < 4; i++) {
+        w.write(new BytesWritable(new byte[100])); // 4 records of 116 bytes: 464
+      }
+    }
+    rewriteToTheSameLength(file);
+    long length = new File(file.toUri().getPath()).length();
+    assertEquals(464, length);
+    FileRange whole = FileRange.of(conf, file, 0, length, length, true);
+    assertEquals(-1, whole.records);
+    assertEquals(2, read(file, whole));
+    long counted = 0;
+    long read = 0;
+    for (long start = 0; start < length; start += 100) {
+      FileRange piece = FileRange.of(conf, file, start, Math.min(100, length - start), length,
+          true);
+      counted += Math.max(piece.records, 0);
+      read += read(file, piece);
+    }
+    assertEquals(0, counted);
+    assertEquals(2, read);
+  }
+
+  @Test
+  public void aFileGoneSinceItWasListedIsNotCountedFromItsIndex() throws IOException {
+    Path file = write("gone.tfrecord", 10, false);
+    long length = new File(file.toUri().getPath()).length();
+    assertTrue(new File(file.toUri().getPath()).delete());
+    assertThrows(FileNotFoundException.class,
+        () -> FileRange.of(conf, file, 0, length, length, true));
+    assertThrows(FileNotFoundException.class,
+        () -> FileRange.of(conf, file, 0, length / 2, length, true));
   }
 
   @Test
