@@ -43,6 +43,7 @@ public final class TFRecordReader implements Closeable {
   private long bufStart;
   private boolean eof;
   private long end = Long.MAX_VALUE;
+  private boolean checkAfterEnd;
   private long streamLength = -1;
   // Why the stream ended early (CorruptStreamException), and whether that has been reported.
   private String streamDamage;
@@ -85,6 +86,18 @@ public final class TFRecordReader implements Closeable {
   }
 
   /**
+   * Makes the end of the range check the record that starts there, the first after the range,
+   * as {@link #next} would read it (its damage thrown under the fail policy, counted under
+   * skip), without returning it. For a range followed by one that begins at an arbitrary
+   * offset and finds its first record by scanning ({@link #sync}): that scan passes over a
+   * damaged record as over the tail of the record before it, so only this range can tell.
+   * Checked only after a record of this range was read, whose end is a record boundary.
+   */
+  public void checkRecordAfterEnd() {
+    this.checkAfterEnd = true;
+  }
+
+  /**
    * Declares the length of the whole stream (offset 0 to its end), where it is known (an
    * uncompressed file): records announced to extend past it are damaged without being read.
    */
@@ -116,6 +129,17 @@ public final class TFRecordReader implements Closeable {
     while (true) {
       long off = bufStart + pos;
       if (off >= end) {
+        // Only where a record of this range ended: elsewhere the position is no boundary.
+        if (checkAfterEnd && recordOffset >= 0) {
+          checkAfterEnd = false;
+          long rangeEnd = end;
+          end = Long.MAX_VALUE;
+          try {
+            next(); // damage there is reported; a record is not returned
+          } finally {
+            end = rangeEnd;
+          }
+        }
         return false;
       }
       int avail = ensure(HEADER);

@@ -66,9 +66,17 @@ public final class SplitReader implements Closeable {
         // or, under resync splitting only, at an arbitrary byte offset. Read an index split from
         // its start, so that damage there is reported (or counted) under the corrupt policy like
         // anywhere else; scan only where the split is not one of the index's boundaries.
-        if (start > 0 && conf.getBoolean(TFRecordConfig.SPLIT_RESYNC, false)
-            && !reader.atValidRecord() && !isIndexedBoundary(conf, fs, path, start, this.fileLength)) {
+        boolean resync = conf.getBoolean(TFRecordConfig.SPLIT_RESYNC, false);
+        if (start > 0 && resync && !reader.atValidRecord()
+            && !isIndexedBoundary(conf, fs, path, start, this.fileLength)) {
           reader.sync();
+        }
+        // The split after this one, which starts at this one's end, will scan for its first
+        // record when that end is not an index's boundary: a damaged record there would pass
+        // unseen, so this split checks it.
+        if (resync && end < this.fileLength
+            && !isIndexedBoundary(conf, fs, path, end, this.fileLength)) {
+          reader.checkRecordAfterEnd();
         }
       }
     } catch (IOException | RuntimeException e) {

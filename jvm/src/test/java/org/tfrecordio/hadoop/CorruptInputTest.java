@@ -5,6 +5,7 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.junit.Assert.assertArrayEquals;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
 
 import java.io.File;
 import java.io.IOException;
@@ -133,6 +134,50 @@ public class CorruptInputTest extends BothApisTest {
       Records.assertRecords(what, recordsWithout(0, 5, 7), read.records());
       assertEquals(what, 3, read.skippedRecords);
       assertEquals(what, framed(0) + framed(5) + framed(7), read.skippedBytes);
+    }
+  }
+
+  /** Resync splitting alone: no index to cut splits at record boundaries. */
+  private void resyncWithoutIndex() throws IOException {
+    Records.deleteLocal(new File(tmp.getRoot(), "out/_" + api.partName(0, ".tfrecord")
+        + ".tfindex"));
+    conf.setBoolean(TFRecordConfig.SPLIT_RESYNC, true);
+  }
+
+  @Test
+  public void failPolicyFailsOnADamagedRecordWhereverResyncSplitsBegin() throws IOException {
+    resyncWithoutIndex();
+    byte[] intact = Records.readLocal(dataFile);
+    for (int damaged : new int[] {3, 5, 7}) {
+      for (int at : new int[] {9, 12 + 5}) { // the length's checksum, the data
+        Records.writeLocal(dataFile, intact);
+        damage(damaged, at);
+        for (long size = 1; size <= bounds[records.size()]; size++) {
+          long s = size;
+          String what = "record " + damaged + " damaged at " + at + ", split size " + size;
+          CorruptRecordException e = assertThrows(what,
+              CorruptRecordException.class, () -> api.read(conf, data, s));
+          assertEquals(what, bounds[damaged], e.getOffset());
+        }
+      }
+    }
+  }
+
+  @Test
+  public void skipPolicyCountsEachDamagedRecordOnceWhateverTheResyncSplits() throws IOException {
+    resyncWithoutIndex();
+    damage(0, 12); // data of the first record
+    damage(5, 12 + 2); // data
+    damage(7, 12 + 89); // last data byte of the large record
+    conf.set(TFRecordConfig.CORRUPT_POLICY, "skip");
+    for (long size = 1; size <= bounds[records.size()] + 1; size++) {
+      Read read = api.read(conf, data, size);
+      String what = "split size " + size;
+      Records.assertRecords(what, recordsWithout(0, 5, 7), read.records());
+      assertEquals(what, 3, read.skippedRecords);
+      // each damaged record's bytes as far as the split that found it goes
+      assertTrue(what, read.skippedBytes >= 3
+          && read.skippedBytes <= framed(0) + framed(5) + framed(7));
     }
   }
 
