@@ -17,7 +17,8 @@ change goes through :meth:`Epoch.move`, which refuses any other)::
                                                           are made, counted in sync mode)
     WAITING  --every reader asked-->            FEEDING  (its job submitted)
     WAITING  --the call's previous epoch fed,
-               no node waits for another feed-> AHEAD    (its job submitted before it is asked)
+               its batches kept, no node waits
+               for another feed-->              AHEAD    (its job submitted before it is asked)
     PLANNING --planned-->                       FEEDING
     AHEAD    --every reader asked-->            FEEDING  (from then on it is never given up)
     AHEAD    --a node waits for another feed's
@@ -38,6 +39,12 @@ Why it cannot stall:
   soon as any node waits for an epoch of another feed that is not fed: so the task slots are
   free for the job (or the planning) that the nodes wait for;
 * a FEEDING job's readers have all asked for its epoch, so its batches are taken and it ends.
+
+Why no record is fed twice or lost when an epoch gives way: only a call whose batches are kept
+(:attr:`Call.keep`) is fed ahead, and its jobs send the very batches they sent before, so the
+nodes' dropping of repeats is exact. A call without kept batches reads its DataFrame anew in
+each job (one that reshuffles itself reads differently every time), so it is never fed ahead:
+its epochs are submitted once asked, as FEEDING, and never given up.
 
 Failure has one path: :meth:`FeedSchedule.fail` (the attempt failed with no attempt to
 follow, the cluster was shut down, a node's link broke and the cluster did not say why within
@@ -489,13 +496,13 @@ class FeedSchedule:
 
     def _new_epoch(self, call: Call) -> Epoch:
         """The call's next epoch, numbered and in flight; fed ahead when the call already fed
-        one and no node waits for another feed."""
+        one, keeps its batches and no node waits for another feed."""
         feed = call.feed
         self._numbers[feed] = self._numbers.get(feed, 0) + 1
         epoch = Epoch(self._numbers[feed])
         call.started += 1
         call.inflight.append(epoch)
-        if call.started > 1 and not call.streaming and self._links.readers(feed) and \
+        if call.started > 1 and call.keep and self._links.readers(feed) and \
                 not self._awaited_elsewhere(feed):
             self._submit(call, epoch, EpochState.AHEAD)
         return epoch
