@@ -89,6 +89,7 @@ class Attempt:
         self._payload = payload
         self._group = group
         self._server = server
+        self._refused_before = server.refused  # connections the server refused before this
         self._on_report = on_report
         self._losses = losses
         self._heartbeat_timeout = heartbeat_timeout
@@ -335,6 +336,10 @@ class Attempt:
                     now = (f"the application has {free} task slots now, other jobs may be "
                            "holding them") if free is not None else (
                            "other jobs may be holding the application's task slots")
+                    refused = self._server.refused - self._refused_before
+                    if refused:  # a node's hello may be among them (a flood evicts the oldest)
+                        now += (f"; the control server refused {refused} connection(s) since "
+                                "the attempt began (logged at WARNING with their peers)")
                     raise ClusterError(
                         f"only {len(self._registered)} of {len(self.roles)} nodes registered "
                         f"within {timeout:.0f} s (missing: {', '.join(missing)}){cause}; {now}"
