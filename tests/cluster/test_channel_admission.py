@@ -141,3 +141,17 @@ def test_a_message_the_protocol_does_not_allow_ends_only_that_connection(driver,
     assert ("worker:1", 1) not in driver.lost
     node.close()
     other.close()
+
+
+def test_a_node_the_driver_gives_up_on_is_disconnected_and_its_reader_ends(driver, secret):
+    node = NodeConnection(driver.server.address, control_key(secret), _hello("worker:0", 1))
+    driver.wait_for(lambda: ("worker:0", 1) in driver.server.connected())
+    readers = threading.active_count()
+    assert driver.server.disconnect("worker:0", 1)
+    driver.wait_for(lambda: driver.lost == [("worker:0", 1)])
+    assert driver.server.connected() == []
+    assert _refused(node)  # the node sees its connection end
+    eventually(lambda: threading.active_count() < readers, timeout=10, every=0.01,
+               what=lambda: f"{threading.active_count()} threads, {readers} before")
+    assert not driver.server.disconnect("worker:0", 1)  # not connected any more
+    node.close()

@@ -190,7 +190,7 @@ class Attempt:
         """*node*'s connection ended."""
         with self._cond:
             self._lost.add(node)
-            if node not in self._done:
+            if node not in self._done and node not in self._silenced:  # (its failure is known)
                 error = _failure(node, f"its Spark task lost the connection to the driver "
                                        f"({reason}): the executor or its Python worker died")
                 self._link_failures[id(error)] = node
@@ -232,6 +232,9 @@ class Attempt:
             where += f", YARN container {hello.container}"
         self._lost.add(node)
         self._silenced.add(node)
+        # Its connection may never end by itself (a host cut off sends nothing, not even a
+        # close): closing it ends its reader thread, which would otherwise outlive the attempt.
+        self._server.disconnect(node, self.number)
         self._fail(node, _failure(
             node, f"no heartbeat for {silent_for:.0f} s (host unreachable or process frozen); "
                   f"its Spark task ran on {where}"), FailureKind.SILENT)

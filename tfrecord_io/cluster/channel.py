@@ -170,6 +170,17 @@ class ControlServer:
         except ChannelError:
             return False
 
+    def disconnect(self, node: str, attempt: int) -> bool:
+        """Close the connection of *node* of *attempt* (one the driver gave up on: a silent
+        node's, whose host may never close it), so that its reader thread ends; False if it is
+        not connected (any more)."""
+        with self._lock:
+            stream = self._streams.get((node, attempt))
+        if stream is None:
+            return False
+        stream.close()
+        return True
+
     def connected(self) -> list[tuple[str, int]]:
         """The nodes connected now, as ``(node, attempt)``."""
         with self._lock:
