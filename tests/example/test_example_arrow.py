@@ -22,6 +22,7 @@ from tfrecord_io.example import (
     infer_schema,
     to_arrow,
 )
+from tfrecord_io.example.wire import varint_bytes
 from tfrecord_io.proto import example_pb2
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -634,3 +635,50 @@ def test_non_canonical_encodings_decode_via_protobuf(decoder, record, expected):
     assert decode_example(record)["x"] == expected
     got = to_arrow([record, encode_example({"x": expected})]).column("x").to_pylist()
     assert got[0] == got[1]
+
+
+_NEGATIVE_ONE = b"\xff" * 9 + b"\x01"  # a 10-byte varint: -1 as an int64
+
+
+def _length_delimited(tag: int, payload: bytes) -> bytes:
+    return bytes([tag]) + varint_bytes(len(payload)) + payload
+
+
+def _negative_key_length_pointing_back() -> bytes:
+    """An Example whose second map entry's key length is -k (a 10-byte varint), k chosen so
+    that the key would end inside the first entry's bytes value, on bytes laid out as a Feature
+    there: read without checking the sign, they made a feature named '' with made-up values."""
+    for k in range(1, 60):
+        second = bytes([0x0A, 11, 0x0A]) + varint_bytes((1 << 64) - k)
+        payload = b"\x05" + second
+        hidden = (b"\x12" + varint_bytes(len(payload) + 4) + b"\x1a"
+                  + varint_bytes(len(payload) + 2) + b"\x0a" + varint_bytes(len(payload)) + b"\x05")
+        first = _length_delimited(0x0A, _length_delimited(0x0A, b"a") + _length_delimited(
+            0x12, _length_delimited(0x0A, _length_delimited(0x0A, hidden))))
+        body = first + second
+        if len(body) - k == len(first) - len(hidden):
+            return _length_delimited(0x0A, body)
+    raise AssertionError("no k lays the key over the hidden Feature")
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        # a packed int64 list whose last varint is unfinished, before another int64 list: read
+        # as one stream, the two ran together (a: [5], b: [129] instead of an error)
+        _example(_entry(b"a", b"\x1a\x04\x0a\x02\x05\x81"), _entry(b"b", b"\x1a\x03\x0a\x01\x01")),
+        # ... and the same across two records of one batch
+        _example(_entry(b"a", b"\x1a\x03\x0a\x01\x81")),
+        # a key length of -1: the key ended before it began
+        _example(b"\x0a\x10\x0a" + _NEGATIVE_ONE + b"\x12\x03\x1a\x01\x00"),
+        _negative_key_length_pointing_back(),
+    ],
+    ids=["unfinished-varint", "unfinished-varint-last", "negative-key-length",
+         "negative-key-length-pointing-back"],
+)
+def test_malformed_records_are_schema_errors_not_values(decoder, record):
+    batch = [record, _example(_entry(b"b", b"\x1a\x03\x0a\x01\x01"))]
+    with pytest.raises(SchemaError, match="record 0"):
+        to_arrow(batch)
+    with pytest.raises(SchemaError):
+        decode_example(record)

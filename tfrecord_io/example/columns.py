@@ -190,12 +190,14 @@ def _collect_example_fast(recs: list[RecordBytes]) -> dict[str, Column] | None:
     # Entry: tag 1, key; tag 2, Feature; nothing else.
     if (elen < 2).any() or (b[es] != 0x0A).any():
         return None
+    # Every length is checked to be non-negative (a 10-byte varint can say -k) and to end
+    # inside its entry before anything is read at its end.
     klen, ks, ok = varint_at(b, es + 1)
     ke = ks + klen
-    if not ok or (ke >= ee).any() or (b[ke] != 0x12).any():
+    if not ok or (klen < 0).any() or (ke >= ee).any() or (b[ke] != 0x12).any():
         return None
     vlen, vs, ok = varint_at(b, ke + 1)
-    if not ok or (vs + vlen != ee).any():
+    if not ok or (vlen < 0).any() or (vs + vlen != ee).any():
         return None
     # Feature: one list (tag 1 bytes, 2 float, 3 int64), or nothing.
     has = vlen > 0
@@ -207,14 +209,14 @@ def _collect_example_fast(recs: list[RecordBytes]) -> dict[str, Column] | None:
     if (has & (codes == 0)).any():
         return None
     llen, ls, ok = varint_at(b, np.where(has, vs + 1, vs))
-    if not ok or (has & (ls + llen != ee)).any():
+    if not ok or (has & ((llen < 0) | (ls + llen != ee))).any():
         return None
     # Numeric lists: tag 1, varint length, packed values; or nothing (empty).
     num = np.flatnonzero((codes >= 2) & (llen > 0))
     if len(num) and (b[ls[num]] != 0x0A).any():
         return None
     plen, ps, ok = varint_at(b, ls[num] + 1)
-    if not ok or (ps + plen != ee[num]).any():
+    if not ok or (plen < 0).any() or (ps + plen != ee[num]).any():
         return None
     pay_start = ee.copy()
     pay_start[num] = ps
@@ -232,13 +234,18 @@ def _collect_example_fast(recs: list[RecordBytes]) -> dict[str, Column] | None:
     # int64s
     sel = np.flatnonzero(codes == 3)
     data = gather(b, pay_start[sel], pay_len[sel])
+    bounds = np.zeros(len(sel) + 1, dtype=np.int64)
+    np.cumsum(pay_len[sel], out=bounds[1:])
+    # The payloads are decoded as one stream: each must end its own last varint, or that
+    # varint would run on into the next list's values.
+    ends = bounds[1:][pay_len[sel] > 0]
+    if len(ends) and (data[ends - 1] >= 0x80).any():
+        return None
     values[3] = varint_stream(data)
     if values[3] is None:
         return None
     done = np.zeros(len(data) + 1, dtype=np.int64)
     np.cumsum(data < 0x80, out=done[1:])
-    bounds = np.zeros(len(sel) + 1, dtype=np.int64)
-    np.cumsum(pay_len[sel], out=bounds[1:])
     lengths[sel] = done[bounds[1:]] - done[bounds[:-1]]
     first[sel] = done[bounds[:-1]]
     # bytes: repeated tag 1, varint length, bytes
