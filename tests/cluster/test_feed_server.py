@@ -214,3 +214,49 @@ def test_batches_fed_ahead_never_keep_out_a_batch_of_the_epoch_being_read():
     assert not more_ahead.is_alive()
     buf.end_epoch(2, 2)
     assert [batch.records() for batch in second] == [[b"more"]]
+
+
+def _driver_link(server):
+    return connect(server.address, server.secret, {"type": "driver", "attempt": 0},
+                   server="worker:0")
+
+
+def test_a_reader_raises_when_the_drivers_link_ends_before_its_epoch(server):
+    link = _driver_link(server)
+    thread, out = _epoch_in_thread(server.buffer("train"))
+    assert link.receive(max_payload=0)[0] == {"type": "demand", "feed": "train", "epoch": 1}
+    wire, _ = _feeder(server)
+    wire.send({"type": "batch", "job": 0, "partition": 0, "seq": 0, "records": 1}, framed(b"a"))
+    wire.send({"type": "end"})
+    assert wire.receive(max_payload=0)[0] == {"type": "ack", "stopped": False}
+    link.close()  # no end marker can come now
+    thread.join(10)
+    assert not thread.is_alive()
+    assert "the driver's link to this node ended" in str(out["error"])
+    assert "feed 'train', epoch 1" in str(out["error"])
+
+
+def test_after_the_feeds_end_the_drivers_link_may_close(server):
+    link = _driver_link(server)
+    link.send({"type": "end_all"})
+    thread, out = _epoch_in_thread(server.buffer("train"))
+    thread.join(10)
+    link.close()
+    assert out == {"records": []}
+    thread, out = _epoch_in_thread(server.buffer("validation"))
+    thread.join(10)
+    assert out == {"records": []}
+
+
+def test_stopping_every_feed_stops_a_feed_first_used_later_and_tells_the_driver(server):
+    link = _driver_link(server)
+    server.buffer("train")
+    server.stop()
+    assert link.receive(max_payload=0)[0] == {"type": "reader_left", "feed": "train"}
+    later = server.buffer("validation")
+    assert later.stopped
+    assert link.receive(max_payload=0)[0] == {"type": "reader_left", "feed": "validation"}
+    wire = connect(server.address, server.secret,
+                   {"type": "feeder", "feed": "validation", "epoch": 1, "attempt": 0},
+                   server="worker:0")
+    assert wire.receive(max_payload=0)[0] == {"type": "stopped"}

@@ -55,6 +55,7 @@ class FeedBuffer:
         self._started = 0
         self._closed = False  # no more epochs: the driver ended the feed
         self._stopped = False  # the reader is done: drop whatever comes
+        self._unmarked: str | None = None  # why the driver's markers can no longer come
         self._seen: dict[int, set[tuple[int, int, int]]] = {}
         self._received: dict[int, int] = {}
 
@@ -101,6 +102,14 @@ class FeedBuffer:
         """The driver's marker: no more epochs. A reader's further epochs are empty."""
         self._marker(("close",))
 
+    def lose_driver(self, reason: str) -> None:
+        """The driver's link ended before the feed did (*reason*): no end or fail marker can
+        come any more, so a reader that has taken what is buffered raises ClusterError instead
+        of waiting for one."""
+        with self._cond:
+            self._unmarked = reason
+            self._cond.notify_all()
+
     def _marker(self, item: tuple[Any, ...]) -> None:
         with self._cond:
             self._items.append(item)
@@ -124,7 +133,8 @@ class FeedBuffer:
 
         Raises:
             ClusterError: the driver reported that feeding this epoch failed; or fewer or more
-                records arrived than were sent (which the exactly-once design rules out).
+                records arrived than were sent (which the exactly-once design rules out); or
+                the driver's link to this node ended before the epoch did.
         """
         with self._cond:
             if self._stopped or self._closed:
@@ -148,6 +158,11 @@ class FeedBuffer:
                 item = self._take(epoch)
                 if item is not None:
                     break
+                if self._unmarked is not None:
+                    raise ClusterError(
+                        f"feed {self.name!r}, epoch {epoch}: the driver's link to this node "
+                        f"ended ({self._unmarked}) before the epoch did: its end, and whether "
+                        "every batch arrived, can no longer be known")
                 self._cond.wait(_POLL)
             if item is None:  # stopped, or the reader went on to a new epoch
                 return None

@@ -77,6 +77,8 @@ class FeedServer:
         self._buffers: dict[str, FeedBuffer] = {}
         self._demands: dict[str, int] = {}
         self._left: set[str] = set()  # feeds whose reader is done
+        self._all_left = False  # the reader is done with every feed, present and future
+        self._driver_lost: str | None = None  # why the driver's link ended early
         self._all_closed = False
         self._driver: Stream | None = None
         self._closing: str | None = None
@@ -93,22 +95,32 @@ class FeedServer:
 
     def buffer(self, name: str) -> FeedBuffer:
         """The buffer of feed *name* (made on first use)."""
+        left_now = False  # a feed first used after stop(None): the driver is told it is left
         with self._lock:
             buf = self._buffers.get(name)
             if buf is None:
                 buf = FeedBuffer(name, self._capacity, self._demand)
                 if self._all_closed:
                     buf.close()
+                if self._driver_lost is not None:
+                    buf.lose_driver(self._driver_lost)
+                if self._all_left and name not in self._left:
+                    self._left.add(name)
+                    left_now = True
                 if name in self._left or self._closing:
                     buf.stop()
                 self._buffers[name] = buf
-            return buf
+        if left_now:
+            self._to_driver(ReaderLeft(feed=name))
+        return buf
 
     def stop(self, name: str | None = None) -> None:
         """The reader is done with feed *name* (None: every feed, present and future): drop
         its data and tell the driver, so the feeding of it ends promptly."""
         with self._lock:
             names = [name] if name is not None else list(self._buffers)
+            if name is None:
+                self._all_left = True  # a feed first used later is left at once (buffer())
             self._left.update(names)
         for n in names:
             self.buffer(n).stop()
@@ -179,6 +191,14 @@ class FeedServer:
             wire.send(messages.encode(ReaderLeft(feed=name)))
         if closing:
             wire.send(messages.encode(Closing(status=closing)))
+        try:
+            self._follow_driver(wire)
+        except ChannelError as e:
+            self._lose_driver(wire, str(e))
+            raise
+
+    def _follow_driver(self, wire: Stream) -> None:
+        """The driver's markers, until its link ends (ChannelError)."""
         while True:
             message, _ = _receive(wire, messages.FROM_DRIVER_LINK, max_payload=0)
             if isinstance(message, EndEpoch):
@@ -191,6 +211,20 @@ class FeedServer:
                     buffers = list(self._buffers.values())
                 for buf in buffers:
                     buf.close()
+
+    def _lose_driver(self, wire: Stream, reason: str) -> None:
+        """The driver's link *wire* ended: unless the feeds ended first (``end_all``) or
+        ``main_fun`` did, their readers can wait for no marker any more (the link is not made
+        again): each raises once it has read what is buffered."""
+        with self._lock:
+            if self._driver is not wire or self._all_closed or self._closing:
+                return
+            self._driver_lost = reason
+            buffers = list(self._buffers.values())
+        log.warning("feed server %s: the driver's link ended (%s): every feed read now fails",
+                    self.name, reason)
+        for buf in buffers:
+            buf.lose_driver(reason)
 
     def _serve_feeder(self, wire: Stream, name: str, epoch: int) -> None:
         buf = self.buffer(name)
