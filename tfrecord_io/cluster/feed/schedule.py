@@ -568,20 +568,24 @@ class FeedSchedule:
 
     def _stop(self, call: Call) -> None:
         """``Feeding.stop()``: jobs cancelled, the live epochs ended short; a stream's query
-        is stopped and its epoch ends as fed (an empty one if it had not begun)."""
+        is stopped and its epoch ends as fed (an empty one if it had not begun). What was fed
+        is checked as at any epoch's end: a worker that still reads and that a feeding task
+        could not reach fails the call (:meth:`_all_reached`), a stop does not hide it."""
         if call.streaming:
             if not call.inflight and call.started == 0:
                 self._new_epoch(call)
             epoch = call.inflight[0] if call.inflight else None
             if epoch is not None and epoch.job is not None:
                 epoch.job.cancel()
-                if epoch.job.done():
+                if epoch.job.done() and self._all_reached(call, epoch, epoch.job):
                     self._fed(call, epoch, epoch.job)
                 return
         while call.inflight:  # an epoch whose job ended before the stop counts as fed
             first = call.inflight[0]
             if first.job is None or not first.job.done() or first.job.error is not None:
                 break
+            if not self._all_reached(call, first, first.job):
+                return  # within the grace: the next step looks again
             self._fed(call, first, first.job)
         for i, epoch in enumerate(call.inflight):
             had_job = epoch.job is not None

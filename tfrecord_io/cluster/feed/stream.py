@@ -46,9 +46,17 @@ class StreamJob(BaseJob):
             plan = runner.make_plan(df, call.record_type)
             result.dropped += plan.dropped
             job = runner.send_batches(plan, call.feed, epoch)
+            cut = False
             while not job.wait(0.2):
                 if self._stop.is_set():
                     job.cancel()
+                    cut = True
+            if cut and job.error is not None:
+                # Stopped in the middle of this micro-batch: some of its batches may have
+                # reached the workers without being counted, so the epoch's end says to no
+                # worker how many records were sent.
+                result.complete = False
+                return
             if job.error is not None:
                 raise ClusterError(f"feeding a micro-batch of {call.feed!r} failed: {job.error}")
             result.jobs += 1
