@@ -90,6 +90,24 @@ def test_several_inputs_are_sorted_together_without_duplicates(job_output):
     ]
 
 
+def test_a_local_file_named_several_ways_is_listed_once_whatever_the_order(
+        job_output, monkeypatch):
+    monkeypatch.chdir(job_output)
+    part0 = str(job_output / "part-r-00000.tfrecord")
+    spellings = [part0, f"{job_output}//part-r-00000.tfrecord",
+                 f"{job_output}/day=1/../part-r-00000.tfrecord", "part-r-00000.tfrecord",
+                 (job_output / "part-r-00000.tfrecord").as_uri()]
+    assert fs.expand(spellings) == [part0]  # the plainest spelling of the first in order
+    assert fs.expand(list(reversed(spellings))) == [part0]
+    assert fs.expand([job_output, *spellings]) == fs.expand(job_output)  # each file once
+
+
+def test_a_link_and_its_target_in_the_inputs_are_one_file(tmp_path):
+    _tree(tmp_path, {"data/part-0": b"aa"})
+    (tmp_path / "data" / "latest").symlink_to(tmp_path / "data" / "part-0")
+    assert fs.expand(tmp_path / "data") == [str(tmp_path / "data" / "latest")]
+
+
 def test_file_urls_come_back_as_paths(job_output):
     assert fs.expand((job_output / "day=1").as_uri()) == [
         str(job_output / "day=1/part-r-00000.tfrecord")

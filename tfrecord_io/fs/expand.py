@@ -10,8 +10,11 @@ This is the one definition used by every reader (``tfrecord_io.tf``, the CLI, MN
   expanded as above; a wildcard does not match names starting with ``_`` or ``.`` unless the
   pattern's component starts with one too (``_*.tfindex`` matches indexes).
 * **Order**: the files of all inputs together, sorted by path/URL (code-point order of the
-  whole string), each once. Every process expanding the same inputs, in whatever order they
-  are given, gets the same list, which sharding relies on.
+  whole string), each once. A local file named several ways (``d//x``, ``d/../d/x``, relative
+  and absolute, a symbolic link and its target) is one file, listed under its plainest
+  spelling (no ``//``, ``.`` or ``..``), the first of those in that order. Every process
+  expanding the same inputs, in whatever order they are given, gets the same list, which
+  sharding relies on.
 * **Symbolic links** (local) are followed: a link to a file is a file, a link to a directory is
   walked (a link back to a directory being walked is skipped with a warning); a dangling link
   inside a directory raises ``FileNotFoundError`` naming it.
@@ -147,9 +150,25 @@ def expand(paths: Paths, *, detail: bool = False, allow_empty: bool = True) -> l
         UnsupportedURLError: a URL scheme no file system serves (also a ``ValueError``).
         ValueError: an empty path or no paths at all.
     """
-    found: dict[str, FileInfo] = {}
+    found: dict[str, FileInfo] = {}  # by the file's identity
     for given in _as_list(paths):
         for info in _expand_one(given, allow_empty):
-            found.setdefault(info.url, info)
-    ordered = [found[url] for url in sorted(found)]
+            key = _identity(info.url)
+            kept = found.get(key)
+            # the same spelling whatever the order: the plainest, then the first in order
+            if kept is None or _plainness(info.url) < _plainness(kept.url):
+                found[key] = info
+    ordered = sorted(found.values(), key=lambda info: info.url)
     return ordered if detail else [info.url for info in ordered]
+
+
+def _identity(url: str) -> str:
+    """What makes two inputs the same file: a local path's real path (``d//x``, ``d/../d/x``,
+    a relative and an absolute spelling, a symbolic link and its target are one file); a URL
+    as given."""
+    return url if "://" in url else os.path.realpath(url)
+
+
+def _plainness(url: str) -> tuple[bool, str]:
+    """Orders the spellings of one file: a normalized path (no ``//``, ``.`` or ``..``) first."""
+    return ("://" not in url and os.path.normpath(url) != url, url)
