@@ -113,8 +113,8 @@ class _ReadAhead:
                     self._error = item  # the bytes read before it come first
                     break
                 data = item
-            else:
-                data = self._read_chunk(n - have)
+            else:  # a chunk at a time: a record's announced length is not trusted for memory
+                data = self._read_chunk(min(n - have, self._chunk))
             if not data:
                 break
             parts.append(data)
