@@ -66,15 +66,20 @@ class CorruptRecordError(TFRecordError):
         reason: what exactly is wrong.
     """
 
-    def __init__(self, path: str, offset: int, reason: str) -> None:
+    #: What the message advises by default.
+    ADVICE = ("Check the file with `tfrecord-io verify`, or read past damage with "
+              "on_corrupt='skip'.")
+
+    def __init__(self, path: str, offset: int, reason: str, advice: str = ADVICE) -> None:
         self.path = path
         self.offset = offset
         self.reason = reason
-        super().__init__(
-            f"corrupt TFRecord in {path} at byte offset {offset}: {reason}. "
-            "Check the file with `tfrecord-io verify`, or read past damage with "
-            "on_corrupt='skip'."
-        )
+        self.advice = advice
+        super().__init__(f"corrupt TFRecord in {path} at byte offset {offset}: {reason}. {advice}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, int, str, str]]:
+        # Pickled as its fields (to a process pool, a Spark worker's driver): not as its message.
+        return type(self), (self.path, self.offset, self.reason, self.advice)
 
 
 class SchemaError(TFRecordError):

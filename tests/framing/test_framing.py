@@ -239,6 +239,16 @@ def test_resync_without_a_whole_header_left_asks_for_more():
     assert (status, pos, need) == (Stop.MORE, 89, 12)
 
 
+def test_resync_spends_its_budget_on_valid_headers_and_stops_when_it_is_spent():
+    damaged = bytearray(frame(b"x" * 20))
+    damaged[15] ^= 1
+    buf = bytes(damaged) * 3 + frame(b"ok")
+    budget = framing.CrcBudget(50)
+    assert framing.resync(buf, final=True, budget=budget) == (Stop.DAMAGED, 72, 0)
+    assert budget.left == 10  # two candidates of 20 bytes checked, the third not affordable
+    assert framing.resync(buf, final=True, budget=framing.CrcBudget(62)) == (Stop.FOUND, 108, 0)
+
+
 def test_resync_stops_at_end():
     buf = os.urandom(100) + frame(b"late")
     assert framing.resync(buf, 0, end=50)[0] is Stop.END

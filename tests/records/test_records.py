@@ -6,6 +6,7 @@ import gzip
 import io
 import logging
 import os
+import pickle
 import struct
 import zlib
 
@@ -13,7 +14,7 @@ import crc32c
 import faults
 import pytest
 
-from tfrecord_io import records
+from tfrecord_io import framing, records
 from tfrecord_io.errors import CorruptRecordError
 from tfrecord_io.records import RecordReader, RecordWriter
 
@@ -624,3 +625,27 @@ def test_on_skip_sees_each_damaged_stretch(tmp_path, abc_bytes):
         assert list(reader) == [ABC[1]]
     assert [(e.path, e.offset) for e in seen] == [(path, 0), (path, 62)]
     assert "data checksum" in seen[0].reason and "length checksum" in seen[1].reason
+
+
+def test_skipping_past_crafted_headers_gives_up_within_a_budget_naming_the_damage(tmp_path):
+    # Back-to-back headers whose own CRCs match, each announcing data to the end of the file:
+    # checking them all would cost time quadratic in the file's size.
+    size = 4 << 20
+    crafted = bytearray(16)  # the damage the skipping starts from, at byte 0
+    while len(crafted) + 12 < size:
+        crafted += framing.header(size - len(crafted) - 16)
+    path = tmp_path / "crafted.tfrecord"
+    path.write_bytes(bytes(crafted).ljust(size, b"\0"))
+    with records.RecordReader(str(path), on_corrupt="skip", on_skip=lambda e: None) as reader:
+        with pytest.raises(CorruptRecordError, match="after the damage at byte offset 0, so many "
+                                                     "record headers look valid") as gave_up:
+            list(reader)
+    assert str(path) in str(gave_up.value)
+    assert gave_up.value.offset > 0
+
+
+def test_a_corrupt_record_error_pickles_whole():
+    error = CorruptRecordError("hdfs://nn/x.tfrecord", 1024, "data checksum mismatch")
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.path, again.offset, again.reason, str(again)) == (
+        error.path, error.offset, error.reason, str(error))

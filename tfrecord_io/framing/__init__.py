@@ -37,7 +37,7 @@ from tfrecord_io.framing.layout import (
     header,
     masked_crc32c,
 )
-from tfrecord_io.framing.scanner import Frames, Stop, resync, scan
+from tfrecord_io.framing.scanner import CrcBudget, Frames, Stop, resync, scan
 
 __all__ = [
     "HEADER_BYTES",
@@ -53,6 +53,7 @@ __all__ = [
     "truncated",
     "damaged_stream",
     "Stop",
+    "CrcBudget",
     "Frames",
     "scan",
     "resync",

@@ -31,7 +31,8 @@ from tfrecord_io.framing.layout import (
     masked_crc32c,
 )
 
-__all__ = ["Stop", "Frames", "scan", "resync"]
+__all__ = [
+    "CrcBudget", "Stop", "Frames", "scan", "resync"]
 
 _U32 = 0xFFFFFFFF
 _CACHE_LIMIT = 4096  # distinct lengths whose header CRC is remembered
@@ -57,6 +58,24 @@ class Stop(enum.Enum):
     DAMAGED = "damaged"
     #: (:func:`resync` only) a whole, valid record starts at ``stop``.
     FOUND = "found"
+
+
+class CrcBudget:
+    """The data bytes that :func:`resync` may check against CRCs while it looks for one next
+    record, across the calls that look for it (it stops with ``Stop.DAMAGED`` once they are
+    spent). Each header whose own CRC matches costs a data CRC over the length it announces:
+    a crafted file of back-to-back such headers would cost time quadratic in its size, while
+    undamaged-looking data costs at most the next record's length. :meth:`for_records` gives
+    the budget the readers use."""
+
+    def __init__(self, nbytes: int) -> None:
+        self.left = nbytes  #: bytes still to spend
+
+    @classmethod
+    def for_records(cls, max_record_bytes: int) -> CrcBudget:
+        """Twice the longest record allowed (at least 64 MiB): enough for the next record and
+        the rare header that looks valid by chance, whatever the distance scanned."""
+        return cls(max(2 * max_record_bytes, 64 << 20))
 
 
 class Frames:
@@ -326,6 +345,7 @@ def resync(
     final: bool = False,
     remaining: int | None = None,
     header_crcs: dict[int, int] | None = None,
+    budget: CrcBudget | None = None,
 ) -> tuple[Stop, int, int]:
     """Find the first offset at or after *pos* holding a whole record whose two CRCs match.
 
@@ -334,13 +354,15 @@ def resync(
     are copied per candidate, and the positions looked at grow geometrically, so the time is
     linear in the distance scanned plus the data CRCs of valid-looking headers.
 
-    Args: as for :func:`scan`.
+    Args: as for :func:`scan`; *budget*: the data bytes that may still be checked against
+        CRCs (spent as they are; None: no limit).
 
     Returns:
         ``(status, position, need)``: ``(Stop.FOUND, p, 0)`` a record starts at ``p``;
         ``(Stop.MORE, p, need)`` the buffer must hold *need* bytes from ``p`` to decide about
         ``p`` (call again with ``pos=p`` once it does); ``(Stop.END, p, 0)`` there is none
-        before *end* or, with *final*, before the end of the data (``p``: where looking stopped).
+        before *end* or, with *final*, before the end of the data (``p``: where looking stopped);
+        ``(Stop.DAMAGED, p, 0)`` the budget is spent before the candidate at ``p`` was decided.
     """
     cache = _HEADER_CRCS if header_crcs is None else header_crcs
     blen = len(buf)
@@ -370,6 +392,10 @@ def resync(
                 data_end = p + HEADER_BYTES + length
                 if data_end + FOOTER_BYTES > blen:
                     return Stop.MORE, p, length + FRAMING_BYTES
+                if budget is not None:
+                    if length > budget.left:
+                        return Stop.DAMAGED, p, 0
+                    budget.left -= length
                 stored_crc = struct.unpack_from("<I", buf, data_end)[0]
                 if masked_crc32c(view[p + HEADER_BYTES:data_end]) == stored_crc:
                     return Stop.FOUND, p, 0

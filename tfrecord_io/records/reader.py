@@ -351,15 +351,23 @@ class RecordReader:
         self.skipped_records += 1
         self._report(error)
         self._window.pos += 1
-        found = self._resync()
+        found = self._resync(offset)
         self.skipped_bytes += self._window.base + self._window.pos - offset
         if not found and self._window.error is not None:
             self._stream_error_reported = True  # this stretch runs into the break: one report
         return found
 
-    def _resync(self) -> bool:
-        """Move to the next offset that holds a whole, CRC-valid record; False if there is
-        none (everything up to the end of the data or range is then consumed)."""
+    def _resync(self, damaged: int) -> bool:
+        """Move to the next offset that holds a whole, CRC-valid record after the damage at
+        *damaged*; False if there is none (everything up to the end of the data or range is
+        then consumed).
+
+        Raises:
+            CorruptRecordError: whatever the policy, when the checksums of records that look
+                valid but are not cost more than :class:`framing.CrcBudget` allows (a crafted
+                file: resynchronising past it would take time quadratic in its size).
+        """
+        budget = framing.CrcBudget.for_records(self._max)
         while True:
             final, remaining = self._window.following()
             status, pos, need = framing.resync(
@@ -370,10 +378,19 @@ class RecordReader:
                 max_record_bytes=self._max,
                 final=final,
                 remaining=remaining,
+                budget=budget,
             )
             self._window.pos = pos
             if status is framing.Stop.FOUND:
                 return True
+            if status is framing.Stop.DAMAGED:
+                raise CorruptRecordError(
+                    self.path, pos, f"after the damage at byte offset {damaged}, so many record "
+                    "headers look valid but hold damaged data that resynchronising was given "
+                    f"up (more than {framing.CrcBudget.for_records(self._max).left >> 20} MiB "
+                    "of checksums): the file is crafted or damaged beyond skipping; the records "
+                    f"before byte offset {damaged} were read",
+                    advice="Rewrite the file from its source, or leave it out.")
             if status is framing.Stop.END:
                 return False
             self._window.fill(max(need, self._bufsize))  # a window at a time, not a byte at a time

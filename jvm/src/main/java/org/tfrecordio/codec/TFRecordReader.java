@@ -44,6 +44,9 @@ public final class TFRecordReader implements Closeable {
   private boolean eof;
   private long end = Long.MAX_VALUE;
   private boolean checkAfterEnd;
+  // Data bytes that the scan after damage may still check against CRCs; -1 when not scanning.
+  private long crcBudget = -1;
+  private boolean crcBudgetSpent;
   private long streamLength = -1;
   // Why the stream ended early (CorruptStreamException), and whether that has been reported.
   private String streamDamage;
@@ -117,7 +120,7 @@ public final class TFRecordReader implements Closeable {
    * @return false if there is no such record
    */
   public boolean sync() throws IOException {
-    return scan();
+    return scanWithinBudget();
   }
 
   /**
@@ -244,13 +247,40 @@ public final class TFRecordReader implements Closeable {
     if (bufStart + pos == off && pos < limit) {
       pos++;
     }
-    boolean found = scan();
+    boolean found = scanWithinBudget();
     skippedBytes += (bufStart + pos) - off;
     return !found;
   }
 
-  /** Advances to the next offset holding a valid record; false (all consumed) if none. */
+  /**
+   * The data bytes that a scan for the next record after damage may check against CRCs:
+   * twice the longest record allowed, at least 64 MiB. Each header whose own CRC matches costs
+   * a data CRC over the length it announces: enough for the next record and the rare header
+   * that looks valid by chance, while a crafted file of back-to-back such headers would
+   * otherwise cost time quadratic in its size.
+   */
+  static long crcBudget(long maxRecordBytes) {
+    return Math.max(2 * maxRecordBytes, 64L << 20);
+  }
+
+  /** {@link #scan} paying each data CRC from a fresh {@link #crcBudget}. */
+  private boolean scanWithinBudget() throws IOException {
+    crcBudget = crcBudget(options.maxRecordBytes);
+    crcBudgetSpent = false;
+    try {
+      return scan();
+    } finally {
+      crcBudget = -1;
+    }
+  }
+
+  /**
+   * Advances to the next offset holding a valid record; false (all consumed) if none.
+   *
+   * @throws CorruptRecordException whatever the policy, once the CRC budget is spent
+   */
   private boolean scan() throws IOException {
+    long from = bufStart + pos;
     while (true) {
       if (bufStart + pos >= end) {
         return false;
@@ -261,6 +291,13 @@ public final class TFRecordReader implements Closeable {
       }
       if (validAt()) {
         return true;
+      }
+      if (crcBudgetSpent) {
+        throw new CorruptRecordException(source, bufStart + pos, "looking for a record from "
+            + "byte offset " + from + ", so many record headers look valid but hold damaged "
+            + "data that resynchronising was given up (more than "
+            + (crcBudget(options.maxRecordBytes) >> 20) + " MiB of checksums): the file is "
+            + "crafted or damaged beyond skipping (rewrite it from its source, or leave it out)");
       }
       pos++;
     }
@@ -300,8 +337,17 @@ public final class TFRecordReader implements Closeable {
     if (streamLength >= 0 && bufStart + pos + FRAMING + n > streamLength) {
       return false;
     }
-    return ensure(n + FRAMING) >= n + FRAMING
-        && crc.masked(buf, pos + HEADER, n) == TFRecordCrc.getIntLE(buf, pos + HEADER + n);
+    if (ensure(n + FRAMING) < n + FRAMING) {
+      return false;
+    }
+    if (crcBudget >= 0) { // scanning past damage: each data CRC is paid from the budget
+      if (n > crcBudget) {
+        crcBudgetSpent = true;
+        return false;
+      }
+      crcBudget -= n;
+    }
+    return crc.masked(buf, pos + HEADER, n) == TFRecordCrc.getIntLE(buf, pos + HEADER + n);
   }
 
   /**

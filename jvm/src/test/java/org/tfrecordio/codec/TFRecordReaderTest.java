@@ -463,6 +463,24 @@ public class TFRecordReaderTest {
     }
   }
 
+  @Test
+  public void skippingPastCraftedHeadersGivesUpWithinABudgetNamingTheDamage() {
+    // Back-to-back headers whose own CRCs match, each announcing data to the end of the file:
+    // checking them all would cost time quadratic in the file's size.
+    int size = 4 << 20;
+    java.io.ByteArrayOutputStream crafted = new java.io.ByteArrayOutputStream(size);
+    crafted.write(new byte[16], 0, 16); // the damage the skipping starts from, at byte 0
+    while (crafted.size() + 12 < size) {
+      byte[] header = Records.header(size - crafted.size() - 16);
+      crafted.write(header, 0, header.length);
+    }
+    byte[] file = Arrays.copyOf(crafted.toByteArray(), size);
+    CorruptRecordException e = readExpectingCorruption(file, options().skipCorrupt(true));
+    assertThat(e.getMessage(), containsString("looking for a record from byte offset 1, so "
+        + "many record headers look valid but hold damaged data"));
+    assertThat(e.getMessage(), containsString(SOURCE));
+  }
+
   // ---- options ----
 
   @Test
