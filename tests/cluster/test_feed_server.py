@@ -260,3 +260,16 @@ def test_stopping_every_feed_stops_a_feed_first_used_later_and_tells_the_driver(
                    {"type": "feeder", "feed": "validation", "epoch": 1, "attempt": 0},
                    server="worker:0")
     assert wire.receive(max_payload=0)[0] == {"type": "stopped"}
+
+
+def test_a_retried_tasks_batch_is_dropped_at_once_even_when_the_buffer_is_full():
+    buf = FeedBuffer("train", 1, lambda name, epoch: None)
+    assert buf.put(1, (0, 0, 0), 1, framed(b"a"))  # the buffer is full now
+    done = threading.Event()
+
+    def again():
+        buf.put(1, (0, 0, 0), 1, framed(b"a"))  # the same batch, from a retried task
+        done.set()
+
+    threading.Thread(target=again, daemon=True).start()
+    assert done.wait(5), "the repeat waited for room it would not take"

@@ -71,14 +71,18 @@ class FeedBuffer:
         :mod:`~tfrecord_io.cluster.feed.batch_format`; waits while the buffer is full). Returns
         False when the feed is stopped (the batch is dropped)."""
         with self._cond:
+            if self._stopped:
+                return False
+            # A retried task's batch already here (or on its way in) is dropped at once, never
+            # waiting for room it would not take.
+            seen = self._seen.setdefault(epoch, set())
+            if key in seen:
+                return True
+            seen.add(key)
             while not self._stopped and self._held(epoch > self._started) >= self._capacity:
                 self._cond.wait(_POLL)
             if self._stopped:
                 return False
-            seen = self._seen.setdefault(epoch, set())
-            if key in seen:
-                return True  # a retried task's batch, already here
-            seen.add(key)
             self._received[epoch] = self._received.get(epoch, 0) + records
             self._items.append(("data", epoch, payload, records, key))
             self._batches[epoch] += 1
