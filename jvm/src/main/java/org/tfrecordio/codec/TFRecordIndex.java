@@ -85,6 +85,9 @@ public final class TFRecordIndex {
           }
           offsets[count++] = first;
           expected = first + value;
+          if (expected > dataLength) {
+            return null; // describes more than the file holds: read no further
+          }
           first = -1;
           value = 0;
           digits = 0;

@@ -196,4 +196,31 @@ public class TFRecordIndexTest {
     assertNull(read("0 16\n16 20\n# 2 records\nx", 36));
     assertNull(read("0 16\n16 20\n# two records\n", 36));
   }
+
+  @Test
+  public void anIndexDescribingMoreThanTheFileIsRejectedWithoutReadingTheRest()
+      throws IOException {
+    int[] read = {0};
+    java.io.InputStream endless = new java.io.InputStream() { // "0 16\n16 16\n32 16\n"...
+      private long next;
+      private byte[] line = new byte[0];
+      private int at;
+
+      @Override
+      public int read() {
+        if (read[0] == 16 << 20) {
+          return -1; // (ends, so that reading it all fails rather than hangs)
+        }
+        if (at == line.length) {
+          line = (next + " 16\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+          next += 16;
+          at = 0;
+        }
+        read[0]++;
+        return line[at++];
+      }
+    };
+    org.junit.Assert.assertNull(TFRecordIndex.read(endless, 32));
+    org.junit.Assert.assertTrue(read[0] + " bytes read", read[0] < (1 << 20));
+  }
 }
