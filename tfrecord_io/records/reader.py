@@ -368,6 +368,7 @@ class RecordReader:
                 file: resynchronising past it would take time quadratic in its size).
         """
         budget = framing.CrcBudget.for_records(self._max)
+        allowed = budget.left
         while True:
             final, remaining = self._window.following()
             status, pos, need = framing.resync(
@@ -387,7 +388,7 @@ class RecordReader:
                 raise CorruptRecordError(
                     self.path, pos, f"after the damage at byte offset {damaged}, so many record "
                     "headers look valid but hold damaged data that resynchronising was given "
-                    f"up (more than {framing.CrcBudget.for_records(self._max).left >> 20} MiB "
+                    f"up (more than {allowed >> 20} MiB "
                     "of checksums): the file is crafted or damaged beyond skipping; the records "
                     f"before byte offset {damaged} were read",
                     advice="Rewrite the file from its source, or leave it out.")

@@ -66,17 +66,19 @@ public final class SplitReader implements Closeable {
         // or, under resync splitting only, at an arbitrary byte offset. Read an index split from
         // its start, so that damage there is reported (or counted) under the corrupt policy like
         // anywhere else; scan only where the split is not one of the index's boundaries.
-        boolean resync = conf.getBoolean(TFRecordConfig.SPLIT_RESYNC, false);
-        if (start > 0 && resync && !reader.atValidRecord()
-            && !isIndexedBoundary(conf, fs, path, start, this.fileLength)) {
-          reader.sync();
-        }
-        // The split after this one, which starts at this one's end, will scan for its first
-        // record when that end is not an index's boundary: a damaged record there would pass
-        // unseen, so this split checks it.
-        if (resync && end < this.fileLength
-            && !isIndexedBoundary(conf, fs, path, end, this.fileLength)) {
-          reader.checkRecordAfterEnd();
+        if (conf.getBoolean(TFRecordConfig.SPLIT_RESYNC, false)
+            && (start > 0 || end < this.fileLength)) {
+          long[] bounds = conf.getBoolean(TFRecordConfig.USE_INDEX, true)
+              ? SplitPlanner.readIndex(fs, path, this.fileLength) : null; // read once
+          if (start > 0 && !reader.atValidRecord() && !isBoundary(bounds, start)) {
+            reader.sync();
+          }
+          // The split after this one, which starts at this one's end, will scan for its first
+          // record when that end is not an index's boundary: a damaged record there would pass
+          // unseen, so this split checks it.
+          if (end < this.fileLength && !isBoundary(bounds, end)) {
+            reader.checkRecordAfterEnd();
+          }
         }
       }
     } catch (IOException | RuntimeException e) {
@@ -85,13 +87,8 @@ public final class SplitReader implements Closeable {
     }
   }
 
-  /** Whether the file has a valid index that lists a record starting at {@code offset}. */
-  private static boolean isIndexedBoundary(Configuration conf, FileSystem fs, Path path,
-      long offset, long fileLength) throws IOException {
-    if (!conf.getBoolean(TFRecordConfig.USE_INDEX, true)) {
-      return false;
-    }
-    long[] bounds = SplitPlanner.readIndex(fs, path, fileLength);
+  /** Whether {@code offset} is one of a valid index's record boundaries ({@code bounds}). */
+  private static boolean isBoundary(long[] bounds, long offset) {
     return bounds != null && java.util.Arrays.binarySearch(bounds, offset) >= 0;
   }
 
