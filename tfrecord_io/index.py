@@ -9,7 +9,9 @@ trailer line ``"# <count> records\\n"``. Indexes without the trailer (written be
 those tools) are read alike.
 
 An index is trusted only when it matches its data file (:func:`load_index`): first record at 0,
-each record starting where the previous one ends, the last ending at the file's size.
+each record starting where the previous one ends, the last ending at the file's size, and the
+data file holding that last record's header where the index says (a file rewritten to the same
+length by another tool is caught by the last check, as the JVM's split planner catches it).
 
 Entries are ``(offset, length)`` tuples; byte ranges are ``(start, end)`` tuples, end exclusive.
 """
@@ -126,8 +128,10 @@ def load_index(
 ) -> list[Entry] | None:
     """Return the index entries of a data file if its sidecar index exists and is valid for it.
 
-    Valid means well-formed (see :func:`read_index`) and ending exactly at the data file's size.
-    A missing index gives None; a malformed or stale one gives None and logs a warning.
+    Valid means well-formed (see :func:`read_index`), ending exactly at the data file's size,
+    and the data file holding the header of a record of the last entry's length at its offset
+    (12 bytes read there: the one check that catches a file rewritten to the same size). A
+    missing index gives None; a malformed or stale one gives None and logs a warning.
 
     Args:
         data_path: local path or URL of the data file.
@@ -160,6 +164,18 @@ def load_index(
             end,
             os.fspath(data_path),
             data_size,
+        )
+        return None
+    if entries and not _holds_last_record(data_path, entries[-1]):
+        offset, length = entries[-1]
+        log.warning(
+            "Ignoring stale index %s: %s holds no record of %d bytes at byte %d, where the "
+            "index's last line puts one (the file was rewritten after it was indexed); "
+            "`tfrecord-io verify` shows the first difference",
+            ipath,
+            os.fspath(data_path),
+            length,
+            offset,
         )
         return None
     return entries
@@ -281,6 +297,16 @@ def _check_entries(entries: Sequence[Entry], name: str) -> None:
                     f"malformed index {name}, line {line}: record length {length} is less "
                     f"than the {_FRAMING} bytes of framing"
                 )
+
+
+def _holds_last_record(data_path: str | os.PathLike[str], entry: Entry) -> bool:
+    """Whether the data file holds, at the entry's offset, the header of a record of its
+    length (on an object store, one ranged read of at most that record)."""
+    offset, length = entry
+    with fs.open(data_path, "rb") as stream:
+        stream.seek(offset)
+        found = stream.read(framing.HEADER_BYTES)
+    return found == framing.header(length - _FRAMING)
 
 
 def _size_of(data_path: str | os.PathLike[str]) -> int:

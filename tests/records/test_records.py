@@ -214,6 +214,23 @@ def test_errors_in_a_byte_range_name_the_absolute_offset(tmp_path, abc_bytes):
     assert err.value.offset == 62
 
 
+def test_a_byte_range_that_begins_inside_a_record_says_so(tmp_path, abc_bytes):
+    path = put(tmp_path, "f.tfrecord", abc_bytes)
+    with pytest.raises(CorruptRecordError) as err:
+        list(records.read(path, start=30, end=62))
+    assert err.value.offset == 30
+    assert "no valid record header where the byte range begins" in err.value.reason
+    assert "split index" in err.value.advice
+
+
+def test_damaged_data_at_a_byte_ranges_start_is_damage(tmp_path, abc_bytes):
+    abc_bytes[26 + 12] ^= 0xFF  # the record there begins, its data is damaged
+    path = put(tmp_path, "f.tfrecord", abc_bytes)
+    with pytest.raises(CorruptRecordError) as err:
+        list(records.read(path, start=26, end=62))
+    assert err.value.reason == "data checksum mismatch"
+
+
 def test_byte_range_on_compressed_input_is_rejected(tmp_path):
     path = str(tmp_path / "f.tfrecord.gz")
     records.write(path, ABC)

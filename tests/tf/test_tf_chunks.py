@@ -33,3 +33,16 @@ def test_a_crafted_length_in_a_small_file_is_damage_found_without_allocating_it(
         tracemalloc.stop()
     assert damaged.value.offset == len(good) + framing.FRAMING_BYTES
     assert peak < 16 << 20  # the announced 256 MiB were never asked for
+
+
+def test_a_piece_that_begins_inside_a_record_says_so(tmp_path):
+    record = b"r" * 40
+    footer = framing.masked_crc32c(record).to_bytes(4, "little")
+    frame = framing.header(len(record)) + record + footer
+    path = tmp_path / "two.tfrecord"
+    path.write_bytes(frame * 2)
+    piece = Piece(str(path), "none", 10, len(frame) * 2, len(frame) * 2 - 10)
+    with pytest.raises(CorruptRecordError) as damaged:
+        list(read_chunks(piece, True, 1 << 20))
+    assert damaged.value.offset == 10
+    assert damaged.value.advice == framing.RANGE_START_ADVICE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tfrecord_io.errors import CorruptRecordError
 from tfrecord_io.framing.layout import HEADER_BYTES
 
 __all__ = [
@@ -10,10 +11,20 @@ __all__ = [
     "too_long",
     "truncated",
     "damaged_stream",
+    "RANGE_START_ADVICE",
+    "damage_error",
 ]
 
 LENGTH_CHECKSUM_MISMATCH = "length checksum mismatch"
 DATA_CHECKSUM_MISMATCH = "data checksum mismatch"
+
+#: What to do when the header where a byte range begins is not valid: most often the range did
+#: not come from this file's records (an index written for an earlier version of the file).
+RANGE_START_ADVICE = (
+    "A byte range must begin where a record begins. If the range came from the file's split "
+    "index (_NAME.tfindex), the index does not describe this file: `tfrecord-io verify` "
+    "checks both; delete the index and write it again with `tfrecord-io index`."
+)
 
 
 def too_long(length: int, maximum: int) -> str:
@@ -42,3 +53,17 @@ def damaged_stream(compression: str, cause: BaseException, have: int) -> str:
         f"damaged {compression} stream ({cause}): the decompressed data ends {have} bytes "
         "into this record"
     )
+
+
+def damage_error(path: str, offset: int, reason: str, range_start: int = 0) -> CorruptRecordError:
+    """The error for damage at *offset* of *path*, read from *range_start* on: a header that is
+    not valid exactly where a range after byte 0 begins is said to be where no record may begin
+    (an index that does not describe the file), not only damage."""
+    if offset == range_start > 0 and reason != DATA_CHECKSUM_MISMATCH:
+        return CorruptRecordError(
+            path, offset,
+            f"no valid record header where the byte range begins ({reason}): no record begins "
+            "here, or its header is damaged",
+            advice=RANGE_START_ADVICE,
+        )
+    return CorruptRecordError(path, offset, reason)

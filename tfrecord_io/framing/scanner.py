@@ -18,6 +18,7 @@ from tfrecord_io.errors import CorruptRecordError
 from tfrecord_io.framing.damage import (
     DATA_CHECKSUM_MISMATCH,
     LENGTH_CHECKSUM_MISMATCH,
+    damage_error,
     too_long,
     truncated,
 )
@@ -122,10 +123,11 @@ class Frames:
         """Stream offset of each record (of its header), int64."""
         return self.starts + (self.base - HEADER_BYTES)
 
-    def error(self, path: str) -> CorruptRecordError:
-        """The error for the damage this scan stopped at (``Stop.DAMAGED`` only)."""
+    def error(self, path: str, range_start: int = 0) -> CorruptRecordError:
+        """The error for the damage this scan stopped at (``Stop.DAMAGED`` only), in a read of
+        *path* from *range_start* on (see :func:`~tfrecord_io.framing.damage.damage_error`)."""
         assert self.status is Stop.DAMAGED and self.reason is not None
-        return CorruptRecordError(path, self.base + self.stop, self.reason)
+        return damage_error(path, self.base + self.stop, self.reason, range_start)
 
     def __repr__(self) -> str:
         return (f"Frames({len(self)} records, stop={self.stop}, status={self.status.name}, "

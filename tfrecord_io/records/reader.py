@@ -175,6 +175,7 @@ class RecordReader:
         self._on_skip = on_skip
         self._max = max_record_bytes
         self._bufsize = max(int(buffer_size), 64)
+        self._start = start
         self._end = end
         self._stack = contextlib.ExitStack()
         self._iterator: _Records | None = None
@@ -343,7 +344,7 @@ class RecordReader:
         scans forward to the next valid record and returns whether one was found before the
         end.
         """
-        error = CorruptRecordError(self.path, offset, reason)
+        error = framing.damage_error(self.path, offset, reason, self._start)
         if not self._skip:
             if self._window.error is not None and self._stream_error_reported:
                 raise error from self._window.error

@@ -167,7 +167,7 @@ def read_chunks(
             if len(frames):
                 yield buf, frames.starts, frames.lengths
             if frames.status is framing.Stop.DAMAGED:
-                raise frames.error(piece.path)
+                raise frames.error(piece.path, piece.start)
             if frames.status is framing.Stop.END:
                 return
             tail = buf[frames.stop:]
