@@ -453,6 +453,8 @@ class FeedSchedule:
         job = epoch.job
         assert job is not None
         if not job.done():
+            if call.streaming:  # a micro-batch that missed a worker fails the stream now
+                self._all_reached(call, epoch, job)
             self._give_way_if_awaited(call, epoch)
             return False
         if job.error is not None:
@@ -473,7 +475,8 @@ class FeedSchedule:
             ClusterError: a worker whose node still reads was not reached, naming it, its feed
                 server, the feeding task's host and the cause.
         """
-        tasks = epoch.result.tasks if call.streaming else (job.value or [])
+        # A stream's micro-batches add their tasks from Spark's thread: read a copy.
+        tasks = list(epoch.result.tasks) if call.streaming else (job.value or [])
         missed = [(int(w), task, sent) for task in tasks
                   for w, sent in task["workers"].items()
                   if sent.get("state") == "unreachable"
