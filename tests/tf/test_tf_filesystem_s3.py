@@ -28,6 +28,7 @@ from tfrecord_io.tf.datasets import REMOTE_BUFFER_BYTES
 
 from tf_records import assert_next_files_opened_ahead, some_records, spy_opens, tf_read
 from waiting import wait_until
+from webserver import BROKEN_AT, serving
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -106,7 +107,7 @@ def test_the_next_s3_file_is_fetched_once_the_one_before_is_fetched_to_its_end(b
     assert waits and all(waits)
 
 
-def test_files_opened_ahead_and_never_read_are_closed(base, monkeypatch):
+def test_files_opened_ahead_for_another_reader_are_closed_unread(base, monkeypatch):
     recs = some_records(30, 6)
     firsts = [f"{base}/a{k}.tfrecord" for k in range(3)]
     nexts = [f"{base}/b{k}.tfrecord" for k in range(3)]
@@ -115,7 +116,7 @@ def test_files_opened_ahead_and_never_read_are_closed(base, monkeypatch):
     opened = spy_opens(monkeypatch)
     for first, after in zip(firsts, nexts, strict=True):
         tf_filesystem.expect_reads([first, after])
-        assert tf_read(first) == recs  # opens `after` ahead, which TensorFlow never reads
+        assert tf_read(first) == recs  # opens `after` ahead, which this reader never reads
 
     def opened_ahead():  # the open-ahead thread opens the last one after tf_read returned
         return {u: f for u, t, f in opened if t.startswith("tfrecord-io-open-ahead")}
@@ -123,13 +124,31 @@ def test_files_opened_ahead_and_never_read_are_closed(base, monkeypatch):
     wait_until(lambda: set(opened_ahead()) == set(nexts) and opened_ahead()[nexts[0]].closed,
                timeout=10, every=0.01)
     ahead = opened_ahead()
-    assert set(ahead) == set(nexts)
     assert ahead[nexts[0]].closed  # the third opened ahead dropped the first: two at most
     assert not ahead[nexts[2]].closed
-    for url in nexts[1:]:  # those opened ahead, handed to TensorFlow (and closed by it)
+    for url in nexts[1:]:  # another reader's open: the file is opened afresh
         assert tf_read(url) == recs
-        assert len([u for u, _, _ in opened if u == url]) == 1
-        assert ahead[url].closed
+        assert len([u for u, _, _ in opened if u == url]) == 2
+        wait_until(lambda url=url: ahead[url].closed, timeout=10, every=0.01)
+
+
+def test_a_file_rewritten_after_it_was_opened_ahead_is_read_as_it_is_now(base):
+    a, b = f"{base}/a.tfrecord", f"{base}/b.tfrecord"
+    records.write(a, some_records(100, 4))
+    records.write(b, [b"old"] * 100)
+    assert next(iter(tfr.dataset([a, b]))).numpy()  # b is opened ahead, then left
+    records.write(b, [b"new"] * 300)
+    assert tf_read(b) == [b"new"] * 300
+
+
+def test_a_file_removed_after_it_was_opened_ahead_is_not_found(base):
+    a, b = f"{base}/a.tfrecord", f"{base}/b.tfrecord"
+    records.write(a, some_records(100, 4))
+    records.write(b, [b"old"] * 100)
+    assert next(iter(tfr.dataset([a, b]))).numpy()
+    tf.io.gfile.remove(b)
+    with pytest.raises(tf.errors.NotFoundError):
+        tf_read(b)
 
 
 def test_dataset_reads_byte_ranges_of_indexed_s3_files(base):
@@ -149,6 +168,15 @@ def test_tfrecord_writer_output_appears_when_closed(base):
         w.flush()
         assert not fs.exists(url)  # staged until closed
     assert list(records.read(url)) == recs
+
+
+def test_a_copy_whose_source_breaks_off_publishes_nothing(base, tmp_path):
+    # TensorFlow drops the target without closing it when the source fails: abandoned.
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "blob").write_bytes(os.urandom(3 * BROKEN_AT))
+    with serving(tmp_path) as url, pytest.raises(tf.errors.OpError, match="broken/blob"):
+        tf.io.gfile.copy(f"{url}/broken/blob", f"{base}/copy")
+    assert not fs.exists(f"{base}/copy")
 
 
 def test_damaged_s3_file_is_a_data_loss_error(base):

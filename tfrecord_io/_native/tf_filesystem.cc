@@ -50,7 +50,9 @@ typedef struct TFRecordIOCallbacks {
   int (*open_read)(const char* uri, int64_t* handle, void* status);
   // Reads up to n bytes at offset into buffer; returns the count (< n only at end of file).
   int64_t (*read)(int64_t handle, uint64_t offset, uint64_t n, char* buffer, void* status);
-  void (*close_read)(int64_t handle);
+  // read_to_end: whether a read of TensorFlow's reached the end of the file (a dataset that
+  // moves on to its next file; not one that stopped early).
+  void (*close_read)(int64_t handle, int read_to_end);
   // Calls tfrecord_io_add_name(names, name) for each entry (children: relative names; glob:
   // full URIs). kind: 0 children of a directory, 1 matches of a glob.
   int (*list)(const char* uri, int kind, void* names, void* status);
@@ -59,6 +61,9 @@ typedef struct TFRecordIOCallbacks {
   int (*write)(int64_t handle, const char* data, uint64_t n, void* status);
   int (*flush)(int64_t handle, void* status);
   int (*close_write)(int64_t handle, void* status);
+  // A writer TensorFlow dropped without closing it (after an error): discards what it staged
+  // where the store can (an object store publishes nothing), else closes it; never fails.
+  void (*abort_write)(int64_t handle);
   // kind: 0 one directory (parent must exist), 1 with parents.
   int (*mkdir)(const char* uri, int kind, void* status);
   // kind: 0 a file, 1 an empty directory, 2 a tree.
@@ -142,6 +147,7 @@ struct ReadFile {
   uint64_t fetched_to = 0;  // where the last read through Python ended: a read from there
                             // (or from byte 0) is a scan, which is read ahead
   ReadAhead ahead;          // under lock
+  bool read_to_end = false;  // under lock: a read of TensorFlow's reached the end of the file
 };
 
 struct WriteFile {
@@ -269,7 +275,7 @@ void CleanupReadFile(TF_RandomAccessFile* file) {
     JoinReadAhead(f);
   }
   const TFRecordIOCallbacks* cb = g_callbacks.load(std::memory_order_acquire);
-  if (cb != nullptr) cb->close_read(f->handle);
+  if (cb != nullptr) cb->close_read(f->handle, f->read_to_end ? 1 : 0);
   delete f;
   file->plugin_file = nullptr;
 }
@@ -324,6 +330,7 @@ int64_t Read(const TF_RandomAccessFile* file, uint64_t offset, size_t n, char* b
     return -1;
   }
   if (static_cast<uint64_t>(got) < n) {
+    f->read_to_end = true;
     TF_SetStatus(status, TF_OUT_OF_RANGE, "Read less bytes than requested");
   }
   return got;
@@ -336,11 +343,9 @@ void CleanupWriteFile(TF_WritableFile* file) {
   if (f == nullptr) return;
   const TFRecordIOCallbacks* cb = g_callbacks.load(std::memory_order_acquire);
   if (cb != nullptr && f->handle >= 0) {
-    // Not closed by TensorFlow: close it so the handle is not leaked (errors are lost, as
-    // TensorFlow's own file systems lose them in a destructor).
-    TF_Status* ignored = TF_NewStatus();
-    cb->close_write(f->handle, ignored);
-    TF_DeleteStatus(ignored);
+    // Not closed by TensorFlow, which drops a writer so only after an error (a copy whose
+    // source failed, a GFile never closed): abandoned, so what it wrote is not published.
+    cb->abort_write(f->handle);
   }
   delete f;
   file->plugin_file = nullptr;

@@ -30,6 +30,7 @@ import logging
 import os
 import posixpath
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
@@ -58,6 +59,11 @@ _UNAVAILABLE = 14
 # files may be open ahead (each holds its first blocks) before the oldest is dropped.
 _SUCCESSORS_KEPT = 4096
 _OPEN_AHEAD = 2
+#: A file opened ahead is handed to TensorFlow only for the open that moves a reader on from
+#: the file before: made by the thread that closed that file, read to its end, within this many
+#: seconds. Any other open of it (another dataset, ``gfile``, later) opens it afresh, and the
+#: one opened ahead is closed unread: the file may have been rewritten or removed since.
+_AHEAD_GRACE = 1.0
 
 
 def plugin_path() -> Path:
@@ -83,7 +89,8 @@ _READ = ctypes.CFUNCTYPE(
     ctypes.c_int64, ctypes.c_int64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p,
     ctypes.c_void_p,
 )
-_CLOSE_READ = ctypes.CFUNCTYPE(None, ctypes.c_int64)
+_CLOSE_READ = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int)
+_ABORT_WRITE = ctypes.CFUNCTYPE(None, ctypes.c_int64)
 _LIST = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p
 )
@@ -107,6 +114,7 @@ class _Callbacks(ctypes.Structure):
         ("write", _WRITE),
         ("flush", _HANDLE_OP),
         ("close_write", _HANDLE_OP),
+        ("abort_write", _ABORT_WRITE),
         ("mkdir", _PATH_KIND_OP),
         ("remove", _PATH_KIND_OP),
         ("rename", _RENAME),
@@ -151,7 +159,7 @@ class _Provider:
         # the plugin's read-ahead fetches for any later read.
         self._start_ahead_max: int = lib.tfrecord_io_max_read_ahead()
         self._ids = itertools.count(1)
-        self._readers: dict[int, tuple[Any, threading.Lock, str]] = {}
+        self._readers: dict[int, _Open] = {}
         self._writers: dict[int, Any] = {}
         self._inherited: list[Any] = []  # a forked child's copies of its parent's files, kept
         self._lock = threading.Lock()
@@ -169,6 +177,7 @@ class _Provider:
             _WRITE(self._guard(self._write)),
             _HANDLE_OP(self._guard(self._flush)),
             _HANDLE_OP(self._guard(self._close_write)),
+            _ABORT_WRITE(self._abort_write),
             _PATH_KIND_OP(self._guard(self._mkdir)),
             _PATH_KIND_OP(self._guard(self._remove)),
             _RENAME(self._guard(self._rename)),
@@ -213,17 +222,18 @@ class _Provider:
         url = uri.decode()
         f = self._opened_ahead(url) or fs.open(url, "rb")
         key = self._new_id()
-        self._readers[key] = (f, threading.Lock(), url)
+        self._readers[key] = _Open(f, url)
         handle[0] = key
         self._open_ahead(url)
         return 0 if _reads_ahead(url) else 1
 
     def _read(self, handle: int, offset: int, n: int, buffer: int, status: Any) -> int:
-        f, lock, url = self._readers[handle]
+        entry = self._readers[handle]
+        f, url = entry.file, entry.url
         if n == 0:
             return 0
         view = memoryview((ctypes.c_ubyte * n).from_address(buffer)).cast("B")
-        with lock:
+        with entry.lock:
             f.seek(offset)
             got = 0
             while got < n:  # a raw reader may return fewer bytes; fewer than n means the end
@@ -235,10 +245,24 @@ class _Provider:
             self._start_ahead(url, n)
         return got
 
-    def _close_read(self, handle: int) -> None:
+    def _close_read(self, handle: int, read_to_end: int = 0) -> None:
+        """Closes a reader; *read_to_end*: whether TensorFlow read it to its end (then the
+        next file opened ahead is TensorFlow's next open, see :meth:`_opened_ahead`)."""
         entry = self._readers.pop(handle, None)
-        if entry is not None:
-            _close_quietly(entry[0])
+        if entry is None:
+            return
+        with self._lock:
+            after = self._successors.get(entry.url)
+            ahead = self._ahead.get(after) if after is not None else None
+            if ahead is not None:
+                if read_to_end:  # TensorFlow moves on to the next file now, in this thread
+                    ahead.deadline = time.monotonic() + _AHEAD_GRACE
+                    ahead.closer = threading.get_ident()
+                else:  # left before its end: the next file may never be read
+                    del self._ahead[after]
+        if ahead is not None and not read_to_end:
+            ahead.opened.add_done_callback(_close_result)
+        _close_quietly(entry.file)
 
     # -- opening the next file of a known order ahead of TensorFlow
 
@@ -253,6 +277,7 @@ class _Provider:
     def _open_ahead(self, url: str) -> None:
         """Opens the file read after *url* in the background, if one is known (its first
         request, a ``HEAD`` on an object store, then costs TensorFlow nothing)."""
+        self._drop_ahead(lambda u, entry: entry.expired())
         with self._lock:
             after = self._successors.get(url)
             if after is None or after in self._ahead:
@@ -283,16 +308,34 @@ class _Provider:
             entry.started = True
 
     def _opened_ahead(self, url: str) -> Any:
-        """The reader of *url* opened ahead, if there is one; None otherwise, or if opening it
-        failed (the caller's own open then raises the error)."""
+        """The reader of *url* opened ahead, if this open is the one it was opened for (see
+        :data:`_AHEAD_GRACE`); None otherwise, or if opening it failed (the caller's own open
+        then raises the error)."""
         with self._lock:
             entry = self._ahead.pop(url, None)
         if entry is None:
+            return None
+        if entry.closer != threading.get_ident() or entry.expired():
+            entry.opened.add_done_callback(_close_result)
             return None
         try:
             return entry.opened.result()
         except Exception:  # noqa: BLE001 - opened again by the caller, which reports it
             return None
+
+    def _drop_ahead(self, which: Callable[[str, _Ahead], bool]) -> None:
+        """Closes the files opened ahead for which ``which(url, entry)`` holds."""
+        with self._lock:
+            dropped = [u for u, entry in self._ahead.items() if which(u, entry)]
+            futures = [self._ahead.pop(u).opened for u in dropped]
+        for future in futures:
+            future.add_done_callback(_close_result)
+
+    def _changing(self, url: str) -> None:
+        """*url* (or a tree under it) is written, removed or renamed: a reader of it opened
+        ahead would read what it was."""
+        tree = url.rstrip("/") + "/"
+        self._drop_ahead(lambda u, entry: u == url or u.startswith(tree))
 
     def _list(self, uri: bytes, kind: int, names: Any, status: Any) -> int:
         url = uri.decode()
@@ -315,6 +358,7 @@ class _Provider:
         url = uri.decode()
         if _is_dir(url):
             raise IsADirectoryError(f"is a directory: {url}")
+        self._changing(url)
         f = fs.open(url, "wb")  # HDFS makes the parents; s3:// uploads when it is closed
         key = self._new_id()
         self._writers[key] = f
@@ -333,6 +377,19 @@ class _Provider:
     def _close_write(self, handle: int, status: Any) -> int:
         self._writers.pop(handle).close()
         return 0
+
+    def _abort_write(self, handle: int) -> None:
+        """A writer TensorFlow dropped without closing it: on an object store nothing is
+        uploaded; a file system that writes in place (HDFS, local) keeps what was written, as
+        TensorFlow's own file systems do."""
+        f = self._writers.pop(handle, None)
+        if f is None:
+            return
+        try:
+            abort = getattr(f, "abort", None)
+            (abort or f.close)()
+        except Exception:  # called from C, where nothing can be raised
+            log.warning("discarding an abandoned write failed", exc_info=True)
 
     # -- the namespace
 
@@ -354,11 +411,14 @@ class _Provider:
             raise IsADirectoryError(f"is a directory, not a file: {url}")
         if kind == 1 and not st.is_dir:
             raise NotADirectoryError(f"not a directory: {url}")
+        self._changing(url)
         fs.delete(url, recursive=kind == 2)
         return 0
 
     def _rename(self, src: bytes, dst: bytes, status: Any) -> int:
         s, d = src.decode(), dst.decode()
+        self._changing(s)
+        self._changing(d)
         target_is_dir = _is_dir(d)  # None: no target
         if fs.stat(s).is_dir:
             # Moving a whole directory (some of TensorFlow's savers do) onto nothing: HDFS
@@ -415,12 +475,29 @@ def _c_function(function: Any) -> int:
 
 
 @dataclasses.dataclass(slots=True)
+class _Open:
+    """A file TensorFlow reads: its reader, its URL, and the lock its reads take."""
+
+    file: Any
+    url: str
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+
+
+@dataclasses.dataclass(slots=True)
 class _Ahead:
     """A file opened ahead of TensorFlow: *opened* gives its reader; *started*: whether its
-    first blocks' fetches were started (then *opened* gives the reader once they are)."""
+    first blocks' fetches were started (then *opened* gives the reader once they are);
+    *deadline*, *closer*: once the file before was read to its end and closed, until when
+    (monotonic time) and to which thread (the closer's) TensorFlow may be handed it."""
 
     opened: Future[Any]
     started: bool = False
+    deadline: float | None = None
+    closer: int | None = None
+
+    def expired(self) -> bool:
+        """Whether the time to hand it to TensorFlow has passed."""
+        return self.deadline is not None and time.monotonic() > self.deadline
 
 
 def _fetched_to_end(reader: Any) -> bool:
