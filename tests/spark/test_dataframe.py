@@ -255,6 +255,13 @@ def test_sequence_example_round_trip(spark, tmp_path):
     }
 
 
+def test_an_output_path_with_a_comma_is_one_path(spark, tmp_path):
+    out = tmp_path / "day=2024-01-01,2024-01-02"
+    save_dataframe(spark.range(3).coalesce(1), out)
+    assert (out / "_SUCCESS").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]
+
+
 def test_records_are_byte_identical_to_the_python_codec(spark, tmp_path):
     """The JVM encoder and tfrecord_io.example.from_arrow write the very same bytes."""
     columns = [f.name for f in ALL_TYPES.fields if f.name != "vector"]  # Arrow has no vectors

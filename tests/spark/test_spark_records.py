@@ -57,6 +57,25 @@ def test_output_is_one_indexed_part_file_per_partition_and_success_marker(sc, tm
     }
 
 
+def test_bytearrays_and_memoryviews_are_written_as_their_bytes(sc, tmp_path):
+    data = [bytearray(b"ab"), memoryview(b"cd"), b"ef"]
+    tfs.save_records(sc.parallelize(data, 1), str(tmp_path / "out"))
+    assert tfs.load_records(sc, str(tmp_path / "out")).collect() == [b"ab", b"cd", b"ef"]
+
+
+@pytest.mark.parametrize("value", [3, [104, 105], "text"], ids=["int", "list", "str"])
+def test_a_record_that_is_not_bytes_like_fails_naming_its_type(sc, tmp_path, value):
+    with pytest.raises(Exception, match=f"bytes-like records .*not {type(value).__name__}"):
+        tfs.save_records(sc.parallelize([value], 1), str(tmp_path / "out"))
+
+
+def test_an_output_path_with_a_comma_is_one_path(sc, tmp_path):
+    out = tmp_path / "day=2024-01-01,2024-01-02"
+    tfs.save_records(sc.parallelize([b"x"], 1), str(out))
+    assert (out / "_SUCCESS").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]
+
+
 def test_pathlib_paths_are_accepted(sc, tmp_path):
     tfs.save_records(sc.parallelize([b"x"], 1), tmp_path / "out")
     assert tfs.load_records(sc, tmp_path / "out").collect() == [b"x"]

@@ -178,7 +178,7 @@ def save_dataframe(
     call(
         java_class(sc, DATAFRAME_IO_CLASS).save,
         df._jdf,  # noqa: SLF001 - the DataFrame's JVM handle
-        qualify(sc, path),
+        qualify(sc, path, output=True),
         record_type,
         codec,
         list(partition_by or []),

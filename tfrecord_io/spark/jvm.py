@@ -409,17 +409,18 @@ def _driver_loads(jvm: Any, class_name: str) -> bool:
         return False
 
 
-def qualify(sc: Any, path: PathLike) -> str:
+def qualify(sc: Any, path: PathLike, *, output: bool = False) -> str:
     """Resolves a path the way Hadoop does on the driver, so executors agree on it.
 
-    Comma-separated lists are qualified element by element (not inside a ``{a,b}`` glob).
+    An input's comma-separated list is qualified element by element (not inside a ``{a,b}``
+    glob). An *output* is one path, whose commas are part of its name.
     """
     jvm = sc._jvm  # noqa: SLF001 - py4j's handle to the JVM
     hadoop_conf = sc._jsc.hadoopConfiguration()  # noqa: SLF001 - the JavaSparkContext (py4j)
     qualified = []
     text = os.fspath(path)
     # Hadoop globs may hold commas inside braces ("/data/{a,b}"): only split outside them.
-    for part in ([text] if "{" in text else text.split(",")):
+    for part in ([text] if output or "{" in text else text.split(",")):
         p = jvm.org.apache.hadoop.fs.Path(part)
         qualified.append(p.getFileSystem(hadoop_conf).makeQualified(p).toString())
     return ",".join(qualified)

@@ -72,7 +72,7 @@ def save_records(
     else:
         hadoop_conf["mapreduce.output.fileoutputformat.compress"] = "true"
         hadoop_conf["mapreduce.output.fileoutputformat.compress.codec"] = codec
-    target = qualify(sc, path)
+    target = qualify(sc, path, output=True)
     if target.startswith("file:"):
         # Hadoop's checksummed local file system would leave a .NAME.crc beside every file,
         # _SUCCESS included; TFRecords carry CRCs of their own (the OutputFormat writes its
@@ -121,14 +121,25 @@ def load_records(
 def _to_jvm_bytes(rdd: RDD[Any]) -> Any:
     """The records as a JavaRDD of byte[]: each element crosses as one length-framed frame.
 
-    The map function is the builtin ``bytes`` (``bytes(b)`` is ``b`` itself for ``bytes``, a
-    copy for ``bytearray``/``memoryview``): it pickles as a reference to ``builtins``, so the
-    executors' Python workers need nothing but pyspark, which Spark puts on their path.
-    Nothing of ``tfrecord_io`` may be shipped to them: many clusters install it on the driver
-    only.
+    The map function takes bytes-like records only (``bytes`` as they are, a copy of a
+    ``bytearray`` or ``memoryview``); anything else (an int, a list of ints, a Row, which
+    ``bytes()`` would turn into other bytes) fails the task naming its type. It is defined
+    here, so it pickles by value and uses builtins only: the executors' Python workers need
+    nothing but pyspark, which Spark puts on their path. Nothing of ``tfrecord_io`` may be
+    shipped to them: many clusters install it on the driver only.
     """
     from pyspark.serializers import NoOpSerializer  # noqa: PLC0415 - pyspark, the `spark` extra
 
-    framed = rdd.map(bytes)
+    def record(value: Any) -> bytes:
+        if type(value) is bytes:
+            return value
+        if isinstance(value, (bytearray, memoryview)):
+            return bytes(value)
+        raise TypeError(
+            "save_records writes bytes-like records (bytes, bytearray, memoryview), not "
+            f"{type(value).__name__}: encode each record first (records of Examples: "
+            "tfrecord_io.example.encode_example; text: str.encode)")
+
+    framed = rdd.map(record)
     framed._jrdd_deserializer = NoOpSerializer()  # noqa: SLF001 - how the worker writes them
     return framed._jrdd  # noqa: SLF001 - the JavaRDD behind it
