@@ -111,6 +111,18 @@ def test_images_from_a_local_tree_to_the_store_then_count_and_verify(tmp_path, c
     assert cli.main(["verify", f"{out}/train"]) == 0
 
 
+def test_images_from_a_tree_on_the_store_name_each_file_by_its_path_below_it(tmp_path, base):
+    for path, seed in (("cat/0.png", 1), ("cat/more/1.png", 2), ("dog/sub_2024/2.png", 3)):
+        with fs.open(f"{base}/tree/{path}", "wb") as f:
+            f.write(png(seed))
+    out = str(tmp_path / "out")
+    assert cli.main(["images", f"{base}/tree", out, "--shards", "1",
+                     "--validation-fraction", "0"]) == 0
+    names = sorted(decode_example(r)["image/filename"][0]
+                   for shard in fs.expand(f"{out}/train") for r in records.read(shard))
+    assert names == [b"cat/0.png", b"cat/more/1.png", b"dog/sub_2024/2.png"]
+
+
 def test_a_missing_input_is_a_usage_error_naming_the_url(capsys, base):
     assert cli.main(["count", f"{base}/absent"]) == 2
     assert f"{base}/absent" in capsys.readouterr().err

@@ -5,6 +5,8 @@ test set (mnist_png_tree)."""
 from __future__ import annotations
 
 import io
+import struct
+import zlib
 
 import numpy as np
 import pytest
@@ -44,9 +46,62 @@ def test_a_palette_png_with_transparency_has_four_channels():
     assert read_header(encoded("P", "PNG", transparency=0), "x.png").channels == 4
 
 
-@pytest.mark.parametrize(("mode", "channels"), [("L", 1), ("RGB", 3), ("CMYK", 4)])
-def test_jpeg_channels_are_the_frame_header_components(mode, channels):
+@pytest.mark.parametrize(("mode", "channels"), [("L", 1), ("RGB", 3), ("CMYK", 3)])
+def test_jpeg_channels_are_what_decode_jpeg_gives(mode, channels):
+    # TensorFlow's decode_jpeg(channels=0) gives RGB for a CMYK JPEG: 3 channels, not 4
     assert read_header(encoded(mode, "JPEG"), "x.jpg") == ImageHeader("JPEG", 20, 30, channels)
+
+
+def multi_picture_jpeg() -> tuple[bytes, int]:
+    """A JPEG with a Multi-Picture segment and a second picture, as phones and cameras write
+    them, and where its first picture ends. Each picture has a comment holding an end-of-image
+    marker, as an EXIF thumbnail in its header would."""
+    first, second = Image.new("RGB", (64, 48), (200, 10, 10)), Image.new("RGB", (64, 48))
+    buffer = io.BytesIO()
+    first.save(buffer, "MPO", save_all=True, append_images=[second], comment=b"\xff\xd9")
+    data = buffer.getvalue()
+    assert b"MPF\x00" in data and data.count(b"\xff\xd8\xff") == 2
+    second_start = data.index(b"\xff\xd8\xff", 2)
+    return data, data.rindex(b"\xff\xd9", 0, second_start) + 2
+
+
+def test_a_multi_picture_jpeg_is_a_jpeg():
+    data, _ = multi_picture_jpeg()
+    assert read_header(data, "cam/IMG_0001.JPG") == ImageHeader("JPEG", 48, 64, 3)
+
+
+def test_a_multi_picture_jpeg_cut_in_its_first_picture_is_damaged():
+    data, first_end = multi_picture_jpeg()
+    for cut in range(0, first_end - 1, 7):
+        with pytest.raises(DamagedImageError, match=r"^cam/IMG_0001\.JPG: "):
+            read_header(data[:cut], "cam/IMG_0001.JPG")
+    with pytest.raises(DamagedImageError, match="truncated JPEG"):
+        read_header(data[:first_end - 1], "cam/IMG_0001.JPG")
+
+
+def huge_png(width: int, height: int) -> bytes:
+    """A whole 1-bit black PNG of *width* x *height* pixels, its chunks written out (a few
+    kilobytes: the rows compress to almost nothing)."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body)))
+
+    compressor = zlib.compressobj(9)
+    row = bytes(1 + (width + 7) // 8)  # filter type 0, then the row's bits
+    rows = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
+    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)  # 1-bit gray
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", rows)
+            + chunk(b"IEND", b""))
+
+
+def test_an_image_above_pillows_decompression_bomb_limit_reads():
+    limit = Image.MAX_IMAGE_PIXELS
+    data = huge_png(20_000, 20_000)  # 400 M pixels: more than twice Pillow's default limit
+    assert 20_000 * 20_000 > 2 * limit
+    assert read_header(data, "maps/huge.png") == ImageHeader("PNG", 20_000, 20_000, 1)
+    assert Image.MAX_IMAGE_PIXELS == limit  # Pillow's limit stays as it was for other code
+    with pytest.raises(Image.DecompressionBombError):
+        Image.open(io.BytesIO(data))
 
 
 def test_a_progressive_jpeg_reads():

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -158,6 +160,61 @@ def test_a_tree_without_class_folders_is_refused(tmp_path):
     (tmp_path / "flat" / "a.jpg").write_bytes(jpeg(8, 8, 0))
     with pytest.raises(ImageError, match="no class folders"):
         images.convert(tmp_path / "flat", tmp_path / "out")
+
+
+def sub_folder_tree(root: Path) -> Path:
+    """A tree whose class folders have sub-folders, one of them holding a file named as one
+    beside it, under a directory whose name a file: URL percent-encodes ("the src")."""
+    src = root / "the src"
+    for i, path in enumerate(["daisy/b.jpg", "daisy/more/b.jpg", "daisy/subfolder_2024/c.jpg",
+                              "roses/d.jpg"]):
+        (src / path).parent.mkdir(parents=True, exist_ok=True)
+        (src / path).write_bytes(jpeg(8, 8, i))
+    return src
+
+
+@pytest.mark.parametrize("spelling", ["file URL", "Hadoop's file:/ URL"])
+def test_a_file_url_source_lists_the_paths_below_src_as_its_local_path_does(tmp_path, spelling):
+    src = sub_folder_tree(tmp_path)
+    url = src.as_uri() if spelling == "file URL" else f"file:{src}"  # file:///.../the%20src
+    classes, files = images.list_images(url)
+    assert [f.path for f in files] == [
+        "daisy/b.jpg", "daisy/more/b.jpg", "daisy/subfolder_2024/c.jpg", "roses/d.jpg"]
+    assert [Path(f.url).read_bytes() for f in files] == [
+        (src / f.path).read_bytes() for f in files]
+    assert (classes, files) == images.list_images(src)
+
+
+def test_a_file_url_source_converts_to_the_records_of_its_local_path(tmp_path):
+    src = sub_folder_tree(tmp_path)
+    by_url = images.convert(src.as_uri(), tmp_path / "by-url", validation_fraction=0.5)
+    by_path = images.convert(src, tmp_path / "by-path", validation_fraction=0.5)
+    for name in images.SPLITS:
+        assert examples(by_url.shards[name]) == examples(by_path.shards[name])
+    assert sorted(ex["image/filename"][0] for shards in by_url.shards.values()
+                  for ex in examples(shards)) == [
+        b"daisy/b.jpg", b"daisy/more/b.jpg", b"daisy/subfolder_2024/c.jpg", b"roses/d.jpg"]
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    (b"caf\xe9/a.jpg", "caf\\xe9"),  # a class folder
+    (b"tea/caf\xe9/a.jpg", "tea/caf\\xe9"),  # a sub-folder
+    (b"tea/b\xe9.jpg", "tea/b\\xe9.jpg"),  # a file
+])
+def test_a_name_that_is_not_utf8_is_refused_naming_it_and_nothing_is_written(
+    tmp_path, name, shown
+):
+    src = tmp_path / "src"
+    (src / "tea").mkdir(parents=True)
+    (src / "tea" / "a.jpg").write_bytes(jpeg(8, 8, 0))
+    path = os.path.join(os.fsencode(src), name)  # Latin-1 "café", from an old archive say
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(jpeg(8, 8, 1))
+    expected = f"{src}/{shown}: the name is not UTF-8"
+    with pytest.raises(ImageError, match=f"^{re.escape(expected)}.*rename it"):
+        images.convert(src, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 # -- split and shards -------------------------------------------------------------------------

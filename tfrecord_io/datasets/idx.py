@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import math
 import struct
 import zlib
 
@@ -69,7 +70,7 @@ def parse_idx(data: bytes, name: str, kind: str) -> np.ndarray:
             f"{name}: truncated: {len(data)} bytes, less than the {header}-byte IDX header"
         )
     dims = struct.unpack(f">{ndim}I", data[4:header])
-    size = int(np.prod(dims, dtype=np.int64))
+    size = math.prod(dims)  # Python ints: a product past 2**63 must not wrap round
     body = len(data) - header
     shape = "x".join(map(str, dims[1:]))
     what = f"{dims[0]} {kind}" + (f" of {shape}" if shape else "")

@@ -21,7 +21,9 @@ do; 1 for the numbering of TensorFlow's ``build_image_data.py``, which keeps 0 f
 Names starting with ``.`` or ``_`` are skipped (Hadoop's hidden files), and so are files
 directly in SRC. Every other file is an image: a JPEG or PNG (by content, not by name), stored
 in the record as it is, never re-encoded. A FIFO, socket or device in a class folder is a
-damaged file (below), and is never opened.
+damaged file (below), and is never opened. The names of class folders, their sub-folders and
+files must be UTF-8 (the records hold them): another name stops the listing with
+:class:`ImageError` naming it, its undecodable bytes escaped, before anything is written.
 
 Records (:func:`encode`), the layout of ``build_image_data.py``:
 
@@ -31,13 +33,13 @@ Records (:func:`encode`), the layout of ``build_image_data.py``:
 | ``image/format`` | bytes | ``b"JPEG"`` or ``b"PNG"`` (from the content) |
 | ``image/height`` | int64 | pixels, from the header |
 | ``image/width`` | int64 | pixels, from the header |
-| ``image/channels`` | int64 | from the header: a JPEG's component count, a PNG's color type |
+| ``image/channels`` | int64 | from the header: what ``decode_jpeg``/``decode_png`` give |
 | ``image/class/label`` | int64 | the class folder's number |
 | ``image/class/text`` | bytes | the class folder's name (UTF-8) |
 | ``image/filename`` | bytes | the path below SRC, ``daisy/100080576_f52e8ee070_n.jpg`` |
 
-The headers are read by :mod:`tfrecord_io.datasets.image_headers` (``image/channels``: its
-component count or color type).
+The headers are read by :mod:`tfrecord_io.datasets.image_headers` (``image/channels``: a
+JPEG's component count, 3 for CMYK, or a PNG's color type's).
 
 Split (:func:`split_of`): a file is in the validation set when the first 8 bytes of the
 SHA-256 of its path below SRC, as a fraction of 2**64, are below *validation_fraction*: the same
@@ -230,7 +232,8 @@ def list_images(
         The class names sorted, and every file of every class, sorted by path.
 
     Raises:
-        ImageError: *source* is missing, not a directory, or has no class folder.
+        ImageError: *source* is missing, not a directory, or has no class folder; or a class
+            folder, sub-folder or file has a name that is not UTF-8.
     """
     source = os.fspath(source)
     try:
@@ -239,12 +242,14 @@ def list_images(
         raise ImageError(f"{source}: no such directory") from None
     if not fs.isdir(source):
         raise ImageError(f"{source}: not a directory; give the directory of the class folders")
-    classes = sorted(posixpath.basename(e.url.rstrip("/")) for e in entries if e.is_dir)
-    classes = [c for c in classes if not _hidden(c)]
+    # Each class folder's location as fs.ls spells it (a local path for a file: URL): walked
+    # from there, not from a URL joined anew.
+    class_urls = {posixpath.basename(e.url.rstrip("/")): e.url for e in entries if e.is_dir}
+    classes = sorted(c for c in class_urls if not _hidden(c))
     loose = [e.url for e in entries if not e.is_dir and not _hidden(posixpath.basename(e.url))]
     if loose:
         log.warning("%s: %d file%s outside any class folder, not converted (e.g. %s)", source,
-                    len(loose), "" if len(loose) == 1 else "s", loose[0])
+                    len(loose), "" if len(loose) == 1 else "s", _shown(loose[0]))
     if not classes:
         raise ImageError(
             f"{source}: no class folders; put each class's images in a folder named for it "
@@ -252,19 +257,59 @@ def list_images(
         )
     files = []
     for label, name in enumerate(classes, start=first_label):
-        top = fs.join(source, name)
-        for directory, dirs, entries in fs.walk(top, detail=True):
-            dirs[:] = [d for d in dirs if not _hidden(posixpath.basename(d.url.rstrip("/")))]
-            below = directory[len(top):].strip("/")
-            for entry in entries:
-                file_name = posixpath.basename(entry.url)
-                if _hidden(file_name):
-                    continue
-                path = posixpath.join(name, below, file_name) if below else f"{name}/{file_name}"
-                files.append(ImageFile(path, fs.join(directory, file_name), label, name,
-                                       entry.special))
+        _check_utf8(name, class_urls[name])
+        files.extend(_class_files(class_urls[name], name, label))
     files.sort(key=lambda f: f.path)
     return classes, files
+
+
+def _class_files(top: str, name: str, label: int) -> Iterator[ImageFile]:
+    """The files of class *name* (label *label*), whose folder is at *top*, and of its
+    sub-folders but hidden ones, each with its path below SRC."""
+    # The path below the class folder of each directory the walk yields, built from the names
+    # of the sub-folders it went into: fs.walk spells directories its own way (a local path for
+    # a file: URL), which need not start as *top* does.
+    below_of: dict[str, str] = {}
+    for i, (directory, dirs, entries) in enumerate(fs.walk(top, detail=True)):
+        below = below_of.pop(directory) if i else ""  # the first one is the class folder
+        dirs[:] = [d for d in dirs if not _hidden(posixpath.basename(d.url.rstrip("/")))]
+        for d in dirs:
+            dir_name = posixpath.basename(d.url.rstrip("/"))
+            _check_utf8(dir_name, d.url)
+            below_of[d.url] = posixpath.join(below, dir_name)
+        for entry in entries:
+            file_name = posixpath.basename(entry.url)
+            if _hidden(file_name):
+                continue
+            _check_utf8(file_name, entry.url)
+            yield ImageFile(posixpath.join(name, below, file_name), entry.url, label, name,
+                            entry.special)
+
+
+def _shown(text: str) -> str:
+    """*text* printable as UTF-8: the bytes of a name that was not UTF-8 (which Python holds
+    as lone surrogates) escaped as ``\\xNN``."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no undecodable byte gives
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _check_utf8(name: str, url: str) -> None:
+    """Refuse the entry at *url* named *name* if the name is not UTF-8, which the records'
+    ``image/class/text`` and ``image/filename`` are.
+
+    Raises:
+        ImageError: naming *url*, its undecodable bytes escaped.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ImageError(
+            f"{_shown(url)}: the name is not UTF-8 (undecodable bytes shown as \\xNN); "
+            "rename it with a UTF-8 name (e.g. convmv -f latin1 -t utf8)"
+        ) from None
 
 
 def _digest(path: str) -> bytes:
