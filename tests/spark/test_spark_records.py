@@ -271,7 +271,7 @@ def test_failed_task_attempt_leaves_no_partial_or_duplicate_output(sc, tmp_path)
 
 def test_existing_output_directory_is_refused(sc, tmp_path):
     (tmp_path / "out").mkdir()
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(FileExistsError, match="already exists"):
         tfs.save_records(sc.parallelize([b"x"], 1), str(tmp_path / "out"))
 
 

@@ -84,6 +84,8 @@ DATAFRAME_IO_CLASS = "org.tfrecordio.spark.source.TFRecordDataFrames"
 DATAFRAME_SOURCE = "org.tfrecordio.spark.source.TFRecordDataFrameSource"
 #: The exception the jar throws for data that does not fit a schema.
 SCHEMA_EXCEPTION = "org.tfrecordio.example.SchemaException"
+#: Hadoop's refusal of an output directory that exists (both of its APIs throw this one).
+_FILE_EXISTS_EXCEPTION = "org.apache.hadoop.mapred.FileAlreadyExistsException"
 #: Makes the feed's batches of a DataFrame (``cluster.feed``); an RDD's records as a DataFrame.
 FEED_BATCHES_CLASS = "org.tfrecordio.spark.feed.FeedBatches"
 #: The feed's counting and feeding jobs as a data source (classic sessions and Spark Connect).
@@ -473,6 +475,7 @@ def _translate_remote(error: Exception) -> Exception | None:
     for name, kind, nested in (
         (SCHEMA_EXCEPTION, SchemaError, True),
         ("java.io.FileNotFoundException", FileNotFoundError, True),
+        (_FILE_EXISTS_EXCEPTION, FileExistsError, True),
         ("java.lang.IllegalArgumentException", ValueError, False),
     ):
         if top == name:
@@ -510,13 +513,16 @@ def _remote_classes(error: BaseException) -> list[str]:
 
 
 def _translate(java: Any) -> Exception | None:
-    """The Python exception for a Java one: SchemaError, FileNotFoundError, or None."""
+    """The Python exception for a Java one: SchemaError, FileNotFoundError, FileExistsError
+    (an output directory that exists), or None."""
     for depth, cause in enumerate(_causes(java)):
         name = cause.getClass().getName()
         if name == SCHEMA_EXCEPTION:
             return SchemaError(cause.getMessage())
         if name == "java.io.FileNotFoundException":
             return FileNotFoundError(cause.getMessage())
+        if name == _FILE_EXISTS_EXCEPTION:
+            return FileExistsError(cause.getMessage())
         if name == "java.lang.IllegalArgumentException" and depth == 0:
             return ValueError(cause.getMessage())
     # A task's exception may reach the driver only as text in the job failure's message.

@@ -15,6 +15,7 @@ from tfrecord_io.spark.jvm import (
     RDD_IO_CLASS,
     PathLike,
     as_hadoop_conf,
+    call,
     codec_class,
     ensure_jar,
     is_connect,
@@ -53,6 +54,7 @@ def save_records(
 
     Raises:
         SparkConnectError: *rdd* is a DataFrame of a Spark Connect session.
+        FileExistsError: *path* exists.
         ValueError: an unknown ``compression``.
         TypeError: a ``conf`` value that is not a string, bool or number.
     """
@@ -79,7 +81,7 @@ def save_records(
         # files raw on local disks too), so the whole job, committer included, writes raw.
         hadoop_conf.setdefault("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
         hadoop_conf.setdefault("fs.file.impl.disable.cache", "true")
-    java_class(sc, RDD_IO_CLASS).save(_to_jvm_bytes(rdd), target, hadoop_conf)
+    call(java_class(sc, RDD_IO_CLASS).save, _to_jvm_bytes(rdd), target, hadoop_conf)
 
 
 def load_records(
@@ -114,7 +116,7 @@ def load_records(
     from pyspark import RDD  # noqa: PLC0415 - pyspark, the `spark` extra
     from pyspark.serializers import NoOpSerializer  # noqa: PLC0415 - pyspark, the `spark` extra
 
-    jrdd = java_class(sc, RDD_IO_CLASS).load(sc._jsc, qualify(sc, path), hadoop_conf)  # noqa: SLF001 - the JavaSparkContext (py4j)
+    jrdd = call(java_class(sc, RDD_IO_CLASS).load, sc._jsc, qualify(sc, path), hadoop_conf)  # noqa: SLF001 - the JavaSparkContext (py4j)
     return RDD(jrdd, sc, NoOpSerializer())
 
 
