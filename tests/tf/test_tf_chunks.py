@@ -4,14 +4,19 @@ announced length is never trusted for memory."""
 from __future__ import annotations
 
 import gzip
+import io
+import threading
 import tracemalloc
 
 import pytest
 
-from tfrecord_io import framing
+from tfrecord_io import framing, fs
 from tfrecord_io.errors import CorruptRecordError
 from tfrecord_io.sharding import Piece
+from tfrecord_io.tf import chunks
 from tfrecord_io.tf.chunks import read_chunks
+
+from waiting import wait_until
 
 
 @pytest.mark.parametrize("compression", ["none", "gzip"])
@@ -46,3 +51,48 @@ def test_a_piece_that_begins_inside_a_record_says_so(tmp_path):
         list(read_chunks(piece, True, 1 << 20))
     assert damaged.value.offset == 10
     assert damaged.value.advice == framing.RANGE_START_ADVICE
+
+
+class _SlowAfterFirstRead(io.RawIOBase):
+    """A stream whose second read blocks until *go* is set; it records a close during a read."""
+
+    def __init__(self, data: bytes, go: threading.Event) -> None:
+        self._data, self._go = data, go
+        self.reads = 0
+        self.reading = threading.Event()
+        self.closed_during_read = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        self.reads += 1
+        if self.reads > 1:
+            self.reading.set()
+            self._go.wait(10)
+            self.reading.clear()
+            return 0
+        buffer[:len(self._data)] = self._data
+        return len(self._data)
+
+    def close(self) -> None:
+        self.closed_during_read |= self.reading.is_set()
+        super().close()
+
+
+def test_a_stream_is_closed_only_once_a_slow_read_ahead_returns(monkeypatch):
+    record = b"r" * 40
+    frame = framing.header(len(record)) + record + framing.masked_crc32c(record).to_bytes(
+        4, "little")
+    go = threading.Event()
+    stream = _SlowAfterFirstRead(frame, go)
+    monkeypatch.setattr(fs, "open", lambda url, mode="rb": stream)
+    monkeypatch.setattr(chunks, "_CLOSE_WAIT", 0.05)
+    reader = read_chunks(Piece("slow://x", "none", 0, None, 1 << 20), True, len(frame))
+    next(reader)  # the first record; the read-ahead thread is now stuck in its next read
+    assert stream.reading.wait(10)
+    reader.close()  # gives up waiting for that read
+    assert not stream.closed
+    go.set()
+    wait_until(lambda: stream.closed, timeout=10, every=0.01)
+    assert not stream.closed_during_read

@@ -28,6 +28,9 @@ __all__ = ["DEFAULT_CHUNK_BYTES", "read_chunks", "read_chunks_skipping"]
 #: Default number of bytes tfrecord-io's reader reads and hands to TensorFlow at a time.
 DEFAULT_CHUNK_BYTES = 1 << 20
 
+# How long closing a piece's reader waits for a read of its read-ahead thread in progress.
+_CLOSE_WAIT = 5.0
+
 
 def _open_piece(piece: Piece, stack: contextlib.ExitStack) -> Any:
     """A binary stream of the piece's (decompressed) bytes, positioned at its start."""
@@ -57,6 +60,11 @@ class _ReadAhead:
         self._produced = 0
         self._exhausted = False
         self._error: BaseException | None = None
+        # Under _lock: whether the thread may still read, and what to call once it stops (set
+        # by close when it could not wait for a slow read: the stream's own closing).
+        self._lock = threading.Lock()
+        self._reading = True
+        self._release: Any = None
         self._thread = threading.Thread(
             target=self._run, name="tfrecord-io-read-ahead", daemon=True
         )
@@ -83,6 +91,11 @@ class _ReadAhead:
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             item = exc
         self._put(item)  # None: done
+        with self._lock:
+            self._reading = False
+            release, self._release = self._release, None
+        if release is not None:
+            release()
 
     def _put(self, item: Any) -> None:
         while not self._stop.is_set():
@@ -123,16 +136,24 @@ class _ReadAhead:
             return parts[0]
         return b"".join(parts)
 
-    def close(self) -> None:
-        """Stop reading. Waits a little for a read in progress (a slow one is abandoned: the
-        thread is a daemon and its result is dropped)."""
+    def close(self, release: Any = None) -> None:
+        """Stop reading, then call *release* (which closes the stream) once no read of the
+        thread is in progress. Waits a little for a read in progress; a slow one is abandoned
+        (the thread is a daemon, its result dropped), and the thread calls *release* when that
+        read returns: a stream is never closed under a read of another thread."""
         self._stop.set()
         while True:  # unblock a pending put
             try:
                 self._queue.get_nowait()
             except queue.Empty:
                 break
-        self._thread.join(timeout=5.0)
+        self._thread.join(timeout=_CLOSE_WAIT)
+        with self._lock:
+            if self._reading:
+                self._release = release
+                return
+        if release is not None:
+            release()
 
 
 def read_chunks(
@@ -152,7 +173,8 @@ def read_chunks(
         stream = _open_piece(piece, stack)
         limit = None if piece.end is None else piece.end - piece.start
         source = _ReadAhead(stream.read, limit, chunk_bytes)
-        stack.callback(source.close)  # before the stream is closed
+        # The stream is closed once the thread's read is over (by the thread, if it is slow).
+        stack.callback(lambda: source.close(stack.pop_all().close))
         base = piece.start  # stream offset of buf[0]
         tail = b""
         need = 1
