@@ -51,3 +51,19 @@ def two_input_keras_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("models") / "two_inputs.keras"
     model.save(str(path))
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def int32_identity(tmp_path_factory):
+    """A SavedModel whose input ``n`` (int32, shape [batch]) is its output ``same``."""
+    import tensorflow as tf
+
+    class Identity(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.int32, name="n")])
+        def serve(self, n):
+            return {"same": n}
+
+    model = Identity()
+    path = tmp_path_factory.mktemp("models") / "int32_identity"
+    tf.saved_model.save(model, str(path), signatures={"serving_default": model.serve})
+    return str(path)

@@ -119,3 +119,23 @@ def train_until_stopped(args, ctx):
     import time
 
     time.sleep(600)
+
+
+def train_summing_feeds(args, ctx):
+    """Reads one epoch of each feed of ``args["feeds"]``, parsing the float column
+    ``args["column"]``, and reports the sum of its values in each (``ctx.report(train=...,
+    validation=...)``); the chief saves a SavedModel (input ``x``, output ``y`` = 2 x)."""
+    import tensorflow as tf
+
+    spec = {args["column"]: tf.io.FixedLenFeature([], tf.float32)}
+    sums = {}
+    for feed in args["feeds"]:
+        batches = ctx.feed(feed, features=spec, batch_size=4)
+        sums[feed] = float(sum(tf.reduce_sum(b[args["column"]]).numpy() for b in batches))
+    ctx.report(**sums)
+    if ctx.is_chief:
+        doubler = tf.Module()
+        doubler.serve = tf.function(lambda x: {"y": 2 * x},
+                                    input_signature=[tf.TensorSpec([None], tf.float32, name="x")])
+        tf.saved_model.save(doubler, args["export_dir"],
+                            signatures={"serving_default": doubler.serve})

@@ -257,6 +257,18 @@ def test_a_fit_past_its_timeout_stops_the_cluster_and_says_so(spark, tmp_path):
     assert time.monotonic() - begun < 300  # not the node's 600 s sleep
 
 
+def test_fit_feeds_columns_and_a_validation_indicator_whose_names_have_dots(spark, tmp_path):
+    df = spark.createDataFrame(
+        [(1.0, False), (2.0, None), (3.0, False), (10.0, True), (20.0, True)],
+        "x float, v boolean",
+    ).toDF("f.x", "is.validation")
+    estimator = ml.TFEstimator(ml_programs.train_summing_feeds, {"column": "f.x"}, numWorkers=1,
+                               validationIndicatorCol="is.validation", exportDir=str(tmp_path))
+    model = estimator.fit(df)
+    assert model.summary.history("train") == [6.0]  # the rows not marked (null: not marked)
+    assert model.summary.history("validation") == [30.0]
+
+
 def test_fit_names_the_export_dir_when_train_fn_saves_nothing(spark, tmp_path):
     df = spark.createDataFrame([(float(i), float(i)) for i in range(20)], "x float, label float")
     estimator = ml.TFEstimator(ml_programs.train_nothing_saved, numWorkers=1,

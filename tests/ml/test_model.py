@@ -50,6 +50,22 @@ def test_transform_appends_the_model_outputs_like_predict(
     np.testing.assert_allclose(np.array([got[i] for i in range(200)]), want, rtol=1e-5, atol=1e-6)
 
 
+def test_transform_feeds_and_keeps_columns_whose_names_have_dots(
+    spark, keras_classifier, saved_classifier
+):
+    data = rows(20, seed=8)
+    df = spark.createDataFrame([(i, image, "a.b") for i, image in data],
+                               "id long, image array<float>, source string")
+    df = df.toDF("id", "pixel.value", "meta.source")
+    model = ml.TFModel(modelDir=saved_classifier, inputMapping={"pixel.value": "image"},
+                       outputMapping={"output_0": "scores"})
+    out = model.transform(df)
+    assert out.columns == ["id", "pixel.value", "meta.source", "scores"]
+    want = expected(keras_classifier, [image for _, image in data])
+    got = scores_by_id(out)
+    np.testing.assert_allclose(np.array([got[i] for i in range(20)]), want, rtol=1e-5, atol=1e-6)
+
+
 def test_a_pipeline_of_a_vector_assembler_and_a_tfmodel_scores_plain_columns(
     any_spark, keras_classifier, saved_classifier, tmp_path
 ):

@@ -5,8 +5,11 @@ Spark Connect client too."""
 
 from __future__ import annotations
 
+import gc
 import os
+import weakref
 from collections.abc import Iterator
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -20,6 +23,8 @@ from tfrecord_io import ml
 from tfrecord_io.errors import ModelError
 from tfrecord_io.ml import loading
 from tfrecord_io.ml.inference import chunks
+from tfrecord_io.ml.loading import TensorInfo
+from tfrecord_io.ml.tensors import to_input
 
 from ml_data import rows
 
@@ -78,6 +83,30 @@ def test_predict_feeds_vectors_and_scalars_to_a_keras_file_with_named_inputs_and
     assert got[20][2] == Vectors.sparse(2, [1], [5.0])
 
 
+def test_predict_takes_dots_and_backticks_in_column_names_as_part_of_the_names(
+    any_spark, keras_classifier, saved_classifier
+):
+    data = rows(40, seed=7)
+    df = any_spark.createDataFrame(
+        [(i, image, f"camera.{i}", i * 2) for i, image in data],
+        "id long, image array<float>, source string, n long",
+    ).toDF("id", "pixel.value", "meta.source", "odd`name")
+    out = ml.predict(df, saved_classifier, input_mapping={"pixel.value": "image"},
+                     output_mapping={"output_0": "scores.v1"}, batch_size=16)
+    assert out.columns == ["id", "pixel.value", "meta.source", "odd`name", "scores.v1"]
+    got = sorted(out.collect(), key=lambda r: r[0])
+    assert [tuple(r)[:4] for r in got] == [(i, image, f"camera.{i}", i * 2) for i, image in data]
+    want = expected_scores(keras_classifier, [image for _, image in data])
+    np.testing.assert_allclose(np.array([r[4] for r in got]), want, rtol=1e-5, atol=1e-6)
+
+
+def test_predict_feeds_a_vector_column_whose_name_has_a_dot(spark, two_input_keras_file):
+    df = spark.createDataFrame([(Vectors.dense([1.0, 2.0]), 10.0)], ["features.v", "extra.n"])
+    out = ml.predict(df, two_input_keras_file, input_mapping={"features.v": "x", "extra.n": "n"},
+                     output_mapping={"total": "total"})
+    assert [r.total for r in out.collect()] == [13.0]
+
+
 def test_predict_loads_the_model_once_per_python_worker(any_spark, saved_classifier):
     df = any_spark.createDataFrame(rows(400, seed=2), "id long, image array<float>").repartition(16)
     for _ in range(2):
@@ -122,6 +151,50 @@ def test_predict_refuses_a_text_column_for_a_float_input(spark, saved_classifier
         ml.predict(df, saved_classifier)
 
 
+def test_predict_refuses_two_columns_mapped_to_one_input(spark, two_input_keras_file):
+    df = spark.createDataFrame([([1.0, 2.0], 1.0, 2.0)], "features array<float>, a float, b float")
+    with pytest.raises(ModelError, match=r"maps the columns \['a', 'b'\] to one input 'n' of the "
+                                         r"model at .*: map one column to each input"):
+        ml.predict(df, two_input_keras_file, input_mapping={"features": "x", "a": "n", "b": "n"})
+
+
+def test_predict_refuses_a_decimal_column_before_any_job_saying_to_cast_it_to_double(
+    spark, two_input_keras_file
+):
+    df = spark.createDataFrame([([1.0, 2.0], Decimal("1.50"))],
+                               "features array<float>, extra decimal(10,2)")
+    with pytest.raises(ModelError, match=r"column 'extra' \(decimal\(10,2\)\) holds decimals, "
+                                         r"which no model input takes .*cast the column to double"):
+        ml.predict(df, two_input_keras_file, input_mapping={"features": "x", "extra": "n"})
+
+
+def test_predict_refuses_a_new_column_that_differs_from_an_existing_one_only_in_case(
+    spark, saved_classifier
+):
+    df = spark.createDataFrame([(0, [1.0, 2.0, 3.0, 4.0], 1.0)],
+                               "id long, image array<float>, SCORES double")
+    with pytest.raises(ModelError, match=r"would add column 'scores', which the DataFrame already "
+                                         r"has as 'SCORES' .*: choose another name"):
+        ml.predict(df, saved_classifier, output_mapping={"output_0": "scores"})
+
+
+def test_predict_tells_columns_apart_by_case_when_the_session_is_case_sensitive(
+    spark, keras_classifier, saved_classifier
+):
+    image = [1.0, 2.0, 3.0, 4.0]
+    spark.conf.set("spark.sql.caseSensitive", "true")
+    try:
+        df = spark.createDataFrame([(image, 1.0)], "image array<float>, SCORES double")
+        out = ml.predict(df, saved_classifier, output_mapping={"output_0": "scores"})
+        assert out.columns == ["image", "SCORES", "scores"]
+        (row,) = out.collect()
+    finally:
+        spark.conf.unset("spark.sql.caseSensitive")
+    assert row.SCORES == 1.0
+    np.testing.assert_allclose(row.scores, expected_scores(keras_classifier, [image])[0],
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_predict_names_a_missing_model_location(spark, tmp_path):
     df = spark.createDataFrame(rows(2), "id long, image array<float>")
     with pytest.raises(ModelError, match=f"no model at {tmp_path}/nothing"):
@@ -137,6 +210,55 @@ def test_predict_fails_the_job_naming_the_column_of_arrays_of_the_wrong_length(
         ml.predict(df, saved_classifier).collect()
 
 
+def test_predict_fails_the_job_naming_a_bigint_outside_the_range_of_an_int32_input(
+    spark, int32_identity
+):
+    df = spark.createDataFrame([(1, 7), (2, 3_000_000_000)], "id long, n long").coalesce(1)
+    with pytest.raises(Exception, match=r"column 'n' .*holds 3000000000, outside the range of "
+                                        r"model input 'n' \(int32: -2147483648 to 2147483647\)"):
+        ml.predict(df, int32_identity).collect()
+
+
+INT32 = TensorInfo("n", "int32", (None,))
+WHERE = "column 'n' (input 'n' of the model at /models/m)"
+
+
+def test_to_input_refuses_a_fraction_for_an_integer_input():
+    with pytest.raises(ModelError, match=r"column 'n' .*holds 2.9, which is not a whole number, "
+                                         r"but model input 'n' takes whole numbers \(int32: "
+                                         r"-2147483648 to 2147483647\): round the column"):
+        to_input(pa.array([1.0, 2.9, -0.7]), INT32, WHERE)
+
+
+def test_to_input_refuses_nan_for_an_integer_input():
+    with pytest.raises(ModelError, match=r"holds nan, which is not a whole number"):
+        to_input(pa.array([1.0, float("nan")]), INT32, WHERE)
+
+
+def test_to_input_gives_whole_floats_to_an_integer_input_exactly():
+    got = to_input(pa.array([2.0, -1.0, 2147483647.0, -2147483648.0]), INT32, WHERE)
+    assert got.dtype == np.int32
+    assert got.tolist() == [2, -1, 2147483647, -2147483648]
+
+
+def test_to_input_refuses_a_whole_float_just_past_the_range_of_an_integer_input():
+    with pytest.raises(ModelError, match=r"holds 2147483648.0, outside the range"):
+        to_input(pa.array([2147483648.0]), INT32, WHERE)
+
+
+def test_to_input_refuses_an_integer_in_an_array_outside_the_range_of_an_unsigned_input():
+    info = TensorInfo("pixels", "uint8", (None, 2))
+    with pytest.raises(ModelError, match=r"holds -1, outside the range of model input 'pixels' "
+                                         r"\(uint8: 0 to 255\)"):
+        to_input(pa.array([[0, 255], [-1, 3]], pa.list_(pa.int64())), info, WHERE)
+
+
+def test_to_input_narrows_doubles_to_a_float32_input():
+    got = to_input(pa.array([0.1, 1e10]), TensorInfo("x", "float32", (None,)), WHERE)
+    assert got.dtype == np.float32
+    assert got.tolist() == [np.float32(0.1), np.float32(1e10)]
+
+
 def test_chunks_cut_the_columns_of_a_batch_into_equal_slices():
     columns = [pa.array(range(17)), pa.array([str(i) for i in range(17)])]
     out = list(chunks(columns, 4))
@@ -150,6 +272,33 @@ def test_cached_gives_the_same_model_until_its_files_change(saved_classifier):
     first = loading.cached(saved_classifier, version=version)
     assert loading.cached(saved_classifier, version=version) is first
     assert loading.fingerprint(saved_classifier) == version
+
+
+def save_constant_model(path, value: float) -> None:
+    """A SavedModel at *path* whose output ``y`` is *value* for every ``x``."""
+    import tensorflow as tf
+
+    module = tf.Module()
+    module.serve = tf.function(lambda x: {"y": x * 0 + value},
+                               input_signature=[tf.TensorSpec([None], tf.float32, name="x")])
+    tf.saved_model.save(module, str(path), signatures={"serving_default": module.serve})
+
+
+def test_cached_lets_go_of_the_older_versions_of_a_location_when_it_loads_a_new_one(
+    tmp_path, saved_classifier
+):
+    other = loading.cached(saved_classifier, version=loading.fingerprint(saved_classifier))
+    path = str(tmp_path / "model")
+    save_constant_model(path, 1.0)
+    first = weakref.ref(loading.cached(path, version="1"))
+    save_constant_model(path, 2.0)  # retrained at the same location
+    second = loading.cached(path, version="2")
+    gc.collect()
+    assert first() is None  # the cache no longer holds the replaced version
+    assert second.predict({"x": np.zeros(1, np.float32)})["y"].tolist() == [2.0]
+    assert loading.cached(path, version="2") is second
+    # another location's model is kept
+    assert loading.cached(saved_classifier, version=loading.fingerprint(saved_classifier)) is other
 
 
 def test_load_names_a_keras_file_that_is_not_a_model(tmp_path):

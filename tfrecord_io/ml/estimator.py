@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from tfrecord_io import cluster, fs
 from tfrecord_io.cluster import INPUT_MODES, KERAS, MODES
 from tfrecord_io.errors import ModelError
+from tfrecord_io.ml.inference import column_reference
 from tfrecord_io.ml.model import TFModel, TFTrainingSummary
 from tfrecord_io.ml.params import (
     InferenceParams,
@@ -400,15 +401,19 @@ class TFEstimator(Estimator, InferenceParams):
             raise ValueError(
                 f"TFEstimator: the DataFrame has no columns {missing} (it has {dataset.columns})"
             )
+        # Columns by quoted name: a dot in a name is part of it, not a path into a struct.
+        selected = [F.col(column_reference(c)) for c in columns]
         if indicator:
-            is_validation = F.coalesce(F.col(indicator).cast("boolean"), F.lit(False))
+            is_validation = F.coalesce(F.col(column_reference(indicator)).cast("boolean"),
+                                       F.lit(False))
             feeds = {
-                TRAIN_FEED: (dataset.where(~is_validation).select(*columns), self._get("epochs")),
-                VALIDATION_FEED: (dataset.where(is_validation).select(*columns),
+                TRAIN_FEED: (dataset.where(~is_validation).select(*selected),
+                             self._get("epochs")),
+                VALIDATION_FEED: (dataset.where(is_validation).select(*selected),
                                   self._get("validationEpochs")),
             }
         else:
-            feeds = {TRAIN_FEED: (dataset.select(*columns), self._get("epochs"))}
+            feeds = {TRAIN_FEED: (dataset.select(*selected), self._get("epochs"))}
 
         run_name = f"{self.uid}-{uuid.uuid4().hex[:8]}"
         base = self._get("exportDir") or os.path.join(tempfile.gettempdir(), "tfrecord-io-models")

@@ -31,13 +31,20 @@ from tfrecord_io import fs
 from tfrecord_io.errors import ModelError
 from tfrecord_io.ml import loading, tensors
 
-__all__ = ["predict", "chunks", "DEFAULT_BATCH_SIZE"]
+__all__ = ["predict", "chunks", "column_reference", "DEFAULT_BATCH_SIZE"]
 
 #: Rows per model call unless told otherwise.
 DEFAULT_BATCH_SIZE = 256
 
 _VECTOR_COLUMN = "__tfrecord_io_vector_{}"
 _OUTPUTS = "__tfrecord_io_outputs"
+
+
+def column_reference(name: str) -> str:
+    """*name* quoted for Spark (in backticks, each backtick in it doubled), so that
+    ``F.col(column_reference(name))`` names the column *name* whatever it holds: a dot, which
+    Spark would otherwise read as a path into a struct (``meta.source``), or a backtick."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def chunks(arrays: list[pa.Array], size: int) -> Iterator[list[pa.Array]]:
@@ -165,17 +172,44 @@ def _mapping(value: Mapping[str, str] | None, what: str) -> dict[str, str] | Non
     return dict(value)
 
 
-def _holds_text(data_type: Any) -> bool | None:
-    """Whether a Spark column type holds strings/bytes (True), numbers (False), or neither."""
+def _leaf_type(data_type: Any) -> Any:
+    """The type of the values of a Spark column type, inside any arrays."""
     from pyspark.sql import types as T  # noqa: PLC0415 - pyspark, on use
 
     while isinstance(data_type, T.ArrayType):
         data_type = data_type.elementType
+    return data_type
+
+
+def _holds_text(data_type: Any) -> bool | None:
+    """Whether a Spark column type holds strings/bytes (True), numbers (False), or neither
+    (decimals among them: no model input takes them)."""
+    from pyspark.sql import types as T  # noqa: PLC0415 - pyspark, on use
+
+    data_type = _leaf_type(data_type)
+    if isinstance(data_type, T.DecimalType):
+        return None
     if isinstance(data_type, (T.StringType, T.BinaryType)):
         return True
     if isinstance(data_type, (T.NumericType, T.BooleanType)):
         return False
     return None
+
+
+def _double_type(data_type: Any) -> str:
+    """The type that *data_type* (decimals, maybe inside arrays) should be cast to:
+    ``double``, ``array<double>``, ..."""
+    from pyspark.sql import types as T  # noqa: PLC0415 - pyspark, on use
+
+    if isinstance(data_type, T.ArrayType):
+        return f"array<{_double_type(data_type.elementType)}>"
+    return "double"
+
+
+def _case_sensitive(df: Any) -> bool:
+    """Whether the session of *df* tells column names apart by case
+    (``spark.sql.caseSensitive``, false by default)."""
+    return str(df.sparkSession.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
 
 
 def predict(
@@ -218,9 +252,13 @@ def predict(
 
     Raises:
         ModelError: no model at *model_dir*, mapped names that the model or *df* does not have,
-            a model input left unmapped, a column whose type the input cannot take, or a new
-            column name already in *df*. Errors in the data itself (nulls, ragged arrays) are
-            raised by the Spark job, as a ``ModelError`` naming the column, when it runs.
+            a model input left unmapped or mapped from two columns, a column whose type the
+            input cannot take (text for numbers or numbers for text; decimals, which must be
+            cast to double), or a new column name already in *df* (names compared as the
+            session compares them: ignoring case unless ``spark.sql.caseSensitive`` is true).
+            Errors in the data itself (nulls, ragged arrays, integers out of the range of an
+            integer input's type, fractions for an integer input) are raised by the Spark job,
+            as a ``ModelError`` naming the column, when it runs.
         ValueError: a bad *batch_size* or mapping.
     """
     from pyspark.ml.functions import vector_to_array  # noqa: PLC0415 - pyspark, on use
@@ -241,6 +279,14 @@ def predict(
     if outputs_of is None:
         outputs_of = {name: name for name in model.outputs}
     fields = {f.name: f for f in df.schema.fields}
+    case_sensitive = _case_sensitive(df)
+
+    def spark_name(column: str) -> str:
+        """*column* as the session compares column names."""
+        return column if case_sensitive else column.lower()
+
+    taken = {spark_name(column): column for column in fields}
+    fed_by: dict[str, list[str]] = {}  # model input -> the columns mapped to it
     for column, name in inputs_of.items():
         if column not in fields:
             raise ModelError(
@@ -252,7 +298,14 @@ def predict(
                 f"input_mapping maps {column!r} to {name!r}, but the model at {location} has "
                 f"the inputs {list(model.inputs)}"
             )
-    unfed = [name for name in model.inputs if name not in inputs_of.values()]
+        fed_by.setdefault(name, []).append(column)
+    for name, columns in fed_by.items():
+        if len(columns) > 1:
+            raise ModelError(
+                f"input_mapping maps the columns {columns} to one input {name!r} of the model "
+                f"at {location}: map one column to each input"
+            )
+    unfed = [name for name in model.inputs if name not in fed_by]
     if unfed:
         raise ModelError(
             f"the model at {location} also needs the inputs {unfed}: map a column to each in "
@@ -264,13 +317,18 @@ def predict(
                 f"output_mapping names output {name!r}, but the model at {location} has the "
                 f"outputs {list(model.outputs)}"
             )
-        if column in fields:
+        existing = taken.get(spark_name(column))
+        if existing is not None:
             raise ModelError(
-                f"output_mapping would add column {column!r}, which the DataFrame already has: "
-                "choose another name"
+                f"output_mapping would add column {column!r}, which the DataFrame already has"
+                + ("" if existing == column else
+                   f" as {existing!r} (Spark column names ignore case unless "
+                   "spark.sql.caseSensitive is true)")
+                + ": choose another name"
             )
-    if len(set(outputs_of.values())) != len(outputs_of):
-        raise ModelError(f"output_mapping gives two outputs one column name: {outputs_of}")
+    if len({spark_name(column) for column in outputs_of.values()}) != len(outputs_of):
+        raise ModelError(f"output_mapping gives two outputs one column name: {outputs_of}"
+                         + ("" if case_sensitive else " (Spark column names ignore case)"))
 
     keep = list(fields)
     feeds: list[tuple[str, str]] = []
@@ -279,9 +337,18 @@ def predict(
         data_type = fields[column].dataType
         if isinstance(data_type, VectorUDT):
             hidden = _VECTOR_COLUMN.format(i)
-            source = source.withColumn(hidden, vector_to_array(F.col(column), "float32"))
+            source = source.withColumn(
+                hidden, vector_to_array(F.col(column_reference(column)), "float32")
+            )
             feeds.append((hidden, name))
             continue
+        if isinstance(_leaf_type(data_type), T.DecimalType):
+            raise ModelError(
+                f"column {column!r} ({data_type.simpleString()}) holds decimals, which no model "
+                f"input takes (input {name!r} of the model at {location} is "
+                f"{model.inputs[name].dtype}): cast the column to double first "
+                f"(F.col(...).cast({_double_type(data_type)!r}))"
+            )
         text = _holds_text(data_type)
         wants_text = model.inputs[name].dtype == "string"
         if text is None or text != wants_text:
@@ -299,8 +366,10 @@ def predict(
                         fs.environment()), struct,
         [source.schema[column].dataType for column, _ in feeds],
     )
-    scored = source.withColumn(_OUTPUTS, run(*[source[column] for column, _ in feeds]))
+    scored = source.withColumn(
+        _OUTPUTS, run(*[source[column_reference(column)] for column, _ in feeds])
+    )
     return scored.select(
-        *[scored[column] for column in keep],
+        *[scored[column_reference(column)] for column in keep],
         *[scored[_OUTPUTS].getField(column).alias(column) for _, column in results],
     )

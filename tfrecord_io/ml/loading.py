@@ -19,7 +19,8 @@ a local temporary file first (Keras reads them as zip archives).
 
 :func:`cached` keeps each loaded model for the life of the process (keyed by location,
 signature and the :func:`fingerprint` of its files), which is what makes a Spark Python worker
-(reused across tasks with ``spark.python.worker.reuse``, Spark's default) load a model once.
+(reused across tasks with ``spark.python.worker.reuse``, Spark's default) load a model once; when
+a new version of a location is loaded, the older ones of that location are let go.
 """
 
 from __future__ import annotations
@@ -189,6 +190,10 @@ def cached(
 ) -> ServingModel:
     """The model at *location*, loaded on the first call in this process and kept.
 
+    One version of each location is kept: loading a new *version* lets go of the models of
+    that location's other versions (every signature), so a model retrained again and again at
+    one location does not pile up in memory.
+
     Args:
         location: as for :func:`load`.
         signature: as for :func:`load`.
@@ -202,6 +207,8 @@ def cached(
     if model is None:
         model = load(location, signature)
         with _lock:
+            for old in [k for k in _cache if k[0] == location and k[2] != version]:
+                del _cache[old]
             model = _cache.setdefault(key, model)
     return model
 

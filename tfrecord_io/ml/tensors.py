@@ -11,7 +11,11 @@ Inputs (:func:`to_input`), by the column's Spark type:
 
 The values are cast to the input's type, and reshaped to its shape when it is fully known and
 holds as many values per row (a flat ``array<float>`` of 784 pixels feeds a ``[None, 28, 28]``
-input).
+input). A cast never changes a value silently into another number: an integer input takes
+integers within the range of its type, and floating-point values only when they are whole
+numbers within it (``2.0``, not ``2.9``: round the column first), else :func:`to_input` raises
+:class:`~tfrecord_io.errors.ModelError` naming the value. Floating-point inputs take any number,
+rounded to their precision as TensorFlow does (``double`` to ``float32``).
 
 Outputs (:func:`spark_type`, :func:`to_column`), by the type and shape of the model's output:
 shape ``[batch]`` or ``[batch, 1]`` -> one value per row, otherwise (or when the shape is
@@ -92,7 +96,9 @@ def to_input(column: pa.Array, info: TensorInfo, where: str) -> np.ndarray:
         where: names the column and model for messages (``"column 'image' (model at ...)"``).
 
     Raises:
-        ModelError: nulls, ragged arrays, a type or shape the input cannot take.
+        ModelError: nulls, ragged arrays, a type or shape the input cannot take, integers out of
+            the range of an integer input's type, or floating-point values for an integer input
+            that are not whole numbers.
     """
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
@@ -120,7 +126,44 @@ def to_input(column: pa.Array, info: TensorInfo, where: str) -> np.ndarray:
             )
     if is_text:
         return data
-    return data.astype(numpy_type(info), copy=False)
+    target_type = numpy_type(info)
+    if info.dtype in _INTEGERS and data.dtype != np.bool_:
+        _check_integers(data, np.dtype(target_type), info, where)
+    return data.astype(target_type, copy=False)
+
+
+def _check_integers(data: np.ndarray, target: np.dtype, info: TensorInfo, where: str) -> None:
+    """Refuses the numbers of *data* that the integer type *target* cannot hold exactly:
+    integers out of its range, and floating-point values that are not whole numbers within it.
+
+    Raises:
+        ModelError: naming the first such value, the input and its type's range.
+    """
+    bounds = np.iinfo(target)
+    span = f"{info.dtype}: {bounds.min} to {bounds.max}"
+    if data.dtype.kind == "f":
+        whole = np.isfinite(data) & (data == np.trunc(data))
+        if not whole.all():
+            value = data[~whole].flat[0]
+            raise ModelError(
+                f"{where} holds {value.item()!r}, which is not a whole number, but model input "
+                f"{info.name!r} takes whole numbers ({span}): round the column (F.round) or "
+                "cast it to an integer type first"
+            )
+        # min and max + 1 (the first value too large) are 0 or powers of two: exact as floats.
+        outside = (data < bounds.min) | (data >= float(bounds.max + 1))
+    else:
+        have = np.iinfo(data.dtype)
+        if have.min >= bounds.min and have.max <= bounds.max:
+            return  # every value of the column's type fits
+        # Bounds clipped to the column's type, so that they are exact in it.
+        outside = (data < max(bounds.min, have.min)) | (data > min(bounds.max, have.max))
+    if outside.any():
+        value = data[outside].flat[0]
+        raise ModelError(
+            f"{where} holds {value.item()!r}, outside the range of model input {info.name!r} "
+            f"({span}): filter or clip the column, or feed an input of a wider type"
+        )
 
 
 def is_scalar(info: TensorInfo) -> bool:
