@@ -751,6 +751,68 @@ def test_conflicting_partition_directories_raise(any_spark, tmp_path):
         load_dataframe(any_spark, tmp_path / "t")
 
 
+def save_split_by_underscore_column(spark, out):
+    """A tree partitioned by ``_split`` (directories ``_split=train``), as save_dataframe
+    writes it, and its rows."""
+    rows = [(i, "train" if i % 2 else "test") for i in range(10)]
+    save_dataframe(spark.createDataFrame(rows, "id long, _split string"), out,
+                   partition_by=["_split"])
+    assert {p.name for p in out.iterdir() if p.is_dir()} == {"_split=train", "_split=test"}
+    return rows
+
+
+def test_a_partition_column_whose_name_starts_with_an_underscore_is_inferred(spark, tmp_path):
+    rows = save_split_by_underscore_column(spark, tmp_path / "out")
+    back = load_dataframe(spark, tmp_path / "out")
+    assert back.columns == ["id", "_split"]
+    assert sorted(tuple(r) for r in back.collect()) == rows
+
+
+def test_a_partition_column_whose_name_starts_with_an_underscore_is_read_by_a_schema(
+        spark, tmp_path):
+    rows = save_split_by_underscore_column(spark, tmp_path / "out")
+    back = load_dataframe(spark, tmp_path / "out", schema="id long, _split string")
+    assert back.columns == ["id", "_split"]
+    assert sorted(tuple(r) for r in back.collect()) == rows
+
+
+def test_a_partition_directory_whose_name_starts_with_an_underscore_is_read_when_given(
+        spark, tmp_path):
+    rows = save_split_by_underscore_column(spark, tmp_path / "out")
+    back = load_dataframe(spark, tmp_path / "out" / "_split=train")
+    assert sorted(r.id for r in back.collect()) == [i for i, s in rows if s == "train"]
+
+
+def test_a_feature_named_as_a_partition_column_in_another_case_is_refused(spark, tmp_path):
+    df = spark.createDataFrame([(1, 1999)], "id long, Year long")
+    save_dataframe(df, tmp_path / "t" / "year=2024")
+    with pytest.raises(SchemaError, match="feature 'Year' has the name of a partition column; "
+                                          "rename one of them"):
+        load_dataframe(spark, tmp_path / "t")
+
+
+def test_a_feature_named_as_a_partition_column_in_another_case_is_read_when_case_matters(
+        spark, tmp_path):
+    df = spark.createDataFrame([(1, 1999)], "id long, Year long")
+    save_dataframe(df, tmp_path / "t" / "year=2024")
+    spark.conf.set("spark.sql.caseSensitive", "true")
+    try:
+        back = load_dataframe(spark, tmp_path / "t")
+        assert back.columns == ["Year", "id", "year"]
+        assert [tuple(r) for r in back.collect()] == [(1999, 1, 2024)]
+    finally:
+        spark.conf.unset("spark.sql.caseSensitive")
+
+
+def test_partition_by_names_a_column_in_another_case(spark, tmp_path):
+    df = spark.createDataFrame([(1, "x"), (2, "y")], "id long, Year string")
+    save_dataframe(df, tmp_path / "out", partition_by=["year"])
+    back = load_dataframe(spark, tmp_path / "out")
+    assert sorted(tuple(r) for r in back.collect()) == [(1, "x"), (2, "y")]
+    records = records_of(tmp_path / "out")
+    assert [set(ex.decode_example(r)) for r in records] == [{"id"}, {"id"}]
+
+
 def test_byte_array_round_trip(any_spark, tmp_path):
     payloads = [b"", b"\x00\x01\xff", "ü".encode(), os.urandom(1000)]
     df = any_spark.createDataFrame([(p,) for p in payloads], "payload binary")

@@ -82,11 +82,23 @@ public final class RowEncoder implements Serializable {
 
   /**
    * Checks a DataFrame schema and plans its encoding: the columns besides {@code partitionBy}
-   * (may be null), whose names and types are checked as partition columns.
+   * (may be null), whose names and types are checked as partition columns. Partition columns
+   * are named exactly as in the schema ({@link #plan(StructType, String, List, boolean)} with
+   * case-sensitive names).
    *
    * @throws SchemaException naming the first column whose type has no form
    */
   public static RowEncoder plan(StructType schema, String recordType, List<String> partitionBy) {
+    return plan(schema, recordType, partitionBy, true);
+  }
+
+  /**
+   * {@link #plan(StructType, String, List)}, resolving each name of {@code partitionBy} to a
+   * column as Spark does under {@code spark.sql.caseSensitive}: with {@code caseSensitive}
+   * false, {@code year} names the column {@code Year}.
+   */
+  public static RowEncoder plan(StructType schema, String recordType, List<String> partitionBy,
+      boolean caseSensitive) {
     checkRecordType(recordType);
     StructField[] fields = schema.fields();
     Set<String> seen = new HashSet<>();
@@ -97,20 +109,20 @@ public final class RowEncoder implements Serializable {
       }
     }
     List<String> parts = partitionBy == null ? new ArrayList<>() : partitionBy;
-    Set<String> partSet = new HashSet<>();
+    Set<Integer> partSet = new HashSet<>();
     for (int i = 0; i < parts.size(); i++) {
       String p = parts.get(i);
-      if (!partSet.add(p)) {
-        throw new SchemaException("partition column " + SchemaException.q(p)
-            + " is named more than once");
-      }
-      int idx = indexOf(fields, p);
+      int idx = indexOf(fields, p, caseSensitive);
       if (idx < 0) {
         throw new SchemaException("partition column " + SchemaException.q(p)
             + " is not a column of the DataFrame (columns: " + Arrays.toString(schema.fieldNames())
             + ")");
       }
-      PartitionPaths.checkPartitionType(p, fields[idx].dataType());
+      if (!partSet.add(idx)) {
+        throw new SchemaException("partition column " + SchemaException.q(p)
+            + " is named more than once");
+      }
+      PartitionPaths.checkPartitionType(fields[idx].name(), fields[idx].dataType());
     }
     List<Column> ctx = new ArrayList<>();
     List<Column> fls = new ArrayList<>();
@@ -119,7 +131,7 @@ public final class RowEncoder implements Serializable {
     boolean sequence = SEQUENCE_EXAMPLE.equals(recordType);
     for (int i = 0; i < fields.length; i++) {
       StructField f = fields[i];
-      if (partSet.contains(f.name())) {
+      if (partSet.contains(i)) {
         continue;
       }
       if (BYTE_ARRAY.equals(recordType)) {
@@ -151,10 +163,21 @@ public final class RowEncoder implements Serializable {
     return a;
   }
 
-  private static int indexOf(StructField[] fields, String name) {
+  /**
+   * The index of the column {@code name} resolves to: the one of exactly that name, else, when
+   * names are not case-sensitive, the first whose name equals it ignoring case.
+   */
+  private static int indexOf(StructField[] fields, String name, boolean caseSensitive) {
     for (int i = 0; i < fields.length; i++) {
       if (fields[i].name().equals(name)) {
         return i;
+      }
+    }
+    if (!caseSensitive) {
+      for (int i = 0; i < fields.length; i++) {
+        if (fields[i].name().equalsIgnoreCase(name)) {
+          return i;
+        }
       }
     }
     return -1;

@@ -123,17 +123,23 @@ public class HostileLengthTest extends BothApisTest {
     for (String ext : extensions()) {
       String name = "small" + ext.replace('.', '-');
       Path path = write(name, ext, file);
-      long failing = allocatedBy(() -> {
+      IORunnable failingRead = () -> {
         CompressedDamageTest.Outcome o =
             CompressedDamageTest.readUntilError(new Configuration(), path);
         assertEquals(0, o.error.getOffset());
-      });
-      long skipping = allocatedBy(() -> {
+      };
+      IORunnable skippingRead = () -> {
         Read read = api.read(skip(), dir(name));
         assertEquals(0, read.records().size());
         assertEquals(1, read.skippedRecords);
         assertEquals(112, read.skippedBytes);
-      });
+      };
+      // Once unmeasured: loading classes and filling first-use caches (tens of MB when this
+      // class runs alone) is not a buffer for the record.
+      failingRead.run();
+      skippingRead.run();
+      long failing = allocatedBy(failingRead);
+      long skipping = allocatedBy(skippingRead);
       assertTrue(ext + ": allocated " + failing, failing < 32 * MIB);
       assertTrue(ext + ": allocated " + skipping, skipping < 32 * MIB);
     }

@@ -10,7 +10,6 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.PathFilter;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.tfrecordio.example.SchemaException;
@@ -23,11 +22,20 @@ import org.tfrecordio.spark.PartitionPaths;
 final class PartitionDiscovery {
   private PartitionDiscovery() {}
 
-  /** Files and directories whose names start with these are not data, as Hadoop has it. */
-  static final PathFilter VISIBLE = p -> {
-    String n = p.getName();
-    return !n.startsWith("_") && !n.startsWith(".");
-  };
+  /**
+   * Whether an entry listed under an input path is left out, as Spark's file index has it for
+   * directories: a name that starts with {@code .}, or with {@code _} and holds no {@code =}
+   * ({@code _SUCCESS/}, {@code _temporary/}; but {@code _split=train/} is a partition
+   * directory). A file is left out when its name starts with {@code _} or {@code .}, as
+   * Hadoop's FileInputFormat has it ({@code _SUCCESS}, the sidecar indexes {@code _NAME.tfindex},
+   * checksum files).
+   */
+  static boolean hidden(String name, boolean directory) {
+    if (name.startsWith(".")) {
+      return true;
+    }
+    return name.startsWith("_") && (!directory || name.indexOf('=') < 0);
+  }
 
   /** What {@link #discover} found under the input paths. */
   static final class Layout {
@@ -39,12 +47,14 @@ final class PartitionDiscovery {
     boolean nested;
     /** Number of data files. */
     long files;
+    /** The data files, in the order listed. */
+    final List<FileStatus> found = new ArrayList<>();
   }
 
   /**
-   * Lists the data files under a comma-separated list of paths or globs (skipping names that
-   * start with {@code _} or {@code .}, as FileInputFormat does) and works out their partition
-   * directories.
+   * Lists the data files under a comma-separated list of paths or globs (leaving out what
+   * {@link #hidden} says, below each path and among a glob's matches; a path given as it is,
+   * without a glob, is never left out) and works out their partition directories.
    *
    * @throws FileNotFoundException a path that does not exist or a glob that matches nothing
    * @throws SchemaException partition directories that do not agree
@@ -52,15 +62,27 @@ final class PartitionDiscovery {
   static Layout discover(Configuration conf, String paths) throws IOException {
     Job job = Job.getInstance(conf);
     FileInputFormat.setInputPaths(job, paths);
+    return discover(conf, FileInputFormat.getInputPaths(job), paths);
+  }
+
+  /** {@link #discover(Configuration, String)} of parsed input paths ({@code paths} names them). */
+  static Layout discover(Configuration conf, Path[] inputs, String paths) throws IOException {
     Set<List<String>> dirs = new LinkedHashSet<>();
     Layout layout = new Layout();
-    for (Path p : FileInputFormat.getInputPaths(job)) {
+    for (Path p : inputs) {
       FileSystem fs = p.getFileSystem(conf);
-      FileStatus[] matches = fs.globStatus(p, VISIBLE);
-      if (matches == null) {
+      Path given = fs.makeQualified(p);
+      FileStatus[] all = fs.globStatus(p);
+      if (all == null) {
         throw new FileNotFoundException("Input path does not exist: " + p);
       }
-      if (matches.length == 0) {
+      List<FileStatus> matches = new ArrayList<>();
+      for (FileStatus m : all) {
+        if (m.getPath().equals(given) || !hidden(m.getPath().getName(), m.isDirectory())) {
+          matches.add(m);
+        }
+      }
+      if (matches.isEmpty()) {
         throw new FileNotFoundException("Input Pattern " + p + " matches 0 files");
       }
       for (FileStatus m : matches) {
@@ -69,6 +91,7 @@ final class PartitionDiscovery {
         } else {
           dirs.add(new ArrayList<>());
           layout.files++;
+          layout.found.add(m);
         }
       }
     }
@@ -126,7 +149,10 @@ final class PartitionDiscovery {
   private static void walk(FileSystem fs, Path dir, List<String> segs, Set<List<String>> dirs,
       Layout layout) throws IOException {
     boolean hasFiles = false;
-    for (FileStatus st : fs.listStatus(dir, VISIBLE)) {
+    for (FileStatus st : fs.listStatus(dir)) {
+      if (hidden(st.getPath().getName(), st.isDirectory())) {
+        continue;
+      }
       if (st.isDirectory()) {
         List<String> sub = new ArrayList<>(segs);
         sub.add(st.getPath().getName());
@@ -134,6 +160,7 @@ final class PartitionDiscovery {
       } else {
         hasFiles = true;
         layout.files++;
+        layout.found.add(st);
       }
     }
     if (hasFiles) {

@@ -3,11 +3,11 @@ package org.tfrecordio.spark.source;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.NullWritable;
@@ -22,9 +22,9 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructType;
 import org.tfrecordio.example.SchemaException;
-import org.tfrecordio.mapreduce.TFRecordInputFormat;
 import org.tfrecordio.spark.PartitionPaths;
 import org.tfrecordio.spark.RowDecoder;
 import org.tfrecordio.spark.RowEncoder;
@@ -44,6 +44,7 @@ public final class TFRecordDataFrames {
   /** The data source's short name. */
   public static final String FORMAT = "tfrecord";
   private static final String COMPRESS = "mapreduce.output.fileoutputformat.compress";
+  private static final String CASE_SENSITIVE = "spark.sql.caseSensitive";
 
   private TFRecordDataFrames() {}
 
@@ -61,7 +62,7 @@ public final class TFRecordDataFrames {
   public static void save(Dataset<Row> df, String path, String recordType, String codecClass,
       List<String> partitionBy, Map<String, String> hadoopConf) {
     List<String> parts = partitionBy == null ? List.of() : partitionBy;
-    RowEncoder.plan(df.schema(), recordType, parts);
+    RowEncoder.plan(df.schema(), recordType, parts, caseSensitive(df.sparkSession()));
     DataFrameWriter<Row> writer = df.write().format(FORMAT).mode(SaveMode.ErrorIfExists);
     if (hadoopConf != null) {
       writer = writer.options(hadoopConf);
@@ -78,10 +79,27 @@ public final class TFRecordDataFrames {
     writer.save(path);
   }
 
-  /** Checks that a DataFrame schema can be written; throws {@link SchemaException} if not. */
+  /**
+   * Checks that a DataFrame schema can be written; throws {@link SchemaException} if not.
+   * Partition columns resolve as in the active session ({@code spark.sql.caseSensitive}).
+   */
   public static void checkWritable(StructType schema, String recordType,
       List<String> partitionBy) {
-    RowEncoder.plan(schema, recordType, partitionBy);
+    RowEncoder.plan(schema, recordType, partitionBy, SQLConf.get().caseSensitiveAnalysis());
+  }
+
+  /**
+   * Whether column names are case-sensitive in {@code spark} ({@code spark.sql.caseSensitive},
+   * false by default): Spark resolves {@code year} to a column or partition directory
+   * {@code Year} unless it is.
+   */
+  static boolean caseSensitive(SparkSession spark) {
+    return Boolean.parseBoolean(spark.conf().get(CASE_SENSITIVE, "false").trim());
+  }
+
+  /** A set of column names that compares them as {@code spark.sql.caseSensitive} says. */
+  static Set<String> nameSet(boolean caseSensitive) {
+    return caseSensitive ? new HashSet<>() : new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
   }
 
   /**
@@ -123,11 +141,13 @@ public final class TFRecordDataFrames {
       conf.setBoolean(FileInputFormat.INPUT_DIR_RECURSIVE, true);
     }
     StructType given = parseSchema(schemaJsonOrDdl);
-    Set<String> partNames = new HashSet<>(layout.columns);
+    boolean caseSensitive = caseSensitive(spark);
+    Set<String> partNames = nameSet(caseSensitive);
+    partNames.addAll(layout.columns);
     List<StructField> partFields = new ArrayList<>();
     for (int i = 0; i < layout.columns.size(); i++) {
       String name = layout.columns.get(i);
-      StructField f = given == null ? null : field(given, name);
+      StructField f = given == null ? null : field(given, name, caseSensitive);
       if (f != null) {
         PartitionPaths.checkReadType(name, f.dataType());
       } else {
@@ -140,7 +160,7 @@ public final class TFRecordDataFrames {
     if (given != null) {
       Collections.addAll(out, given.fields());
       for (StructField f : partFields) {
-        if (field(given, f.name()) == null) {
+        if (field(given, f.name(), caseSensitive) == null) {
           out.add(f);
         }
       }
@@ -149,7 +169,7 @@ public final class TFRecordDataFrames {
         out.add(DataTypes.createStructField(BYTE_ARRAY_COLUMN, DataTypes.BinaryType, false));
       } else {
         StructType inferred = SchemaInferenceJob.infer(jsc.newAPIHadoopFile(path,
-            TFRecordInputFormat.class, BytesWritable.class, NullWritable.class, conf),
+            DiscoveredInputFormat.class, BytesWritable.class, NullWritable.class, conf),
             recordType, binaryFeatures, sampleFraction);
         for (StructField f : inferred.fields()) {
           if (partNames.contains(f.name())) {
@@ -161,9 +181,9 @@ public final class TFRecordDataFrames {
       }
       out.addAll(partFields);
     }
-    Map<String, Integer> seen = new HashMap<>();
+    Set<String> seen = nameSet(caseSensitive);
     for (int i = 0; i < out.size(); i++) {
-      if (seen.put(out.get(i).name(), i) != null) {
+      if (!seen.add(out.get(i).name())) {
         throw new SchemaException("field " + SchemaException.q(out.get(i).name())
             + " appears more than once in the schema");
       }
@@ -193,9 +213,11 @@ public final class TFRecordDataFrames {
     return path.contains("{") ? new String[] {path} : path.split(",");
   }
 
-  private static StructField field(StructType t, String name) {
+  /** The field of {@code t} that {@code name} resolves to (as {@code spark.sql.caseSensitive}
+   * says), or null. */
+  private static StructField field(StructType t, String name, boolean caseSensitive) {
     for (StructField f : t.fields()) {
-      if (f.name().equals(name)) {
+      if (caseSensitive ? f.name().equals(name) : f.name().equalsIgnoreCase(name)) {
         return f;
       }
     }

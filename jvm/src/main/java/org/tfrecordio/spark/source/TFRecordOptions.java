@@ -5,12 +5,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.compress.CompressionCodec;
 import org.apache.hadoop.io.compress.CompressionCodecFactory;
 import org.apache.hadoop.io.compress.DefaultCodec;
 import org.apache.hadoop.io.compress.GzipCodec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.tfrecordio.hadoop.TFRecordConfig;
 import org.tfrecordio.spark.RowEncoder;
 import org.tfrecordio.spark.SourceOptions;
 
@@ -30,6 +35,11 @@ import org.tfrecordio.spark.SourceOptions;
  *   <li>{@code binaryFeatures}: when inferring, comma-separated bytes features typed binary;
  *   <li>any other key, {@code tfrecord.*} among them, goes into the job's Hadoop configuration.
  * </ul>
+ *
+ * <p>An option nobody reads would be ignored silently: a key that is none of these but nearly
+ * one ({@code record_type}, {@code compresion}, {@code tfrecord.output.indx}), and a
+ * {@code tfrecord.*} key that is none of {@link TFRecordConfig}'s, is logged as a warning
+ * naming the nearest known one (once per key and JVM), and still goes to Hadoop.
  */
 public final class TFRecordOptions implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -47,6 +57,19 @@ public final class TFRecordOptions implements Serializable {
    */
   public static final String READ_SCHEMA = "tfrecord.read.schema";
 
+  private static final Logger LOG = LoggerFactory.getLogger(TFRecordOptions.class);
+  /** The options some part of this source reads, besides {@link #HADOOP_KEYS}. */
+  static final List<String> OPTIONS = List.of(RECORD_TYPE, COMPRESSION, CODEC, SAMPLING_RATIO,
+      SAMPLE, BINARY_FEATURES, READ_SCHEMA, "path", "paths", "schema");
+  /** The configuration keys of the TFRecord formats. */
+  static final List<String> HADOOP_KEYS = List.of(TFRecordConfig.MAX_RECORD_BYTES,
+      TFRecordConfig.CORRUPT_POLICY, TFRecordConfig.VERIFY_CHECKSUMS,
+      TFRecordConfig.READ_BUFFER_BYTES, TFRecordConfig.USE_INDEX, TFRecordConfig.SPLIT_RESYNC,
+      TFRecordConfig.INPUT_COMPRESSION, TFRecordConfig.WRITE_INDEX,
+      TFRecordConfig.OUTPUT_EXTENSION);
+  private static final String OWN_PREFIX = "tfrecord.";
+  private static final String PARTITION_BY_PREFIX = "partitionby.";
+  private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
   private static final String COMPRESS = "mapreduce.output.fileoutputformat.compress";
   private static final String COMPRESS_CODEC = "mapreduce.output.fileoutputformat.compress.codec";
 
@@ -56,6 +79,10 @@ public final class TFRecordOptions implements Serializable {
   private TFRecordOptions(Iterable<Map.Entry<String, String>> entries) {
     for (Map.Entry<String, String> e : entries) {
       options.put(e.getKey(), e.getValue());
+      String warning = unknownOptionWarning(e.getKey());
+      if (warning != null && WARNED.add(e.getKey())) {
+        LOG.warn(warning);
+      }
     }
     String rt = options.getOrDefault(RECORD_TYPE, RowEncoder.EXAMPLE).trim();
     for (String known : new String[] {RowEncoder.EXAMPLE, RowEncoder.SEQUENCE_EXAMPLE,
@@ -66,6 +93,70 @@ public final class TFRecordOptions implements Serializable {
     }
     RowEncoder.checkRecordType(rt);
     this.recordType = rt;
+  }
+
+  /**
+   * What to warn of an option named {@code key}, or null: a key that no part of this source
+   * reads, but that is nearly the name of one that some part does (the same letters without
+   * {@code _}, {@code -} and case, or an edit distance of at most 2, 1 for names shorter than
+   * 8), or that starts with {@code tfrecord.}. Other keys are Hadoop's, and silent.
+   */
+  static String unknownOptionWarning(String key) {
+    String lower = key.toLowerCase(Locale.ROOT);
+    if (lower.startsWith(PARTITION_BY_PREFIX)) {
+      return null;
+    }
+    String nearest = null;
+    int best = Integer.MAX_VALUE;
+    List<String> known = new ArrayList<>(OPTIONS);
+    known.addAll(HADOOP_KEYS);
+    for (String k : known) {
+      String kl = k.toLowerCase(Locale.ROOT);
+      if (kl.equals(lower)) {
+        return null;
+      }
+      int d = squeezed(kl).equals(squeezed(lower)) ? 0 : distance(kl, lower);
+      if (d < best && d <= (k.length() >= 8 ? 2 : 1)) {
+        best = d;
+        nearest = k;
+      }
+    }
+    String what = lower.startsWith(OWN_PREFIX)
+        ? "'" + key + "' is not a configuration key of tfrecord-io"
+        : "'" + key + "' is not an option of format(\"tfrecord\")";
+    if (nearest != null) {
+      return what + ": did you mean '" + nearest + "'? It goes into the Hadoop configuration, "
+          + "where nothing reads it";
+    }
+    if (lower.startsWith(OWN_PREFIX)) {
+      return what + " (those are " + String.join(", ", HADOOP_KEYS) + "): it goes into the "
+          + "Hadoop configuration, where nothing reads it";
+    }
+    return null;
+  }
+
+  private static String squeezed(String name) {
+    return name.replace("_", "").replace("-", "");
+  }
+
+  /** The Levenshtein distance of two strings. */
+  private static int distance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int sub = prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+        cur[j] = Math.min(sub, Math.min(prev[j], cur[j - 1]) + 1);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
   }
 
   /** The options of a Java map. */

@@ -1,5 +1,7 @@
 package org.tfrecordio.spark.source;
 
+import static org.hamcrest.CoreMatchers.containsString;
+import static org.hamcrest.MatcherAssert.assertThat;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertThrows;
@@ -45,6 +47,34 @@ public class TFRecordOptionsTest {
     assertEquals(0.5, TFRecordOptions.of(Map.of("sample", "0.5")).samplingRatio(), 0);
     assertThrows(IllegalArgumentException.class,
         () -> TFRecordOptions.of(Map.of("samplingRatio", "0")).samplingRatio());
+  }
+
+  @Test
+  public void aNearMissOfAnOptionIsWarnedOfNamingTheOption() {
+    assertThat(TFRecordOptions.unknownOptionWarning("record_type"),
+        containsString("'record_type' is not an option of format(\"tfrecord\"): did you mean "
+            + "'recordType'?"));
+    assertThat(TFRecordOptions.unknownOptionWarning("compresion"),
+        containsString("did you mean 'compression'?"));
+    assertThat(TFRecordOptions.unknownOptionWarning("tfrecord.output.indx"),
+        containsString("'tfrecord.output.indx' is not a configuration key of tfrecord-io: did "
+            + "you mean 'tfrecord.output.index'?"));
+  }
+
+  @Test
+  public void anUnknownTfrecordKeyIsWarnedOf() {
+    assertThat(TFRecordOptions.unknownOptionWarning("tfrecord.output.shards"),
+        containsString("'tfrecord.output.shards' is not a configuration key of tfrecord-io "
+            + "(those are tfrecord.max.record.bytes, "));
+  }
+
+  @Test
+  public void knownOptionsInAnyCaseAndOtherHadoopKeysAreNotWarnedOf() {
+    for (String key : new String[] {"recordtype", "COMPRESSION", "path", "schema",
+        "partitionBy.0", "tfrecord.input.corrupt.policy", "mapreduce.output.fileoutputformat.compress",
+        "fs.s3a.endpoint", "mode", "basePath", "__partition_columns"}) {
+      assertNull(key, TFRecordOptions.unknownOptionWarning(key));
+    }
   }
 
   @Test
