@@ -145,7 +145,7 @@ def test_an_int_conf_value_reaches_the_reader(sc, tmp_path):
     with pytest.raises(Py4JJavaError) as error:
         tfs.load_records(sc, str(tmp_path / "out"),
                          conf={"tfrecord.max.record.bytes": 100}).collect()
-    assert "exceeds the maximum of 100 bytes (tfrecord.max.record.bytes)" in str(error.value)
+    assert "exceeds the maximum of 100 bytes (tfrecord.max.record.bytes; " in str(error.value)
 
 
 def test_input_compression_setting_overrides_the_file_name(sc, tmp_path):

@@ -29,7 +29,8 @@ RANGE_START_ADVICE = (
 
 def too_long(length: int, maximum: int) -> str:
     """A header announcing more data than allowed."""
-    return f"record length {length} exceeds the maximum of {maximum} bytes (max_record_bytes)"
+    return (f"record length {length} exceeds the maximum of {maximum} bytes (max_record_bytes; "
+            "if the file holds records this large, raise it: skipping drops them)")
 
 
 def truncated(have: int, length: int | None) -> str:

@@ -170,7 +170,8 @@ public final class TFRecordReader implements Closeable {
       if (len < 0 || len > options.maxRecordBytes) {
         if (damaged(off, "record length " + Long.toUnsignedString(len)
             + " exceeds the maximum of " + options.maxRecordBytes + " bytes ("
-            + options.maxRecordBytesName + ")")) {
+            + options.maxRecordBytesName + "; if the file holds records this large, raise it: "
+            + "skipping drops them)")) {
           return false;
         }
         continue;
