@@ -109,6 +109,25 @@ def test_glob_matches_wildcards_in_any_component_sorted(tmp_path):
     assert fs.glob(tmp_path.as_uri() + "/2025/p*") == [str(tmp_path / "2025/part-0")]
 
 
+def test_glob_takes_hadoops_alternatives_and_negation(tmp_path):
+    _tree(tmp_path, {"2023/p": b"", "2024/p": b"", "2025/p": b"", "g/part-0": b"",
+                     "g/part-1": b""})
+    assert fs.glob(f"{tmp_path}/{{2023,2025}}/p") == [
+        str(tmp_path / "2023/p"), str(tmp_path / "2025/p")]
+    assert fs.glob(f"{tmp_path}/{{2023,{{2024,absent}}}}/*") == [
+        str(tmp_path / "2023/p"), str(tmp_path / "2024/p")]
+    assert fs.glob(f"{tmp_path}/g/part-[^0]") == [str(tmp_path / "g/part-1")]
+    assert fs.expand(f"{tmp_path}/{{2024,2025}}") == [
+        str(tmp_path / "2024/p"), str(tmp_path / "2025/p")]
+
+
+def test_a_name_holding_glob_characters_is_found_as_it_is(tmp_path):
+    _tree(tmp_path, {"data[1].tfrecord": b"x", "a{b}": b"y"})
+    assert fs.glob(str(tmp_path / "data[1].tfrecord")) == [str(tmp_path / "data[1].tfrecord")]
+    assert fs.expand(str(tmp_path / "data[1].tfrecord")) == [str(tmp_path / "data[1].tfrecord")]
+    assert fs.expand(str(tmp_path / "a{b}")) == [str(tmp_path / "a{b}")]
+
+
 def test_glob_of_a_relative_pattern_gives_relative_paths(tmp_path, monkeypatch):
     _tree(tmp_path, {"d/a.tfrecord": b"", "d/b.tfrecord": b"", "e.tfrecord": b""})
     monkeypatch.chdir(tmp_path)
@@ -217,6 +236,15 @@ def test_atomic_write_appears_whole_or_not_at_all(tmp_path):
     assert os.listdir(tmp_path) == ["index"]  # no temporary file left behind
 
 
+def test_atomic_write_keeps_the_permissions_of_the_file_it_replaces(tmp_path):
+    target = tmp_path / "private"
+    target.write_bytes(b"old")
+    target.chmod(0o600)
+    with fs.atomic_write(target) as f:
+        f.write(b"new")
+    assert (target.read_bytes(), oct(target.stat().st_mode & 0o777)) == (b"new", "0o600")
+
+
 def test_atomic_write_into_a_missing_directory_names_the_target(tmp_path):
     with pytest.raises(FileNotFoundError, match="No such directory.*missing/f"):
         with fs.atomic_write(tmp_path / "missing" / "f"):
@@ -261,7 +289,7 @@ def test_staging_directory_removes_the_parent_it_made_when_the_block_fails(tmp_p
         with fs.staging_directory(tmp_path / "new" / "out", "test") as staging:
             _tree(tmp_path, {os.path.relpath(staging, tmp_path) + "/part-0": b"x"})
             raise RuntimeError("conversion failed")
-    assert os.listdir(tmp_path / "new") == []
+    assert os.listdir(tmp_path) == []  # new/ and new/out/ were made for it: both gone
     (tmp_path / "existing").mkdir()
     with pytest.raises(RuntimeError):
         with fs.staging_directory(tmp_path / "existing", "test"):
@@ -325,6 +353,17 @@ def test_unsupported_urls_are_value_errors_saying_what_works():
     assert all(f"{s}://" in str(err.value) for s in ("hdfs", "https", "s3", "az", "gs"))
     with pytest.raises(UnsupportedURLError, match="remote host"):
         fs.stat("file://otherhost/x")
+
+
+def test_errors_never_show_a_urls_password_or_query_values():
+    with pytest.raises(UnsupportedURLError) as unknown:
+        fs.open("ftp://alice:s3cret@host/x")
+    with pytest.raises(UnsupportedOperationError) as read_only:
+        fs.open("https://alice:p@ss@127.0.0.1:9/x?sig=SIGNATURE", "wb")
+    for err in (unknown, read_only):
+        assert "alice:***@" in str(err.value)
+        for secret in ("s3cret", "ss@", "SIGNATURE"):
+            assert secret not in str(err.value)
 
 
 def test_protocols_and_registering_another(tmp_path):

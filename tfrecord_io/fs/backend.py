@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from tfrecord_io.errors import UnsupportedOperationError
+from tfrecord_io.fs.urls import redact
 
 __all__ = ["PROBE_SIZE", "FileInfo", "FileSystem", "PositionedReader", "seek_position"]
 
@@ -130,7 +131,8 @@ class FileSystem:
 
     def _unsupported(self, what: str, target: str) -> UnsupportedOperationError:
         return UnsupportedOperationError(
-            f"cannot {what} {target}: {'/'.join(self.protocols) or type(self).__name__}:// "
+            f"cannot {what} {redact(target)}: "
+            f"{'/'.join(self.protocols) or type(self).__name__}:// "
             "does not support it"
         )
 

@@ -12,13 +12,14 @@ import io
 import logging
 import os
 import posixpath
+import stat as stat_module
 import uuid
 from collections.abc import Iterator
 from typing import IO, Any, Union
 
 from tfrecord_io.fs.backend import FileInfo, FileSystem
 from tfrecord_io.fs.registry import filesystem
-from tfrecord_io.fs.urls import GLOB_CHARS, join, split_root
+from tfrecord_io.fs.urls import GLOB_CHARS, expand_braces, is_local, join, split, split_root
 
 __all__ = [
     "atomic_write",
@@ -174,9 +175,34 @@ def glob(pattern: PathOrUrl, *, detail: bool = False, skip_hidden: bool = False)
     matches nothing. With ``skip_hidden`` a wildcard does not match names starting with ``_``
     or ``.`` unless the pattern's component starts with one too (as :func:`expand` does).
 
+    As in Hadoop's globs, ``{a,b}`` matches either alternative (nested too) and ``[^...]`` is
+    ``[!...]``. A pattern that matches nothing but names an existing file or directory as it is
+    (``data[1].tfrecord``) gives that.
+
     Raises:
         UnsupportedOperationError: the protocol cannot list (http, https).
     """
+    alternatives = expand_braces(os.fspath(pattern))
+    if len(alternatives) > 1:
+        found: dict[str, Any] = {}
+        for alternative in alternatives:
+            for m in _glob(alternative, skip_hidden):
+                found.setdefault(m.url, m)
+        matches = sorted(found.values(), key=lambda m: m.url)
+    else:
+        matches = _glob(pattern, skip_hidden)
+    if not matches:  # a name that holds glob characters, taken as it is
+        fs, target = filesystem(pattern)
+        if GLOB_CHARS.intersection(split_root(target)[1]) or len(alternatives) > 1:
+            try:
+                matches = [fs.stat(target)]
+            except (FileNotFoundError, NotADirectoryError):
+                matches = []
+    return matches if detail else [m.url for m in matches]
+
+
+def _glob(pattern: PathOrUrl, skip_hidden: bool) -> list[FileInfo]:
+    """:func:`glob`'s matches of a pattern without braces, as :class:`FileInfo` sorted."""
     fs, target = filesystem(pattern)
     root, path = split_root(target)
     parts = [p for p in path.split("/") if p]
@@ -188,7 +214,7 @@ def glob(pattern: PathOrUrl, *, detail: bool = False, skip_hidden: bool = False)
             found = []
         if path.endswith("/"):
             found = [f for f in found if f.is_dir]  # as for a pattern: "x/" is a directory
-        return found if detail else [f.url for f in found]
+        return found
     if not fs.can_list:
         return fs.ls(target)  # raises UnsupportedOperationError, naming the protocol
     absolute = path.startswith("/")
@@ -202,7 +228,7 @@ def glob(pattern: PathOrUrl, *, detail: bool = False, skip_hidden: bool = False)
     bases = [base0]
     matches: list[FileInfo] = []
     for i in range(first, len(parts)):
-        component, last = parts[i], i == len(parts) - 1
+        component, last = parts[i].replace("[^", "[!"), i == len(parts) - 1
         allow_hidden = not skip_hidden or _hidden(component)
         matches = []
         for base in bases:
@@ -232,7 +258,7 @@ def glob(pattern: PathOrUrl, *, detail: bool = False, skip_hidden: bool = False)
     if path.endswith("/"):
         matches = [m for m in matches if m.is_dir]
     matches.sort(key=lambda m: m.url)
-    return matches if detail else [m.url for m in matches]
+    return matches
 
 
 def walk(url: PathOrUrl, *, detail: bool = False) -> Iterator[tuple[str, list[Any], list[Any]]]:
@@ -358,6 +384,9 @@ def atomic_write(url: PathOrUrl) -> Iterator[IO[bytes]]:
     try:
         with stream as f:
             yield f
+        if is_local(target):  # a replaced file keeps its permissions
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(temp, stat_module.S_IMODE(os.stat(target).st_mode))
         fs.replace(temp, target)
     except BaseException:
         _remove_leftover(temp)
@@ -371,11 +400,12 @@ def staging_directory(parent: PathOrUrl, label: str) -> Iterator[str]:
 
     *parent* is made if missing. The ``with`` block gets the staging directory,
     ``PARENT/.tfrecord-io-LABEL-<unique>.tmp`` (hidden, so readers of *parent* skip it). On
-    exit it is deleted with whatever is left in it; if the block raised and *parent* was made
-    here and is empty, *parent* is deleted too. A deletion that fails is logged as a warning
-    that names what is left to remove by hand; it never replaces the block's own outcome.
+    exit it is deleted with whatever is left in it; if the block raised, the directories made
+    here for *parent* (it and the missing ones above it) are deleted too, as far as they are
+    empty. A deletion that fails is logged as a warning that names what is left to remove by
+    hand; it never replaces the block's own outcome.
     """
-    made_parent = not exists(parent)
+    made = _missing_chain(parent)
     makedirs(parent)
     staging = join(parent, f".tfrecord-io-{label}-{uuid.uuid4().hex[:12]}.tmp")
     try:
@@ -383,10 +413,26 @@ def staging_directory(parent: PathOrUrl, label: str) -> Iterator[str]:
         yield staging
     except BaseException:
         _remove_leftover(staging, recursive=True)
-        if made_parent and _is_empty(parent):
-            _remove_leftover(parent)
+        for directory in made:  # the deepest first
+            if not _is_empty(directory):
+                break
+            _remove_leftover(directory)
         raise
     _remove_leftover(staging, recursive=True)
+
+
+def _missing_chain(directory: PathOrUrl) -> list[str]:
+    """*directory* and its ancestors up to the first that exists, the deepest first: those
+    that do not exist (empty if *directory* does)."""
+    missing: list[str] = []
+    current = os.fspath(directory).rstrip("/")
+    while current and not exists(current):
+        missing.append(current)
+        parent = split(current)[0].rstrip("/")
+        if parent == current or not split_root(parent)[1].strip("/"):
+            break
+        current = parent
+    return missing
 
 
 def _is_empty(directory: PathOrUrl) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 
 from tfrecord_io.errors import UnsupportedURLError
 from tfrecord_io.fs.backend import FileSystem
-from tfrecord_io.fs.urls import split_url
+from tfrecord_io.fs.urls import redact, split_url
 
 __all__ = ["environment", "filesystem", "protocols", "register", "unregister"]
 
@@ -109,8 +109,8 @@ def filesystem(location: str | bytes | os.PathLike[Any]) -> tuple[FileSystem, st
     if factory is None:
         known = ", ".join(f"{s}://" for s in protocols())
         raise UnsupportedURLError(
-            f"unsupported URL scheme {scheme!r} in {target!r}: use a local path or a URL of "
-            f"{known} (tfrecord_io.fs.register adds others)"
+            f"unsupported URL scheme {scheme!r} in {redact(target)!r}: use a local path or a "
+            f"URL of {known} (tfrecord_io.fs.register adds others)"
         )
     return _instance(factory), target
 

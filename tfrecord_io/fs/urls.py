@@ -14,6 +14,7 @@ from tfrecord_io.errors import UnsupportedURLError
 __all__ = [
     "GLOB_CHARS",
     "as_url",
+    "expand_braces",
     "has_magic",
     "is_local",
     "is_location",
@@ -31,7 +32,8 @@ _SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
 
 _URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>]+")
-_PASSWORD = re.compile(r"^([^/?#]*://[^/?#@:]*):[^/?#@]*@")
+# user:password@ up to the authority's last @ (a password may hold @, as http's clients read it)
+_PASSWORD = re.compile(r"^([^/?#]*://[^/?#@:]*):[^/?#]*@")
 _QUERY_VALUE = re.compile(r"([?&][^=&#]+)=[^&#]*")
 
 
@@ -144,8 +146,50 @@ def as_url(location: str | os.PathLike[str]) -> str:
 
 
 def has_magic(target: str) -> bool:
-    """Whether the path part of a path or URL holds glob characters (``*``, ``?``, ``[``)."""
-    return bool(GLOB_CHARS.intersection(split_root(target)[1]))
+    """Whether the path part of a path or URL holds glob characters (``*``, ``?``, ``[``) or
+    Hadoop's alternatives (``{a,b}``)."""
+    path = split_root(target)[1]
+    return bool(GLOB_CHARS.intersection(path)) or len(expand_braces(path)) > 1
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """The patterns that Hadoop's ``{a,b}`` alternatives in *pattern* stand for, in order
+    (nested braces too): ``"d/{2023,2024/0[1-3]}"`` gives ``["d/2023", "d/2024/0[1-3]"]``. A
+    pattern without a ``{...}`` holding a comma at its own level is itself alone."""
+    depth, start = 0, -1
+    for i, c in enumerate(pattern):
+        if c == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                options = _top_level_split(pattern[start + 1:i])
+                if len(options) > 1:
+                    head, tail = pattern[:start], pattern[i + 1:]
+                    return [expanded for option in options
+                            for expanded in expand_braces(head + option + tail)]
+                inner = expand_braces(options[0])
+                if len(inner) > 1:
+                    head, tail = pattern[:start], pattern[i + 1:]
+                    return [x for option in inner for x in expand_braces(head + option + tail)]
+    return [pattern]
+
+
+def _top_level_split(text: str) -> list[str]:
+    """*text* cut at its commas outside braces."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c == "{":
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 def name(source: Any) -> str:
