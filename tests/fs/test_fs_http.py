@@ -4,8 +4,11 @@ thread)."""
 from __future__ import annotations
 
 import os
+import re
 import socket
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote
 
 import pytest
@@ -152,3 +155,70 @@ def test_an_unreachable_server_is_named():
     s.close()
     with pytest.raises(HttpError, match=f"cannot reach http://127.0.0.1:{port}/x"):
         fs.stat(f"http://127.0.0.1:{port}/x")
+
+
+class _NoHeadHandler(BaseHTTPRequestHandler):
+    """Serves :data:`DATA` at every path to GET (a ``Range: bytes=A-B`` gets 206), as a presigned
+    URL does, and refuses HEAD: 405 under ``/no-head-405/``, else 403 (the signature covers the
+    method); under ``/denied/`` GET is refused too (403). Each request is added to the server's
+    ``seen`` as ``(method, Range header)``."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _refuse(self, code: int) -> None:
+        self.send_response(code)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_HEAD(self) -> None:
+        self.server.seen.append(("HEAD", self.headers.get("Range")))  # type: ignore[attr-defined]
+        self._refuse(405 if self.path.startswith("/no-head-405/") else 403)
+
+    def do_GET(self) -> None:
+        self.server.seen.append(("GET", self.headers.get("Range")))  # type: ignore[attr-defined]
+        if self.path.startswith("/denied/"):
+            self._refuse(403)
+            return
+        asked = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
+        start, end = (int(asked.group(1)), int(asked.group(2))) if asked else (0, len(DATA) - 1)
+        self.send_response(206 if asked else 200)
+        if asked:
+            self.send_header("Content-Range", f"bytes {start}-{end}/{len(DATA)}")
+        self.send_header("Content-Length", str(end - start + 1))
+        self.end_headers()
+        self.wfile.write(DATA[start:end + 1])
+
+
+@pytest.fixture
+def no_head_server() -> Iterator[ThreadingHTTPServer]:
+    """A server of :class:`_NoHeadHandler` on 127.0.0.1, in a thread."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _NoHeadHandler)
+    httpd.seen = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.mark.parametrize("where", ["presigned", "no-head-405"])
+def test_stat_of_a_url_that_refuses_head_reads_the_size_from_a_get_of_its_first_byte(
+        no_head_server, where):
+    port = no_head_server.server_address[1]
+    url = f"http://127.0.0.1:{port}/{where}/x.tfrecord?X-Amz-Signature=s"
+    assert fs.stat(url).size == len(DATA)
+    assert no_head_server.seen == [("HEAD", None), ("GET", "bytes=0-0")]
+    assert fs.expand(url) == [url]
+
+
+def test_a_url_refused_to_head_and_to_get_is_the_gets_permission_error(no_head_server):
+    url = f"http://127.0.0.1:{no_head_server.server_address[1]}/denied/x.tfrecord"
+    with pytest.raises(HttpPermissionError, match=f"access denied to {url} \\(HTTP 403"):
+        fs.stat(url)
+    assert no_head_server.seen == [("HEAD", None), ("GET", "bytes=0-0")]  # the error is GET's

@@ -2,11 +2,13 @@
 emulators of the stores besides S3 (whose own suite is test_fs_s3.py): ``az://`` on Azurite,
 ``gs://`` on fake-gcs-server, each configured the way its clients are (conftest.py's
 ``azure_env`` and ``gcs_env``); and the setting of how many ranged reads one reader keeps in
-flight, which every store follows. What every store does alike, HDFS too (open, stat, list,
-glob, walk, expand, makedirs, rename, replace, delete), is in test_fs_stores.py."""
+flight, which every store follows; and keys with an empty path part (``dir//x``), which pyarrow's
+clients cannot name, on every object store, S3 too. What every store does alike, HDFS too (open,
+stat, list, glob, walk, expand, makedirs, rename, replace, delete), is in test_fs_stores.py."""
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import uuid
@@ -17,6 +19,7 @@ import stores
 from tfrecord_io import fs
 from tfrecord_io.errors import (
     BucketNotFoundError,
+    ObjectStoreError,
     ObjectStoreFileNotFoundError,
     UnsupportedOperationError,
 )
@@ -118,3 +121,81 @@ def test_a_missing_bucket_is_its_own_error(root):
                lambda: fs.ls(f"{scheme}://no-such-bucket-here/data")):
         with pytest.raises(BucketNotFoundError, match="no-such-bucket-here.* does not exist"):
             op()
+
+
+# -- keys with an empty path part ----------------------------------------------------------------
+
+
+def _put_raw(request, url: str, data: bytes = b"x") -> None:
+    """Writes the object at *url* through the store's own API, not pyarrow's: its key as
+    written, empty path parts (``a//b``, a leading ``/``) included."""
+    scheme, rest = url.split("://", 1)
+    bucket, _, key = rest.partition("/")
+    if scheme == "s3":
+        request.getfixturevalue("s3").client().put_object(Bucket=bucket, Key=key, Body=data)
+    elif scheme == "az":
+        request.getfixturevalue("azurite").put_blob(bucket, key, data)
+    else:
+        request.getfixturevalue("gcs").put_object(bucket, key, data)
+
+
+@pytest.fixture(params=stores.params("s3", "az", "gs"))
+def any_base(request) -> str:
+    """A fresh prefix of the session's bucket or container, on every object store."""
+    root = stores.root(request, request.param)
+    return f"{root}/fs/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(params=stores.params("s3", "az"))
+def own_bucket(request) -> str:
+    """``SCHEME://BUCKET`` of a new, empty bucket or container of the stores whose listing by
+    delimiter names an empty path part's prefix (GCS's is derived from all the keys below)."""
+    stores.root(request, request.param)
+    name = f"empty-parts-{uuid.uuid4().hex[:8]}"
+    if request.param == "s3":
+        request.getfixturevalue("s3").create_bucket(name)
+        return f"s3://{name}"
+    return request.getfixturevalue("azurite").create_container(name)
+
+
+def test_a_listing_leaves_out_keys_below_an_empty_path_part_and_warns_once(own_bucket, request,
+                                                                          caplog):
+    base = f"{own_bucket}/ds"
+    for url in (f"{base}//x.tfrecord", f"{base}/y.tfrecord", f"{own_bucket}//lead/z.tfrecord"):
+        _put_raw(request, url)
+    with caplog.at_level(logging.WARNING, logger="tfrecord_io.fs.objectstore"):
+        assert fs.ls(base) == [f"{base}/y.tfrecord"]
+        assert fs.glob(f"{base}/*") == [f"{base}/y.tfrecord"]
+        assert fs.expand(base) == [f"{base}/y.tfrecord"]
+        assert list(fs.walk(base)) == [(base, [], ["y.tfrecord"])]
+        assert fs.ls(own_bucket) == fs.glob(f"{own_bucket}/*") == [base]
+    warnings = [r.getMessage() for r in caplog.records if "empty path part" in r.getMessage()]
+    assert len(warnings) == 2  # once for each directory, however often it is listed
+    assert warnings[0].startswith(f"{base} holds keys below an empty path part ({base}//NAME)")
+    assert warnings[1].startswith(f"{own_bucket} holds keys below an empty path part")
+
+
+def test_a_url_whose_key_has_an_empty_path_part_is_an_object_store_error_saying_so(any_base,
+                                                                                   request):
+    url = f"{any_base}//x.tfrecord"
+    _put_raw(request, url)
+    for op in (lambda: fs.open(url), lambda: fs.stat(url), lambda: fs.exists(url),
+               lambda: fs.ls(f"{any_base}//sub"), lambda: fs.open(url, "wb")):
+        with pytest.raises(ObjectStoreError, match="its key has an empty path part") as err:
+            op()
+        assert any_base in str(err.value) and isinstance(err.value, OSError)
+
+
+@pytest.mark.s3  # on az://, pyarrow's recursive listing of such a key crashes the process
+def test_a_directory_holding_a_key_below_an_empty_path_part_is_not_moved_nor_taken_for_empty(
+        request):
+    any_base = f"{stores.root(request, 's3')}/fs/not-moved-{uuid.uuid4().hex[:8]}"
+    _put_raw(request, f"{any_base}/tree//x.tfrecord", b"kept")
+    with pytest.raises(ObjectStoreError,
+                       match=f"cannot move the directory {any_base}/tree: it holds a key with an "
+                             f"empty path part \\({any_base}/tree//x.tfrecord\\); nothing was "
+                             "moved"):
+        fs.rename(f"{any_base}/tree", f"{any_base}/moved")
+    with pytest.raises(OSError, match="not empty"):
+        fs.delete(f"{any_base}/tree")
+    assert not fs.exists(f"{any_base}/moved") and fs.exists(f"{any_base}/tree")

@@ -1,9 +1,9 @@
 """Read-ahead (``tfrecord_io.fs.readahead``): the bytes a caller reads are the file's, however
 it reads and seeks and however the background fetches are timed; the fetcher stays a bounded
 distance ahead; a jump fetches what the read after it asks for, and the blocks ahead only once
-reading goes on from its end; a fetch's error reaches the read that needs its bytes; closing ends
-the fetcher and closes the source. Driven against a fake source whose reads are delayed by a
-seeded random schedule."""
+reading goes on from its end; a fetch's error reaches the read that needs its bytes, and a retry
+fetches them again; closing ends the fetcher and closes the source. Driven against a fake source
+whose reads are delayed by a seeded random schedule."""
 
 from __future__ import annotations
 
@@ -293,6 +293,21 @@ def test_a_fetch_error_is_raised_by_the_read_that_needs_its_bytes(fetchers):
         assert err.value is failure
         f.seek(5 * BLOCK)  # elsewhere still reads
         assert f.read() == data[5 * BLOCK:]
+
+
+@pytest.mark.parametrize("fetchers", [1, 3])
+def test_a_read_retried_after_a_failed_fetch_fetches_its_bytes_again(fetchers):
+    data = os.urandom(6 * BLOCK)
+    source = _source(fetchers, data, fail_at=4 * BLOCK + 10,
+                     fail=OSError("fake://f: read byte 4000 failed: connection reset"))
+    with _reader(source, fetchers=fetchers) as f:
+        assert _read(f, 4 * BLOCK) == data[:4 * BLOCK]
+        with pytest.raises(OSError, match="connection reset"):
+            f.read(10)
+        with pytest.raises(OSError, match="connection reset"):  # still failing: raised again
+            f.read(10)
+        source.fail_at = None  # the store recovers
+        assert f.tell() == 4 * BLOCK and _read(f, 2 * BLOCK) == data[4 * BLOCK:]
 
 
 def test_a_source_that_ends_early_is_an_error_naming_the_file_and_the_byte():

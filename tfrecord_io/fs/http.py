@@ -14,6 +14,7 @@ import base64
 import email.utils
 import http.client
 import io
+import re
 import urllib.error
 import urllib.request
 from typing import Any, BinaryIO
@@ -30,6 +31,9 @@ __all__ = ["TIMEOUT", "HttpFileSystem", "HttpReader"]
 TIMEOUT = 30.0
 _USER_AGENT = f"tfrecord-io/{__version__}"
 _BUFFER = 256 * 1024
+# The answers to HEAD of a server that may serve GET all the same: 403 (a presigned URL signs
+# its method), 405 (Method Not Allowed).
+_HEAD_REFUSALS = (403, 405)
 
 
 def _status_error(code: int, reason: str, url: str) -> HttpError:
@@ -53,20 +57,24 @@ def _without_userinfo(url: str) -> tuple[str, dict[str, str]]:
     return urlunsplit(parts._replace(netloc=netloc)), {"Authorization": header}
 
 
-def _request(url: str, timeout: float, method: str = "GET", start: int = 0) -> Any:
-    """The response to one request; errors become the HttpError family naming the URL (its
-    credentials hidden). A ``user:password@`` in the URL is sent as Basic authorization."""
+def _request(url: str, timeout: float, method: str = "GET", start: int = 0,
+             end: int | None = None, refusals: tuple[int, ...] = ()) -> Any:
+    """The response to one request (of the bytes from *start* to *end*, inclusive, when
+    either is given); ``None`` for a range past the end (416) or a status of *refusals*.
+    Other errors become the HttpError family naming the URL (its credentials hidden). A
+    ``user:password@`` in the URL is sent as Basic authorization."""
     target, headers = _without_userinfo(url)
     headers["User-Agent"] = _USER_AGENT
-    if start:
-        headers["Range"] = f"bytes={start}-"
+    ranged = bool(start) or end is not None
+    if ranged:
+        headers["Range"] = f"bytes={start}-{'' if end is None else end}"
     request = urllib.request.Request(target, method=method, headers=headers)  # noqa: S310
     url = redact(url)
     try:
         return urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 - http(s) only
     except urllib.error.HTTPError as e:
         e.close()
-        if e.code == 416 and start:  # range past the end: nothing to read
+        if (e.code == 416 and ranged) or e.code in refusals:  # 416: nothing to read
             return None
         raise _status_error(e.code, str(e.reason or ""), url) from None
     except urllib.error.URLError as e:
@@ -163,10 +171,34 @@ class HttpFileSystem(FileSystem):
 
     def stat(self, target: str) -> FileInfo:
         """Size (``Content-Length``, -1 if the server does not say) and ``Last-Modified`` from a
-        HEAD request."""
-        response = _request(target, TIMEOUT, method="HEAD")
-        try:
+        HEAD request. A server that refuses HEAD where it serves GET (a presigned URL, whose
+        signature covers the method: 403; or 405) is asked for the first byte instead
+        (``Range: bytes=0-0``, the size from ``Content-Range``); only if that fails too is the
+        error raised, the GET's."""
+        response = _request(target, TIMEOUT, method="HEAD", refusals=_HEAD_REFUSALS)
+        if response is None:
+            return self._stat_by_get(target)
+        return self._info(target, response, _length(response))
+
+    def _stat_by_get(self, target: str) -> FileInfo:
+        """:meth:`stat` by a GET of the first byte; its body is not read."""
+        response = _request(target, TIMEOUT, end=0)
+        if response is None:  # 416: an empty file has no byte 0
+            return FileInfo(target, 0, False, 0.0)
+        size: int | None = None
+        if response.status == 206:
+            total = re.fullmatch(r"\s*bytes\s+\d+-\d+/(\d+)\s*",
+                                 response.headers.get("Content-Range") or "")
+            size = int(total.group(1)) if total else None
+        else:  # the server ignored the range: the whole file's length, if it says
             size = _length(response)
+        return self._info(target, response, size)
+
+    @staticmethod
+    def _info(target: str, response: Any, size: int | None) -> FileInfo:
+        """The :class:`FileInfo` of *target* from *response*'s headers (closed here, its body
+        unread)."""
+        try:
             mtime = 0.0
             modified = response.headers.get("Last-Modified")
             if modified:

@@ -9,7 +9,10 @@ SDK words failures: ``s3://`` (:mod:`~tfrecord_io.fs.s3`), ``az://`` and ``abfs[
 Semantics, the same on every store:
 
 * A URL is ``SCHEME://BUCKET/KEY`` (a container, for Azure): the key is taken literally, without
-  leading or trailing ``/`` (keys are not percent-encoded in these URLs).
+  leading or trailing ``/`` (keys are not percent-encoded in these URLs). A key with an empty path
+  part (``data//x``, or a leading ``/``) cannot be reached through pyarrow's clients: a URL naming
+  one is refused with an :class:`~tfrecord_io.errors.ObjectStoreError` saying so, and listings
+  leave such keys out (with a warning, once for each directory that holds them).
 * A "directory" is a key prefix: ``.../data`` is a directory when a key starts with ``data/``
   (or the marker object ``data/`` exists, which :meth:`~ObjectStoreFileSystem.makedirs` writes,
   as Hadoop's connectors and pyarrow do). Listing is by prefix and delimiter, page after page.
@@ -32,7 +35,8 @@ Errors (:mod:`tfrecord_io.errors`, each naming the URL): a missing object
 container that does not exist :class:`~tfrecord_io.errors.BucketNotFoundError`; wrong
 credentials or no permission :class:`~tfrecord_io.errors.ObjectStorePermissionError` (a
 ``PermissionError``); an unreachable or silent store after its retries, or a connection lost
-mid-read, :class:`~tfrecord_io.errors.ObjectStoreError`. All of them are ``OSError`` subclasses.
+mid-read, or a key with an empty path part, :class:`~tfrecord_io.errors.ObjectStoreError`. All of
+them are ``OSError`` subclasses.
 """
 
 from __future__ import annotations
@@ -115,6 +119,24 @@ def _has(text: str, words: tuple[str, ...]) -> bool:
     return any(w in text for w in words)
 
 
+def _has_empty_part(key: str) -> bool:
+    """Whether *key* has an empty path part (``a//b``, a leading ``/``), which pyarrow's clients
+    refuse as a path and list as the directory above it."""
+    return key.startswith("/") or "//" in key
+
+
+#: What to do about a key with an empty path part, for messages.
+_EMPTY_PART_ADVICE = ("pyarrow's clients, and so tfrecord-io, cannot name such a key: copy it to "
+                      "a key without the empty part with the store's own tools (the AWS CLI, "
+                      "azcopy, gcloud)")
+
+
+def _empty_part_error(url: str, what: str) -> ObjectStoreError:
+    """The error for *url*, whose key has an empty path part that pyarrow refuses."""
+    return ObjectStoreError(errno.EINVAL, f"cannot {what} {url}: its key has an empty path part "
+                            f"(a '//' or a leading '/'); {_EMPTY_PART_ADVICE}")
+
+
 class ObjectStoreFileSystem(FileSystem):
     """The operations of :mod:`tfrecord_io.fs` on an object store reached through a pyarrow
     client; see the module's docstring. A subclass gives the store's clients
@@ -134,6 +156,8 @@ class ObjectStoreFileSystem(FileSystem):
     def __init__(self) -> None:
         self._buckets_seen: set[tuple[Any, str]] = set()
         self._seen_lock = threading.Lock()
+        # The directories whose keys with an empty path part were reported (once each).
+        self._empty_parts_reported: set[str] = set()
 
     # -- what a store provides ----------------------------------------------------------------
 
@@ -161,11 +185,19 @@ class ObjectStoreFileSystem(FileSystem):
 
     # -- errors -------------------------------------------------------------------------------
 
-    def _error(self, e: OSError, url: str, what: str, config: StoreSettings) -> OSError:
-        """The error of :mod:`tfrecord_io.errors` for a failed pyarrow call on *url*."""
+    def _error(self, e: OSError | pa.ArrowInvalid, url: str, what: str,
+               config: StoreSettings) -> OSError:
+        """The error of :mod:`tfrecord_io.errors` for a failed pyarrow call on *url*: an
+        ``OSError`` of the store, or pyarrow's ``ArrowInvalid`` (a ``ValueError``) for a path it
+        refuses before asking the store."""
         if isinstance(e, TFRecordError):
             return e
         text = redact(str(e))  # the SDK's text may hold the request's URL, and a SAS token
+        if not isinstance(e, OSError):
+            if "empty path component" in text.lower():
+                return _empty_part_error(url, what)
+            return ObjectStoreError(errno.EINVAL, f"cannot {what} {url}: pyarrow's client "
+                                    f"refuses its path ({text})")
         if _has(text, self._no_bucket_words):
             bucket = self._locate(url)[0]
             return BucketNotFoundError(
@@ -189,7 +221,7 @@ class ObjectStoreFileSystem(FileSystem):
     def _translated(self, url: str, what: str, config: StoreSettings) -> Iterator[None]:
         try:
             yield
-        except OSError as e:
+        except (OSError, pa.ArrowInvalid) as e:
             raise self._error(e, url, what, config) from None
 
     def _call(self, url: str, what: str, fn: Any) -> Any:
@@ -244,13 +276,15 @@ class ObjectStoreFileSystem(FileSystem):
                 handle = client.open_input_file(self._arrow_path(target))
             except FileNotFoundError:
                 raise self._missing(target) from None
-            except OSError as e:
+            except (OSError, pa.ArrowInvalid) as e:
                 raise self._error(e, target, "open", config) from None
             size = int(handle.size())
             raw = _Reader(handle, size, target, self, config)
             ahead = ReadAhead(raw, size, block_size=buffer_size, fetchers=fetchers, name=target)
             return io.BufferedReader(ahead, min(buffer_size, _SMALL_READS))  # type: ignore[return-value]
         if mode == "wb":
+            if _has_empty_part(key):  # refused now, not after the data is staged
+                raise _empty_part_error(target, "write")
             self._check_bucket(target)  # a wrong bucket fails now, not after the data is staged
             return _Writer(self, target)  # type: ignore[return-value]
         raise ValueError(f"unsupported mode {mode!r} for {target}")
@@ -269,17 +303,42 @@ class ObjectStoreFileSystem(FileSystem):
         return list(client.get_file_info(pafs.FileSelector(path, recursive=False)))
 
     def ls(self, target: str) -> list[FileInfo]:
+        """The entries of the directory *target*. Keys below an empty path part (``dir//x``,
+        or ``/x`` at the top of a bucket) are left out: pyarrow lists their common prefix as
+        the directory itself, and no URL can name them (a warning says so, once for each
+        directory)."""
+        return self._listing(target)[0]
+
+    def _listing(self, target: str) -> tuple[list[FileInfo], bool]:
+        """:meth:`ls` of *target*, and whether keys below an empty path part were left
+        out."""
         client, config = self._connect(target)
+        path = self._arrow_path(target)
         try:
-            found = self._children(client, self._arrow_path(target))
+            found = self._children(client, path)
         except FileNotFoundError:
             raise self._missing(target) from None
         except NotADirectoryError:
             raise NotADirectoryError(f"not a directory: {target}") from None
-        except OSError as e:
+        except (OSError, pa.ArrowInvalid) as e:
             raise self._error(e, target, "list", config) from None
         base = target.rstrip("/")
-        return [self._info(f"{base}/{info.base_name}", info) for info in found]
+        entries = [info for info in found
+                   if info.base_name and info.path.rstrip("/") != path]
+        left_out = len(entries) < len(found)
+        if left_out:
+            self._report_empty_parts(base)
+        return [self._info(f"{base}/{info.base_name}", info) for info in entries], left_out
+
+    def _report_empty_parts(self, directory: str) -> None:
+        """Warns, once for *directory*, that its listing leaves out keys below an empty path
+        part."""
+        with self._seen_lock:
+            if directory in self._empty_parts_reported:
+                return
+            self._empty_parts_reported.add(directory)
+        log.warning("%s holds keys below an empty path part (%s//NAME), which are left out "
+                    "of its listing: %s", directory, directory, _EMPTY_PART_ADVICE)
 
     def makedirs(self, target: str) -> None:
         if not self._locate(target)[1]:
@@ -305,8 +364,10 @@ class ObjectStoreFileSystem(FileSystem):
         if info.type == pafs.FileType.File:
             self._call(target, "delete", lambda c: c.delete_file(path))
             return
-        if not recursive and self.ls(target):
-            raise ObjectStoreError(errno.ENOTEMPTY, f"directory not empty: {target}")
+        if not recursive:
+            entries, left_out = self._listing(target)
+            if entries or left_out:  # the keys left out would be deleted with it
+                raise ObjectStoreError(errno.ENOTEMPTY, f"directory not empty: {target}")
         self._delete_dir(target, path)
 
     def _delete_dir(self, target: str, path: str) -> None:
@@ -355,10 +416,19 @@ class ObjectStoreFileSystem(FileSystem):
         base = self._arrow_path(src)
         entries = self._call(src, "list", lambda c: c.get_file_info(
             pafs.FileSelector(base, recursive=True)))
-        self.makedirs(dst)
         s, d = src.rstrip("/"), dst.rstrip("/")
         for entry in entries:
-            relative = entry.path[len(base) + 1:]
+            if _has_empty_part(entry.path[len(base) + 1:].rstrip("/")):
+                # It could be neither copied nor left behind (the source's delete takes it).
+                raise ObjectStoreError(
+                    errno.EINVAL, f"cannot move the directory {src}: it holds a key with an "
+                    f"empty path part ({s}{entry.path[len(base):]}); nothing was moved. "
+                    f"{_EMPTY_PART_ADVICE}")
+        self.makedirs(dst)
+        for entry in entries:
+            relative = entry.path[len(base) + 1:].rstrip("/")
+            if not relative:
+                continue  # the directory itself (its marker), made above
             if entry.type == pafs.FileType.Directory:
                 self.makedirs(f"{d}/{relative}")
             else:

@@ -43,7 +43,9 @@ class ReadAhead(PositionedReader):
     ``source.read_at(offset, length)``, which must return a bytes-like object and be safe to call
     from several threads at once.
 
-    Errors of a fetch are raised by the read that needs its bytes, as *source* raised them.
+    Errors of a fetch are raised by the read that needs its bytes, as *source* raised them,
+    once: nothing more is fetched until the caller reads again, and that read (a retry at the
+    same position, or a read anywhere) fetches its bytes again, as after a jump.
     """
 
     def __init__(self, source: Any, size: int, *, block_size: int = 8 << 20, depth: int = 2,
@@ -66,7 +68,8 @@ class ReadAhead(PositionedReader):
         # Under _changed. A run of fetches starts at _origin (a jump starts another, _run + 1);
         # its first block is _first bytes long (block_size, or a jump's probe), the others
         # block_size. _blocks: the fetched ones by offset (an exception for a failed fetch, after
-        # which the run claims no more); _in_flight: those being fetched; _next: the next one to
+        # which the run claims no more; dropped when a read raises it, so that the next read
+        # restarts the run there); _in_flight: those being fetched; _next: the next one to
         # claim. _probing: the run began at a jump, and no read has asked for bytes past its
         # first block yet, so that block is claimed alone.
         self._blocks: dict[int, Any] = {}
@@ -106,6 +109,10 @@ class ReadAhead(PositionedReader):
                 self._drop_before(head)  # blocks wholly behind the caller (it seeked forward)
                 data = self._blocks.get(head) if self._pos >= self._origin else None
                 if isinstance(data, BaseException):
+                    # Raised once: the run stays stopped (nothing more is fetched), and the
+                    # next read fetches these bytes again, so that a caller's retry can succeed
+                    # once the source has recovered.
+                    del self._blocks[head]
                     raise data
                 if data is not None:
                     start = self._pos - head
