@@ -199,29 +199,32 @@ def test_a_stream_stopped_in_a_micro_batch_ends_its_epoch_without_a_count():
     assert world.read == {"worker:0": 16, "worker:1": 10}  # no false mismatch raised
 
 
-def test_a_worker_a_micro_batch_could_not_reach_fails_the_stopped_stream():
+def _world_whose_first_micro_batch_missed_worker_1() -> World:
+    """The stream's first micro-batch could not reach worker 1; its second is running."""
     unreachable = _sent(0, "unreachable", cause="could not connect to the feed server",
                         address="10.0.0.2:4000")
     world = World([lambda w: Finished(w, 1, {"0": _sent(5), "1": unreachable}),
                    lambda w: Running(w, 2, 0)])
     world.run_until(world.in_flight.is_set)
+    return world
+
+
+_UNREACHED = r"could not reach worker:1 .*feed server 10\.0\.0\.2:4000.*executor-7"
+
+
+def test_a_worker_a_micro_batch_could_not_reach_fails_the_stopped_stream():
+    world = _world_whose_first_micro_batch_missed_worker_1()
     world.stop()
-    with pytest.raises(ClusterError, match=r"could not reach worker:1 .*feed server "
-                                           r"10\.0\.0\.2:4000.*executor-7"):
+    with pytest.raises(ClusterError, match=_UNREACHED):
         world.feeding.result(timeout=0)
     assert all(isinstance(world.read[n], ClusterError) for n in NODES)
     assert UNREACHED_GRACE < 20  # the grace passed in the schedule's clock, not in real time
 
 
 def test_a_worker_a_micro_batch_could_not_reach_fails_the_running_stream():
-    unreachable = _sent(0, "unreachable", cause="could not connect to the feed server",
-                        address="10.0.0.2:4000")
-    world = World([lambda w: Finished(w, 1, {"0": _sent(5), "1": unreachable}),
-                   lambda w: Running(w, 2, 0)])
-    world.run_until(world.in_flight.is_set)
+    world = _world_whose_first_micro_batch_missed_worker_1()
     world.run_until(lambda: world.call.over, tick=1.0)  # no stop: the stream goes on
-    with pytest.raises(ClusterError, match=r"could not reach worker:1 .*feed server "
-                                           r"10\.0\.0\.2:4000.*executor-7"):
+    with pytest.raises(ClusterError, match=_UNREACHED):
         world.feeding.result(timeout=0)
     for thread in world._threads:
         thread.join(10)
