@@ -359,3 +359,37 @@ def elastic_fit(args, ctx):
     history = model.fit(dataset, epochs=args["epochs"], verbose=0,
                         callbacks=[backup, ctx.keras_callback(), Mark()])
     return {"loss": history.history["loss"], "workers": ctx.num_workers}
+
+
+class _TwoArgumentsError(Exception):
+    """Pickles (as an exception's args) but cannot be unpickled: __init__ takes two."""
+
+    def __init__(self, a, b):
+        super().__init__(a)
+
+
+def return_what_cannot_be_unpickled(args, ctx):
+    return _TwoArgumentsError(1, 2)
+
+
+
+def exit_with(args, ctx):
+    """Ends main_fun with ``sys.exit(args["code"])``."""
+    import sys
+
+    sys.exit(args["code"])
+
+
+def os_exit_zero(args, ctx):
+    """Ends the node process with status 0 before main_fun returns."""
+    os._exit(0)
+
+
+class _UnprintableError(Exception):
+    def __str__(self):
+        raise RuntimeError("no str for this one")
+
+
+def raise_what_cannot_be_printed(args, ctx):
+    """Raises an exception whose ``__str__`` raises."""
+    raise _UnprintableError()

@@ -1,9 +1,11 @@
-"""An attempt's registration (tfrecord_io.cluster.attempt) against a real control server on
-loopback, without Spark: the application is a stand-in that answers for its task slots."""
+"""An attempt's registration and end (tfrecord_io.cluster.attempt) against a real control
+server on loopback, without Spark: the application is a stand-in that answers for its task
+slots and ends its job as told."""
 
 from __future__ import annotations
 
 import socket
+import threading
 
 import pytest
 
@@ -24,22 +26,71 @@ class Application:
         return 3
 
 
+#: What a Py4J error says when Spark cancelled every job (pyspark's Ctrl-C handler).
+ALL_JOBS_CANCELLED = (
+    "An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.\n"
+    ": org.apache.spark.SparkException: [SPARK_JOB_CANCELLED] Job 1 cancelled as part of "
+    "cancellation of all jobs SQLSTATE: XXKDA\n"
+    "\tat org.apache.spark.errors.SparkCoreErrors$.sparkJobCancelled(SparkCoreErrors.scala:222)\n"
+    "\tat org.apache.spark.scheduler.DAGScheduler.handleJobCancellation(DAGScheduler.scala:4404)"
+)
+
+
+class SparkJob(Application):
+    """An application whose barrier job runs until :meth:`end` (raising *error*) or until the
+    attempt cancels it (raising *cancelled*)."""
+
+    def __init__(self, cancelled: str = "") -> None:
+        self._ended = threading.Event()
+        self._error: BaseException | None = None
+        self._cancelled = cancelled
+        self.cancels: list[str] = []
+
+    def submit(self, tag, description, task, n):
+        self._ended.wait(30)
+        if self._error is not None:
+            raise self._error
+        return []
+
+    def end(self, error: BaseException) -> None:
+        self._error = error
+        self._ended.set()
+
+    def cancel(self, tag):
+        self.cancels.append(tag)
+        self.end(Exception(self._cancelled))
+
+
 @pytest.fixture
-def attempt():
-    key = control_key(new_secret())
-    box: dict[str, Attempt] = {}
-    server = ControlServer("127.0.0.1", key, lambda h, m, p: box["a"].on_message(h, m, p),
-                           lambda h, reason: box["a"].on_lost(h.node, reason),
-                           admit=lambda h: box["a"].admit(h))
-    options = run_options(mode="sync", num_workers=1, log_dir=None, keras="default",
-                          tensorboard=False, reservation_timeout=10, max_attempts=1, env={},
-                          input_mode="tensorflow")
-    description = AttemptDescription(options, cluster="c", driver=server.address,
-                                      control_key=key, feed_key="f", number=0, num_workers=1)
-    box["a"] = Attempt(application=Application(), roles=roles("sync", 1, 0, False),
-                       description=description, payload=b"", group="g", server=server)
-    yield box["a"], server
-    server.close()
+def make_attempt():
+    servers: list[ControlServer] = []
+
+    def make(application: Application) -> tuple[Attempt, ControlServer]:
+        key = control_key(new_secret())
+        box: dict[str, Attempt] = {}
+        server = ControlServer("127.0.0.1", key,
+                               lambda h, m, p: box["a"].on_message(h, m, p),
+                               lambda h, reason: box["a"].on_lost(h.node, reason),
+                               admit=lambda h: box["a"].admit(h))
+        servers.append(server)
+        options = run_options(mode="sync", num_workers=1, log_dir=None, keras="default",
+                              tensorboard=False, reservation_timeout=10, max_attempts=1,
+                              env={}, input_mode="tensorflow")
+        description = AttemptDescription(options, cluster="c", driver=server.address,
+                                          control_key=key, feed_key="f", number=0,
+                                          num_workers=1)
+        box["a"] = Attempt(application=application, roles=roles("sync", 1, 0, False),
+                           description=description, payload=b"", group="g", server=server)
+        return box["a"], server
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def attempt(make_attempt):
+    return make_attempt(Application())
 
 
 def test_a_registration_that_times_out_counts_the_connections_refused_since_it_began(
@@ -57,3 +108,55 @@ def test_a_registration_that_times_out_counts_the_connections_refused_since_it_b
         "the application has 3 task slots now, other jobs may be holding them; the control "
         "server refused 1 connection(s) since the attempt began (logged at WARNING with their "
         "peers)")
+
+
+def test_a_spark_job_cancelled_by_someone_else_ends_the_attempt_as_a_stop_saying_so(
+        make_attempt):
+    job = SparkJob()
+    attempt, _ = make_attempt(job)
+    attempt.start()
+    job.end(Exception(ALL_JOBS_CANCELLED))
+    error = attempt.finish()
+    assert attempt.cancelled_from_outside()
+    assert str(error) == (
+        "the cluster's Spark job was cancelled, not by the cluster (Ctrl-C, sc.cancelAllJobs() "
+        "or its job group cancelled): every node was stopped and the cluster was not restarted; "
+        "run it again to start over (org.apache.spark.SparkException: [SPARK_JOB_CANCELLED] "
+        "Job 1 cancelled as part of cancellation of all jobs SQLSTATE: XXKDA)")
+    assert attempt.failure() is error
+
+
+def test_a_node_lost_with_a_cancelled_spark_job_is_not_named_its_cause(make_attempt):
+    job = SparkJob()
+    attempt, _ = make_attempt(job)
+    attempt.start()
+    attempt.on_lost("worker:0", "connection reset")  # its task was killed with the job
+    job.end(Exception(ALL_JOBS_CANCELLED))
+    error = attempt.finish()
+    assert attempt.cancelled_from_outside()
+    assert str(error).startswith("the cluster's Spark job was cancelled, not by the cluster")
+    assert not attempt.lost_a_node()
+
+
+def test_a_spark_job_that_fails_otherwise_is_a_failure_to_restart_after(make_attempt):
+    job = SparkJob()
+    attempt, _ = make_attempt(job)
+    attempt.start()
+    job.end(Exception("Job aborted due to stage failure: Task 0 in stage 1.0 failed"))
+    error = attempt.finish()
+    assert not attempt.cancelled_from_outside()
+    assert str(error).startswith(
+        "the cluster's Spark job ended before every node finished: Job aborted due to stage "
+        "failure")
+
+
+def test_the_attempt_cancelling_its_own_spark_job_is_no_cancellation_from_outside(
+        make_attempt):
+    job = SparkJob(cancelled=": org.apache.spark.SparkException: [SPARK_JOB_CANCELLED] Job 1 "
+                             "cancelled part of cancelled job group g")
+    attempt, _ = make_attempt(job)
+    attempt.start()
+    attempt.request_stop()
+    assert attempt.finish() is None
+    assert job.cancels == ["g"]
+    assert not attempt.cancelled_from_outside()

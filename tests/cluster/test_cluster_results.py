@@ -117,6 +117,14 @@ def test_a_value_over_the_bound_fails_the_node_with_what_to_do(sc):
     assert info.value.node == "worker:0"
 
 
+def test_main_fun_ending_with_sys_exit_0_finishes_returning_none(sc):
+    with cluster.run(sc, cluster_programs.exit_with, {"code": 0}, num_workers=1,
+                     progress=False) as c:
+        result = c.wait(timeout=300)
+    assert result.values == {"worker:0": None}
+    assert result.attempts == 1
+
+
 def test_keras_callback_reports_every_epoch_and_every_nth_batch(sc):
     with cluster.run(sc, cluster_programs.keras_report, {}, num_workers=1, keras="legacy",
                      progress=False) as c:

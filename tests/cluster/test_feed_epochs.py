@@ -46,6 +46,7 @@ class Fed:
     node_executors: dict  # worker index -> executor pid
     name: str
     storage: dict  # cached DataFrame fed -> (storage level before, after the cluster)
+    late_train: str  # the error of a train() call after a wait() that timed out
 
 
 @pytest.fixture(scope="module")
@@ -74,11 +75,17 @@ def fed(spark, sc, tmp_path_factory):
                 for task in epoch.tasks:
                     task["executor"] = executor_of(task["pid"])
         reports["fit"] = c.train(fit, num_epochs=2, feed="fit")
+        try:
+            c.wait(timeout=0)  # a poll: the feeds end all the same
+        except TimeoutError:
+            pass
+        with pytest.raises(cluster.ClusterError) as late:
+            c.train(train, feed="train")
         c.wait(timeout=600)
     read = {i: json.loads((out / f"worker-{i}-read.json").read_text()) for i in range(2)}
     storage = {name: (before[name], frame.storageLevel)
                for name, frame in (("validation", validation), ("fit", fit))}
-    return Fed(reports, read, executors, c.name, storage)
+    return Fed(reports, read, executors, c.name, storage, str(late.value))
 
 
 def _epoch(fed, feed, epoch):
@@ -122,6 +129,11 @@ def test_model_fit_trains_one_fed_epoch_per_keras_epoch(fed):
 def test_feeds_end_with_wait_and_further_iterations_are_empty(fed):
     for w in range(2):
         assert fed.read[w]["after_end"] == {"train": 0, "validation": 0, "fit": 0}
+
+
+def test_train_after_wait_began_fails_instead_of_feeding_no_one(fed):
+    assert ("wait() has begun" in fed.late_train
+            or "the cluster is not running" in fed.late_train)
 
 
 def test_a_dataframe_the_caller_cached_stays_cached_after_it_was_fed(fed):

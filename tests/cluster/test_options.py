@@ -60,6 +60,15 @@ def test_checkpoints_go_under_the_log_dir(tmp_path):
     assert options.checkpoint_dir == str(tmp_path / "logs" / "checkpoints")
 
 
+def test_a_relative_log_dir_is_made_absolute_on_the_driver(tmp_path, monkeypatch):
+    # Each node runs in a working directory of its own, deleted when its task ends.
+    monkeypatch.chdir(tmp_path)
+    assert _options(log_dir="logs").log_dir == str(tmp_path / "logs")
+    assert _options(log_dir="~/logs").log_dir == os.path.expanduser("~/logs")
+    assert _options(log_dir="hdfs:///logs").log_dir == "hdfs:///logs"
+    assert _options(log_dir="file:/x/logs").log_dir == "file:/x/logs"
+
+
 def test_without_a_log_dir_each_cluster_checkpoints_to_a_fresh_local_path():
     first, second = _options().checkpoint_dir, _options().checkpoint_dir
     assert first != second

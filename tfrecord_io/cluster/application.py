@@ -36,6 +36,7 @@ from tfrecord_io.spark.jvm import (
     executor_loss,
     executor_losses,
     is_connect,
+    is_stopped,
     jobs_with_tag,
     max_concurrent_tasks,
     replace_executor,
@@ -295,15 +296,18 @@ def application_of(spark: Any) -> SparkApplication:
     Connect ``SparkSession``.
 
     Raises:
-        ValueError: *spark* is none of them.
+        ValueError: *spark* is none of them, or a stopped SparkContext.
     """
     if isinstance(spark, SparkApplication):
         return spark
     if is_connect(spark):
         return ConnectApplication(spark)
     if hasattr(spark, "sparkContext"):
-        return ClassicApplication(spark.sparkContext)
+        spark = spark.sparkContext
     if hasattr(spark, "parallelize") and hasattr(spark, "getConf"):
+        if is_stopped(spark):
+            raise ValueError("cluster.run needs a running SparkContext, but this one was "
+                             "stopped: start a new one (SparkSession.builder.getOrCreate())")
         return ClassicApplication(spark)
     raise ValueError(
         f"cluster.run needs a SparkContext or a SparkSession (classic or Spark Connect), "

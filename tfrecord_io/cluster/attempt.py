@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from tfrecord_io.cluster.messages import (
 from tfrecord_io.cluster.roles import Role
 from tfrecord_io.cluster.task import make_task
 from tfrecord_io.errors import ClusterError
+from tfrecord_io.spark.jvm import describe_failure
 
 __all__ = ["Attempt", "HEARTBEAT_TIMEOUT", "STOP_TIMEOUT"]
 
@@ -65,6 +67,31 @@ def _failure(node: str, error: str | None, traceback: str | None = None) -> Clus
 
 #: How a node is lost with its executor, container or host (rather than failing by itself).
 _LOSSES = (FailureKind.LOST, FailureKind.SILENT)
+#: How Spark says a job was cancelled: ``[SPARK_JOB_CANCELLED] Job 1 cancelled as part of
+#: cancellation of all jobs`` (or "part of cancelled job group", "because SparkContext was shut
+#: down"; Spark 3 without the error class), a Spark Connect operation interrupted.
+_CANCELLED = re.compile(r"SPARK_JOB_CANCELLED|\bJob \d+ cancelled\b|OPERATION_CANCELED")
+
+
+def _cancellation(error: BaseException | None) -> ClusterError | None:
+    """The error of a cluster whose Spark job *error* says was cancelled, or None (*error* is
+    another failure). Only called before the attempt cancels its job itself: someone else
+    cancelled it (pyspark's Ctrl-C handler, ``sc.cancelAllJobs()``, the job group)."""
+    if error is None:
+        return None
+    try:
+        text = str(error)
+    except Exception:  # noqa: BLE001 - its JVM may be gone
+        text = ""
+    if not _CANCELLED.search(text):
+        return None
+    # One line of Spark's: a Py4J error's first line only names the call, the Java one says why
+    line = describe_failure(error) or next(
+        (ln[2:] for ln in text.splitlines() if ln.startswith(": ")), text.splitlines()[0])
+    return ClusterError(
+        f"the cluster's Spark job was cancelled, not by the cluster (Ctrl-C, "
+        f"sc.cancelAllJobs() or its job group cancelled): every node was stopped and the "
+        f"cluster was not restarted; run it again to start over ({line.strip()})")
 
 
 class Attempt:
@@ -110,6 +137,9 @@ class Attempt:
         # failures that are a lost link (their cause is asked of Spark), by id of the error
         self._link_failures: dict[int, str] = {}
         self._stopping = False
+        #: the job cancelled by someone else (Ctrl-C): the cluster stops, no restart
+        self._cancelled: ClusterError | None = None
+        self._cancelling = False  # the attempt cancels its job itself (teardown)
         self.stopped_early = False
         self.tensorboard_url: str | None = None
         self._spark_error: BaseException | None = None
@@ -133,7 +163,13 @@ class Attempt:
         except BaseException as e:  # noqa: BLE001 - handed to the watcher
             self._spark_error = e
         finally:
+            # Cancelled while the attempt neither stopped nor cancelled it: by someone else
+            # (a stop, not a failure to restart after).
+            cancelled = None if self._cancelling else _cancellation(self._spark_error)
             with self._cond:
+                if cancelled is not None and not self._stopping:
+                    self._cancelled = cancelled
+                    log.error("%s", cancelled)
                 self._spark_done = True
                 self._cond.notify_all()
 
@@ -316,7 +352,16 @@ class Attempt:
 
     # -- waiting -------------------------------------------------------------------------------
 
+    def cancelled_from_outside(self) -> bool:
+        """Whether the attempt ended because someone other than the cluster cancelled its
+        Spark job (pyspark's Ctrl-C handler, ``sc.cancelAllJobs()``): a stop, not a failure
+        to restart the gang after; :meth:`failure` says so."""
+        with self._cond:
+            return self._cancelled is not None
+
     def _error(self) -> ClusterError | None:
+        if self._cancelled is not None:  # the nodes' ends that followed are not the cause
+            return self._cancelled
         if not self._failures:
             return None
         return min(self._failures, key=lambda f: (f[0], f[1]))[2]
@@ -328,6 +373,8 @@ class Attempt:
             while len(self._registered) < len(self.roles) and not self._failures:
                 left = deadline - time.monotonic()
                 if left <= 0 or self._spark_done:
+                    if self._cancelled is not None:
+                        raise self._cancelled
                     unreachable = self._unreachable()
                     if unreachable is not None:
                         raise unreachable
@@ -384,6 +431,8 @@ class Attempt:
         """Watch until the attempt is over, tear it down, and return its failure (or None)."""
         with self._cond:
             while True:
+                if self._cancelled is not None:  # a stop: the nodes are stopped, no cause
+                    break
                 if self._failures:
                     first = min(f[1] for f in self._failures)
                     left = first + _CAUSE_WINDOW - time.monotonic()
@@ -456,7 +505,9 @@ class Attempt:
     def _teardown(self) -> None:
         deadline = time.monotonic() + STOP_TIMEOUT
         with self._cond:
-            while not self._spark_done:
+            # A job cancelled by someone else ended while its tasks may still be stopping
+            # their nodes (Spark kills tasks after it failed the job): they are waited for too.
+            while not self._spark_done or self._cancelled is not None:
                 pending = set(self._registered) - set(self._done) - self._lost
                 left = deadline - time.monotonic()
                 if not pending or left <= 0:
@@ -472,6 +523,7 @@ class Attempt:
             self._thread.join(5.0)
         if self._thread.is_alive():
             log.info("cancelling the Spark job %s", self._group)
+            self._cancelling = True
             self._application.cancel(self._group)
         self._thread.join(_JOIN_TIMEOUT)
         if self._thread.is_alive():

@@ -84,7 +84,7 @@ class Cluster:
         self._reservation_timeout = options.reservation_timeout
         from pyspark import cloudpickle  # noqa: PLC0415 - pyspark, the `spark` extra
 
-        self._payload = cloudpickle.dumps((main_fun, args))
+        self._payload = _pickled(cloudpickle, main_fun, args)
         self._id = f"tfrecord-io-cluster-{os.getpid()}-{next(_ids)}-{int(time.time())}"
         secret = new_secret()  # stays here: the nodes and feeders get keys derived from it
         self._control_key = control_key(secret)
@@ -228,6 +228,10 @@ class Cluster:
         coordinator = self._coordinator
         if coordinator is None or self._shutdown.is_set() or self._finished.is_set():
             raise ClusterError("the cluster is not running: nothing to feed")
+        if self._ending.is_set():
+            raise ClusterError(
+                "wait() has begun, which ends every feed (also when it timed out): train() "
+                "has no one to feed; call train() for every epoch before wait()")
         return coordinator
 
     def _fed(self, attempt: Attempt) -> FedAttempt:
@@ -254,11 +258,15 @@ class Cluster:
                 and carries its traceback or the signal that ended it.
             TimeoutError: *timeout* seconds passed; the cluster keeps running.
         """
+        deadline = None if timeout is None else time.monotonic() + timeout
         self._ending.set()
         coordinator = self._coordinator
         if coordinator is not None:  # readers waiting for another epoch see the feeds' end
-            coordinator.end_all(after_pending=self._finished)
-        if not self._finished.wait(timeout):
+            if not coordinator.end_all(after_pending=self._finished, deadline=deadline):
+                raise TimeoutError(f"the feedings in progress did not end within {timeout} s; "
+                                   "the cluster is still running")
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self._finished.wait(left):
             raise TimeoutError(
                 f"the cluster did not finish within {timeout} s; it is still running"
             )
@@ -414,13 +422,17 @@ class Cluster:
                     lost = self._options.min_workers is not None and attempt.lost_a_node()
                     self._counted += error is not None and not lost
                     last = not lost and self._counted >= self._max_attempts
-                    if error is None or self._shutdown.is_set() or last:
+                    if (error is None or self._shutdown.is_set() or last
+                            or attempt.cancelled_from_outside()):  # Ctrl-C: a stop
                         if error is None and attempt.stopped_early:
                             error = ClusterError(
                                 "the cluster was shut down before main_fun finished")
                         self._error = error
                         if error is None:
-                            self._result = self._make_result(attempt)
+                            try:
+                                self._result = self._make_result(attempt)
+                            except ClusterError as e:
+                                self._error = e
                         return
                     cause = str(error)
                     self._events.put(("failure", f"attempt {attempt.number + 1} failed: {error}"))
@@ -504,8 +516,21 @@ class Cluster:
         self._progress.close()
 
     def _make_result(self, attempt: Attempt) -> Result:
-        values = {node: decode_value(data) if data else None
-                  for node, data in attempt.values().items()}
+        """The attempt's :class:`Result`.
+
+        Raises:
+            ClusterError: a node's return value cannot be unpickled here, naming the node.
+        """
+        values = {}
+        for node, data in attempt.values().items():
+            try:
+                values[node] = decode_value(data) if data else None
+            except Exception as e:  # whatever unpickling a user's value raises
+                raise ClusterError(
+                    f"the return value of {node}'s main_fun cannot be unpickled on the driver "
+                    f"({type(e).__name__}: {e}): return plain values (numbers, str, lists, "
+                    "dicts, numpy arrays), or classes importable on the driver", node=node
+                ) from e
         chief = next((r.name for r in attempt.roles if r.is_chief), None)
         return Result(chief=values.get(chief) if chief else None, values=values,
                       metrics=Metrics(self._metrics), attempts=attempt.number + 1,
@@ -691,3 +716,24 @@ def run(
                       on_report=on_report, control_host=control_host)
     cluster._start()  # noqa: SLF001 - our own class
     return cluster
+
+
+def _pickled(cloudpickle: Any, main_fun: Any, args: Any) -> bytes:
+    """``(main_fun, args)`` pickled for the nodes.
+
+    Raises:
+        TypeError: one of them cannot be pickled, saying which.
+    """
+    try:
+        return bytes(cloudpickle.dumps((main_fun, args)))
+    except Exception as e:
+        for what, value in (("main_fun", main_fun), ("args", args)):
+            try:
+                cloudpickle.dumps(value)
+            except Exception:  # noqa: BLE001 - this one is the culprit
+                raise TypeError(
+                    f"cluster.run: {what} cannot be pickled for the nodes ({e}): pass only "
+                    "what pickles (no open files, locks, SparkContexts or sessions; make "
+                    "clients inside main_fun)") from e
+        raise
+

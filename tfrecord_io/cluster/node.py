@@ -10,7 +10,8 @@ TensorFlow is imported. It
 2. registers tfrecord-io's ``hdfs://`` file system in TensorFlow, and keeps the node's
    TensorFlow port (the socket its Spark task bound and passed down) until TensorFlow binds it
    (right before ``main_fun``, whose strategy binds it, or the bare server);
-3. runs ``main_fun(args, ctx)`` (chief, sync-mode workers, evaluator) and writes the outcome to
+3. runs ``main_fun(args, ctx)`` (chief, sync-mode workers, evaluator; ``sys.exit(0)`` in it is
+   a return of None, another code a failure) and writes the outcome to
    ``WORKDIR/result.json`` (the traceback on failure; ``resized`` when it left at a boundary
    for a larger gang, :class:`~tfrecord_io.errors.ResizeInterrupt`) -- with
    ``input_mode="spark"``, serving the node's feeds (:mod:`tfrecord_io.cluster.feed.server`,
@@ -135,7 +136,12 @@ def _run_main(workdir: str, node: NodeDescription, feed_server: Any) -> None:
     ctx = NodeContext(node, feed_server=feed_server, reporter=reporter, workdir=workdir)
     _release_port(node)  # main_fun's strategy binds it (from TF_CONFIG)
     try:
-        value = main_fun(args, ctx)
+        try:
+            value = main_fun(args, ctx)
+        except SystemExit as e:
+            if e.code not in (0, None):
+                raise
+            value = None  # sys.exit(0) ends main_fun as a return does (returning None)
     except BaseException:
         if feed_server is not None:
             feed_server.close("failed")
@@ -149,6 +155,23 @@ def _run_main(workdir: str, node: NodeDescription, feed_server: Any) -> None:
     with open(tmp, "wb") as f:
         f.write(data)
     os.replace(tmp, os.path.join(workdir, VALUE_FILE))
+
+
+def _describe(e: BaseException) -> str:
+    """*e* in one line for the driver, ``Type: message``; never raises (an exception whose
+    ``__str__`` raises is described all the same: its traceback must still reach the driver).
+    A SystemExit, whose message is only its code, is named as the call: ``main_fun called
+    sys.exit(2)``."""
+    try:
+        if isinstance(e, SystemExit):
+            return f"main_fun called sys.exit({e.code!r})"
+        return f"{type(e).__name__}: {e}"
+    except Exception:  # noqa: BLE001 - its __str__ (or its code's __repr__) raised
+        pass
+    try:  # copes with a failing __str__ ("<exception str() failed>")
+        return traceback.format_exception_only(type(e), e)[-1].strip()
+    except Exception:  # noqa: BLE001 - the type name is left
+        return type(e).__name__
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except BaseException as e:  # noqa: BLE001 - reported to the driver, with the traceback
         text = traceback.format_exc()  # (cut to its end in the task's Done)
-        error = f"{type(e).__name__}: {e}"
+        error = _describe(e)
         _write_result(workdir, {"ok": False, "error": error, "traceback": text})
         sys.stderr.write(text)
         sys.stderr.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -105,6 +106,10 @@ def run_options(
                              + (f" (at {key!r})" if isinstance(key, str) else ""))
     if log_dir is not None:
         log_dir = os.fspath(log_dir)
+        if not re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", log_dir):
+            # A local path: absolute on the driver, since each node runs in a working
+            # directory of its own, deleted when its task ends.
+            log_dir = os.path.abspath(os.path.expanduser(log_dir))
     # Without a log_dir: a fresh path in the temporary directory, made only by a node that
     # saves there (usable when every node runs on one host).
     fallback = os.path.join(tempfile.gettempdir(), f"tfrecord-io-run-{uuid.uuid4().hex[:12]}")

@@ -273,6 +273,13 @@ class _Node:
         if not self.role.runs_main and code == 0:
             return Done(ok=False, kind=FailureKind.SERVER_ENDED,
                         error="the server stopped serving on its own")
+        if code == 0 and not result:
+            return Done(
+                ok=False, kind=FailureKind.EXITED,
+                error=f"main_fun ended the node process (os._exit?) before returning: the node "
+                f"process (pid {process.pid}) exited with status 0 and no result; return from "
+                "main_fun (or raise) instead of ending its process",
+            )
         if result.get("traceback"):
             return Done(ok=False, kind=FailureKind.RAISED, error=str(result.get("error", "")),
                         traceback=str(result["traceback"]))

@@ -42,6 +42,7 @@ __all__ = [
     "CODECS",
     "is_dataframe",
     "is_connect",
+    "is_stopped",
     "java_dataset",
     "java_records",
     "records_frame",
@@ -313,6 +314,12 @@ def is_connect(data: Any) -> bool:
     """Whether *data* (a session, DataFrame, Column...) belongs to a Spark Connect client:
     there is no JVM behind it in this process, only the DataFrame API and SQL."""
     return type(data).__module__.startswith("pyspark.sql.connect.")
+
+
+def is_stopped(sc: Any) -> bool:
+    """Whether the classic SparkContext *sc* was stopped (``SparkContext.stop()``): it has no
+    JVM context any more."""
+    return getattr(sc, "_jsc", None) is None
 
 
 def java_dataset(df: Any) -> Any:

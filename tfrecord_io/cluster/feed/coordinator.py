@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -172,15 +173,20 @@ class FeedCoordinator:
         with self._lock:
             return self._live > 0
 
-    def end_all(self, after_pending: threading.Event | None = None) -> None:
+    def end_all(self, after_pending: threading.Event | None = None,
+                deadline: float | None = None) -> bool:
         """No more epochs of any feed (``Cluster.wait``): first let the feedings in progress
         finish (unless *after_pending* is set: the cluster is over), then end every feed of
-        the current attempt."""
+        the current attempt. False, with the feeds not ended yet, if the feedings in progress
+        had not finished by *deadline* (``time.monotonic()``)."""
         while after_pending is not None and self.pending() and not after_pending.is_set():
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
             after_pending.wait(_TICK)
         with self._lock:
             links = self._links
         links.end_all()
+        return True
 
     def close(self) -> None:
         """Stop every feeding in progress (they raise ClusterError) and close the links."""
