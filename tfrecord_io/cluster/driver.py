@@ -246,7 +246,8 @@ class Cluster:
         """Block until ``main_fun`` has finished on every node that runs it, and every node
         has stopped. With ``input_mode="spark"``, first waits for feedings in progress
         (``train(..., block=False)``) and then ends every feed, so that readers waiting for
-        another epoch see the feed's end.
+        another epoch see the feed's end: from then on (also after a ``TimeoutError``),
+        :meth:`train` raises ``ClusterError``.
 
         Returns:
             The :class:`~tfrecord_io.cluster.results.Result`: the chief's and every node's
@@ -256,7 +257,8 @@ class Cluster:
             ClusterError: a node failed (and no attempts were left), or the cluster was shut
                 down before ``main_fun`` finished. The message names the node (``worker:1``)
                 and carries its traceback or the signal that ended it.
-            TimeoutError: *timeout* seconds passed; the cluster keeps running.
+            TimeoutError: *timeout* seconds passed (feedings in progress included); the
+                cluster keeps running.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         self._ending.set()
