@@ -29,7 +29,8 @@ from tfrecord_io.example.arrow import to_arrow
 from tfrecord_io.example.inference import infer_schema
 from tfrecord_io.proto import example_pb2 as _pb
 
-__all__ = ["FeatureSpec", "RecordSpec", "infer_spec", "has_feature_lists", "spark_ddl"]
+__all__ = ["FeatureSpec", "RecordSpec", "infer_spec", "has_feature_lists", "spark_ddl",
+           "sql_identifier"]
 
 #: Arrow leaf type (as ``str(type)``) -> dtype name of a spec (TensorFlow's names).
 _DTYPES = {"int64": "int64", "float": "float32", "string": "string", "binary": "string"}
@@ -170,7 +171,10 @@ def infer_spec(records: Sequence[bytes], record_type: str = "auto") -> RecordSpe
     return RecordSpec(record_type, schema, features)
 
 
-def _ddl_name(name: str) -> str:
+def sql_identifier(name: str) -> str:
+    """*name* as Spark SQL names a column: as it is when plain (letters, digits, ``_``, not
+    starting with a digit), else in backticks with each backtick doubled, so that a dot
+    (``meta.source``) or a ``/`` (``image/encoded``) is part of the name, not a struct path."""
     if name and not name[0].isdigit() and _PLAIN_NAME.issuperset(name):
         return name
     return "`" + name.replace("`", "``") + "`"
@@ -184,4 +188,4 @@ def _spark_type(t: pa.DataType) -> str:
 
 def spark_ddl(schema: pa.Schema) -> str:
     """An inferred Arrow schema as a Spark DDL string (names quoted with backticks if needed)."""
-    return ", ".join(f"{_ddl_name(f.name)} {_spark_type(f.type)}" for f in schema)
+    return ", ".join(f"{sql_identifier(f.name)} {_spark_type(f.type)}" for f in schema)

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from tfrecord_io import cluster, fs
 from tfrecord_io.cluster import INPUT_MODES, KERAS, MODES
 from tfrecord_io.errors import ModelError
-from tfrecord_io.ml.inference import column_reference
+from tfrecord_io.example.spec import sql_identifier
 from tfrecord_io.ml.model import TFModel, TFTrainingSummary
 from tfrecord_io.ml.params import (
     InferenceParams,
@@ -402,9 +402,9 @@ class TFEstimator(Estimator, InferenceParams):
                 f"TFEstimator: the DataFrame has no columns {missing} (it has {dataset.columns})"
             )
         # Columns by quoted name: a dot in a name is part of it, not a path into a struct.
-        selected = [F.col(column_reference(c)) for c in columns]
+        selected = [F.col(sql_identifier(c)) for c in columns]
         if indicator:
-            is_validation = F.coalesce(F.col(column_reference(indicator)).cast("boolean"),
+            is_validation = F.coalesce(F.col(sql_identifier(indicator)).cast("boolean"),
                                        F.lit(False))
             feeds = {
                 TRAIN_FEED: (dataset.where(~is_validation).select(*selected),

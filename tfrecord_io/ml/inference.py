@@ -29,22 +29,16 @@ import pyarrow as pa
 
 from tfrecord_io import fs
 from tfrecord_io.errors import ModelError
+from tfrecord_io.example.spec import sql_identifier
 from tfrecord_io.ml import loading, tensors
 
-__all__ = ["predict", "chunks", "column_reference", "DEFAULT_BATCH_SIZE"]
+__all__ = ["predict", "chunks", "DEFAULT_BATCH_SIZE"]
 
 #: Rows per model call unless told otherwise.
 DEFAULT_BATCH_SIZE = 256
 
 _VECTOR_COLUMN = "__tfrecord_io_vector_{}"
 _OUTPUTS = "__tfrecord_io_outputs"
-
-
-def column_reference(name: str) -> str:
-    """*name* quoted for Spark (in backticks, each backtick in it doubled), so that
-    ``F.col(column_reference(name))`` names the column *name* whatever it holds: a dot, which
-    Spark would otherwise read as a path into a struct (``meta.source``), or a backtick."""
-    return "`" + name.replace("`", "``") + "`"
 
 
 def chunks(arrays: list[pa.Array], size: int) -> Iterator[list[pa.Array]]:
@@ -338,7 +332,7 @@ def predict(
         if isinstance(data_type, VectorUDT):
             hidden = _VECTOR_COLUMN.format(i)
             source = source.withColumn(
-                hidden, vector_to_array(F.col(column_reference(column)), "float32")
+                hidden, vector_to_array(F.col(sql_identifier(column)), "float32")
             )
             feeds.append((hidden, name))
             continue
@@ -367,9 +361,9 @@ def predict(
         [source.schema[column].dataType for column, _ in feeds],
     )
     scored = source.withColumn(
-        _OUTPUTS, run(*[source[column_reference(column)] for column, _ in feeds])
+        _OUTPUTS, run(*[source[sql_identifier(column)] for column, _ in feeds])
     )
     return scored.select(
-        *[scored[column_reference(column)] for column in keep],
+        *[scored[sql_identifier(column)] for column in keep],
         *[scored[_OUTPUTS].getField(column).alias(column) for _, column in results],
     )

@@ -67,6 +67,8 @@ public final class TFRecordOptions implements Serializable {
       TFRecordConfig.READ_BUFFER_BYTES, TFRecordConfig.USE_INDEX, TFRecordConfig.SPLIT_RESYNC,
       TFRecordConfig.INPUT_COMPRESSION, TFRecordConfig.WRITE_INDEX,
       TFRecordConfig.OUTPUT_EXTENSION);
+  /** {@link #OPTIONS} and {@link #HADOOP_KEYS}: every name an option may have. */
+  private static final List<String> KNOWN = known();
   private static final String OWN_PREFIX = "tfrecord.";
   private static final String PARTITION_BY_PREFIX = "partitionby.";
   private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
@@ -108,9 +110,7 @@ public final class TFRecordOptions implements Serializable {
     }
     String nearest = null;
     int best = Integer.MAX_VALUE;
-    List<String> known = new ArrayList<>(OPTIONS);
-    known.addAll(HADOOP_KEYS);
-    for (String k : known) {
+    for (String k : KNOWN) {
       String kl = k.toLowerCase(Locale.ROOT);
       if (kl.equals(lower)) {
         return null;
@@ -133,6 +133,12 @@ public final class TFRecordOptions implements Serializable {
           + "Hadoop configuration, where nothing reads it";
     }
     return null;
+  }
+
+  private static List<String> known() {
+    List<String> all = new ArrayList<>(OPTIONS);
+    all.addAll(HADOOP_KEYS);
+    return List.copyOf(all);
   }
 
   private static String squeezed(String name) {
