@@ -375,6 +375,18 @@ def test_default_fs_from_hadoop_conf_dir(minihdfs, monkeypatch):
     assert list(fs.walk(f"hdfs://{name}")) == [(f"hdfs://{name}", [], ["f"])]
 
 
+def test_expand_lists_a_file_named_with_and_without_its_namenode_once(minihdfs, monkeypatch):
+    name = f"/t/twice-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("HADOOP_CONF_DIR", minihdfs.conf_dir)
+    _write(f"{minihdfs.url}{name}/a", b"a")
+    _write(f"{minihdfs.url}{name}/b", b"b")
+    spellings = [f"{minihdfs.url}{name}", f"hdfs://{name}/", f"{minihdfs.url}{name}//a"]
+    for inputs in (spellings, spellings[::-1]):
+        assert fs.expand(inputs) == [f"hdfs://{name}/a", f"hdfs://{name}/b"]
+    # another NameNode's files are other files
+    assert len(fs.expand([f"{minihdfs.url}{name}", f"{minihdfs.webhdfs_url}{name}"])) == 4
+
+
 def test_a_bare_path_is_local_even_with_a_default_fs(minihdfs, monkeypatch):
     """One rule: a bare /path is always local; hdfs:///path is HDFS's fs.defaultFS."""
     name = f"/t/bare-{uuid.uuid4().hex[:8]}"

@@ -12,7 +12,9 @@ This is the one definition used by every reader (``tfrecord_io.tf``, the CLI, MN
 * **Order**: the files of all inputs together, sorted by path/URL (code-point order of the
   whole string), each once. A local file named several ways (``d//x``, ``d/../d/x``, relative
   and absolute, a symbolic link and its target) is one file, listed under its plainest
-  spelling (no ``//``, ``.`` or ``..``), the first of those in that order. Every process
+  spelling (no ``//``, ``.`` or ``..``), the first of those in that order; so is an HDFS file
+  named with and without its default NameNode (``hdfs:///d/x``, ``hdfs://nn:8020/d/x``),
+  listed under the first spelling in that order. Other URLs are compared as given. Every process
   expanding the same inputs, in whatever order they are given, gets the same list, which
   sharding relies on.
 * **Symbolic links** (local) are followed: a link to a file is a file, a link to a directory is
@@ -163,10 +165,11 @@ def expand(paths: Paths, *, detail: bool = False, allow_empty: bool = True) -> l
 
 
 def _identity(url: str) -> str:
-    """What makes two inputs the same file: a local path's real path (``d//x``, ``d/../d/x``,
-    a relative and an absolute spelling, a symbolic link and its target are one file); a URL
-    as given."""
-    return url if "://" in url else os.path.realpath(url)
+    """What makes two inputs the same file: its file system's real path. Locally ``d//x``,
+    ``d/../d/x``, a relative and an absolute spelling, a symbolic link and its target are one
+    file; on HDFS ``hdfs:///d/x`` and ``hdfs://nn:8020/d/x`` (the default NameNode's) are."""
+    fs, target = filesystem(url)
+    return fs.realpath(target)
 
 
 def _plainness(url: str) -> tuple[bool, str]:

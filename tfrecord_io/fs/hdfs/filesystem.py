@@ -94,6 +94,13 @@ class HdfsFileSystem(FileSystem):
         out.sort(key=lambda info: info.url)
         return out
 
+    def realpath(self, target: str) -> str:
+        """The URL with its NameNode spelled out and its path normalized: ``hdfs:///d/x``
+        (``fs.defaultFS``'s NameNode), ``hdfs://nn:8020/d//x`` and ``hdfs://nn:8020/d/x`` are
+        one file. HDFS's symbolic links are not followed (clients rarely enable them)."""
+        loc = resolve(target)
+        return f"{loc.scheme}://{loc.authority}{loc.path}"
+
     def makedirs(self, target: str) -> None:
         """Creates a directory and its missing parents; fine if it exists as a directory.
 
