@@ -11,6 +11,8 @@ import logging
 import pathlib
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 
@@ -21,6 +23,9 @@ from tfrecord_io.cluster import protocol
 from tfrecord_io.cluster.protocol import (
     CONTROL,
     FEED,
+    KEEPALIVE_IDLE,
+    KEEPALIVE_INTERVAL,
+    KEEPALIVE_PROBES,
     MAGIC,
     MAX_HEADER,
     MAX_HELLO,
@@ -625,3 +630,84 @@ def test_the_event_loop_outlives_a_failure_of_its_own(caplog, serving):
     assert len(errors) == 1 and "the event loop failed" in errors[0].getMessage()
     assert "a bug in the loop" in caplog.text  # its traceback
     stream.close()
+
+
+# -- a peer that vanished ----------------------------------------------------------------------
+
+
+def _keepalive(sock: socket.socket) -> tuple[int, int, int, int]:
+    return (sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+            sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+            sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+            sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT))
+
+
+def test_both_ends_of_a_connection_probe_their_peer_with_tcp_keepalive():
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        accepted: list[Stream] = []
+        thread = threading.Thread(
+            target=lambda: accepted.append(accept(listener.accept()[0], KEY, server=SERVER)[0]))
+        thread.start()
+        client = connect(f"127.0.0.1:{listener.getsockname()[1]}", KEY, {"type": "hello"},
+                         server=SERVER)
+        thread.join(10)
+    expected = (1, KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_PROBES)
+    assert _keepalive(client.sock) == expected
+    assert _keepalive(accepted[0].sock) == expected
+    client.close()
+    accepted[0].close()
+
+
+_HOLD = ("import socket, sys, time\n"
+         "s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=5)\n"
+         "print('connected', flush=True)\n"
+         "time.sleep(120)\n")
+
+
+@pytest.fixture
+def one_host():
+    """A host of its own on a virtual network (a namespace behind a veth pair)."""
+    from tfrecord_io.testing.standalone import VirtualNetwork
+
+    with VirtualNetwork(hosts=1) as network:
+        yield network
+
+
+def test_a_connection_whose_peers_host_vanished_ends_once_the_probes_go_unanswered(
+        one_host, monkeypatch):
+    """No FIN or RST comes from a host whose link is cut: the receive waiting for it ends all
+    the same, and its thread with it (a feed server's thread for a feeding task's connection)."""
+    monkeypatch.setattr(protocol, "KEEPALIVE_IDLE", 1)
+    monkeypatch.setattr(protocol, "KEEPALIVE_INTERVAL", 1)
+    monkeypatch.setattr(protocol, "KEEPALIVE_PROBES", 2)
+    host = one_host.hosts[0]
+    with socket.create_server((one_host.gateway, 0)) as listener:
+        listener.settimeout(10)
+        peer = subprocess.Popen(
+            host.command([sys.executable, "-c", _HOLD, one_host.gateway,
+                          str(listener.getsockname()[1])]),
+            stdout=subprocess.PIPE, text=True)
+        try:
+            assert peer.stdout.readline().strip() == "connected"
+            stream = Stream(listener.accept()[0], CLIENT_KEY, CLIENT_KEY)
+            errors: list[BaseException] = []
+
+            def receive() -> None:
+                try:
+                    stream.receive()
+                except BaseException as e:  # noqa: BLE001 - the test looks at it
+                    errors.append(e)
+
+            thread = threading.Thread(target=receive, daemon=True)
+            thread.start()
+            time.sleep(0.5)
+            assert thread.is_alive()  # a silent peer whose host is up is waited for
+            host.set_link(False)
+            thread.join(20)
+            assert not thread.is_alive(), "the receive still waits for a peer that is gone"
+            assert isinstance(errors[0], ChannelError)
+            assert "was lost" in str(errors[0]) and "timed out" in str(errors[0])
+            stream.close()
+        finally:
+            peer.kill()
+            peer.wait()

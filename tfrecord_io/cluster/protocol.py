@@ -79,6 +79,10 @@ __all__ = [
     "TO_CLIENT",
     "HANDSHAKE_TIMEOUT",
     "MAX_HANDSHAKES",
+    "KEEPALIVE_IDLE",
+    "KEEPALIVE_INTERVAL",
+    "KEEPALIVE_PROBES",
+    "keep_alive",
     "purpose_key",
     "derive_key",
     "gcm_nonce",
@@ -122,6 +126,13 @@ TO_CLIENT = b"tfrecord-io protocol 2: server to client"
 HANDSHAKE_TIMEOUT = 10.0
 #: Unauthenticated connections a :class:`StreamServer` handshakes at once.
 MAX_HANDSHAKES = 32
+#: TCP keepalive of every connection (:func:`keep_alive`): after this many seconds without a
+#: byte either way, the kernel probes the peer...
+KEEPALIVE_IDLE = 10
+#: ... every this many seconds ...
+KEEPALIVE_INTERVAL = 5
+#: ... and ends the connection after this many probes go unanswered (about 25 s in all).
+KEEPALIVE_PROBES = 3
 
 _PURPOSES = (CONTROL, FEED)
 _PREFIX = struct.Struct("!IQ")
@@ -188,6 +199,19 @@ def seal(key: bytes, seq: int, header: bytes, payload: Any = b"") -> memoryview:
     return view[: size + TAG_BYTES]
 
 
+def keep_alive(sock: socket.socket) -> None:
+    """Turns on TCP keepalive for *sock* with :data:`KEEPALIVE_IDLE`, :data:`KEEPALIVE_INTERVAL`
+    and :data:`KEEPALIVE_PROBES`: a peer whose host vanished (powered off, its link cut, so no
+    FIN or RST ever comes) then ends a connection that waits for it, within about 25 s, instead
+    of holding its thread and socket for as long as the process lives. A peer that is alive but
+    silent (a feeding task waiting for its upstream stage) answers the probes and is kept."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (("TCP_KEEPIDLE", KEEPALIVE_IDLE), ("TCP_KEEPINTVL", KEEPALIVE_INTERVAL),
+                          ("TCP_KEEPCNT", KEEPALIVE_PROBES)):
+        if hasattr(socket, option):  # Linux and macOS; elsewhere the system's defaults
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+
+
 class Stream:
     """One encrypted connection, either end (made by :func:`connect` or :func:`accept`).
 
@@ -212,8 +236,10 @@ class Stream:
         self._send_lock = threading.Lock()
         self.warn = True  #: log refusals (the handshake leaves that to its server)
         self.closed = False
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # not TCP (a socket pair in tests)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with contextlib.suppress(OSError):
+            keep_alive(sock)
 
     def send(self, header: dict[str, Any], payload: Any = b"") -> None:
         """Send one message: *header* as JSON and *payload* (any bytes-like object, encrypted
