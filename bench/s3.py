@@ -165,7 +165,7 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
                     return run()
             return timed
 
-        counts = sorted({1, READ_REQUESTS})
+        counts = sorted({1, READ_REQUESTS, *ns.requests})
         raw = {n: f"raw GET, {_requests(n)}: `fs.open(s3://...)` streamed into a buffer, "
                   "no parsing" for n in counts}
         plugin = {n: f"`tfrecord_io.tf.dataset(\"s3://...\")`, {_requests(n)} "
@@ -205,8 +205,9 @@ def tensorflow_rows(ns: argparse.Namespace, base: str,
         lines += ["", f"TensorFlow {tf.__version__}; `dataset` reads remote files "
                   f"{REMOTE_BUFFER_BYTES >> 20} MiB per TensorFlow read, the raw GETs "
                   f"{DEFAULT_CHUNK_BYTES >> 20} MiB per call; each object is read in ranged GETs "
-                  f"of {READ_BUFFER >> 20} MiB, 1 or {READ_REQUESTS} (the default, "
-                  f"`{READ_REQUESTS_ENV}`) in flight at once. CPU: this process and the "
+                  f"of {READ_BUFFER >> 20} MiB, {', '.join(map(str, counts))} in flight at "
+                  f"once ({READ_REQUESTS} is the default, `{READ_REQUESTS_ENV}`). CPU: this "
+                  "process and the "
                   "server's, per record read.",
                   "",
                   f"Ceiling of the plugin at its CPU cost with {READ_REQUESTS} requests in flight "
@@ -369,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the server answers each request after this many ms (default 0)")
     parser.add_argument("--connection-mbps", type=float, default=None,
                         help="the server sends each answer at most this many MB/s")
+    parser.add_argument("--requests", type=lambda text: [int(n) for n in text.split(",")],
+                        default=[], help="with --only tf, also these counts of ranged GETs in "
+                        "flight (comma-separated; 1 and the default are always run)")
     parser.add_argument("--out", help="also write the markdown report here")
     args = list(sys.argv[1:] if argv is None else argv)
     ns = parser.parse_args(args)
