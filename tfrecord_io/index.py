@@ -45,7 +45,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _FRAMING = framing.FRAMING_BYTES
-_WELL_FORMED = re.compile(rb"(?:[0-9]+ [0-9]+\n)*(?:# ([0-9]+) records\n)?")
+# Numbers of at most 20 digits, as many as 2**64 - 1 has: a longer one is malformed, not parsed.
+_WELL_FORMED = re.compile(rb"(?:[0-9]{1,20} [0-9]{1,20}\n)*(?:# ([0-9]{1,20}) records\n)?")
 
 Entry = tuple[int, int]
 

@@ -56,6 +56,11 @@ def test_floats_are_float32():
     assert roundtrip({"f": -1e300})["f"] == [-math.inf]
 
 
+def test_an_int_beyond_float64_in_a_float_list_is_infinity():
+    got = roundtrip({"f": [0.5, 10**400, -(10**400), 3]})["f"]
+    assert got == [0.5, math.inf, -math.inf, 3.0]
+
+
 def test_unicode_strings_are_utf8():
     text = "héllo wörld ✓ 日本語 🎉"
     assert roundtrip({"s": text})["s"] == [text.encode("utf-8")]
@@ -65,6 +70,14 @@ def test_unicode_strings_are_utf8():
 def test_lone_surrogate_is_an_error():
     with pytest.raises(SchemaError, match="'s'"):
         encode_example({"s": "\ud800"})
+
+
+def test_lone_surrogate_in_a_feature_name_is_a_schema_error():
+    # e.g. a name from os.listdir of a file name that is not UTF-8 (surrogateescape)
+    with pytest.raises(SchemaError, match="not encodable as UTF-8"):
+        encode_example({"img\udcff": 1})
+    with pytest.raises(SchemaError, match="not encodable as UTF-8"):
+        encode_sequence_example(None, {"steps\udcff": [[1]]})
 
 
 def test_none_is_omitted():

@@ -187,6 +187,13 @@ def test_read_index_rejects_malformed_indexes(text, where):
         index.read_index(io.BytesIO(text))
 
 
+def test_read_index_names_the_line_of_a_number_longer_than_any_offset():
+    # longer than Python parses by default (4300 digits), and than any uint64 (20)
+    text = b"0 19\n19 " + b"1" * 5000 + b"\n"
+    with pytest.raises(ValueError, match="malformed index .*line 2"):
+        index.read_index(io.BytesIO(text))
+
+
 # -- validity --------------------------------------------------------------------------------
 
 

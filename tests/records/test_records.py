@@ -141,6 +141,18 @@ def test_read_from_a_file_object(abc_bytes):
     assert list(records.read(io.BytesIO(abc_bytes))) == ABC
 
 
+def test_a_file_object_decompressing_a_file_is_read_past_the_files_size(tmp_path):
+    # gzip.open's file object has the .gz file's descriptor, but holds more bytes than the
+    # file: more than a read buffer of them (1 MiB), so records follow the first buffer.
+    path = str(tmp_path / "f.tfrecord.gz")
+    many = [bytes([i % 256]) * 1000 for i in range(3000)]
+    with gzip.open(path, "wb") as out:
+        records.write(out, many)
+    assert os.path.getsize(path) < records.DEFAULT_BUFFER_SIZE
+    with gzip.open(path, "rb") as stream:
+        assert list(records.read(stream)) == many
+
+
 def test_write_to_a_file_object_leaves_it_open():
     out = io.BytesIO()
     assert records.write(out, ABC) == 3

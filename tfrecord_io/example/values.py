@@ -23,6 +23,7 @@ gives equal bytes (and :func:`from_arrow` writes the very same bytes as :func:`e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -97,7 +98,19 @@ def _check_int64(name: str, values: list[int]) -> None:
 
 def _to_float32(values: Any) -> list[float]:
     with np.errstate(over="ignore"):
-        return np.asarray(values, dtype=np.float64).astype(np.float32).tolist()
+        try:
+            wide = np.asarray(values, dtype=np.float64)
+        except OverflowError:  # an int beyond float64, so beyond float32 too: +-inf
+            wide = np.array([_to_float64(v) for v in values], dtype=np.float64)
+        return wide.astype(np.float32).tolist()
+
+
+def _to_float64(value: Any) -> float:
+    """*value* as a float, +-inf when it is an int too large for one."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _list_values(name: str, items: Iterable[Any]) -> tuple[str | None, list]:
@@ -180,6 +193,10 @@ def _fill_feature(feature: Any, name: str, value: Any) -> None:
 def _check_name(name: Any) -> str:
     if not isinstance(name, str):
         raise SchemaError(f"feature names must be str, not {type(name).__name__}: {name!r}")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise SchemaError(f"feature name {name!r} is not encodable as UTF-8 ({e})") from None
     return name
 
 

@@ -4,6 +4,7 @@ with (:func:`bytes_left`, :func:`skip_to`)."""
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 from collections.abc import Callable
@@ -126,7 +127,15 @@ class StreamWindow:
 
 
 def bytes_left(stream: Any) -> int | None:
-    """How many bytes a regular file still holds after the stream's position, else None."""
+    """How many bytes a regular file still holds after the stream's position, else None.
+
+    Known only for a stream whose bytes are the file's own (``open(path, "rb")``, buffered or
+    not): a stream that decodes a file (``gzip.open``, ``bz2.open``, ``lzma.open``) has the
+    file's descriptor too, but holds other bytes, often more than the file's size.
+    """
+    if not isinstance(stream, io.FileIO) and not isinstance(getattr(stream, "raw", None),
+                                                            io.FileIO):
+        return None
     try:
         info = os.fstat(stream.fileno())
         if not stat.S_ISREG(info.st_mode):
