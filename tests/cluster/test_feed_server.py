@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 
 import pytest
 
@@ -273,3 +274,45 @@ def test_a_retried_tasks_batch_is_dropped_at_once_even_when_the_buffer_is_full()
 
     threading.Thread(target=again, daemon=True).start()
     assert done.wait(5), "the repeat waited for room it would not take"
+
+
+def test_a_retried_tasks_batch_still_on_its_way_in_is_read_before_the_epoch_ends():
+    buf = FeedBuffer("train", 1, lambda name, epoch: None)
+    assert buf.put(1, (0, 0, 0), 1, framed(b"a"))  # the buffer is full now
+    # The task's first attempt waits for room with its batch; then its executor is lost.
+    first = threading.Thread(target=buf.put, args=(1, (0, 1, 0), 1, framed(b"b")), daemon=True)
+    first.start()
+    deadline = time.monotonic() + 10
+    while (0, 1, 0) not in buf._seen.get(1, ()):  # the first attempt is waiting for room
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    acked = threading.Event()
+
+    def retried():
+        buf.put(1, (0, 1, 0), 1, framed(b"b"))  # the same batch, from the retried task
+        acked.set()  # its connection is acknowledged: the driver ends the epoch
+        buf.end_epoch(1, 2)
+
+    threading.Thread(target=retried, daemon=True).start()
+    assert not acked.wait(0.5), "acknowledged before its batch was in"
+    assert [r for batch in buf.epoch() for r in batch.records()] == [b"a", b"b"]
+    first.join(10)
+    assert acked.is_set()
+
+
+def test_an_epoch_left_early_drops_the_rest_of_its_batches_without_holding_the_sender():
+    buf = FeedBuffer("train", 1, lambda name, epoch: None)
+    assert buf.put(1, (0, 0, 0), 1, framed(b"a"))
+    first = buf.epoch()
+    assert next(first).records() == [b"a"]
+    assert buf.put(1, (0, 0, 1), 1, framed(b"b"))  # the buffer is full now
+    held = threading.Thread(target=buf.put, args=(1, (0, 0, 2), 1, framed(b"c")), daemon=True)
+    held.start()
+    first.close()  # the reader leaves epoch 1 (say for another feed) and reads no more of it
+    held.join(5)
+    assert not held.is_alive(), "a feeder of the epoch left early is held until the next one"
+    assert not buf.put(1, (0, 0, 3), 1, framed(b"d"))  # dropped at once: the sender is told
+    assert buf.put(2, (0, 0, 0), 1, framed(b"next"))
+    buf.end_epoch(1, 4)
+    buf.end_epoch(2, 1)
+    assert [r for batch in buf.epoch() for r in batch.records()] == [b"next"]

@@ -195,3 +195,15 @@ def test_done_callbacks_run_once_whether_added_before_or_after_the_end(ended_fir
         assert calls == []
         outcome.end(1)
     assert calls == [outcome]
+
+
+def test_a_job_whose_tagging_fails_ends_with_that_error_instead_of_never_ending():
+    class Stopped(FakeSession):  # a SparkContext stopped meanwhile
+        def describe(self, group, description):
+            raise AttributeError("'NoneType' object has no attribute 'setJobGroup'")
+
+    frame = FakeFrame(Stopped(), [])
+    job = _job(frame, "t1")
+    assert job.wait(WAIT)
+    assert isinstance(job.error, AttributeError) and "setJobGroup" in str(job.error)
+    assert not frame.submitted.is_set()

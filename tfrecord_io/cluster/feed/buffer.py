@@ -10,8 +10,11 @@ never keep out those the reader waits for, and a node holds at most twice the ca
 ``ctx.feed(name)``.
 
 Bookkeeping per epoch: a batch already received (same feeding job, partition and sequence
-number: a Spark task that was retried sends its batches again) is dropped, and at the epoch's
-end the records received are compared with those the driver counted as sent.
+number: a Spark task that was retried sends its batches again) is dropped, one still waiting
+for room is waited for (so a connection's ``ack`` still means its batches are in), and at the
+epoch's end the records received are compared with those the driver counted as sent. Batches
+of an epoch the reader is done with (read, or its iteration left early) are dropped as they
+come.
 """
 
 from __future__ import annotations
@@ -53,10 +56,13 @@ class FeedBuffer:
         self._items: collections.deque[tuple[Any, ...]] = collections.deque()
         self._batches: collections.Counter[int] = collections.Counter()  # epoch -> batches
         self._started = 0
+        self._left = 0  # the last epoch the reader is done with (read, or left early)
         self._closed = False  # no more epochs: the driver ended the feed
         self._stopped = False  # the reader is done: drop whatever comes
         self._unmarked: str | None = None  # why the driver's markers can no longer come
         self._seen: dict[int, set[tuple[int, int, int]]] = {}
+        # batches put() holds while they wait for room: (epoch, key)
+        self._landing: set[tuple[int, tuple[int, int, int]]] = set()
         self._received: dict[int, int] = {}
 
     # -- from the connections ------------------------------------------------------------------
@@ -69,25 +75,41 @@ class FeedBuffer:
     def put(self, epoch: int, key: tuple[int, int, int], records: int, payload: Any) -> bool:
         """Queue one batch of *epoch* (*records* records laid out as in
         :mod:`~tfrecord_io.cluster.feed.batch_format`; waits while the buffer is full). Returns
-        False when the feed is stopped (the batch is dropped)."""
+        False when the feed is stopped, or the reader is done with *epoch* (an iteration left
+        early skips the rest of its epoch): the batch is dropped."""
         with self._cond:
-            if self._stopped:
+            if self._dropping(epoch):
                 return False
-            # A retried task's batch already here (or on its way in) is dropped at once, never
-            # waiting for room it would not take.
+            # A retried task's batch already here is dropped at once, never waiting for room
+            # it would not take. One still on its way in (its first sender, say a task whose
+            # executor was lost, waits for room) is waited for: the repeat's connection is
+            # acknowledged, and the epoch may end, only once the batch is in.
             seen = self._seen.setdefault(epoch, set())
             if key in seen:
-                return True
+                while not self._dropping(epoch) and (epoch, key) in self._landing:
+                    self._cond.wait(_POLL)
+                return not self._dropping(epoch)
             seen.add(key)
-            while not self._stopped and self._held(epoch > self._started) >= self._capacity:
-                self._cond.wait(_POLL)
-            if self._stopped:
+            self._landing.add((epoch, key))
+            try:
+                while (not self._dropping(epoch)
+                       and self._held(epoch > self._started) >= self._capacity):
+                    self._cond.wait(_POLL)
+            finally:
+                self._landing.discard((epoch, key))
+                self._cond.notify_all()
+            if self._dropping(epoch):
                 return False
             self._received[epoch] = self._received.get(epoch, 0) + records
             self._items.append(("data", epoch, payload, records, key))
             self._batches[epoch] += 1
             self._cond.notify_all()
         return True
+
+    def _dropping(self, epoch: int) -> bool:
+        """Whether a batch of *epoch* is dropped: the feed is stopped, or the reader is done
+        with that epoch. Call with the lock held."""
+        return self._stopped or epoch <= self._left
 
     def _held(self, ahead: bool) -> int:
         """Batches held of later epochs than the reader's (*ahead*), or of the others."""
@@ -132,7 +154,8 @@ class FeedBuffer:
     def epoch(self) -> Iterator[Batch]:
         """The next epoch, batch by batch (:class:`~tfrecord_io.cluster.feed.batch_format.Batch`:
         the batch's bytes and where each serialized record is). Empty when the
-        feed has ended or was stopped. An epoch left unfinished is skipped by the next call
+        feed has ended or was stopped. An epoch left unfinished is skipped: the rest of its
+        batches are dropped as they come once its iteration is closed, or by the next call
         (and an iteration still open then ends).
 
         Raises:
@@ -146,13 +169,22 @@ class FeedBuffer:
             # A new epoch while an earlier iteration is unfinished: that one ends now.
             self._started += 1
             epoch = self._started
+            self._left = max(self._left, epoch - 1)
             self._cond.notify_all()  # this epoch's batches fed ahead count as the current now
-        self._on_demand(self.name, epoch)
-        while True:
-            item = self._next(epoch)
-            if item is None:
-                return
-            yield item
+        try:
+            self._on_demand(self.name, epoch)
+            while True:
+                item = self._next(epoch)
+                if item is None:
+                    return
+                yield item
+        finally:
+            # Read, failed or left early (the iteration closed, say by ``take``): the rest of
+            # the epoch is dropped as it comes, so its feeding tasks end at once instead of
+            # holding their task slots while the reader reads another feed.
+            with self._cond:
+                self._left = max(self._left, epoch)
+                self._cond.notify_all()
 
     def _next(self, epoch: int) -> Batch | None:
         """The next batch of *epoch*; None at its end."""

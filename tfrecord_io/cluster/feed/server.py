@@ -16,8 +16,9 @@ kinds:
   ``end_all``.
 * a feeding task (one connection per task and worker): ``batch`` messages into the feed's
   :class:`~tfrecord_io.cluster.feed.buffer.FeedBuffer`, then ``end``, answered with ``ack`` once
-  every batch of the connection is buffered. When the feed is stopped the server answers
-  ``stopped`` (at once, and to the next batch) and reads the rest without keeping it.
+  every batch of the connection is buffered. When the feed is stopped, or its reader is done
+  with the connection's epoch (an iteration left early), the server answers ``stopped`` (at
+  once, and to the next batch) and reads the rest without keeping it.
 """
 
 from __future__ import annotations

@@ -180,16 +180,21 @@ class FeedJob(BaseJob):
         threading.Thread(target=self._run, name=f"{self._tag}-collect", daemon=True).start()
 
     def _run(self) -> None:
-        self._tags.describe(self._group, f"tfrecord-io feed {self.feed!r}, epoch {self.epoch}")
-        self._tags.add(self._tag)
+        # Whatever fails here (tagging the job included: a stopped SparkContext) ends the job
+        # with the error: a job that never ends would hold its feed for good.
         try:
-            rows = self._frame.collect()
+            self._tags.describe(self._group,
+                                f"tfrecord-io feed {self.feed!r}, epoch {self.epoch}")
+            self._tags.add(self._tag)
+            try:
+                rows = self._frame.collect()
+            finally:
+                self._tags.remove(self._tag)
+            tasks = [json.loads(row.task) for row in rows]
         except BaseException as e:  # noqa: BLE001 - the job's error, read by the schedule
             self.end(error=ClusterError("cancelled") if self._cancelled.is_set() else e)
             return
-        finally:
-            self._tags.remove(self._tag)
-        self.end([json.loads(row.task) for row in rows])
+        self.end(tasks)
 
     def cancel(self) -> None:
         """Cancel the job, whatever its state; returns at once."""
