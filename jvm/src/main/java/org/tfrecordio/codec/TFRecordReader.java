@@ -30,12 +30,24 @@ public final class TFRecordReader implements Closeable {
   private static final int HEADER = 12;
   private static final int FRAMING = 16;
   private static final int MAX_ARRAY = Integer.MAX_VALUE - 16;
+  private static final String DATA_CHECKSUM_MISMATCH = "data checksum mismatch";
+  /**
+   * What to do about a header that is not valid exactly where a range after byte 0 begins:
+   * most often the range did not come from this file's records (an index written for an
+   * earlier version of the file). The Python readers say the same.
+   */
+  private static final String RANGE_START_ADVICE = "A byte range must begin where a record "
+      + "begins. If the range came from the file's split index (_NAME.tfindex), the index does "
+      + "not describe this file: `tfrecord-io verify` checks both; delete the index and write "
+      + "it again with `tfrecord-io index`";
 
   private final InputStream in;
   private final String source;
   private final ReaderOptions options;
   private final TFRecordCrc crc = new TFRecordCrc();
   private final int maxCapacity;
+  // Where the range begins: a record must begin there.
+  private final long rangeStart;
 
   private byte[] buf;
   private int pos;
@@ -75,6 +87,7 @@ public final class TFRecordReader implements Closeable {
     this.options = options;
     this.buf = new byte[options.bufferBytes];
     this.bufStart = startOffset;
+    this.rangeStart = startOffset;
     this.maxCapacity = (int) Math.min(MAX_ARRAY,
         Math.max(options.bufferBytes, 2 * (options.maxRecordBytes + FRAMING)));
   }
@@ -193,7 +206,7 @@ public final class TFRecordReader implements Closeable {
       }
       if (options.verify
           && crc.masked(buf, pos + HEADER, n) != TFRecordCrc.getIntLE(buf, pos + HEADER + n)) {
-        if (damaged(off, "data checksum mismatch")) {
+        if (damaged(off, DATA_CHECKSUM_MISMATCH)) {
           return false;
         }
         continue;
@@ -235,13 +248,21 @@ public final class TFRecordReader implements Closeable {
 
   /**
    * Handles damage at {@code off} (the current position): throws under the fail policy,
-   * otherwise counts it and scans forward from {@code off + 1} to the next valid record.
+   * otherwise counts it and scans forward from {@code off + 1} to the next valid record. A
+   * header that is not valid exactly where a range after byte 0 begins is said to be where no
+   * record may begin (an index that does not describe the file), not only damage.
    *
    * @return true if the stream has nothing more to read
    */
   private boolean damaged(long off, String reason) throws IOException {
+    String advice = options.skipAdvice;
+    if (off == rangeStart && rangeStart > 0 && !reason.equals(DATA_CHECKSUM_MISMATCH)) {
+      reason = "no valid record header where the byte range begins (" + reason + "): no record "
+          + "begins here, or its header is damaged";
+      advice = RANGE_START_ADVICE + "; or " + options.skipAdvice;
+    }
     if (!options.skipCorrupt) {
-      throw new CorruptRecordException(source, off, reason + " (" + options.skipAdvice + ")");
+      throw new CorruptRecordException(source, off, reason + " (" + advice + ")");
     }
     skippedRecords++;
     LOG.warn("Skipping damaged data in {} at byte offset {}: {}", source, off, reason);

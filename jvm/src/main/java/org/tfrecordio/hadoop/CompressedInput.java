@@ -40,6 +40,9 @@ final class CompressedInput extends InputStream {
   private long delivered;
   private InputStream recovery;
   private CorruptStreamException pending;
+  // How far the codec read the file before it was closed: the progress made, while the bytes
+  // before the damage are decoded again.
+  private long releasedPosition;
 
   CompressedInput(FileSystem fs, Path path, CompressionCodec codec) throws IOException {
     this.fs = fs;
@@ -77,7 +80,11 @@ final class CompressedInput extends InputStream {
   private void release() throws IOException {
     try {
       if (file != null) {
-        file.close();
+        try {
+          releasedPosition = Math.max(releasedPosition, file.getPos());
+        } finally {
+          file.close();
+        }
       }
     } finally {
       file = null;
@@ -88,9 +95,9 @@ final class CompressedInput extends InputStream {
     }
   }
 
-  /** Position in the compressed file, for progress. */
+  /** Position in the compressed file, for progress: it never goes back. */
   long compressedPosition() throws IOException {
-    return file == null ? 0 : file.getPos();
+    return file == null ? releasedPosition : Math.max(releasedPosition, file.getPos());
   }
 
   @Override

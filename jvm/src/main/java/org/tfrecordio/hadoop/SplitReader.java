@@ -61,7 +61,7 @@ public final class SplitReader implements Closeable {
         fileIn.seek(start);
         this.reader = new TFRecordReader(fileIn, path.toString(), start, options);
         reader.setEnd(end);
-        reader.setStreamLength(fileLength);
+        reader.setStreamLength(this.fileLength);
         // A split that does not start at 0 starts on a record boundary taken from the index,
         // or, under resync splitting only, at an arbitrary byte offset. Read an index split from
         // its start, so that damage there is reported (or counted) under the corrupt policy like

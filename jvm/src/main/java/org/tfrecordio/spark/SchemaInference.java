@@ -94,9 +94,14 @@ final class SchemaInference {
     }
   }
 
-  /** Summarizes the records of one task. */
+  /**
+   * Summarizes the records of one task.
+   *
+   * @param where what errors add after a record's number to say where it is read from (the
+   *     input split), or ""
+   */
   static Summary summarize(Iterator<BytesWritable> records, boolean sequence,
-      Set<String> binaryFeatures) {
+      Set<String> binaryFeatures, String where) {
     ByteKeyMap ctxKeys = new ByteKeyMap();
     ByteKeyMap flKeys = new ByteKeyMap();
     RecordScanner scanner = new RecordScanner(sequence, ctxKeys, flKeys, true);
@@ -112,7 +117,7 @@ final class SchemaInference {
       try {
         scanner.scan(rec.getBytes(), 0, rec.getLength());
       } catch (SchemaException e) {
-        throw new SchemaException("record " + n + " is not a valid "
+        throw new SchemaException("record " + n + where + " is not a valid "
             + (sequence ? "SequenceExample" : "Example") + ": " + e.getMessage(), e);
       }
       n++;

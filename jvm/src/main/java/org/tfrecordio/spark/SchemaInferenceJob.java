@@ -10,6 +10,7 @@ import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.NullWritable;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.rdd.InputFileBlockHolder;
 import org.apache.spark.sql.types.StructType;
 import scala.Tuple2;
 
@@ -93,8 +94,19 @@ public final class SchemaInferenceJob {
           return pairs.next()._1();
         }
       };
-      return Collections.singletonList(SchemaInference.summarize(records, sequence, binary))
-          .iterator();
+      return Collections.singletonList(
+          SchemaInference.summarize(records, sequence, binary, inputSplit())).iterator();
+    }
+
+    /**
+     * Where the task's records come from, for errors: the file and start of the input split
+     * that Spark's Hadoop RDDs record for the task (what {@code input_file_name()} reads), or ""
+     * when the records do not come from a file split.
+     */
+    private static String inputSplit() {
+      String file = InputFileBlockHolder.getInputFilePath().toString();
+      return file.isEmpty() ? "" : " of the input split of " + file + " from byte "
+          + InputFileBlockHolder.getStartOffset() + " (counting from 0)";
     }
   }
 }

@@ -320,6 +320,40 @@ public class TFRecordReaderTest {
   }
 
   @Test
+  public void aRangeBeginningInsideARecordFailsSayingNoRecordBeginsThere() {
+    List<byte[]> records = Records.random(35, 10, 100);
+    long[] bounds = Records.boundaries(records);
+    byte[] file = Records.frameAll(records);
+    long start = bounds[3] + 5; // as a split cut from an index of another file would begin
+    CorruptRecordException e = assertThrows(CorruptRecordException.class, () -> {
+      try (TFRecordReader r = new TFRecordReader(new ByteArrayInputStream(
+          Arrays.copyOfRange(file, (int) start, file.length)), SOURCE, start, options())) {
+        readAll(r);
+      }
+    });
+    assertNamesSourceAndOffset(e, start);
+    assertThat(e.getReason(), containsString("no valid record header where the byte range "
+        + "begins (length checksum mismatch): no record begins here, or its header is damaged"));
+    assertThat(e.getReason(), containsString("the index does not describe this file"));
+  }
+
+  @Test
+  public void damagedDataAtARangesStartIsDamageOnly() {
+    List<byte[]> records = Records.random(36, 10, 100);
+    long start = Records.boundaries(records)[3];
+    byte[] file = flipped(records, 3, 12 + 2);
+    CorruptRecordException e = assertThrows(CorruptRecordException.class, () -> {
+      try (TFRecordReader r = new TFRecordReader(new ByteArrayInputStream(
+          Arrays.copyOfRange(file, (int) start, file.length)), SOURCE, start, options())) {
+        readAll(r);
+      }
+    });
+    assertNamesSourceAndOffset(e, start);
+    assertThat(e.getReason(), containsString("data checksum mismatch ("));
+    assertFalse(e.getReason(), e.getReason().contains("byte range"));
+  }
+
+  @Test
   public void alteredLengthFieldFailsTheLengthChecksum() {
     List<byte[]> records = Records.random(26, 10, 100);
     long offset = Records.boundaries(records)[6];

@@ -5,6 +5,7 @@ import static org.hamcrest.MatcherAssert.assertThat;
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertTrue;
 
 import java.io.File;
 import java.io.IOException;
@@ -157,6 +158,37 @@ public class CompressedDamageTest extends BothApisTest {
           Arrays.copyOfRange(framed, split, framed.length), at);
       z[at[0]] |= 0x06; // block type 3, which does not exist
       check(f, z, split, "invalid block type");
+    }
+  }
+
+  @Test
+  public void progressNeverGoesBackWhenTheRecordsBeforeTheDamageAreDecodedAgain()
+      throws IOException {
+    int split = (int) bounds[50];
+    for (Format f : Format.values()) {
+      int[] at = new int[1];
+      byte[] z = f.flushedBetween(Arrays.copyOf(framed, split),
+          Arrays.copyOfRange(framed, split, framed.length), at);
+      z[at[0]] |= 0x06; // block type 3, which does not exist
+      Path path = write("progress-" + f + "/part" + f.extension, z);
+      Configuration skip = new Configuration();
+      skip.set(TFRecordConfig.CORRUPT_POLICY, "skip");
+      try (SplitReader reader = new SplitReader(skip, path, 0, z.length)) {
+        BytesWritable value = new BytesWritable();
+        float last = reader.getProgress();
+        boolean more = true;
+        int read = 0;
+        while (more) {
+          more = reader.next(value);
+          read += more ? 1 : 0;
+          float progress = reader.getProgress();
+          assertTrue(f + " after " + read + " records: " + progress + " < " + last,
+              progress >= last && progress <= 1);
+          last = progress;
+        }
+        assertEquals(f + " records", wholeWithin(split), read);
+        assertTrue(f + " progress at the end: " + last, last > 0);
+      }
     }
   }
 

@@ -145,6 +145,25 @@ public class HostileLengthTest extends BothApisTest {
     }
   }
 
+  @Test
+  public void plainFileAnnouncingMoreThanItHoldsFailsBeforeReadingTheBytesAnnounced()
+      throws IOException {
+    // 4 MiB of data after a valid header announcing 200 MiB: the file's length says, before
+    // anything is read for the record, that it cannot hold it.
+    byte[] file = Records.concat(Records.header(200 * MIB), new byte[(int) (4 * MIB)]);
+    Path path = write("announcing", "", file);
+    Configuration conf = new Configuration();
+    conf.setInt(TFRecordConfig.READ_BUFFER_BYTES, 64);
+    try (SplitReader reader = new SplitReader(conf, path, 0, file.length)) {
+      CorruptRecordException e = org.junit.Assert.assertThrows(CorruptRecordException.class,
+          () -> reader.next(new org.apache.hadoop.io.BytesWritable()));
+      assertEquals(0, e.getOffset());
+      assertThat(e.getMessage(), containsString("truncated record: " + 200 * MIB
+          + " data bytes announced, the file ends " + 4 * MIB + " bytes into them"));
+      assertEquals("read buffer", 64, reader.reader().getBufferCapacity());
+    }
+  }
+
   @Test(timeout = 120_000) // a hang guard: the file is read in well under a second
   public void resyncOverManyHeadersAnnouncingMoreThanTheFileIsLinear() throws IOException {
     int headers = (int) (4 * MIB / 12);

@@ -275,8 +275,12 @@ public class InputSplitsTest extends BothApisTest {
     Records.writeLocal(dataFile, Records.frameAll(reversed));
     assertEquals(Records.boundaries(records)[records.size()], dataFile.length());
 
-    // Under the fail policy a split starting inside a record is an error, not silent loss...
-    assertThrows(CorruptRecordException.class, () -> api.read(conf, data, 1));
+    // Under the fail policy a split starting inside a record is an error, not silent loss,
+    // that says the index may not describe the file...
+    CorruptRecordException e =
+        assertThrows(CorruptRecordException.class, () -> api.read(conf, data, 1));
+    assertTrue(e.getMessage(), e.getReason().startsWith("no valid record header where the "
+        + "byte range begins") && e.getReason().contains("the index does not describe this file"));
     // ...and under the skip policy every record is still read exactly once.
     conf.set(TFRecordConfig.CORRUPT_POLICY, "skip");
     for (long size = 1; size <= dataFile.length(); size += 3) {

@@ -97,7 +97,7 @@ public final class TFRecordFileFormat implements FileFormat, DataSourceRegister 
     }
     List<Path> paths = new ArrayList<>();
     while (files.hasNext()) {
-      paths.add(files.next().getPath());
+      paths.add(literal(files.next().getPath()));
     }
     if (paths.isEmpty()) {
       return Option.empty();
@@ -114,6 +114,15 @@ public final class TFRecordFileFormat implements FileFormat, DataSourceRegister 
     } catch (IOException e) {
       throw new UncheckedIOException(e.getMessage(), e);
     }
+  }
+
+  /**
+   * {@code path} as an input path of a Hadoop job that names that file only: FileInputFormat
+   * takes its input paths as globs, in which a listed file's name may hold pattern characters
+   * ({@code part[1].tfrecord} would match no file, {@code x*.tfrecord} others too).
+   */
+  static Path literal(Path path) {
+    return new Path(path.toString().replaceAll("[\\\\\\[\\]{}*?]", "\\\\$0"));
   }
 
   // ------------------------------------------------------------------------------------------
