@@ -5,6 +5,7 @@ message tables of docs/protocol.md list exactly the module's types and fields.""
 from __future__ import annotations
 
 import dataclasses
+import json
 import pathlib
 import re
 
@@ -16,6 +17,7 @@ from tfrecord_io.cluster.messages import (
     MAX_TRACEBACK,
     Batch,
     Done,
+    FailEpoch,
     FailureKind,
     FeederHello,
     Grow,
@@ -24,6 +26,7 @@ from tfrecord_io.cluster.messages import (
     encode,
     parse,
 )
+from tfrecord_io.cluster.protocol import MAX_HEADER
 from tfrecord_io.errors import ChannelError
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
@@ -123,6 +126,13 @@ def test_a_failures_error_is_cut_to_its_start_and_its_traceback_to_its_end():
     assert done.error == "E" + "e" * (MAX_ERROR - 1) + " ...[cut]"
     assert done.traceback == "...\n" + ("t" * 2 * MAX_TRACEBACK + "raised here")[-MAX_TRACEBACK:]
     assert parse(encode(done), messages.ALL) == done  # cut once: the same after the wire
+
+
+def test_a_failed_epochs_reason_is_cut_to_its_start_so_that_its_marker_can_be_sent():
+    marker = FailEpoch(feed="f", epoch=3, reason="R" + "r" * (2 * MAX_HEADER))
+    assert marker.reason == "R" + "r" * (MAX_ERROR - 1) + " ...[cut]"
+    assert len(json.dumps(encode(marker))) < MAX_HEADER
+    assert parse(encode(marker), messages.ALL) == marker
 
 
 def test_a_failures_short_error_and_traceback_are_kept_whole():

@@ -242,12 +242,19 @@ class EndEpoch(Message):
 
 @dataclass(frozen=True)
 class FailEpoch(Message):
-    """Epoch *epoch* of *feed* failed: its reader raises *reason*."""
+    """Epoch *epoch* of *feed* failed: its reader raises *reason* (its first
+    :data:`MAX_ERROR` characters: the driver raises the whole of it)."""
 
     TYPE: ClassVar[str] = "fail_epoch"
     feed: str
     epoch: int
     reason: str
+
+    def __post_init__(self) -> None:
+        # A Spark job's error can carry long Java traces: over the protocol's header limit
+        # Stream.send refuses the marker, and the feed failed naming its size, not its cause.
+        if isinstance(self.reason, str) and len(self.reason) > MAX_ERROR:
+            object.__setattr__(self, "reason", self.reason[:MAX_ERROR] + " ...[cut]")
 
 
 @dataclass(frozen=True)
