@@ -12,6 +12,7 @@ import time
 import pytest
 
 from tfrecord_io import cluster
+from tfrecord_io.cluster import spawn
 from tfrecord_io.cluster.spawn import ForkedProcess
 
 import cluster_programs
@@ -74,3 +75,23 @@ def test_a_worker_where_tensorflow_ran_starts_its_nodes_as_new_interpreters(sc):
     check = cluster_programs.warm_before_and_after_tensorflow_runs
     (answer,) = sc.parallelize([0], 1).mapPartitions(check).collect()
     assert json.loads(answer) == [True, False]
+
+
+def test_a_forked_node_imports_from_the_pythonpath_of_its_environment(tmp_path, monkeypatch):
+    # cluster.run(env={"PYTHONPATH": ...}) reaches a new interpreter's sys.path; a fork's too.
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "forked_node_user_module.py").write_text("VALUE = 7\n")
+    workdir = tmp_path / "node"
+    workdir.mkdir()
+
+    def main(argv):
+        import forked_node_user_module
+
+        return forked_node_user_module.VALUE
+
+    monkeypatch.setattr(spawn.node_process, "main", main)
+    monkeypatch.setattr(spawn.daemon, "prepare_node", lambda: None)  # no TensorFlow preloaded
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(lib), os.environ.get("PYTHONPATH", "")]))
+    process = spawn._fork(str(workdir), env, ())
+    assert process.wait(60) == 7, process.stderr.read().decode()

@@ -17,6 +17,10 @@ import psutil
 import pytest
 
 from tfrecord_io.cluster import tensorboard
+from tfrecord_io.cluster.description import AttemptDescription, NodeDescription
+from tfrecord_io.cluster.options import run_options
+from tfrecord_io.cluster.roles import cluster_spec, roles, tf_config
+from tfrecord_io.cluster.task import _Node
 from tfrecord_io.errors import TensorBoardError
 
 from waiting import eventually, wait_until
@@ -145,3 +149,38 @@ def test_a_board_that_cannot_bind_raises_with_tensorboards_reason_and_leaves_not
         tensorboard.start(str(tmp_path), "192.0.2.1", timeout=60)  # TEST-NET-1: not ours
     after = {p.pid for p in psutil.Process().children(recursive=True)}
     assert after <= before
+
+
+def test_the_chiefs_board_reads_an_object_store_with_the_settings_the_nodes_get(
+        s3_env, s3_bucket, monkeypatch, tmp_path):
+    # The driver's object-store settings (and cluster.run's env) reach the node processes in
+    # the run's env, not the executor's environment; the chief's TensorBoard needs them too.
+    log_dir = f"s3://{s3_bucket}/tensorboard/{tmp_path.name}"
+    write_scalars(log_dir)
+    settings = s3_env.environment()
+    for name in settings:
+        monkeypatch.delenv(name)  # the executor was started without them
+    options = run_options(mode="sync", num_workers=1, log_dir=log_dir, keras="default",
+                          tensorboard=True, reservation_timeout=60.0, max_attempts=1,
+                          env=settings, input_mode="tensorflow")
+    attempt = AttemptDescription(options, cluster="c-1", driver="127.0.0.1:1",
+                                 control_key="c" * 64, feed_key="f" * 64, number=0,
+                                 num_workers=1)
+    (chief,) = roles("sync", 1, 0, False)
+    spec = cluster_spec([chief], ["127.0.0.1:1"])
+    node = NodeDescription(attempt=attempt, role=chief, cluster_spec=spec,
+                           tf_config=tf_config(spec, chief), host="127.0.0.1",
+                           parent_pid=os.getpid())
+    sent = []
+
+    class Connection:
+        def send(self, message, payload=b""):
+            sent.append(message)
+
+    board = _Node(attempt, chief, Connection(), str(tmp_path))._start_tensorboard(node)
+    try:
+        assert [m.url for m in sent] == [board.url]
+        series = loss_series(board)
+    finally:
+        board.stop()
+    assert [(step, value) for _, step, value in series] == STEPS

@@ -92,6 +92,14 @@ def _keep_only(fds: Sequence[int]) -> None:
     os.closerange(low, os.sysconf("SC_OPEN_MAX"))
 
 
+def _import_path(env: dict[str, str]) -> None:
+    """Puts the directories of *env*'s ``PYTHONPATH`` first on ``sys.path``, as a new
+    interpreter started with *env* would have them (the worker's own path read its own
+    ``PYTHONPATH``, not the node's: ``env={"PYTHONPATH": ...}`` of ``cluster.run``)."""
+    entries = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[0:0] = [p for p in dict.fromkeys(entries) if p not in sys.path]
+
+
 def _run_forked(workdir: str, env: dict[str, str], out_w: int, err_w: int,
                 pass_fds: Sequence[int]) -> None:
     """In the child: become the node process, as a new interpreter would start it. No return."""
@@ -119,6 +127,7 @@ def _run_forked(workdir: str, env: dict[str, str], out_w: int, err_w: int,
         os.chdir(workdir)
         os.environ.clear()
         os.environ.update(env)
+        _import_path(env)
         daemon.prepare_node()
         sys.argv = [node_process.__file__, workdir]
         status = node_process.main([workdir])

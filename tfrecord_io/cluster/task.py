@@ -73,7 +73,61 @@ CONNECT_TIMEOUT = 10.0
 #: How often the task tells the driver it is alive.
 DRIVER_HEARTBEAT = 2.0
 _STOP_GRACE = 3.0
-_MAX_LINE = 16 * 1024
+_MAX_LINE = 16 * 1024  # bytes of an output line the driver gets (the rest is cut)
+
+
+#: The file in a node's working directory naming the Spark task that made it (and removes it).
+_OWNER_FILE = "task.json"
+#: How the working directories of nodes start (the cluster's name: ``Cluster.name``).
+_WORKDIR_PREFIX = "tfrecord-io-"
+
+
+def _process_start(pid: int) -> str | None:
+    """When process *pid* started (clock ticks since boot), or None: no such process, or no
+    ``/proc``. With the pid, it names one process: pids are reused, start times are not."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+def _claim(workdir: str) -> None:
+    """Name this task as *workdir*'s owner, for :func:`_sweep`."""
+    owner = {"pid": os.getpid(), "start": _process_start(os.getpid()),
+             "namespace": _pid_namespace()}
+    with open(os.path.join(workdir, _OWNER_FILE), "w", encoding="utf-8") as f:
+        json.dump(owner, f)
+
+
+def _sweep(root: str) -> None:
+    """Remove the nodes' working directories under *root* whose Spark task is gone: a task
+    killed (its Python worker ended by a cancelled job, a lost or killed executor) never reaches
+    its own cleanup, and its directory holds the node's description and ``main_fun``'s
+    arguments. Only directories of a task of this pid namespace that no longer runs go; one
+    whose owner is unknown (being made, another user's, another host's pids) stays."""
+    namespace = _pid_namespace()
+    if namespace is None:  # no /proc: owners cannot be told apart
+        return
+    with contextlib.suppress(OSError), os.scandir(root) as entries:
+        for entry in entries:
+            if not entry.name.startswith(_WORKDIR_PREFIX):
+                continue
+            try:
+                with open(os.path.join(entry.path, _OWNER_FILE), encoding="utf-8") as f:
+                    owner = json.load(f)
+                pid, start = int(owner["pid"]), owner["start"]
+            except (OSError, ValueError, TypeError, KeyError):
+                continue
+            if owner.get("namespace") == namespace and start and _process_start(pid) != start:
+                shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _reserve_port(host: str) -> socket.socket:
@@ -83,10 +137,19 @@ def _reserve_port(host: str) -> socket.socket:
 
 
 def _forward(stream: Any, name: str, conn: NodeConnection) -> None:
-    for raw in iter(stream.readline, b""):
-        line = raw.decode("utf-8", "replace").rstrip("\n")
-        if len(line) > _MAX_LINE:
-            line = line[:_MAX_LINE] + " ...[cut]"
+    """Send the node's output lines to the driver; a line longer than :data:`_MAX_LINE` bytes
+    goes cut, and the rest of it is read and dropped (never held whole: a progress bar redrawn
+    with ``\r`` is one line for as long as it runs)."""
+    rest = False  # reading the rest of a line already cut
+    for raw in iter(lambda: stream.readline(_MAX_LINE + 1), b""):
+        whole = raw.endswith(b"\n") or len(raw) <= _MAX_LINE
+        if rest:
+            rest = not whole
+            continue
+        line = raw[:_MAX_LINE].decode("utf-8", "replace").rstrip("\n")
+        if not whole:
+            line += " ...[cut]"
+            rest = True
         with contextlib.suppress(ChannelError):
             conn.send(Log(stream=name, line=line))
     stream.close()
@@ -201,7 +264,6 @@ class _Node:
         port.close()  # the node's copy holds it now
         if feed_socket is not None:
             feed_socket.close()  # the node serves it now
-        self.conn.send(Started(pid=process.pid))
         readers = [
             threading.Thread(target=_forward, args=(stream, name, self.conn), daemon=True)
             for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
@@ -210,35 +272,69 @@ class _Node:
             target=_forward_reports, args=(os.fdopen(report_r, "rb"), self.conn), daemon=True))
         for t in readers:
             t.start()
-        board = None
+        # TensorBoard starts (seconds to minutes) while the node is supervised: a stop, or the
+        # node's end, is not kept waiting for it.
+        boards: list[Any] = []  # the board, once it serves; or what its start raised
+        ended = threading.Event()
+        starting = None
         outcome = Done(ok=False, kind=FailureKind.RAISED, error="the task ended unexpectedly")
-        try:
+        try:  # from here on, whatever fails (the driver gone at once, too) ends the node
+            self.conn.send(Started(pid=process.pid))
             if self.description.options.tensorboard and self.role.is_chief:
-                board = self._start_tensorboard(node)
-            outcome = self._supervise(process, beat_r)
+                starting = threading.Thread(
+                    target=self._start_board, args=(node, ended, boards), daemon=True)
+                starting.start()
+            outcome = self._supervise(process, beat_r, boards)
         finally:
+            ended.set()
             _kill_group(process, _STOP_GRACE)
             os.close(beat_r)
-            if board is not None:
-                board.stop()
+            if starting is not None:
+                starting.join()
+            for board in boards:
+                if not isinstance(board, BaseException):
+                    board.stop()
             for t in readers:
                 t.join(5.0)
         return outcome
 
-    def _start_tensorboard(self, node: NodeDescription) -> Any:
+    def _start_tensorboard(self, node: NodeDescription,
+                           cancel: threading.Event | None = None) -> Any:
         from tfrecord_io.cluster import tensorboard  # noqa: PLC0415 - only with tensorboard=True
 
-        board = tensorboard.start(node.attempt.options.log_dir, host=node.host)
-        self.conn.send(TensorBoard(url=board.url))
+        # The nodes' settings (the driver's object-store settings, the run's env) reach it too:
+        # it reads what they write.
+        options = node.attempt.options
+        board = tensorboard.start(options.log_dir, host=node.host,
+                                  env={**os.environ, **options.env}, cancel=cancel)
+        try:
+            self.conn.send(TensorBoard(url=board.url))
+        except BaseException:
+            board.stop()
+            raise
         return board
 
-    def _supervise(self, process: spawn.NodeProcess, beat_r: int) -> Done:
+    def _start_board(self, node: NodeDescription, ended: threading.Event,
+                     boards: list[Any]) -> None:
+        """:meth:`_start_tensorboard` in a thread of its own: *boards* gets the board, or what
+        its start raised (the task then fails with it, as if it had raised in the task)."""
+        try:
+            boards.append(self._start_tensorboard(node, ended))
+        except BaseException as e:  # noqa: BLE001 - handed to the supervising thread
+            if not ended.is_set():
+                boards.append(e)
+
+    def _supervise(self, process: spawn.NodeProcess, beat_r: int,
+                   boards: list[Any] | None = None) -> Done:
         # The node beats every second; silent for the run's heartbeat_timeout, it is frozen.
         silence = self.description.options.heartbeat_timeout
         last_beat = time.monotonic()
         while True:
             if self.stop_requested.is_set():
                 return Done(ok=True, stopped=True)
+            failed = [b for b in boards or () if isinstance(b, BaseException)]
+            if failed:
+                raise failed[0]  # TensorBoard could not start
             ready, _, _ = select.select([beat_r], [], [], 0.5)
             now = time.monotonic()
             if ready:
@@ -343,8 +439,11 @@ def make_task(
             yield json.dumps({"node": role.name, "ok": False, "unreachable": description.driver,
                               "error": f"{type(e).__name__}: {e}"})
             return
+        _sweep(tempfile.gettempdir())
         workdir = tempfile.mkdtemp(
             prefix=f"{description.cluster}-{role.job_name}-{role.task_index}-")
+        with contextlib.suppress(OSError):  # unclaimed, it is only never swept
+            _claim(workdir)
         state = _Node(description, role, conn, workdir)
         listener = threading.Thread(target=state.listen, name="cluster-driver", daemon=True)
         listener.start()

@@ -101,9 +101,10 @@ class TensorBoardProcess:
         """The last lines TensorBoard printed (for error messages)."""
         return "\n".join(self._tail)
 
-    def _wait_ready(self, timeout: float) -> None:
+    def _wait_ready(self, timeout: float, cancel: threading.Event | None = None) -> None:
         deadline = time.monotonic() + timeout
         while not self._url_seen.wait(_POLL):
+            self._check_cancel(cancel)
             if not self.running:
                 self._reader.join(1.0)
                 raise TensorBoardError(
@@ -119,6 +120,7 @@ class TensorBoardProcess:
                 )
         last_error: Exception | None = None
         while time.monotonic() < deadline and self.running:
+            self._check_cancel(cancel)
             try:
                 with urllib.request.urlopen(self.url, timeout=2.0) as response:  # noqa: S310 - the http:// URL TensorBoard printed
                     if response.status == 200:
@@ -131,6 +133,11 @@ class TensorBoardProcess:
             f"TensorBoard for {self.log_dir} at {self.url} {state} (last error: {last_error}); "
             f"its output ends with:\n{self.output_tail()}"
         )
+
+    def _check_cancel(self, cancel: threading.Event | None) -> None:
+        if cancel is not None and cancel.is_set():
+            raise TensorBoardError(f"TensorBoard for {self.log_dir} on {self.host} was stopped "
+                                   "before it served")
 
     def stop(self, grace: float = 5.0) -> None:
         """Stop TensorBoard: SIGTERM to its process group, SIGKILL after *grace* seconds, and
@@ -181,6 +188,7 @@ def start(
     timeout: float = DEFAULT_TIMEOUT,
     reload_interval: float = 5.0,
     env: dict[str, str] | None = None,
+    cancel: threading.Event | None = None,
 ) -> TensorBoardProcess:
     """Start TensorBoard serving *log_dir* on *host*, on a free port, and wait until it answers.
 
@@ -191,14 +199,16 @@ def start(
         timeout: seconds to wait for TensorBoard to answer HTTP.
         reload_interval: seconds between TensorBoard's re-reads of *log_dir*.
         env: environment of the child (default: this process's).
+        cancel: set, it stops the wait (and TensorBoard): a node that ended while its
+            TensorBoard was starting.
 
     Returns:
         The running :class:`TensorBoardProcess`; its ``url`` answers HTTP. Call ``stop()`` (or
         use it as a context manager) when done.
 
     Raises:
-        TensorBoardError: TensorBoard is not installed, failed, or did not answer within
-            *timeout*; it is stopped before this is raised.
+        TensorBoardError: TensorBoard is not installed, failed, did not answer within
+            *timeout*, or *cancel* was set; it is stopped before this is raised.
     """
     log_dir = os.fspath(log_dir)
     child_env = dict(os.environ if env is None else env)
@@ -226,7 +236,7 @@ def start(
     )
     board = TensorBoardProcess(process, log_dir, host)
     try:
-        board._wait_ready(timeout)  # noqa: SLF001 - this module's own class
+        board._wait_ready(timeout, cancel)  # noqa: SLF001 - this module's own class
     except BaseException:
         board.stop()
         raise

@@ -1,0 +1,172 @@
+"""The Spark task's supervision of its node process (tfrecord_io.cluster.task), without Spark:
+a ``_Node`` started on a description written as its task writes it, with a stand-in for the
+control connection."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+from pyspark import cloudpickle
+
+from tfrecord_io.cluster import node as node_process
+from tfrecord_io.cluster import spawn, tensorboard
+from tfrecord_io.cluster.description import AttemptDescription, NodeDescription
+from tfrecord_io.cluster.messages import Started
+from tfrecord_io.cluster.options import run_options
+from tfrecord_io.cluster.roles import cluster_spec, roles, tf_config
+from tfrecord_io.cluster.task import (
+    _MAX_LINE,
+    _claim,
+    _forward,
+    _Node,
+    _reserve_port,
+    _sweep,
+)
+from tfrecord_io.errors import ChannelError, TensorBoardError
+
+import cluster_programs
+from processes import alive
+from waiting import eventually
+
+
+def _sleeping_node(tmp_path, tensorboard=False):
+    """A chief's description and payload in *tmp_path* (main_fun sleeps 600 s), with its port."""
+    options = run_options(mode="sync", num_workers=1, log_dir=str(tmp_path / "logs"),
+                          keras="default", tensorboard=tensorboard, reservation_timeout=60.0,
+                          max_attempts=1, env=None, input_mode="tensorflow")
+    attempt = AttemptDescription(options, cluster="c-1", driver="127.0.0.1:1",
+                                 control_key="c" * 64, feed_key="f" * 64, number=0,
+                                 num_workers=1)
+    (chief,) = roles("sync", 1, 0, False)
+    port = _reserve_port("127.0.0.1")
+    spec = cluster_spec([chief], [f"127.0.0.1:{port.getsockname()[1]}"])
+    node = NodeDescription(attempt=attempt, role=chief, cluster_spec=spec,
+                           tf_config=tf_config(spec, chief), host="127.0.0.1",
+                           parent_pid=os.getpid(), port_fd=port.fileno())
+    node.write(str(tmp_path))
+    (tmp_path / node_process.MAIN_FILE).write_bytes(cloudpickle.dumps(
+        (cluster_programs.sleep_then_write, {"seconds": 600, "out": str(tmp_path)})))
+    return attempt, chief, node, port
+
+
+def test_a_node_is_ended_when_its_start_cannot_be_told_to_the_driver(tmp_path, monkeypatch):
+    attempt, chief, node, port = _sleeping_node(tmp_path)
+    started = []
+    start = spawn.start_node
+
+    def start_node(*args):
+        started.append(start(*args))
+        return started[-1]
+
+    class GoneDriver:
+        def send(self, message, payload=b""):
+            if isinstance(message, Started):
+                raise ChannelError("the driver is gone")
+
+    monkeypatch.setattr(spawn, "start_node", start_node)
+    with pytest.raises(ChannelError, match="the driver is gone"):
+        _Node(attempt, chief, GoneDriver(), str(tmp_path)).run(node, [], port, None)
+    (process,) = started
+    try:
+        # the task goes on living (a reused Spark worker): nothing else would ever end the node
+        assert process.poll() is not None
+        assert not alive(process.pid)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, 9)
+            process.wait()
+
+
+def test_a_line_longer_than_the_limit_reaches_the_driver_cut_while_it_is_still_written():
+    # A progress bar redrawn with "\r" is one line for as long as it runs: the task must not
+    # hold it whole (memory) nor wait for its end to forward it.
+    read, write = os.pipe()
+    sent = []
+
+    class Driver:
+        def send(self, message):
+            sent.append(message)
+
+    forwarding = threading.Thread(target=_forward, args=(os.fdopen(read, "rb"), "stderr",
+                                                         Driver()), daemon=True)
+    forwarding.start()
+    with os.fdopen(write, "wb") as out:
+        for _ in range(64):
+            out.write(b"\r" + b"x" * 4096)  # 256 KiB, no newline yet
+        out.flush()
+        eventually(lambda: sent, timeout=30, every=0.05, what="the cut line")
+        out.write(b"\nafter\n")
+    forwarding.join(30)
+    assert [(m.stream, m.line) for m in sent] == [
+        ("stderr", ("\r" + "x" * 4096) * 3 + "\r" + "x" * (_MAX_LINE - 3 * 4097 - 1) + " ...[cut]"),
+        ("stderr", "after"),
+    ]
+
+
+def test_the_working_directory_of_a_killed_task_goes_with_the_next_task_on_its_host(tmp_path):
+    # A task killed (its executor lost, its Python worker ended) never reaches its cleanup: its
+    # directory holds the node's description (keys, env) and main_fun's arguments.
+    killed, running, unknown = (tmp_path / f"tfrecord-io-cluster-1-worker-{i}-x" for i in range(3))
+    for directory in (killed, running, unknown):
+        directory.mkdir()
+        (directory / node_process.MAIN_FILE).write_bytes(b"arguments")
+    task = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        from tfrecord_io.cluster.task import _claim
+        _claim({str(killed)!r})
+        print("claimed", flush=True)
+        time.sleep(600)
+    """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert task.stdout.readline() == "claimed\n"
+        _sweep(str(tmp_path))
+        assert killed.exists()  # its task still runs
+    finally:
+        task.kill()
+        task.wait()
+        task.stdout.close()
+    _claim(str(running))  # this process: alive
+
+    _sweep(str(tmp_path))
+
+    assert not killed.exists()
+    assert running.exists() and unknown.exists()  # alive, or not known to be dead
+
+
+def test_a_stop_is_not_kept_waiting_for_tensorboard_to_start(tmp_path, monkeypatch):
+    # TensorBoard imports TensorFlow: seconds on an idle machine, minutes on a busy one.
+    attempt, chief, node, port = _sleeping_node(tmp_path, tensorboard=True)
+    cancelled = threading.Event()
+
+    class Board:
+        url = "http://127.0.0.1:1/"
+
+        def stop(self):
+            pass
+
+    def slow_start(log_dir, host, *, env=None, cancel=None):
+        if cancel is None:
+            time.sleep(30)
+        elif cancel.wait(30):
+            cancelled.set()
+            raise TensorBoardError("stopped before it served")
+        return Board()
+
+    class Driver:
+        def send(self, message, payload=b""):
+            pass
+
+    monkeypatch.setattr(tensorboard, "start", slow_start)
+    state = _Node(attempt, chief, Driver(), str(tmp_path))
+    threading.Timer(0.5, state.stop_requested.set).start()
+    began = time.monotonic()
+    done = state.run(node, [], port, None)
+    assert done.ok and done.stopped
+    assert time.monotonic() - began < 20
+    assert cancelled.is_set()
