@@ -652,6 +652,15 @@ def test_bad_arguments(any_spark, tmp_path):
         save_dataframe(df, tmp_path / "o", partition_by=["nope"])
 
 
+def test_an_existing_path_is_refused_as_file_exists_saying_what_to_do(any_spark, tmp_path):
+    # Not Spark's "Set mode as overwrite", which save_dataframe has no argument for.
+    df = any_spark.createDataFrame([(1,)], "a long")
+    save_dataframe(df, tmp_path / "o")
+    with pytest.raises(FileExistsError, match=r"o already exists: .*\.mode\('overwrite'\)"):
+        save_dataframe(df, tmp_path / "o")
+    assert load_dataframe(any_spark, tmp_path / "o").count() == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Partitions, ByteArray, sampling, compression
 # ---------------------------------------------------------------------------------------------

@@ -158,3 +158,59 @@ def test_every_spark_helper_runs_on_executors_without_tfrecord_io(
     assert "RECORDS [b'', b'a', b'bc', b'def']" in result.stdout
     assert "ROWS [(1, 'x'), (2, 'yz')]" in result.stdout
     assert "SOURCE [(1, 'x'), (2, 'yz')] 2" in result.stdout
+
+
+CONNECT_MODE_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from tfrecord_io import spark as tfs
+
+    spark = tfs.session("local[1]", **{"spark.api.mode": "connect"})
+    df = spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string")
+    tfs.save_dataframe(df, sys.argv[1])
+    back = tfs.load_dataframe(spark, sys.argv[1])
+    print("CONNECT", type(spark).__module__, sorted(tuple(r) for r in back.collect()))
+    spark.stop()
+    """
+)
+
+
+def test_session_in_pysparks_connect_api_mode_is_a_connect_session_with_the_jar(tmp_path):
+    # spark.api.mode=connect (or SPARK_API_MODE=connect): the builder starts a local Connect
+    # server in this process and returns its client session, which has no sparkContext.
+    pytest.importorskip("grpc")
+    if int(pyspark.__version__.split(".")[0]) < 4:
+        pytest.skip("spark.api.mode is pyspark 4's")
+    script = tmp_path / "job.py"
+    script.write_text(CONNECT_MODE_SCRIPT)
+    out = run([sys.executable, str(script), str(tmp_path / "out")], tmp_path)
+    assert "CONNECT pyspark.sql.connect.session [(1, 'a'), (2, 'b')]" in out
+
+
+RESTART_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from pyspark.sql import SparkSession
+    from tfrecord_io import spark as tfs
+
+    for i in range(2):
+        # Two applications in turn, in one driver JVM, each with its own executor JVM.
+        spark = SparkSession.builder.master("local-cluster[1,1,1024]")\\
+            .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")\\
+            .config("spark.executor.memory", "1g").getOrCreate()
+        out = f"{sys.argv[1]}/{i}"
+        tfs.save_records(spark.sparkContext.parallelize([b"a", b"bc"], 1), out)
+        print("LOADED", i, sorted(tfs.load_records(spark, out).collect()))
+        spark.stop()
+    """
+)
+
+
+def test_a_later_application_of_the_same_driver_ships_the_jar_to_its_executors(tmp_path):
+    # The first application's ensure_jar put the jar on the driver JVM's class path, which
+    # outlives it: the next one must still send the jar to its own executors.
+    script = tmp_path / "job.py"
+    script.write_text(RESTART_SCRIPT)
+    out = run([sys.executable, str(script), str(tmp_path / "out")], tmp_path)
+    assert "LOADED 0 [b'a', b'bc']" in out
+    assert "LOADED 1 [b'a', b'bc']" in out

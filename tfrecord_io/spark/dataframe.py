@@ -161,6 +161,7 @@ def save_dataframe(
         SchemaError: before any task runs, a column whose type has no feature form (naming the
             column and its type), a bad ``partition_by`` column; while writing, a null inside
             an array.
+        FileExistsError: ``path`` exists.
         ValueError: an unknown ``record_type`` or ``compression``.
         TypeError: a ``conf`` value that is not a string, bool or number.
     """
@@ -169,21 +170,31 @@ def save_dataframe(
     options = as_hadoop_conf(conf)
     if isinstance(partition_by, str):
         partition_by = [partition_by]
-    if is_connect(df):
-        _save_remote(df, path, record_type, codec, list(partition_by or []), options)
-        return
-    spark = df.sparkSession
-    sc = spark.sparkContext
-    ensure_jar(sc)
-    call(
-        java_class(sc, DATAFRAME_IO_CLASS).save,
-        df._jdf,  # noqa: SLF001 - the DataFrame's JVM handle
-        qualify(sc, path, output=True),
-        record_type,
-        codec,
-        list(partition_by or []),
-        options,
-    )
+    try:
+        if is_connect(df):
+            _save_remote(df, path, record_type, codec, list(partition_by or []), options)
+            return
+        spark = df.sparkSession
+        sc = spark.sparkContext
+        ensure_jar(sc)
+        call(
+            java_class(sc, DATAFRAME_IO_CLASS).save,
+            df._jdf,  # noqa: SLF001 - the DataFrame's JVM handle
+            qualify(sc, path, output=True),
+            record_type,
+            codec,
+            list(partition_by or []),
+            options,
+        )
+    except Exception as e:
+        if not _path_exists(e):
+            raise
+        # Spark's message says to set mode "overwrite", which save_dataframe has not.
+        raise FileExistsError(
+            f"{os.fspath(path)} already exists: save_dataframe writes a new directory only. "
+            "Remove it or choose another path; to replace it or add to it, write with "
+            "df.write.format('tfrecord').mode('overwrite') (or 'append')"
+        ) from None
 
 
 def load_dataframe(
@@ -316,6 +327,19 @@ def _load_remote(
     df = spark.read.format(DATAFRAME_SOURCE).options(**options).load()
     call_remote(lambda: df.schema)
     return df
+
+
+def _path_exists(error: Exception) -> bool:
+    """Whether *error* is Spark's refusal of a save's existing path (the error condition
+    ``PATH_ALREADY_EXISTS``, from a classic session or a Spark Connect server)."""
+    for getter in ("getCondition", "getErrorClass"):
+        condition = getattr(error, getter, None)
+        if callable(condition):
+            try:
+                return condition() == "PATH_ALREADY_EXISTS"
+            except Exception:  # noqa: BLE001 - its JVM may be gone: not that refusal, then
+                return False
+    return False
 
 
 def _record_type(record_type: str) -> str:

@@ -204,6 +204,13 @@ def session(
     if starts and "spark.redaction.regex" not in conf:
         builder = builder.config("spark.redaction.regex", REDACTION_REGEX)
     spark = configure(builder).getOrCreate()
+    if is_connect(spark):
+        # pyspark 4's Connect mode (spark.api.mode=connect, SPARK_API_MODE, SPARK_REMOTE): the
+        # builder started a local Connect server (with spark.jars) whose context is here.
+        local = SparkContext._active_spark_context  # noqa: SLF001 - no public getter
+        if starts and local is not None:
+            _set_worker_python(local)
+        return spark
     if starts:
         _set_worker_python(spark.sparkContext)
     ensure_jar(spark)
@@ -226,26 +233,60 @@ def ensure_jar(spark: Any) -> None:
     """Makes the formats usable in a running session that was started without the jar.
 
     Accepts a SparkSession or SparkContext. Does nothing when the driver already loads the
-    formats (for example under ``spark-submit --jars`` or after :func:`session`).
+    formats (for example under ``spark-submit --jars`` or after :func:`session`), except ship
+    the bundled jar to the executors of an application whose driver loads the formats from it
+    without shipping it (one started after another that this function gave the jar, in the
+    same driver JVM).
     """
     sc = spark_context(spark)
     jvm = sc._jvm  # noqa: SLF001 - py4j gateway
     if _driver_loads(jvm, INPUT_FORMAT):
+        _ship_bundled_jar(sc)
         return
     jar = jar_path()
     _log.info("Adding %s to the running Spark application", jar)
+    _load_on_driver(sc._gateway, jar)  # noqa: SLF001 - py4j gateway
+    sc._jsc.addJar(jar)  # noqa: SLF001 - ships it to executors
+    if not _driver_loads(jvm, INPUT_FORMAT):
+        raise JarNotFoundError(f"the Spark driver cannot load {INPUT_FORMAT} from {jar}")
+
+
+def _ship_bundled_jar(sc: Any) -> None:
+    """Ships the bundled jar to *sc*'s executors when the driver loads the formats from it but
+    the application does not ship it: an application started after one that :func:`ensure_jar`
+    gave the jar, in the same JVM (its driver still loads them; its executors do not)."""
+    try:
+        jar = jar_path()
+    except JarNotFoundError:
+        return  # the formats come from another jar
+    jvm = sc._jvm  # noqa: SLF001 - py4j gateway
+    source = jvm.org.apache.spark.util.Utils.classForName(INPUT_FORMAT, True, False) \
+        .getProtectionDomain().getCodeSource()
+    if source is None or source.getLocation() is None:
+        return
+    loaded = str(jvm.java.io.File(source.getLocation().toURI()).getCanonicalPath())
+    if loaded != os.path.realpath(jar):
+        return
+    shipped = sc._jsc.sc().listJars()  # noqa: SLF001 - the Scala SparkContext
+    name = "/" + os.path.basename(jar)
+    if not any(str(shipped.apply(i)).endswith(name) for i in range(shipped.size())):
+        _log.info("Adding %s to the Spark application's executors", jar)
+        sc._jsc.addJar(jar)  # noqa: SLF001 - ships it to executors
+
+
+def _load_on_driver(gateway: Any, jar: str) -> None:
+    """Adds *jar* to the class loader of the driver's JVM that py4j's calls use (the context
+    class loader of this thread's JVM thread)."""
+    jvm = gateway.jvm
     url = jvm.java.io.File(jar).toURI().toURL()
     thread = jvm.java.lang.Thread.currentThread()
     loader = thread.getContextClassLoader()
     if loader is not None and loader.getClass().getName().endswith("MutableURLClassLoader"):
         loader.addURL(url)
     else:
-        urls = sc._gateway.new_array(jvm.java.net.URL, 1)  # noqa: SLF001 - py4j's gateway makes Java arrays
+        urls = gateway.new_array(jvm.java.net.URL, 1)  # py4j's gateway makes Java arrays
         urls[0] = url
         thread.setContextClassLoader(jvm.java.net.URLClassLoader(urls, loader))
-    sc._jsc.addJar(jar)  # noqa: SLF001 - ships it to executors
-    if not _driver_loads(jvm, INPUT_FORMAT):
-        raise JarNotFoundError(f"the Spark driver cannot load {INPUT_FORMAT} from {jar}")
 
 
 def spark_context(spark: Any) -> SparkContext:
