@@ -153,12 +153,17 @@ public class CompressedDamageTest extends BothApisTest {
   public void invalidBlockInsideTheStreamYieldsEveryRecordBeforeIt() throws IOException {
     int split = (int) bounds[50];
     for (Format f : Format.values()) {
-      int[] at = new int[1];
-      byte[] z = f.flushedBetween(Arrays.copyOf(framed, split),
-          Arrays.copyOfRange(framed, split, framed.length), at);
-      z[at[0]] |= 0x06; // block type 3, which does not exist
-      check(f, z, split, "invalid block type");
+      check(f, invalidBlockAt(f, split), split, "invalid block type");
     }
+  }
+
+  /** The records compressed in {@code f}, with a block that does not exist at {@code split}. */
+  private byte[] invalidBlockAt(Format f, int split) throws IOException {
+    int[] at = new int[1];
+    byte[] z = f.flushedBetween(Arrays.copyOf(framed, split),
+        Arrays.copyOfRange(framed, split, framed.length), at);
+    z[at[0]] |= 0x06; // block type 3, which does not exist
+    return z;
   }
 
   @Test
@@ -166,10 +171,7 @@ public class CompressedDamageTest extends BothApisTest {
       throws IOException {
     int split = (int) bounds[50];
     for (Format f : Format.values()) {
-      int[] at = new int[1];
-      byte[] z = f.flushedBetween(Arrays.copyOf(framed, split),
-          Arrays.copyOfRange(framed, split, framed.length), at);
-      z[at[0]] |= 0x06; // block type 3, which does not exist
+      byte[] z = invalidBlockAt(f, split);
       Path path = write("progress-" + f + "/part" + f.extension, z);
       Configuration skip = new Configuration();
       skip.set(TFRecordConfig.CORRUPT_POLICY, "skip");
