@@ -262,6 +262,20 @@ def test_an_output_path_with_a_comma_is_one_path(spark, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]
 
 
+def test_a_comma_list_holding_a_brace_glob_reads_every_path(spark, tmp_path):
+    for name in ("a", "b", "c", "d"):
+        save_dataframe(spark.createDataFrame([(name,)], "name string"), tmp_path / name)
+    loaded = load_dataframe(spark, f"{tmp_path}/a,{tmp_path}/{{b,c}}")
+    assert sorted(row.name for row in loaded.collect()) == ["a", "b", "c"]
+
+
+def test_a_list_of_paths_reads_each(spark, tmp_path):
+    for name in ("a", "b", "c"):
+        save_dataframe(spark.createDataFrame([(name,)], "name string"), tmp_path / name)
+    loaded = load_dataframe(spark, [tmp_path / "a", f"{tmp_path}/{{c}}"], "name string")
+    assert sorted(row.name for row in loaded.collect()) == ["a", "c"]
+
+
 def test_records_are_byte_identical_to_the_python_codec(spark, tmp_path):
     """The JVM encoder and tfrecord_io.example.from_arrow write the very same bytes."""
     columns = [f.name for f in ALL_TYPES.fields if f.name != "vector"]  # Arrow has no vectors

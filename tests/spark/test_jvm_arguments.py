@@ -1,13 +1,13 @@
 """tfrecord_io.spark.jvm: the Python arguments of the RDD and DataFrame functions as the jar
-takes them, a ``compression`` name as a Hadoop codec class and ``conf`` values as the strings
-of a Hadoop ``Configuration``. No Spark started (tests/spark/test_spark_records.py and
-test_dataframe.py write and read with them)."""
+takes them: input paths as Hadoop lists them, a ``compression`` name as a Hadoop codec class
+and ``conf`` values as the strings of a Hadoop ``Configuration``. No Spark started
+(tests/spark/test_spark_records.py and test_dataframe.py write and read with them)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tfrecord_io.spark.jvm import as_hadoop_conf, codec_class
+from tfrecord_io.spark.jvm import as_hadoop_conf, codec_class, input_paths
 
 GZIP = "org.apache.hadoop.io.compress.GzipCodec"
 ZLIB = "org.apache.hadoop.io.compress.DefaultCodec"
@@ -59,3 +59,22 @@ def test_a_value_hadoop_has_no_form_of_is_refused_naming_its_key(value):
     with pytest.raises(TypeError, match=r"conf\['tfrecord.input.index'\] is .*: Hadoop settings "
                                         "take a string, a bool or a number"):
         as_hadoop_conf({"tfrecord.input.index": value})
+
+
+def test_a_comma_separated_input_is_cut_outside_braces_only():
+    assert input_paths("/a,/b/{x,y},hdfs:///c/{1,{2,3}}") == ["/a", "/b/{x,y}",
+                                                             "hdfs:///c/{1,{2,3}}"]
+
+
+def test_a_list_of_inputs_gives_each_item_as_one_path(tmp_path):
+    assert input_paths([tmp_path / "a", "/b/{x,y}"]) == [str(tmp_path / "a"), "/b/{x,y}"]
+
+
+def test_a_listed_input_with_a_comma_outside_braces_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"'/day=1,2'.*two paths"):
+        input_paths(["/a", "/day=1,2"])
+
+
+def test_no_input_paths_is_refused():
+    with pytest.raises(ValueError, match="no input paths"):
+        input_paths([])

@@ -285,3 +285,11 @@ def test_hadoop_brace_globs_select_directories(sc, tmp_path):
         tfs.save_records(sc.parallelize([data], 1), str(tmp_path / name))
     loaded = tfs.load_records(sc, f"{tmp_path}/{{a,c}}")
     assert sorted(loaded.collect()) == [b"1", b"3"]
+
+
+def test_a_comma_list_holding_a_brace_glob_and_a_list_of_paths_read_the_same(sc, tmp_path):
+    for name, data in (("a", b"1"), ("b", b"2"), ("c", b"3"), ("d", b"4")):
+        tfs.save_records(sc.parallelize([data], 1), str(tmp_path / name))
+    as_text = tfs.load_records(sc, f"{tmp_path}/a,{tmp_path}/{{b,c}}")
+    as_list = tfs.load_records(sc, [tmp_path / "a", f"{tmp_path}/{{b,c}}"])
+    assert sorted(as_text.collect()) == sorted(as_list.collect()) == [b"1", b"2", b"3"]

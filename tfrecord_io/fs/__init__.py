@@ -31,7 +31,8 @@ The operations are written once (:mod:`~tfrecord_io.fs.operations`): :func:`open
 :func:`expand` (:mod:`~tfrecord_io.fs.expand`), the Hadoop-style expansion of input paths into
 data files that every reader uses. Path and URL helpers: :func:`split_url`, :func:`split`,
 :func:`join`, :func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`, and
-:func:`redact` (a URL's credentials hidden, for messages).
+:func:`redact` (a URL's credentials hidden, for messages), :func:`split_list` (a
+comma-separated list of paths cut as Hadoop cuts one).
 :func:`environment` gives the settings another process needs to reach the same stores (the cluster's
 nodes get them).
 
@@ -76,6 +77,7 @@ from tfrecord_io.fs.urls import (
     name,
     redact,
     split,
+    split_list,
     split_url,
 )
 
@@ -105,6 +107,7 @@ __all__ = [
     "rename",
     "replace",
     "split",
+    "split_list",
     "split_url",
     "staging_directory",
     "stat",

@@ -22,6 +22,7 @@ __all__ = [
     "name",
     "redact",
     "split",
+    "split_list",
     "split_root",
     "split_url",
 ]
@@ -165,7 +166,7 @@ def expand_braces(pattern: str) -> list[str]:
         elif c == "}" and depth:
             depth -= 1
             if depth == 0:
-                options = _top_level_split(pattern[start + 1:i])
+                options = split_list(pattern[start + 1:i])
                 if len(options) > 1:
                     head, tail = pattern[:start], pattern[i + 1:]
                     return [expanded for option in options
@@ -177,8 +178,10 @@ def expand_braces(pattern: str) -> list[str]:
     return [pattern]
 
 
-def _top_level_split(text: str) -> list[str]:
-    """*text* cut at its commas outside braces."""
+def split_list(text: str) -> list[str]:
+    """*text* cut at its commas outside braces: a comma-separated list of paths as Hadoop's
+    ``FileInputFormat`` reads one, where ``{a,b}`` alternatives hold commas of their own
+    (``"/a,/b/{x,y}"`` gives ``["/a", "/b/{x,y}"]``)."""
     parts, depth, start = [], 0, 0
     for i, c in enumerate(text):
         if c == "{":

@@ -102,12 +102,14 @@ from typing import TYPE_CHECKING, Any
 from tfrecord_io.spark.jvm import (
     DATAFRAME_IO_CLASS,
     DATAFRAME_SOURCE,
+    InputPaths,
     PathLike,
     as_hadoop_conf,
     call,
     call_remote,
     codec_class,
     ensure_jar,
+    input_paths,
     is_connect,
     java_class,
     qualify,
@@ -199,7 +201,7 @@ def save_dataframe(
 
 def load_dataframe(
     spark: SparkSession,
-    path: PathLike,
+    path: InputPaths,
     schema: StructType | str | None = None,
     record_type: str = "Example",
     *,
@@ -220,7 +222,8 @@ def load_dataframe(
     Args:
         spark: the SparkSession.
         path: a file, a directory of files (possibly in ``col=value`` partition directories,
-            which become columns), a glob, or a comma-separated list of them. Files whose names
+            which become columns), a glob, or several of them: a comma-separated list (commas
+            inside a ``{a,b}`` glob do not separate) or a list of paths. Files whose names
             start with ``_`` or ``.`` are skipped; compression is taken from file names.
         schema: a :class:`~pyspark.sql.types.StructType` or DDL string; values are converted to
             it. None infers it from the records (see the module docstring: one extra scan).
@@ -305,7 +308,7 @@ def _save_remote(
 
 def _load_remote(
     spark: SparkSession,
-    path: PathLike,
+    path: InputPaths,
     schema_text: str | None,
     record_type: str,
     binary_features: list[str],
@@ -319,7 +322,8 @@ def _load_remote(
     Its schema is asked for at once, so that errors (a missing path, conflicting kinds) come
     from this call, as on a classic session."""
     options = dict(conf)
-    options.update(path=os.fspath(path), recordType=record_type, sample=repr(fraction))
+    options.update(path=",".join(input_paths(path)), recordType=record_type,
+                   sample=repr(fraction))
     if schema_text is not None:
         options["schema"] = schema_text
     if binary_features:

@@ -14,12 +14,13 @@ import numbers
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Union
 
 from tfrecord_io.errors import JarNotFoundError, SchemaError
 from tfrecord_io.extras import require
+from tfrecord_io.fs import split_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark import SparkContext
@@ -47,6 +48,8 @@ __all__ = [
     "java_records",
     "records_frame",
     "PathLike",
+    "InputPaths",
+    "input_paths",
     "jar_path",
     "configure",
     "session",
@@ -114,6 +117,9 @@ CODECS = {
 _NO_CODEC = ("none", "")
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: What the loading functions read: a path, a comma-separated list of paths (see
+#: :func:`input_paths`), or a list or tuple of paths.
+InputPaths = PathLike | Sequence[PathLike]
 
 
 def jar_path() -> str:
@@ -459,18 +465,40 @@ def _driver_loads(jvm: Any, class_name: str) -> bool:
         return False
 
 
-def qualify(sc: Any, path: PathLike, *, output: bool = False) -> str:
+def input_paths(path: InputPaths) -> list[str]:
+    """The paths an input names: a comma-separated list cut at its commas outside braces, as
+    Hadoop's ``FileInputFormat`` cuts one (``"/a,/b/{x,y}"`` is ``/a`` and ``/b/{x,y}``), or
+    the items of a list or tuple, each one path (as Spark's ``DataFrameReader.load`` takes
+    them).
+
+    Raises:
+        ValueError: no paths; an item of a list holding a comma outside braces, which Hadoop
+            would read as two paths.
+    """
+    if isinstance(path, (list, tuple)):
+        items = [os.fspath(p) for p in path]
+        for item in items:
+            if len(split_list(item)) > 1:
+                raise ValueError(f"the path {item!r} holds a comma outside braces, which "
+                                 "Hadoop reads as two paths; rename it, or give its files "
+                                 "as a glob")
+    else:
+        items = split_list(os.fspath(path))
+    if not items:
+        raise ValueError("no input paths given")
+    return items
+
+
+def qualify(sc: Any, path: InputPaths, *, output: bool = False) -> str:
     """Resolves a path the way Hadoop does on the driver, so executors agree on it.
 
-    An input's comma-separated list is qualified element by element (not inside a ``{a,b}``
-    glob). An *output* is one path, whose commas are part of its name.
+    An input (see :func:`input_paths`) is qualified path by path, then given to the jar as a
+    comma-separated list. An *output* is one path, whose commas are part of its name.
     """
     jvm = sc._jvm  # noqa: SLF001 - py4j's handle to the JVM
     hadoop_conf = sc._jsc.hadoopConfiguration()  # noqa: SLF001 - the JavaSparkContext (py4j)
     qualified = []
-    text = os.fspath(path)
-    # Hadoop globs may hold commas inside braces ("/data/{a,b}"): only split outside them.
-    for part in ([text] if output or "{" in text else text.split(",")):
+    for part in [os.fspath(path)] if output else input_paths(path):  # type: ignore[arg-type]
         p = jvm.org.apache.hadoop.fs.Path(part)
         qualified.append(p.getFileSystem(hadoop_conf).makeQualified(p).toString())
     return ",".join(qualified)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tfrecord_io.errors import SparkConnectError
 from tfrecord_io.spark.jvm import (
     RDD_IO_CLASS,
+    InputPaths,
     PathLike,
     as_hadoop_conf,
     call,
@@ -85,7 +86,7 @@ def save_records(
 
 
 def load_records(
-    sc: Any, path: PathLike, *, conf: Mapping[str, Any] | None = None
+    sc: Any, path: InputPaths, *, conf: Mapping[str, Any] | None = None
 ) -> RDD[bytes]:
     """Reads TFRecord files (a file, a directory of shards, or a glob) as an RDD of ``bytes``.
 
@@ -95,7 +96,8 @@ def load_records(
 
     Args:
         sc: a SparkContext or SparkSession.
-        path: any Hadoop path or URL, comma-separated for several.
+        path: any Hadoop path, URL or glob; several as a comma-separated list (commas inside
+            a ``{a,b}`` glob do not separate) or a list of paths.
         conf: extra Hadoop configuration (``tfrecord.input.corrupt.policy=skip``...): string,
             bool or number values, as for :func:`save_records`.
 

@@ -9,8 +9,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.NullWritable;
+import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.DataFrameReader;
@@ -194,7 +196,7 @@ public final class TFRecordDataFrames {
         .option(TFRecordOptions.RECORD_TYPE, recordType)
         .option(TFRecordOptions.READ_SCHEMA, schema.json())
         .schema(schema);
-    Dataset<Row> scan = reader.load(paths(path));
+    Dataset<Row> scan = reader.load(paths(conf, path));
     return new TFRecordRelation(spark, schema, scan);
   }
 
@@ -208,9 +210,19 @@ public final class TFRecordDataFrames {
     return DataTypes.createStructType(data);
   }
 
-  /** A comma-separated list of paths (commas inside a {@code {a,b}} glob do not separate). */
-  private static String[] paths(String path) {
-    return path.contains("{") ? new String[] {path} : path.split(",");
+  /**
+   * A comma-separated list of paths, cut as {@link FileInputFormat} cuts one: commas inside a
+   * {@code {a,b}} glob do not separate, so {@code /a,/b/{x,y}} is two paths.
+   */
+  static String[] paths(Configuration conf, String path) throws IOException {
+    Job job = Job.getInstance(conf);
+    FileInputFormat.setInputPaths(job, path);
+    Path[] parsed = FileInputFormat.getInputPaths(job);
+    String[] out = new String[parsed.length];
+    for (int i = 0; i < parsed.length; i++) {
+      out[i] = parsed[i].toString();
+    }
+    return out;
   }
 
   /** The field of {@code t} that {@code name} resolves to (as {@code spark.sql.caseSensitive}
