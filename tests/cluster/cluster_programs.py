@@ -244,6 +244,13 @@ def report_and_return(args, ctx):
     return {"node": f"{ctx.job_name}:{ctx.task_index}", "attempt": ctx.attempt}
 
 
+def touch_memory(args, ctx):
+    """Touch args["mib"] MiB (more than the node's memory limit: the OOM killer ends it)."""
+    held = b"\x01" * (args["mib"] << 20)
+    time.sleep(60)
+    return len(held)
+
+
 def sleep_then_write(args, ctx):
     """Sleep args["seconds"], then write OUT/job-index.done: a node still training when the
     driver's `with` block ends."""

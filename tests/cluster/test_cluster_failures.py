@@ -70,6 +70,7 @@ def test_killed_node_process_names_the_node_and_the_signal(sc, tmp_path):
     )
     assert error.node == "worker:0"
     assert "was killed by SIGKILL (9)" in str(error)
+    assert "out-of-memory" not in str(error)
     assert node_processes(c.name) == []
     assert not any(alive(pid) for pid in node_pids(tmp_path).values())
 

@@ -31,6 +31,7 @@ from tfrecord_io.cluster.task import (
 from tfrecord_io.errors import ChannelError, TensorBoardError
 
 import cluster_programs
+from memory_cgroups import memory_limited
 from processes import alive
 from waiting import eventually
 
@@ -170,3 +171,27 @@ def test_a_stop_is_not_kept_waiting_for_tensorboard_to_start(tmp_path, monkeypat
     assert done.ok and done.stopped
     assert time.monotonic() - began < 20
     assert cancelled.is_set()
+
+
+def test_a_node_the_oom_killer_ended_is_reported_out_of_memory(tmp_path, monkeypatch):
+    attempt, chief, node, port = _sleeping_node(tmp_path)
+    (tmp_path / node_process.MAIN_FILE).write_bytes(
+        cloudpickle.dumps((cluster_programs.touch_memory, {"mib": 512})))
+
+    class Driver:
+        def send(self, message, payload=b""):
+            pass
+
+    with memory_limited(256 << 20) as cgroup:
+        start = spawn.start_node
+
+        def start_in_cgroup(*args):
+            process = start(*args)
+            cgroup.add(process.pid)  # what it touches from now on counts against the limit
+            return process
+
+        monkeypatch.setattr(spawn, "start_node", start_in_cgroup)
+        done = _Node(attempt, chief, Driver(), str(tmp_path)).run(node, [], port, None)
+    assert not done.ok
+    assert "was killed by SIGKILL (9): the kernel's out-of-memory killer" in done.error
+    assert "spark.executor.memoryOverhead" in done.error

@@ -42,7 +42,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tfrecord_io.cluster import growth, spawn
+from tfrecord_io.cluster import growth, oom, spawn
 from tfrecord_io.cluster import node as node_process
 from tfrecord_io.cluster.channel import NodeConnection
 from tfrecord_io.cluster.context import NODE_ENV, NODE_FILE
@@ -205,6 +205,7 @@ class _Node:
         self.conn = conn
         self.stop_requested = threading.Event()
         self.value: bytes = b""  #: main_fun's return value, pickled (encode_value)
+        self._oom: oom.OomWatch | None = None  # the node process's OOM kills, once started
 
     def listen(self) -> None:
         """Reader of driver messages: "stop", or the driver going away, stops the node; "grow"
@@ -259,6 +260,7 @@ class _Node:
         if feed_socket is not None:
             fds += (feed_socket.fileno(),)
         process = spawn.start_node(self.workdir, env, fds)
+        self._oom = oom.OomWatch(process.pid)
         os.close(beat_w)
         os.close(report_w)
         port.close()  # the node's copy holds it now
@@ -379,9 +381,13 @@ class _Node:
         if result.get("traceback"):
             return Done(ok=False, kind=FailureKind.RAISED, error=str(result.get("error", "")),
                         traceback=str(result["traceback"]))
+        error = f"the node process (pid {process.pid}) {_describe_exit(code)}"
+        cause = None
+        if code == -signal.SIGKILL and self._oom is not None:
+            cause = self._oom.cause()
         return Done(
             ok=False, kind=FailureKind.KILLED if code < 0 else FailureKind.EXITED,
-            error=f"the node process (pid {process.pid}) {_describe_exit(code)}",
+            error=error if cause is None else f"{error}: {cause}",
         )
 
 
