@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import base64
 import errno
+import gzip
 import hashlib
 import hmac
+import os
+import threading
 import uuid
 from urllib.parse import parse_qs, quote, urlencode
 
@@ -17,6 +20,7 @@ import pytest
 from tfrecord_io import fs
 from tfrecord_io.errors import ObjectStoreError, ObjectStorePermissionError
 from tfrecord_io.fs.azure import AzureFileSystem
+from tfrecord_io.fs.objectstore import ObjectStoreFileSystem
 from tfrecord_io.testing.azurite import AzuriteServer
 
 
@@ -88,6 +92,92 @@ def test_directories_marked_as_hadoop_marks_them_are_deleted_with_their_markers(
     assert not fs.exists(f"{base}/out") and fs.ls(base) == []
     with pytest.raises(FileNotFoundError, match=f"{base}/out"):
         fs.delete(f"{base}/out", recursive=True)
+
+
+def test_a_reader_sees_the_old_blob_or_the_new_one_never_an_empty_one(azure_container, key):
+    url = f"az://{azure_container}/{key}/model.bin"
+    old, new = b"old" * 1000, os.urandom(48 << 20)
+    _put(url, old)
+    seen, done = set(), threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.add(fs.stat(url).size)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        _put(url, new)
+    finally:
+        done.set()
+        watcher.join()
+    assert seen <= {len(old), len(new)} and len(old) in seen
+    assert _get(url) == new
+    assert fs.ls(f"az://{azure_container}/{key}") == [url]  # the hidden upload is gone
+
+
+def test_a_failed_replacement_leaves_the_blob_as_it_was_and_no_upload_behind(azure_container,
+                                                                             key, monkeypatch):
+    url = f"az://{azure_container}/{key}/model.bin"
+    _put(url, b"old")
+
+    def copy_fails(self, src, dst):
+        raise OSError(5, "the copy failed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(ObjectStoreFileSystem, "_copy_object", copy_fails)
+        with pytest.raises(OSError, match="the copy failed"):
+            _put(url, b"new")
+    assert _get(url) == b"old"
+    assert fs.ls(f"az://{azure_container}/{key}") == [url]
+
+
+def test_a_copy_below_a_hadoop_marker_keeps_its_bytes_and_leaves_no_part_when_it_fails(
+        azurite, azure_container, key, monkeypatch):
+    azurite.put_blob(azure_container, f"{key}/out", b"", {"hdi_isfolder": "true"})
+    base = f"az://{azure_container}/{key}/out"
+    fs.makedirs(f"{base}/staging")  # below Hadoop's marker: pyarrow refuses copies there
+    compressed = gzip.compress(b"record bytes " * 100)
+    _put(f"{base}/staging/part-0.gz", compressed)
+    fs.replace(f"{base}/staging/part-0.gz", f"{base}/part-0.gz")
+    assert _get(f"{base}/part-0.gz") == compressed  # not decompressed on the way
+    _put(f"{base}/staging/part-1", os.urandom(20 << 20))
+    call = AzureFileSystem._call
+
+    class BreakingSource:  # the source stream breaks at its second block
+        def __init__(self, stream):
+            self._stream, self._reads = stream, 0
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._stream.close()
+
+        def read(self, n):
+            self._reads += 1
+            if self._reads == 2:
+                raise OSError(5, "the source broke")
+            return self._stream.read(n)
+
+    class Client:
+        def __init__(self, client):
+            self._client = client
+
+        def open_input_stream(self, *args, **kwargs):
+            return BreakingSource(self._client.open_input_stream(*args, **kwargs))
+
+        def __getattr__(self, name):
+            return getattr(self._client, name)
+
+    def breaking_copies(self, url, what, fn):
+        return call(self, url, what, lambda c: fn(Client(c) if what == "copy" else c))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(AzureFileSystem, "_call", breaking_copies)
+        with pytest.raises(OSError, match="the source broke"):
+            fs.rename(f"{base}/staging/part-1", f"{base}/part-1")
+    assert not fs.exists(f"{base}/part-1")
 
 
 def test_a_connection_string_configures_the_account_alone(azurite, azure_container, key,

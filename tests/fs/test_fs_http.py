@@ -15,6 +15,7 @@ import pytest
 
 from tfrecord_io import fs, index, records
 from tfrecord_io.errors import (
+    FileChangedError,
     HttpError,
     HttpFileNotFoundError,
     HttpPermissionError,
@@ -74,6 +75,18 @@ def test_an_answer_broken_off_mid_file_is_an_error_naming_the_url_and_byte(tmp_p
         f.seek(BROKEN_AT - 10)  # a new request, broken off at the same byte
         assert f.read(10) == data[BROKEN_AT - 10:BROKEN_AT]
         with pytest.raises(HttpError, match="ended the answer before"):
+            f.read(10)
+
+
+def test_a_file_that_shrank_since_it_was_opened_is_an_error_not_its_end(tmp_path):
+    (tmp_path / "ranged").mkdir()
+    (tmp_path / "ranged" / "data.bin").write_bytes(DATA)
+    with serving(tmp_path) as url, fs.open(f"{url}/ranged/data.bin") as f:
+        assert f.read(10) == DATA[:10]
+        (tmp_path / "ranged" / "data.bin").write_bytes(DATA[:1000])
+        f.seek(500_000)
+        with pytest.raises(FileChangedError, match=rf"{url}/ranged/data.bin failed at byte "
+                                                   r"500000: .* had 1024000 bytes when opened"):
             f.read(10)
 
 

@@ -152,3 +152,13 @@ def test_atomic_write_and_staging_directory_leave_nothing_when_they_fail(base):
         stores.put(f"{staging}/set/part-0", b"data")
         fs.rename(f"{staging}/set", f"{base}/out/set")
     assert fs.ls(f"{base}/out") == [f"{base}/out/set"]
+
+
+def test_a_directory_is_neither_read_nor_overwritten_as_a_file_and_stays_whole(base):
+    stores.put(f"{base}/d/part-0", b"kept")
+    for mode in ("rb", "wb"):
+        with pytest.raises(OSError, match=f"{base}/d.*directory|directory.*{base}/d"):
+            fs.open(f"{base}/d", mode)
+    assert fs.isdir(f"{base}/d")
+    assert fs.ls(f"{base}/d") == [f"{base}/d/part-0"]
+    assert stores.get(f"{base}/d/part-0") == b"kept"

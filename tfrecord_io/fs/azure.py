@@ -38,7 +38,9 @@ instead of the store.
 
 Semantics and errors are those of every object store (:mod:`tfrecord_io.fs.objectstore`): key
 prefixes as directories, ranged reads fetched ahead, writes that appear whole when closed (a
-block blob committed at once), renames as server-side copies. On a flat-namespace account a
+block blob committed at once; as pyarrow's stream empties the blob it opens, the data goes to a
+hidden blob beside the target first, ``.NAME.UUID.upload``, which a copy in the store then puts
+in the target's place), renames as server-side copies. On a flat-namespace account a
 directory is a key prefix; on ADLS Gen2 it is a real directory. pyarrow's Azure client has no
 timeout settings: requests are retried by the Azure SDK's default policy (3 retries, backing
 off), and a store that stops answering mid-transfer is noticed when its connection drops.
@@ -46,9 +48,11 @@ off), and a store that stops answering mid-transfer is noticed when its connecti
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
+import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -298,12 +302,41 @@ class AzureFileSystem(ObjectStoreFileSystem):
             source, destination = self._arrow_path(src), self._arrow_path(dst)
 
             def copy(client: pafs.FileSystem) -> None:
-                with client.open_input_stream(source) as f, \
-                        client.open_output_stream(destination) as out:
-                    while block := f.read(_COPY_BLOCK):
-                        out.write(block)
+                # compression=None: the bytes as they are, whatever the names end with.
+                try:
+                    with client.open_input_stream(source, compression=None) as f, \
+                            client.open_output_stream(destination, compression=None) as out:
+                        while block := f.read(_COPY_BLOCK):
+                            out.write(block)
+                except BaseException:
+                    # pyarrow's stream commits what it holds when closed: a part of the source
+                    # is not left at the destination.
+                    with contextlib.suppress(OSError):
+                        client.delete_file(destination)
+                    raise
 
             self._call(src, "copy", copy)
+
+    def _upload(self, staged: str, url: str) -> None:
+        """Uploads *staged* to a hidden blob beside *url* (``.NAME.UUID.upload``), then copies
+        it onto *url* in the store and deletes it. pyarrow's Azure stream empties the blob it
+        writes as soon as it opens; the target is thus replaced only when the copy ends, whole,
+        and a failed upload leaves it as it was. Below Hadoop's directory marker, where pyarrow
+        refuses the copy, the data goes straight to the target (empty while it uploads)."""
+        head, _, name = url.rpartition("/")
+        hidden = f"{head}/.{name}.{uuid.uuid4().hex}.upload"
+        super()._upload(staged, hidden)
+        try:
+            try:
+                super()._copy_object(hidden, url)
+            except OSError as e:
+                if not _refused_below_a_marker(e):
+                    raise
+                super()._upload(staged, url)
+        finally:
+            path = self._arrow_path(hidden)
+            with contextlib.suppress(OSError):
+                self._call(hidden, "delete", lambda c: c.delete_file(path))
 
     def _mark_directories(self, target: str) -> None:
         """Writes Hadoop's marker blob (empty, ``hdi_isfolder=true``) for *target* and each of

@@ -158,7 +158,12 @@ class GcsFileSystem(ObjectStoreFileSystem):
         entries: dict[str, pafs.FileInfo] = {}
         for info in found:
             name, deeper, _ = info.path[len(path) + 1:].partition("/")
-            if not name or (deeper and name in entries):
+            if not name:
+                # A key below an empty path part (``dir//x``): listed as the directory itself,
+                # as pyarrow's listing by delimiter does, so that the caller knows it is there.
+                entries[""] = pafs.FileInfo(f"{path}/", pafs.FileType.Directory)
+                continue
+            if deeper and name in entries:
                 continue
             entries[name] = (pafs.FileInfo(f"{path}/{name}", pafs.FileType.Directory)
                              if deeper else info)

@@ -21,7 +21,12 @@ from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from tfrecord_io import __version__
-from tfrecord_io.errors import HttpError, HttpFileNotFoundError, HttpPermissionError
+from tfrecord_io.errors import (
+    FileChangedError,
+    HttpError,
+    HttpFileNotFoundError,
+    HttpPermissionError,
+)
 from tfrecord_io.fs.backend import FileInfo, FileSystem, PositionedReader, seek_position
 from tfrecord_io.fs.urls import redact
 
@@ -135,7 +140,12 @@ class HttpReader(PositionedReader):
             return 0
         if self._response is None:
             self._response = self._open_at(self._pos)
-            if self._response is None:
+            if self._response is None:  # the server has no byte there (416)
+                if self._size is not None:  # below the size it had: it shrank
+                    raise FileChangedError(
+                        f"reading {self.name} failed at byte {self._pos}: the server has no "
+                        f"byte there, though the file had {self._size} bytes when opened: it "
+                        "changed while being read")
                 return 0
         try:
             n = self._response.readinto(buffer)

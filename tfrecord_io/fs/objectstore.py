@@ -275,6 +275,9 @@ class ObjectStoreFileSystem(FileSystem):
             try:
                 handle = client.open_input_file(self._arrow_path(target))
             except FileNotFoundError:
+                if self._arrow_info(target).type == pafs.FileType.Directory:
+                    raise IsADirectoryError(f"{target} is a directory, not an object: open "
+                                            "a file in it") from None
                 raise self._missing(target) from None
             except (OSError, pa.ArrowInvalid) as e:
                 raise self._error(e, target, "open", config) from None
@@ -286,6 +289,9 @@ class ObjectStoreFileSystem(FileSystem):
             if _has_empty_part(key):  # refused now, not after the data is staged
                 raise _empty_part_error(target, "write")
             self._check_bucket(target)  # a wrong bucket fails now, not after the data is staged
+            if self._arrow_info(target).type == pafs.FileType.Directory:
+                # An object at a directory's own key would hide the directory from listings.
+                raise IsADirectoryError(f"cannot write {target}: it is a directory")
             return _Writer(self, target)  # type: ignore[return-value]
         raise ValueError(f"unsupported mode {mode!r} for {target}")
 
@@ -468,14 +474,17 @@ class ObjectStoreFileSystem(FileSystem):
         path = self._arrow_path(url)
         with self._translated(url, "write", config):
             # compression=None: pyarrow would gzip the bytes again for a name ending in .gz.
-            out = client.open_output_stream(path, compression=None)
             if not size:
-                out.close()
+                client.open_output_stream(path, compression=None).close()
                 return
+            # Mapped before the stream opens: nothing that can fail comes between its opening
+            # and the one write (a stream dropped unwritten would publish an empty object).
             with pa.memory_map(staged) as source:
+                data = source.read_buffer()
                 # The stream uploads from the mapped pages themselves, in the background: they
                 # must stay mapped until it is closed.
-                out.write(source.read_buffer())
+                out = client.open_output_stream(path, compression=None)
+                out.write(data)
                 out.close()
 
 

@@ -69,6 +69,10 @@ class HdfsFileSystem(FileSystem):
         if mode == "wb":
             if offset:
                 raise HdfsError("offset is only for reading")
+            # Refused now, by either client (WebHDFS's would say so only when closed).
+            d = call(loc, "create", lambda c: c.status(loc.path))
+            if d is not None and d["is_dir"]:
+                raise HdfsError(f"cannot write {loc.url()}: it is a directory")
             handle = call(loc, "create", lambda c: c.create(loc.path))
             return HdfsWriter(loc, handle)
         raise ValueError(f"unsupported mode {mode!r}: use 'rb' or 'wb'")
