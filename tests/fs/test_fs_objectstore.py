@@ -19,6 +19,7 @@ import stores
 from tfrecord_io import fs
 from tfrecord_io.errors import (
     BucketNotFoundError,
+    FileChangedError,
     ObjectStoreError,
     ObjectStoreFileNotFoundError,
     UnsupportedOperationError,
@@ -128,6 +129,29 @@ def test_opening_a_directory_says_it_is_one(any_base):
     stores.put(f"{any_base}/train/part-0", b"kept")
     with pytest.raises(IsADirectoryError, match=f"{any_base}/train is a directory"):
         fs.open(f"{any_base}/train")
+
+
+@pytest.mark.parametrize("store", stores.params("s3", "az", "gs"))
+def test_an_object_replaced_while_it_is_read_is_a_file_changed_error(request, store):
+    url = f"{stores.root(request, store)}/fs/replaced-{uuid.uuid4().hex[:8]}/part-0"
+    block = 256 << 10
+    old, new = os.urandom(40 * block), os.urandom(40 * block)
+    stores.put(url, old)
+    with fs.open(url, buffer_size=block) as f:
+        assert f.read(block) == old[:block]
+        assert f.raw.wait_until_idle()  # the blocks ahead are in: the rest is fetched later
+        stores.put(url, new)
+        with pytest.raises(FileChangedError, match=f"{url} was .*replaced while being read"):
+            f.read()
+
+
+@pytest.mark.parametrize("store", stores.params("s3", "az", "gs"))
+def test_an_object_read_whole_in_many_requests_is_not_taken_for_changed(request, store):
+    url = f"{stores.root(request, store)}/fs/unchanged-{uuid.uuid4().hex[:8]}/part-0"
+    data = os.urandom(3 << 20)
+    stores.put(url, data)
+    with fs.open(url, buffer_size=256 << 10) as f:
+        assert f.read() == data
 
 
 def test_deleting_a_whole_bucket_is_refused(base):

@@ -57,6 +57,7 @@ import pyarrow.fs as pafs
 
 from tfrecord_io.errors import (
     BucketNotFoundError,
+    FileChangedError,
     ObjectStoreError,
     ObjectStoreFileExistsError,
     ObjectStoreFileNotFoundError,
@@ -488,9 +489,28 @@ class ObjectStoreFileSystem(FileSystem):
                 out.close()
 
 
+def _version(handle: Any) -> bytes | None:
+    """What tells one version of an object from another, from the answer that opened *handle*:
+    GCS's generation, else the ETag (S3, Azure), else the time it was last modified."""
+    metadata = handle.metadata()
+    if metadata is None:
+        return None
+    for key in ("generation", "ETag", "etag", "Last-Modified"):
+        if key in metadata:
+            return bytes(metadata[key])
+    return None
+
+
 class _Reader(PositionedReader):
     """Ranged reads of one object (under a :class:`ReadAhead` and a :class:`io.BufferedReader`
-    by ``open``)."""
+    by ``open``).
+
+    The requests are not pinned to the version of the object that was opened: an object
+    replaced while it is read would give some blocks of each version. So when a read that took
+    more than one request reaches the object's end, the object's version (its ETag, or GCS's
+    generation) is asked for once more and compared with the one opened: another version is a
+    :class:`~tfrecord_io.errors.FileChangedError` (GCS's reads are pinned: its old version is
+    then gone, which is the same error)."""
 
     _size: int
 
@@ -500,6 +520,9 @@ class _Reader(PositionedReader):
         self._handle = handle
         self._owner = owner
         self._config = config
+        self._version = _version(handle)
+        self._requests = 0
+        self._lock = threading.Lock()
 
     def readinto(self, buffer: Any) -> int:
         if self.closed:
@@ -512,8 +535,8 @@ class _Reader(PositionedReader):
             self._handle.seek(self._pos)
             got = int(self._handle.readinto(view[:n]))
         except OSError as e:
-            error = self._owner._error(e, self.name, f"read byte {self._pos} of", self._config)  # noqa: SLF001 - its own file system
-            raise error from None
+            raise self._read_error(e, self._pos) from None
+        self._check_version(self._pos, got)
         self._pos += got
         return got
 
@@ -521,10 +544,37 @@ class _Reader(PositionedReader):
         """*length* bytes (fewer at the end) from *offset*, as one ranged ``GET``; safe to call
         from several threads at once (the reader's position does not move)."""
         try:
-            return self._handle.read_at(length, offset)
+            data = self._handle.read_at(length, offset)
         except OSError as e:
-            error = self._owner._error(e, self.name, f"read byte {offset} of", self._config)  # noqa: SLF001 - its own file system
-            raise error from None
+            raise self._read_error(e, offset) from None
+        self._check_version(offset, len(memoryview(data).cast("B")))
+        return data
+
+    def _read_error(self, e: OSError, offset: int) -> OSError:
+        if isinstance(e, FileNotFoundError):  # deleted, or (GCS) the version opened replaced
+            return FileChangedError(f"{self.name} was deleted or replaced while being read, "
+                                    f"at byte {offset}: read it again once its writer is done")
+        return self._owner._error(e, self.name, f"read byte {offset} of", self._config)  # noqa: SLF001 - its own file system
+
+    def _check_version(self, offset: int, got: int) -> None:
+        """Counts a request; at the object's end, after more than one, compares its version
+        with the one opened."""
+        with self._lock:
+            self._requests += 1
+            if offset + got < self._size or self._requests < 2 or self._version is None:
+                return
+        try:
+            client, _ = self._owner._connect(self.name)  # noqa: SLF001 - its own file system
+            now = _version(client.open_input_file(self._owner._arrow_path(self.name)))  # noqa: SLF001 - its own file system
+        except FileNotFoundError:
+            now = None
+        except OSError as e:
+            raise self._read_error(e, offset) from None
+        if now != self._version:
+            raise FileChangedError(
+                f"{self.name} was replaced while being read (its version differs at its end, "
+                f"byte {offset + got}): what was read may mix both versions; read it again "
+                "once its writer is done")
 
     def close(self) -> None:
         if not self.closed:
