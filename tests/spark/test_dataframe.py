@@ -576,6 +576,34 @@ def test_null_inside_an_array_fails_naming_the_column(any_spark, tmp_path):
     assert not data_files(tmp_path / "parted")
 
 
+def test_a_save_that_fails_leaves_no_directory_and_can_be_run_again(any_spark, tmp_path):
+    # The committer made the directory before the tasks ran; the failed job must not leave it,
+    # or the same call would be refused as FileExistsError once the data is fixed.
+    bad = any_spark.createDataFrame([([1],), ([None],)], "a array<long>").repartition(2)
+    with pytest.raises(SchemaError, match=r"column 'a': a null inside a list"):
+        save_dataframe(bad, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    save_dataframe(any_spark.createDataFrame([([1],), ([2],)], "a array<long>"), tmp_path / "out")
+    loaded = load_dataframe(any_spark, tmp_path / "out", "a array<long>")
+    assert sorted(r.a for r in loaded.collect()) == [[1], [2]]
+    # Partitioned: no partition directory is left either.
+    parted = any_spark.createDataFrame([(1, [1]), (2, [2, None])], "p int, vals array<long>")
+    with pytest.raises(SchemaError, match=r"column 'vals': a null inside a list"):
+        save_dataframe(parted.coalesce(1), tmp_path / "parted", partition_by=["p"])
+    assert not (tmp_path / "parted").exists()
+    good = any_spark.createDataFrame([(1, [1]), (2, [2])], "p int, vals array<long>")
+    save_dataframe(good, tmp_path / "parted", partition_by=["p"])
+    assert load_dataframe(any_spark, tmp_path / "parted").count() == 2
+
+
+def test_a_refused_existing_directory_is_left_as_it_was(spark, tmp_path):
+    # Even holding only what a committer leaves: it was there before the call.
+    (tmp_path / "o" / "_temporary").mkdir(parents=True)
+    with pytest.raises(FileExistsError, match="already exists"):
+        save_dataframe(spark.createDataFrame([(1,)], "a long"), tmp_path / "o")
+    assert (tmp_path / "o" / "_temporary").is_dir()
+
+
 # ---------------------------------------------------------------------------------------------
 # Schema errors
 # ---------------------------------------------------------------------------------------------

@@ -275,6 +275,25 @@ def test_existing_output_directory_is_refused(sc, tmp_path):
         tfs.save_records(sc.parallelize([b"x"], 1), str(tmp_path / "out"))
 
 
+def test_an_existing_output_directory_is_named_and_left_as_it_was(sc, tmp_path):
+    # Even holding only what a committer leaves: it was there before the call.
+    (tmp_path / "out" / "_temporary").mkdir(parents=True)
+    with pytest.raises(FileExistsError, match=r"out already exists: save_records writes a new"):
+        tfs.save_records(sc.parallelize([b"x"], 1), tmp_path / "out")
+    assert (tmp_path / "out" / "_temporary").is_dir()
+
+
+def test_a_save_that_fails_leaves_no_directory_and_can_be_run_again(sc, tmp_path):
+    # The committer made the directory before the tasks ran; the failed job must not leave it,
+    # or the same call would be refused as FileExistsError once the data is fixed.
+    out = tmp_path / "out"
+    with pytest.raises(Exception, match="bytes-like records .*not int"):
+        tfs.save_records(sc.parallelize([b"a", b"b", b"c", 5], 2), str(out))
+    assert not out.exists()
+    tfs.save_records(sc.parallelize([b"a", b"b", b"c", b"d"], 2), str(out))
+    assert sorted(tfs.load_records(sc, str(out)).collect()) == [b"a", b"b", b"c", b"d"]
+
+
 def test_unknown_compression_is_refused(sc, tmp_path):
     with pytest.raises(ValueError, match="compression"):
         tfs.save_records(sc.parallelize([b"x"], 1), str(tmp_path / "out"), compression="lz4")

@@ -141,9 +141,10 @@ def save_dataframe(
     ``df.write.format("tfrecord")`` in mode ``errorifexists``: one ``part-NNNNN-*.tfrecord``
     file per partition of ``df`` (with its split index ``_NAME.tfindex`` when uncompressed), or
     per partition and partition directory with ``partition_by``, written through Spark's output
-    committer. Column types map to features as the module docstring's
-    table says; a null cell omits the feature. A DataFrame of a Spark Connect session is written
-    the same way, through the jar's data source
+    committer; a failed job removes the directory it created when that holds nothing but the
+    committer's leftovers, so the same call can run again. Column types map to features as the
+    module docstring's table says; a null cell omits the feature. A DataFrame of a Spark Connect
+    session is written the same way, through the jar's data source
     ``org.tfrecordio.spark.source.TFRecordDataFrameSource`` on the Connect server (which must
     have the jar); ``path`` is then resolved there.
 

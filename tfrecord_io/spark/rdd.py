@@ -7,6 +7,7 @@ naming the DataFrame equivalent (records as one binary column, ``record_type="By
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,9 @@ def save_records(
 
     One ``part-r-NNNNN.tfrecord`` file per partition (``.tfrecord.gz``/``.tfrecord.deflate``
     when compressed), each uncompressed file with its split index, written through Hadoop's
-    output committer: a failed or retried task leaves no partial or duplicate file.
+    output committer: a failed or retried task leaves no partial or duplicate file. A failed
+    job removes the directory it created when that holds nothing but the committer's leftovers
+    (``_temporary``, ``_SUCCESS``...), so the same call can run again once the cause is fixed.
 
     Args:
         rdd: records as ``bytes``, ``bytearray`` or ``memoryview``.
@@ -82,7 +85,16 @@ def save_records(
         # files raw on local disks too), so the whole job, committer included, writes raw.
         hadoop_conf.setdefault("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
         hadoop_conf.setdefault("fs.file.impl.disable.cache", "true")
-    call(java_class(sc, RDD_IO_CLASS).save, _to_jvm_bytes(rdd), target, hadoop_conf)
+    try:
+        call(java_class(sc, RDD_IO_CLASS).save, _to_jvm_bytes(rdd), target, hadoop_conf)
+    except FileExistsError as e:
+        if not str(e).startswith("Output directory "):
+            raise
+        # Hadoop's refusal names the directory only ("Output directory ... already exists").
+        raise FileExistsError(
+            f"{os.fspath(path)} already exists: save_records writes a new directory only. "
+            "Remove it or choose another path"
+        ) from None
 
 
 def load_records(

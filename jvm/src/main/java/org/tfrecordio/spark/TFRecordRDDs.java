@@ -20,11 +20,18 @@ import scala.Tuple2;
 public final class TFRecordRDDs {
   private TFRecordRDDs() {}
 
-  /** Writes each element as one record under {@code path} through {@link TFRecordOutputFormat}. */
+  /**
+   * Writes each element as one record under {@code path} (which must not exist) through
+   * {@link TFRecordOutputFormat}. If the job fails, the directory it created is removed when it
+   * holds nothing but the committer's leftovers ({@link FailedWriteCleanup}), so that the same
+   * call can run again.
+   */
   public static void save(JavaRDD<byte[]> records, String path, Map<String, String> hadoopConf) {
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(records.context());
-    records.mapToPair(new ToPair()).saveAsNewAPIHadoopFile(path, BytesWritable.class,
-        NullWritable.class, TFRecordOutputFormat.class, conf(jsc, hadoopConf));
+    Configuration conf = conf(jsc, hadoopConf);
+    FailedWriteCleanup.run(path, conf, () -> records.mapToPair(new ToPair())
+        .saveAsNewAPIHadoopFile(path, BytesWritable.class, NullWritable.class,
+            TFRecordOutputFormat.class, conf));
   }
 
   /** Reads the records of the files at {@code path} (Hadoop path syntax) through {@link TFRecordInputFormat}. */

@@ -27,6 +27,7 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructType;
 import org.tfrecordio.example.SchemaException;
+import org.tfrecordio.spark.FailedWriteCleanup;
 import org.tfrecordio.spark.PartitionPaths;
 import org.tfrecordio.spark.RowDecoder;
 import org.tfrecordio.spark.RowEncoder;
@@ -59,7 +60,9 @@ public final class TFRecordDataFrames {
    *     {@code col=value} directories and are not stored in the records
    * @param hadoopConf extra Hadoop settings for the job (may be null)
    * @throws SchemaException before any task runs, naming the first column whose type has no
-   *     feature form; while writing, for a null inside an array
+   *     feature form; while writing, for a null inside an array (a failed write removes the
+   *     directory it created when that holds nothing but the committer's leftovers:
+   *     {@link FailedWriteCleanup})
    */
   public static void save(Dataset<Row> df, String path, String recordType, String codecClass,
       List<String> partitionBy, Map<String, String> hadoopConf) {
@@ -78,7 +81,13 @@ public final class TFRecordDataFrames {
     if (!parts.isEmpty()) {
       writer = writer.partitionBy(parts.toArray(new String[0]));
     }
-    writer.save(path);
+    // The job's file system as Spark's write resolves it: the session's settings and the options.
+    Configuration conf = SessionHadoopConf.of(df.sparkSession());
+    if (hadoopConf != null) {
+      hadoopConf.forEach(conf::set);
+    }
+    DataFrameWriter<Row> configured = writer;
+    FailedWriteCleanup.run(path, conf, () -> configured.save(path));
   }
 
   /**
