@@ -28,7 +28,10 @@ def test_good_options_come_back_typed():
     ({"input_mode": "files"}, r"input_mode must be one of \('tensorflow', 'spark'\), not 'files'"),
     ({"keras": "tf2"}, r"keras must be one of \('default', 'legacy'\), not 'tf2'"),
     ({"tensorboard": True}, "tensorboard=True needs a log_dir"),
-    ({"reservation_timeout": 0}, "reservation_timeout must be > 0, not 0"),
+    ({"reservation_timeout": 0}, "reservation_timeout must be a number of seconds > 0, not 0"),
+    ({"reservation_timeout": "60"}, "reservation_timeout must be a number of seconds > 0, "
+                                    "not '60'"),
+    ({"log_dir": ""}, "log_dir must be a path or URL, or None, not ''"),
     ({"max_attempts": True}, "max_attempts must be an int >= 1, not True"),
     ({"max_attempts": 0}, "max_attempts must be an int >= 1, not 0"),
     ({"env": {"A": 1}}, r"env must map str to str, not str to int \(at 'A'\)"),

@@ -84,8 +84,10 @@ def run_options(
         raise ValueError(f"keras must be one of {KERAS}, not {keras!r}")
     if tensorboard and not log_dir:
         raise ValueError("tensorboard=True needs a log_dir to serve")
-    if not reservation_timeout > 0:
-        raise ValueError(f"reservation_timeout must be > 0, not {reservation_timeout!r}")
+    if (isinstance(reservation_timeout, bool)
+            or not isinstance(reservation_timeout, (int, float)) or not reservation_timeout > 0):
+        raise ValueError(f"reservation_timeout must be a number of seconds > 0, not "
+                         f"{reservation_timeout!r}")
     if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
         raise ValueError(f"max_attempts must be an int >= 1, not {max_attempts!r}")
     if (isinstance(heartbeat_timeout, bool) or not isinstance(heartbeat_timeout, (int, float))
@@ -106,6 +108,8 @@ def run_options(
                              + (f" (at {key!r})" if isinstance(key, str) else ""))
     if log_dir is not None:
         log_dir = os.fspath(log_dir)
+        if not log_dir.strip():
+            raise ValueError(f"log_dir must be a path or URL, or None, not {log_dir!r}")
         if not re.match(r"[A-Za-z][A-Za-z0-9+.\-]*:", log_dir):
             # A local path: absolute on the driver, since each node runs in a working
             # directory of its own, deleted when its task ends.
