@@ -104,7 +104,8 @@ def load_records(
 
     Compression is taken from each file's name (``.gz`` gzip, ``.deflate`` zlib), or from
     ``conf={"tfrecord.input.compression": "zlib"}``. Uncompressed files with a split index are
-    read in parallel splits. Files whose names start with ``_`` or ``.`` are skipped.
+    read in parallel splits. Files whose names start with ``_`` or ``.`` are skipped. The RDD's
+    partitions follow the files in the order of their paths, each file's records in order.
 
     Args:
         sc: a SparkContext or SparkSession.

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.BlockLocation;
@@ -48,7 +49,9 @@ public final class SplitPlanner {
    * The files of an input listing to plan splits of, as Hadoop's FileInputFormat takes them: a
    * subdirectory (listed when input directories are not read recursively) is left out under
    * {@code mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs}, and
-   * refused otherwise.
+   * refused otherwise. The files come sorted by path, as tfrecord-io's other readers take them:
+   * a local directory lists its files in no particular order, and the splits (an RDD's
+   * partitions) would follow it.
    *
    * @throws IOException a subdirectory that is neither left out nor read recursively
    */
@@ -67,6 +70,7 @@ public final class SplitPlanner {
             + "=true to leave it out)");
       }
     }
+    files.sort(Comparator.comparing(status -> status.getPath().toString()));
     return files;
   }
 
