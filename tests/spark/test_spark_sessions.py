@@ -6,10 +6,13 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pyspark
 import pytest
+
+from tfrecord_io import spark as tfs
 
 SCRIPT = textwrap.dedent(
     """
@@ -49,6 +52,54 @@ def test_spark_submit_job_needs_no_jars_flag(tmp_path):
     out = run([str(spark_submit), "--master", "local[1]", str(script), str(tmp_path / "out")],
               tmp_path)
     assert "LOADED [b'a', b'bc']" in out
+
+
+SETTINGS_SCRIPT = textwrap.dedent(
+    """
+    from tfrecord_io import spark as tfs
+
+    spark = tfs.session("local[1]", **{"spark.ui.enabled": "false"})
+    conf = spark.sparkContext.getConf()
+    print("JARS", conf.get("spark.jars"))
+    print("REGEX", conf.get("spark.redaction.regex"))
+    spark.stop()
+    """
+)
+
+
+def _empty_jar(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as jar:
+        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    return path
+
+
+def _settings(out: str) -> dict[str, str]:
+    return dict(line.split(" ", 1) for line in out.splitlines()
+                if line.startswith(("JARS ", "REGEX ")))
+
+
+def test_session_keeps_the_jars_and_redaction_of_spark_defaults(tmp_path, monkeypatch):
+    theirs = _empty_jar(tmp_path / "theirs.jar")
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "spark-defaults.conf").write_text(
+        f"# the team's defaults\nspark.jars  {theirs}\nspark.redaction.regex=(?i)pepper\n")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path / "conf"))
+    script = tmp_path / "job.py"
+    script.write_text(SETTINGS_SCRIPT)
+    settings = _settings(run([sys.executable, str(script)], tmp_path))
+    assert str(theirs) in settings["JARS"] and tfs.jar_path() in settings["JARS"]
+    assert settings["REGEX"] == f"(?:(?i)pepper)|(?:{tfs.REDACTION_REGEX})"
+
+
+def test_session_under_spark_submit_keeps_its_jars(tmp_path):
+    theirs = _empty_jar(tmp_path / "theirs.jar")
+    script = tmp_path / "job.py"
+    script.write_text(SETTINGS_SCRIPT)
+    spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    settings = _settings(run([str(spark_submit), "--master", "local[1]", "--jars", str(theirs),
+                              str(script)], tmp_path))
+    assert str(theirs) in settings["JARS"] and tfs.jar_path() in settings["JARS"]
+    assert settings["REGEX"] == tfs.REDACTION_REGEX
 
 
 WORKER_PYTHON_SCRIPT = textwrap.dedent(

@@ -171,9 +171,12 @@ def session(
         **conf: further Spark settings; pass dotted keys as ``**{"spark.x.y": v}``.
 
     If a session already exists, the jar is added to it with :func:`ensure_jar`. A new
-    application redacts, wherever Spark shows its configuration (its UI, its event log), what
-    Spark's default ``spark.redaction.regex`` does and the object stores' account keys
-    (:data:`REDACTION_REGEX`), unless ``conf`` gives a ``spark.redaction.regex`` of its own.
+    application gets the jar beside the ``spark.jars`` that ``spark-submit --jars`` or
+    ``spark-defaults.conf`` give it, and redacts, wherever Spark shows its configuration (its
+    UI, its event log), what Spark's default ``spark.redaction.regex`` does and the object
+    stores' account keys (:data:`REDACTION_REGEX`), besides what a ``spark.redaction.regex``
+    from ``spark-submit`` or ``spark-defaults.conf`` does, unless ``conf`` gives a
+    ``spark.redaction.regex`` of its own.
 
     The Python of Spark's workers, for a new application: ``spark.pyspark.python`` if set
     (honoured here as ``spark-submit`` does, also in a plain ``python job.py``), else the
@@ -207,8 +210,15 @@ def session(
     for key, value in conf.items():
         builder = builder.config(key, value)
     starts = SparkContext._active_spark_context is None  # noqa: SLF001 - no public getter
-    if starts and "spark.redaction.regex" not in conf:
-        builder = builder.config("spark.redaction.regex", REDACTION_REGEX)
+    if starts:
+        # What spark-submit or spark-defaults.conf gives the new application is kept: the
+        # builder's settings would replace it.
+        inherited = _inherited(("spark.jars", "spark.redaction.regex"))
+        if "spark.jars" not in conf and inherited.get("spark.jars"):
+            builder = builder.config("spark.jars", inherited["spark.jars"])
+        if "spark.redaction.regex" not in conf:
+            builder = builder.config("spark.redaction.regex",
+                                     _with_ours(inherited.get("spark.redaction.regex")))
     spark = configure(builder).getOrCreate()
     if is_connect(spark):
         # pyspark 4's Connect mode (spark.api.mode=connect, SPARK_API_MODE, SPARK_REMOTE): the
@@ -221,6 +231,49 @@ def session(
         _set_worker_python(spark.sparkContext)
     ensure_jar(spark)
     return spark
+
+
+def _inherited(keys: tuple[str, ...]) -> dict[str, str]:
+    """The settings among *keys* that a new application of this process gets besides the
+    builder's: from the driver JVM's system properties when it already runs (``spark-submit``
+    started it, with its ``--jars``, ``--conf`` and ``spark-defaults.conf``), else from the
+    ``spark-defaults.conf`` that the JVM pyspark is about to start will read."""
+    from pyspark import SparkContext  # noqa: PLC0415 - pyspark, the `spark` extra
+
+    if SparkContext._gateway is not None or os.environ.get("PYSPARK_GATEWAY_PORT"):  # noqa: SLF001 - no public getter
+        SparkContext._ensure_initialized()  # noqa: SLF001 - connects to the running JVM
+        system = SparkContext._jvm.java.lang.System  # noqa: SLF001 - py4j's handle to the JVM
+        found = {key: system.getProperty(key) for key in keys}
+        return {key: str(value) for key, value in found.items() if value}
+    return {key: value for key, value in _spark_defaults().items() if key in keys}
+
+
+def _spark_defaults() -> dict[str, str]:
+    """``spark-defaults.conf`` of ``SPARK_CONF_DIR``, else of ``SPARK_HOME/conf`` (pyspark's own
+    directory when ``SPARK_HOME`` is unset), as Spark reads it: ``key value`` lines (or
+    ``key=value``), ``#`` comments."""
+    from pyspark.find_spark_home import _find_spark_home  # noqa: PLC0415 - pyspark's own lookup
+
+    directory = os.environ.get("SPARK_CONF_DIR") or os.path.join(_find_spark_home(), "conf")
+    try:
+        with open(os.path.join(directory, "spark-defaults.conf"), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return {}
+    found = {}
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            key, value = ([*re.split(r"\s*[=:]\s*|\s+", line, maxsplit=1), ""])[:2]
+            found[key] = value.strip()
+    return found
+
+
+def _with_ours(regex: str | None) -> str:
+    """A ``spark.redaction.regex`` that redacts what *regex* does and :data:`REDACTION_REGEX`."""
+    if not regex or regex == REDACTION_REGEX:
+        return REDACTION_REGEX
+    return f"(?:{regex})|(?:{REDACTION_REGEX})"
 
 
 def _set_worker_python(sc: SparkContext) -> None:
