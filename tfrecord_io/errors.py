@@ -197,6 +197,12 @@ class FileChangedError(TFRecordError, OSError):
     again once its writer is done."""
 
 
+class InheritedFileError(TFRecordError, OSError):
+    """A file that TensorFlow opened through tfrecord-io's plugin before ``os.fork()``, used in
+    the forked child: the open file is the parent's, and the child has none of its own. The
+    message names it; open it again in the child."""
+
+
 class UnsupportedURLError(TFRecordError, ValueError):
     """A URL whose scheme no file system is registered for, or a malformed ``file:`` URL."""
 

@@ -271,3 +271,44 @@ def test_a_child_forked_while_the_plugin_reads_ahead_exits(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == "child exited 0\n"
+
+
+def test_a_file_opened_before_a_fork_is_refused_in_the_child_naming_it(tmp_path):
+    (tmp_path / "blob").write_bytes(bytes(12 << 20))
+    program = textwrap.dedent("""
+        import os, sys
+        import tensorflow as tf
+        from tfrecord_io import fs
+        from tfrecord_io import tf as tfr
+        from tfrecord_io.fs.backend import FileInfo
+        from tfrecord_io.fs.local import LocalFileSystem
+
+        class Http(LocalFileSystem):
+            def open(self, target, mode, **options):
+                return open(sys.argv[1], "rb")
+
+            def stat(self, target):
+                info = super().stat(sys.argv[1])
+                return FileInfo(target, info.size, False, info.mtime)
+
+        fs.register("http", Http(), replace=True)
+        tfr.register_filesystems()
+        f = tf.io.gfile.GFile("http://127.0.0.1/blob", "rb")
+        assert len(f.read(10)) == 10
+        pid = os.fork()
+        if pid == 0:
+            try:
+                f.seek(8 << 20)  # beyond what the parent's buffer holds: a read of the plugin's
+                f.read(10)
+                print("read", flush=True)
+            except tf.errors.FailedPreconditionError as e:
+                print("refused", e.message, flush=True)
+            os._exit(0)
+        os.waitpid(pid, 0)
+    """)
+    done = subprocess.run([sys.executable, "-c", program, str(tmp_path / "blob")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("refused http://127.0.0.1/blob was opened before os.fork() "
+                                  "by the parent process"), done.stdout + done.stderr[-2000:]
+    assert "open it again here" in done.stdout

@@ -38,7 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from tfrecord_io import fs
-from tfrecord_io.errors import BucketNotFoundError, PluginNotBuiltError, TFRecordError
+from tfrecord_io.errors import (
+    BucketNotFoundError,
+    InheritedFileError,
+    PluginNotBuiltError,
+    TFRecordError,
+)
 
 __all__ = ["plugin_path", "install", "installed", "expect_reads"]
 
@@ -133,7 +138,8 @@ def _code(e: BaseException) -> int:
         return _PERMISSION_DENIED
     if isinstance(e, FileExistsError):
         return _ALREADY_EXISTS
-    if isinstance(e, (NotADirectoryError, IsADirectoryError, BucketNotFoundError)):
+    if isinstance(e, (NotADirectoryError, IsADirectoryError, BucketNotFoundError,
+                      InheritedFileError)):
         return _FAILED_PRECONDITION  # a missing bucket is a configuration error, not "no file"
     text = str(e)
     if isinstance(e, (ConnectionError, TimeoutError)) or "cannot reach" in text or \
@@ -162,6 +168,7 @@ class _Provider:
         self._readers: dict[int, _Open] = {}
         self._writers: dict[int, Any] = {}
         self._inherited: list[Any] = []  # a forked child's copies of its parent's files, kept
+        self._inherited_names: dict[int, str] = {}  # their handles, and what they name
         self._lock = threading.Lock()
         # Under _lock: the file read after each (expect_reads), and the files opened ahead.
         self._successors: collections.OrderedDict[str, str] = collections.OrderedDict()
@@ -227,8 +234,17 @@ class _Provider:
         self._open_ahead(url)
         return 0 if _reads_ahead(url) else 1
 
+    def _parents(self, handle: int) -> InheritedFileError:
+        """The error of a handle that this forked child has no file of (the parent's)."""
+        name = self._inherited_names.get(handle, f"file handle {handle}")
+        return InheritedFileError(f"{name} was opened before os.fork() by the parent process: "
+                                  "this process has no file of its own for it; open it again "
+                                  "here")
+
     def _read(self, handle: int, offset: int, n: int, buffer: int, status: Any) -> int:
-        entry = self._readers[handle]
+        entry = self._readers.get(handle)
+        if entry is None:
+            raise self._parents(handle)
         f, url = entry.file, entry.url
         if n == 0:
             return 0
@@ -365,17 +381,25 @@ class _Provider:
         handle[0] = key
         return 0
 
+    def _writer(self, handle: int) -> Any:
+        f = self._writers.get(handle)
+        if f is None:
+            raise self._parents(handle)
+        return f
+
     def _write(self, handle: int, data: int, n: int, status: Any) -> int:
         if n:
-            self._writers[handle].write(ctypes.string_at(data, n))
+            self._writer(handle).write(ctypes.string_at(data, n))
         return 0
 
     def _flush(self, handle: int, status: Any) -> int:
-        self._writers[handle].flush()
+        self._writer(handle).flush()
         return 0
 
     def _close_write(self, handle: int, status: Any) -> int:
-        self._writers.pop(handle).close()
+        f = self._writer(handle)
+        del self._writers[handle]
+        f.close()
         return 0
 
     def _abort_write(self, handle: int) -> None:
@@ -441,6 +465,9 @@ class _Provider:
         the thread that opened them, which the child does not have."""
         self._lock = threading.Lock()
         self._inherited.extend([*self._readers.values(), *self._writers.values()])
+        self._inherited_names.update({key: entry.url for key, entry in self._readers.items()})
+        self._inherited_names.update({key: str(getattr(f, "name", f"file handle {key}"))
+                                      for key, f in self._writers.items()})
         self._readers, self._writers = {}, {}
         self._ahead.clear()
         self._opener = None
