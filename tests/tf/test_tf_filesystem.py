@@ -27,7 +27,7 @@ from tfrecord_io.tf import datasets as tf_datasets
 from tfrecord_io.tf import filesystem as _tf_filesystem
 from tfrecord_io.tf import plugin as tf_plugin
 
-from tf_records import assert_next_files_opened_ahead, some_records, tf_read
+from tf_records import assert_next_files_opened_ahead, some_records, spy_opens, tf_read
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -115,6 +115,17 @@ def test_dataset_opens_each_next_hdfs_file_while_tensorflow_reads_the_one_before
     base, monkeypatch
 ):
     assert_next_files_opened_ahead(base, monkeypatch)
+
+
+def test_an_empty_hdfs_file_opened_ahead_is_not_opened_again(base, monkeypatch):
+    recs = some_records(400, 6)
+    records.write(f"{base}/part-0.tfrecord", recs[:200])
+    records.write(f"{base}/part-1.tfrecord", [])
+    records.write(f"{base}/part-2.tfrecord", recs[200:])
+    opened = spy_opens(monkeypatch)
+    assert [bytes(r) for r in tfr.dataset(base).as_numpy_iterator()] == recs
+    data_opens = [u.rsplit("/", 1)[1] for u, _, _ in opened if u.endswith(".tfrecord")]
+    assert data_opens == ["part-0.tfrecord", "part-1.tfrecord", "part-2.tfrecord"]
 
 
 @pytest.mark.parametrize(

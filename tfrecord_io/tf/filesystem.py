@@ -227,7 +227,9 @@ class _Provider:
         # 1 asks the plugin to read ahead (in C++, while TensorFlow parses): a reader that
         # fetches ahead itself (s3://, az://) needs no second read-ahead.
         url = uri.decode()
-        f = self._opened_ahead(url) or fs.open(url, "rb")
+        f = self._opened_ahead(url)
+        if f is None:  # not "or": an empty file's reader is false (it has a length)
+            f = fs.open(url, "rb")
         key = self._new_id()
         self._readers[key] = _Open(f, url)
         handle[0] = key
