@@ -9,9 +9,11 @@ import threading
 
 import pytest
 
+from tfrecord_io.cluster import attempt as attempt_module
 from tfrecord_io.cluster.attempt import Attempt
 from tfrecord_io.cluster.channel import ControlServer, control_key, new_secret
 from tfrecord_io.cluster.description import AttemptDescription
+from tfrecord_io.cluster.messages import Done, FailureKind, Hello, Stop
 from tfrecord_io.cluster.options import run_options
 from tfrecord_io.cluster.roles import roles
 from tfrecord_io.errors import ClusterError
@@ -65,7 +67,7 @@ class SparkJob(Application):
 def make_attempt():
     servers: list[ControlServer] = []
 
-    def make(application: Application) -> tuple[Attempt, ControlServer]:
+    def make(application: Application, workers: int = 1) -> tuple[Attempt, ControlServer]:
         key = control_key(new_secret())
         box: dict[str, Attempt] = {}
         server = ControlServer("127.0.0.1", key,
@@ -73,13 +75,13 @@ def make_attempt():
                                lambda h, reason: box["a"].on_lost(h.node, reason),
                                admit=lambda h: box["a"].admit(h))
         servers.append(server)
-        options = run_options(mode="sync", num_workers=1, log_dir=None, keras="default",
+        options = run_options(mode="sync", num_workers=workers, log_dir=None, keras="default",
                               tensorboard=False, reservation_timeout=10, max_attempts=1,
                               env={}, input_mode="tensorflow")
         description = AttemptDescription(options, cluster="c", driver=server.address,
                                           control_key=key, feed_key="f", number=0,
-                                          num_workers=1)
-        box["a"] = Attempt(application=application, roles=roles("sync", 1, 0, False),
+                                          num_workers=workers)
+        box["a"] = Attempt(application=application, roles=roles("sync", workers, 0, False),
                            description=description, payload=b"", group="g", server=server)
         return box["a"], server
 
@@ -160,3 +162,82 @@ def test_the_attempt_cancelling_its_own_spark_job_is_no_cancellation_from_outsid
     assert attempt.finish() is None
     assert job.cancels == ["g"]
     assert not attempt.cancelled_from_outside()
+
+
+def _register(attempt: Attempt, *nodes: str) -> dict[str, Hello]:
+    """*nodes* registered with *attempt*, as the control server hands on their hellos."""
+    hellos = {}
+    for node in nodes:
+        hellos[node] = Hello(node=node, attempt=attempt.number, host="127.0.0.1", pid=1, gpus=[])
+        attempt.on_message(hellos[node], hellos[node])
+    return hellos
+
+
+def test_a_connection_dropped_while_the_attempt_stops_is_not_its_cause(make_attempt,
+                                                                        monkeypatch):
+    # worker:1's task failed; worker:0's, stuck in a barrier allGather, cannot answer "stop":
+    # its connection drops as the attempt ends (here: as it is told to stop).
+    monkeypatch.setattr(attempt_module, "_CAUSE_WINDOW", 0.05)
+    job = SparkJob()
+    attempt, server = make_attempt(job, workers=2)
+    attempt.start()
+    hellos = _register(attempt, "worker:0", "worker:1")
+    attempt.on_message(hellos["worker:1"], Done(ok=False, kind=FailureKind.RAISED,
+                                                error="OSError: No space left on device"))
+
+    def send(node, number, message):
+        assert (node, message) == ("worker:0", Stop())
+        attempt.on_lost(node, "connection reset")
+        job.end(Exception("Job aborted: task killed"))
+        return True
+
+    monkeypatch.setattr(server, "send", send)
+    error = attempt.finish()
+    assert str(error) == "worker:1 failed: OSError: No space left on device"
+    assert attempt.failure() is error
+    assert not attempt.lost_a_node()
+
+
+def test_a_registration_stopped_on_request_returns_at_once(make_attempt):
+    attempt, _ = make_attempt(SparkJob(), workers=2)
+    _register(attempt, "worker:0")
+    attempt.request_stop()
+    attempt.wait_registered(600)  # neither waits for worker:1 nor raises
+    assert attempt.stopped_early
+
+
+def test_a_registration_that_failed_is_the_attempts_failure_as_a_running_ones(make_attempt,
+                                                                             monkeypatch):
+    monkeypatch.setattr(attempt_module, "_CAUSE_WINDOW", 0.05)
+    job = SparkJob()
+    attempt, server = make_attempt(job, workers=2)
+    attempt.start()
+    hellos = _register(attempt, "worker:0")
+
+    def send(node, number, message):  # worker:0 stops when told
+        attempt.on_message(hellos[node], Done(ok=True, stopped=True))
+        return True
+
+    monkeypatch.setattr(server, "send", send)
+    with pytest.raises(ClusterError) as late:
+        attempt.wait_registered(0.2)
+    attempt.fail_to_register(late.value)
+    assert attempt.finish() is late.value
+    assert job.cancels == ["g"]  # worker:1's task never started: the job is cancelled
+    assert not attempt.lost_a_node()
+
+
+def test_a_cancel_that_raises_is_logged_and_the_attempt_ends(make_attempt, cluster_log):
+    class Unreachable(SparkJob):  # a Connect session whose link reset during interruptTag
+        def cancel(self, tag):
+            super().cancel(tag)
+            raise RuntimeError("[CONNECT] grpc: UNAVAILABLE")
+
+    job = Unreachable()
+    attempt, _ = make_attempt(job)
+    attempt.start()
+    attempt.request_stop()
+    assert attempt.finish() is None
+    assert job.cancels == ["g"]
+    assert [r.getMessage() for r in cluster_log.records if r.levelname == "WARNING"] == [
+        "cannot cancel the Spark job g: waiting for it to end by itself"]

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tfrecord_io import cluster
-from tfrecord_io.cluster.results import MAX_VALUE_BYTES, Result
+from tfrecord_io.cluster.results import MAX_VALUE_BYTES, MetricRecord, Metrics, Result
 
 import cluster_programs
 from processes import node_processes
@@ -72,6 +72,26 @@ def test_metrics_become_a_pandas_frame(reported):
     frame = reported[0].metrics.to_pandas()
     assert list(frame.columns[:4]) == ["node", "attempt", "step", "time"]
     assert len(frame) == 12 and set(frame["loss"]) == {0.1, 0.2, 0.3}
+
+
+def test_a_metric_named_like_a_records_column_gets_a_column_of_its_own():
+    metrics = Metrics([
+        MetricRecord("worker:0", 0, 1, 1000.0, {"loss": 0.5, "time": 2.5, "node": 7.0}),
+        MetricRecord("worker:1", 1, None, 1001.0, {"loss": 0.25}),
+    ])
+    frame = metrics.to_pandas()
+    assert list(frame.columns) == ["node", "attempt", "step", "time", "loss", "time_metric",
+                                   "node_metric"]
+    assert frame["node"].tolist() == ["worker:0", "worker:1"]
+    assert frame["time"].tolist() == [1000.0, 1001.0]
+    assert frame["time_metric"].iloc[0] == 2.5 and frame["node_metric"].iloc[0] == 7.0
+
+
+def test_a_renamed_metric_takes_no_other_metrics_column():
+    frame = Metrics([MetricRecord("worker:0", 0, 1, 1000.0,
+                                  {"time": 2.5, "time_metric": 3.5})]).to_pandas()
+    assert frame[["time", "time_metric_metric", "time_metric"]].values.tolist() == [
+        [1000.0, 2.5, 3.5]]
 
 
 def test_the_progress_line_shows_the_attempt_and_the_last_metrics(sc, capsys):

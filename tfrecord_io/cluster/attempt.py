@@ -137,6 +137,9 @@ class Attempt:
         # failures that are a lost link (their cause is asked of Spark), by id of the error
         self._link_failures: dict[int, str] = {}
         self._stopping = False
+        # finish() decided the attempt is over (its cause is known): nodes ending from then on
+        # end with its teardown (stopped, or their tasks cancelled), none is a cause
+        self._over = False
         #: the job cancelled by someone else (Ctrl-C): the cluster stops, no restart
         self._cancelled: ClusterError | None = None
         self._cancelling = False  # the attempt cancels its job itself (teardown)
@@ -234,6 +237,12 @@ class Attempt:
             self._cond.notify_all()
 
     def _fail(self, node: str, error: ClusterError, kind: FailureKind) -> None:
+        if self._over:
+            # Torn down: a node that cannot answer "stop" (its task stuck, in a barrier
+            # allGather, say) loses its connection when its job is cancelled; never the cause.
+            log.info("%s (while the attempt was being stopped: not its cause)",
+                     str(error).partition("\n")[0])
+            return
         if self._stopping and not self._failures:
             return  # stopping on purpose: the node's end is expected
         # A process that died or went silent is the cause more likely than a peer's exception.
@@ -367,10 +376,17 @@ class Attempt:
         return min(self._failures, key=lambda f: (f[0], f[1]))[2]
 
     def wait_registered(self, timeout: float) -> None:
-        """Block until every node registered. Raises ClusterError on failure or timeout."""
+        """Block until every node registered, or a stop was requested (:meth:`request_stop`:
+        then it returns at once, and :meth:`finish` tears the attempt down).
+
+        Raises:
+            ClusterError: a node failed (the likeliest cause), the Spark job ended or was
+                cancelled, a node could not connect back, or *timeout* passed.
+        """
         deadline = time.monotonic() + timeout
         with self._cond:
-            while len(self._registered) < len(self.roles) and not self._failures:
+            while (len(self._registered) < len(self.roles) and not self._failures
+                   and not self._stopping):
                 left = deadline - time.monotonic()
                 if left <= 0 or self._spark_done:
                     if self._cancelled is not None:
@@ -399,6 +415,18 @@ class Attempt:
         if error is not None:
             self._name_loss()
             raise self.failure() or error
+
+    def fail_to_register(self, error: ClusterError) -> None:
+        """Make *error*, what :meth:`wait_registered` raised (nodes missing after the timeout,
+        a node that could not connect back, the Spark job over), the attempt's failure unless
+        a node's failure or a cancellation is known already: :meth:`finish` then ends the
+        attempt and returns its failure as for a running attempt."""
+        with self._cond:
+            if self._failures or self._cancelled is not None or self._over:
+                return
+            self._failures.append((FailureKind.SPARK_JOB.rank, time.monotonic(), error))
+            self._kinds[id(error)] = FailureKind.SPARK_JOB
+            self._cond.notify_all()
 
     def _unreachable(self) -> ClusterError | None:
         """The error of nodes whose Spark tasks could not connect back to the control channel
@@ -456,6 +484,7 @@ class Attempt:
                 self._check_heartbeats(quiet_after=self._heartbeat_timeout)
                 self._cond.wait(min(0.5, self._heartbeat_timeout / 4))
             self._stopping = True
+            self._over = True
             pending = set(self._registered) - set(self._done) - self._lost
         for node in sorted(pending):
             self._server.send(node, self.number, Stop())
@@ -524,7 +553,11 @@ class Attempt:
         if self._thread.is_alive():
             log.info("cancelling the Spark job %s", self._group)
             self._cancelling = True
-            self._application.cancel(self._group)
+            try:
+                self._application.cancel(self._group)
+            except Exception:  # e.g. a Connect session's link reset: the attempt ends anyway
+                log.warning("cannot cancel the Spark job %s: waiting for it to end by itself",
+                            self._group, exc_info=True)
         self._thread.join(_JOIN_TIMEOUT)
         if self._thread.is_alive():
             log.error("the Spark job of %s did not end within %.0f s", self._group, _JOIN_TIMEOUT)

@@ -52,7 +52,34 @@ _TENSORBOARD_TIMEOUT = tensorboard.DEFAULT_TIMEOUT + 30.0
 #: How often a smaller attempt (``min_workers``) looks whether the application has task slots
 #: for more workers again.
 _GROW_CHECK = 2.0
+#: What :meth:`Cluster.wait` raises after a shutdown that stopped ``main_fun`` (or the gang's
+#: restart) before it finished.
+_SHUT_DOWN = "the cluster was shut down before main_fun finished"
 _ids = itertools.count()
+
+
+class _UntilShutdown(SparkApplication):
+    """*application* as a restart's wait for task slots sees it (:func:`slots.wait_for`,
+    :func:`slots.place`, which ask for the free slots every 0.5 s): once *shutdown* is set,
+    asking raises ClusterError, so that a stop ends the wait within one poll, not after
+    ``reservation_timeout``."""
+
+    def __init__(self, application: SparkApplication, shutdown: threading.Event) -> None:
+        self._application = application
+        self._shutdown = shutdown
+        self.kind = application.kind
+
+    @property
+    def master(self) -> str:
+        return self._application.master
+
+    def conf(self, key: str, default: str | None = None) -> str | None:
+        return self._application.conf(key, default)
+
+    def free_slots(self) -> int | None:
+        if self._shutdown.is_set():
+            raise ClusterError("the cluster was shut down while waiting for task slots")
+        return self._application.free_slots()
 
 
 class Cluster:
@@ -100,8 +127,11 @@ class Cluster:
             ) from e
         self._lock = threading.Lock()
         self._attempt: Attempt | None = None
-        self._shutdown = threading.Event()
+        self._shutdown = threading.Event()  # set under _lock (see _stop, _new_attempt)
         self._finished = threading.Event()
+        # The cluster is over (its supervisor ended, or it was closed, also when run() failed):
+        # its background watchers (_watch_growth) end.
+        self._over = threading.Event()
         self._error: ClusterError | None = None
         self._supervisor: threading.Thread | None = None
         self._closed = False
@@ -277,7 +307,9 @@ class Cluster:
             self._told.append(self._error)
             raise self._error
         self._told.append(None)
-        assert self._result is not None
+        if self._result is None:  # the supervisor ended without either: it says why in the log
+            raise ClusterError("the cluster ended without a result or an error (see the "
+                               "tfrecord_io.cluster log)")
         return self._result
 
     def shutdown(self, wait: bool = True, timeout: float | None = None) -> None:
@@ -308,11 +340,14 @@ class Cluster:
         self._stop()
 
     def _stop(self) -> None:
-        """Stop every node, end the Spark job, close the control channel."""
-        self._shutdown.set()
+        """Stop every node, end the Spark job, close the control channel. A restart in progress
+        is abandoned (:meth:`_restart`); an attempt it makes after this is stopped as it is made
+        (:meth:`_new_attempt`)."""
+        with self._lock:
+            self._shutdown.set()
+            attempt = self._attempt
         if self._coordinator is not None:
             self._coordinator.close()
-        attempt = self._attempt
         if attempt is not None:
             attempt.request_stop()
         if self._supervisor is not None:
@@ -345,14 +380,16 @@ class Cluster:
         (:class:`~tfrecord_io.cluster.results.Resize`, *cause*: why the last attempt ended).
 
         Raises:
-            ClusterError: too few task slots (see :mod:`~tfrecord_io.cluster.slots`).
+            ClusterError: too few task slots (see :mod:`~tfrecord_io.cluster.slots`), or the
+                cluster is shutting down (while waiting for them).
         """
         options, gang = self._options, self._gang
+        application = _UntilShutdown(self._application, self._shutdown)
         if options.fewest_workers == options.num_workers:
-            slots.wait_for(self._application, len(gang), self._reservation_timeout)
+            slots.wait_for(application, len(gang), self._reservation_timeout)
             return gang
         others = len(gang) - _workers(gang)
-        workers = slots.place(self._application, others, options.num_workers,
+        workers = slots.place(application, others, options.num_workers,
                               options.fewest_workers, self._reservation_timeout,
                               spare=int(options.input_mode == "spark"), wait=number == 0)
         last = self._attempt
@@ -369,6 +406,9 @@ class Cluster:
         return [r for r in gang if r.job_name != "worker" or r.task_index < workers]
 
     def _new_attempt(self, number: int, roles: list[Role]) -> Attempt:
+        """Attempt *number* of *roles*, the cluster's current one from now on; stopped at once
+        (:meth:`Attempt.request_stop`) when the cluster is shutting down: :meth:`_stop` stops
+        the attempt it finds, this one any attempt made after it."""
         description = AttemptDescription(
             self._options, cluster=self._id, driver=self._server.address,
             control_key=self._control_key, feed_key=self._feed_key, number=number,
@@ -381,6 +421,8 @@ class Cluster:
         )
         with self._lock:
             self._attempt = attempt
+            if self._shutdown.is_set():
+                attempt.request_stop()
         return attempt
 
     def _start(self) -> None:
@@ -427,8 +469,7 @@ class Cluster:
                     if (error is None or self._shutdown.is_set() or last
                             or attempt.cancelled_from_outside()):  # Ctrl-C: a stop
                         if error is None and attempt.stopped_early:
-                            error = ClusterError(
-                                "the cluster was shut down before main_fun finished")
+                            error = ClusterError(_SHUT_DOWN)
                         self._error = error
                         if error is None:
                             try:
@@ -443,38 +484,78 @@ class Cluster:
                         "a lost node, not counted against max_attempts" if lost else
                         f"{self._counted} of max_attempts={self._max_attempts}", error,
                     )
-                try:
-                    roles = self._placed(attempt.number + 1, cause)
-                except ClusterError as e:  # say what the gang lost, too
-                    self._error = ClusterError(f"{e}; the gang was restarting after: {cause}",
-                                               node=error.node if error is not None else None)
+                restarted = self._restart(attempt, cause, error)
+                if restarted is None:
                     return
-                attempt = self._new_attempt(attempt.number + 1, roles)
-                try:
-                    attempt.start()
-                    attempt.wait_registered(self._reservation_timeout)
-                except ClusterError as e:
-                    attempt.request_stop()
-                    attempt.finish()
-                    self._error = e
-                    return
-                self._watch_growth(attempt)
-                if self._shutdown.is_set():
-                    attempt.request_stop()
-                elif self._coordinator is not None:
-                    self._refeed(self._coordinator, attempt)
+                attempt = restarted
+        except Exception as e:  # a bug here must not lose the attempt's failure
+            log.exception("%s: the cluster's supervisor failed", self._id)
+            self._error = _internal_error(attempt.failure(), e)
+            # Its nodes (and those of an attempt being started) stop too once the control
+            # channel closes.
+            attempt.request_stop()
+            if self._attempt is not None:
+                self._attempt.request_stop()
         finally:
             if self._error is not None and not self._shutdown.is_set():
                 self._events.put(("failure", str(self._error)))
             self._finished.set()
+            self._over.set()
             if self._coordinator is not None and self._error is not None:
                 self._coordinator.fail(self._error)  # also the calls waiting for another attempt
+
+    def _restart(self, last: Attempt, cause: str, error: ClusterError | None) -> Attempt | None:
+        """The attempt after *last*, which ended for *cause* (*error*: its failure, if any),
+        started once the application has task slots for it, its nodes registered; or None,
+        :attr:`_error` saying why: too few slots, or a shutdown (looked at before placing the
+        nodes, while waiting for slots, before making the attempt and before starting it;
+        reported as a shutdown is). A failure while its nodes register (or their registration
+        timing out) is the new attempt's failure: its :meth:`Attempt.finish` returns it, to be
+        counted and decided on as a running attempt's."""
+        number = last.number + 1
+        if self._shutdown.is_set():
+            self._abandon(number, cause)
+            return None
+        try:
+            roles = self._placed(number, cause)
+        except ClusterError as e:
+            if self._shutdown.is_set():  # it ended the wait for slots
+                self._abandon(number, cause)
+                return None
+            # say what the gang lost, too
+            self._error = ClusterError(f"{e}; the gang was restarting after: {cause}",
+                                       node=error.node if error is not None else None)
+            return None
+        attempt = self._new_attempt(number, roles)
+        if self._shutdown.is_set():  # made stopped: not started
+            self._abandon(number, cause)
+            return None
+        attempt.start()  # a shutdown from now on stops it (see _stop)
+        try:
+            attempt.wait_registered(self._reservation_timeout)  # returns early on a stop
+        except ClusterError as e:
+            attempt.fail_to_register(e)
+            return attempt
+        self._watch_growth(attempt)
+        if self._shutdown.is_set():
+            attempt.request_stop()
+        elif self._coordinator is not None:
+            self._refeed(self._coordinator, attempt)
+        return attempt
+
+    def _abandon(self, number: int, cause: str) -> None:
+        """Give up starting attempt *number* for a shutdown: the cluster ends as a shutdown
+        does, saying what the gang was restarting after."""
+        log.info("%s: the cluster was shut down while attempt %d was starting", self._id,
+                 number + 1)
+        self._error = ClusterError(f"{_SHUT_DOWN}; the gang was restarting after: {cause}")
 
     def _watch_growth(self, attempt: Attempt) -> None:
         """With ``min_workers``, while *attempt* runs with fewer than ``num_workers`` workers,
         look every :data:`_GROW_CHECK` s whether the application has task slots for more
         again, and then ask the nodes to grow (:meth:`Attempt.grow`); from a thread of its
-        own, until the attempt is over."""
+        own, until the attempt is over or the cluster is (:attr:`_over`, set also when
+        :meth:`_start` fails after this)."""
         options = self._options
         workers = _workers(attempt.roles)
         if options.min_workers is None or workers >= options.num_workers:
@@ -483,7 +564,7 @@ class Cluster:
         spare = int(options.input_mode == "spark")
 
         def watch() -> None:
-            while self._attempt is attempt and not self._finished.wait(_GROW_CHECK):
+            while self._attempt is attempt and not self._over.wait(_GROW_CHECK):
                 try:
                     room = slots.room(self._application, others, spare)
                 except Exception:  # the application is ending: no growth
@@ -505,6 +586,10 @@ class Cluster:
                              name=f"{self._id}-end-feeds", daemon=True).start()
 
     def _close(self) -> None:
+        """End what is left of the cluster on the driver: watchers, feeds, the control server,
+        the reports' thread (not waited for when it is the caller: an ``on_report`` that shut
+        the cluster down), the progress line. Idempotent."""
+        self._over.set()
         with self._lock:
             if self._closed:
                 return
@@ -514,7 +599,8 @@ class Cluster:
             coordinator.close()
         self._server.close()
         self._events.put(None)
-        self._dispatcher.join(10.0)
+        if threading.current_thread() is not self._dispatcher:
+            self._dispatcher.join(10.0)
         self._progress.close()
 
     def _make_result(self, attempt: Attempt) -> Result:
@@ -596,6 +682,19 @@ class Cluster:
             attempt.on_lost(hello.node, reason)
 
 
+def _internal_error(failure: ClusterError | None, error: Exception) -> ClusterError:
+    """What :meth:`Cluster.wait` raises when the supervisor itself failed with *error* (a
+    bug, or a call into Spark that raised): the attempt's *failure* if any, naming *error*."""
+    what = (f"the cluster's driver failed supervising it ({type(error).__name__}: {error}; "
+            "its traceback is in the tfrecord_io.cluster log)")
+    if failure is None:
+        internal = ClusterError(f"{what}: the cluster was stopped")
+    else:
+        internal = ClusterError(f"{failure}\n--- and then {what} ---", node=failure.node)
+    internal.__cause__ = error
+    return internal
+
+
 def _workers(roles: list[Role]) -> int:
     """How many of *roles* are workers."""
     return sum(r.job_name == "worker" for r in roles)
@@ -664,7 +763,8 @@ def run(
         reservation_timeout: seconds to wait for task slots (with *min_workers*: for slots
             for every worker) and for every node to register.
         max_attempts: attempts in all: after a failure the whole gang restarts, with
-            ``ctx.attempt`` counting up, until one succeeds or they are used up. With
+            ``ctx.attempt`` counting up, until one succeeds or they are used up (also a
+            restart whose nodes fail or time out while they register uses one). With
             ``input_mode="spark"``, every :meth:`Cluster.train` call is fed again, from its
             first epoch, to each new attempt (a call in progress goes on there; a stream's
             call fails): the nodes resume from their checkpoint and read on.

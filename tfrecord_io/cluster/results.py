@@ -92,20 +92,36 @@ def _short(value: float) -> str:
     return f"{value:.4g}" if math.isfinite(value) else str(value)
 
 
+#: The columns of :meth:`Metrics.to_pandas` that come from the record, not from its metrics.
+_RECORD_COLUMNS = ("node", "attempt", "step", "time")
+
+
 class Metrics(list):  # type: ignore[type-arg]
     """The metrics the nodes reported, in the order the driver received them: a list of
     :class:`MetricRecord`."""
 
     def to_pandas(self) -> Any:
-        """A ``pandas.DataFrame``: columns ``node``, ``attempt``, ``step``, ``time`` and one per
-        metric name (NaN where a record lacks it). Needs pandas."""
+        """A ``pandas.DataFrame``, one row per record: columns ``node``, ``attempt``, ``step``,
+        ``time`` (the record's) and one per metric name (NaN where a record lacks it). A metric
+        named like one of the record's columns (``ctx.report(time=...)``) gets a column of its
+        own, its name with ``_metric`` appended (``time_metric``; more, until no other column
+        has the name): the record's columns are never overwritten. Needs pandas."""
         try:
             import pandas as pd  # noqa: PLC0415 - pandas, for to_pandas only
         except ImportError as e:
             raise ImportError("Metrics.to_pandas() needs pandas: pip install pandas") from e
+        names = {name: name for r in self for name in r.values}
+        taken = set(_RECORD_COLUMNS) | set(names)
+        for name in names:
+            if name in _RECORD_COLUMNS:
+                column = f"{name}_metric"
+                while column in taken:
+                    column += "_metric"
+                taken.add(column)
+                names[name] = column
         rows = [{"node": r.node, "attempt": r.attempt, "step": r.step, "time": r.time,
-                 **r.values} for r in self]
-        return pd.DataFrame(rows, columns=None if rows else ["node", "attempt", "step", "time"])
+                 **{names[k]: v for k, v in r.values.items()}} for r in self]
+        return pd.DataFrame(rows, columns=None if rows else list(_RECORD_COLUMNS))
 
     def last(self, node: str | None = None) -> MetricRecord | None:
         """The latest record (of *node*), or None."""
