@@ -144,8 +144,10 @@ def test_jpegs_subfolders_hidden_and_loose_files(tmp_path):
     (src / "cat" / "indoor" / "1.jpeg").write_bytes(jpeg(40, 30, 1))
     (src / "cat" / ".thumbs").mkdir()
     (src / "cat" / ".thumbs" / "1.jpeg").write_bytes(b"not read")
-    (src / "cat" / "_tmp.jpg").write_bytes(b"not read")
-    (src / "_meta").mkdir()
+    (src / "cat" / "_SUCCESS").write_bytes(b"")  # Hadoop's and Spark's markers
+    (src / "cat" / "_a.jpg.tfindex").write_bytes(b"not read")
+    (src / "_temporary").mkdir()
+    (src / "_temporary" / "1.jpeg").write_bytes(b"not read")
     (src / "README.txt").write_text("not a class")
     result = images.convert(src, tmp_path / "out")
     assert result.classes == ["cat"]
@@ -153,6 +155,21 @@ def test_jpegs_subfolders_hidden_and_loose_files(tmp_path):
     assert ex["image/filename"] == [b"cat/indoor/1.jpeg"]
     assert (ex["image/format"], ex["image/height"], ex["image/width"], ex["image/channels"]) == (
         [b"JPEG"], [30], [40], [3])
+
+
+def test_names_starting_with_an_underscore_are_read_as_a_cameras_files_are_named(tmp_path):
+    src = tmp_path / "src"
+    (src / "cat").mkdir(parents=True)
+    (src / "cat" / "_DSC0001.JPG").write_bytes(jpeg(8, 8, 1))
+    (src / "cat" / "kitty.jpg").write_bytes(jpeg(8, 8, 2))
+    (src / "_other" / "_sub").mkdir(parents=True)
+    (src / "_other" / "_sub" / "a.jpg").write_bytes(jpeg(8, 8, 3))
+    result = images.convert(src, tmp_path / "out")
+    assert result.classes == ["_other", "cat"]
+    assert result.per_class["train"] == {"_other": 1, "cat": 2}
+    assert result.skipped == []
+    names = sorted(ex["image/filename"][0] for ex in examples(result.shards["train"]))
+    assert names == [b"_other/_sub/a.jpg", b"cat/_DSC0001.JPG", b"cat/kitty.jpg"]
 
 
 def test_a_tree_without_class_folders_is_refused(tmp_path):

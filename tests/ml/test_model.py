@@ -5,6 +5,7 @@ tests on ``any_spark`` run on a Spark Connect client too."""
 from __future__ import annotations
 
 import math
+import shutil
 
 import numpy as np
 import pyspark
@@ -105,6 +106,21 @@ def test_save_and_load_keep_the_params_and_not_the_model(saved_classifier, tmp_p
         saved_classifier, {"image": "image"}, {"output_0": "scores"}, 7, "serving_default")
     saved_files = [p.name for p in (tmp_path / "tfmodel").rglob("*") if p.is_file()]
     assert not any(name.endswith((".pb", ".keras", ".index")) for name in saved_files)
+
+
+def test_a_relative_model_dir_is_made_absolute_when_set(
+    spark, keras_classifier, saved_classifier, tmp_path, monkeypatch
+):
+    shutil.copytree(saved_classifier, tmp_path / "models" / "classifier")
+    monkeypatch.chdir(tmp_path)
+    model = ml.TFModel(modelDir="models/classifier", outputMapping={"output_0": "scores"})
+    assert model.getModelDir() == str(tmp_path / "models" / "classifier")
+    assert model.copy().setModelDir("models/classifier").getModelDir() == model.getModelDir()
+    monkeypatch.chdir(tmp_path / "models")  # the model still names the directory set
+    data = rows(20, seed=4)
+    got = scores_by_id(model.transform(spark.createDataFrame(data, "id long, image array<float>")))
+    want = expected(keras_classifier, [image for _, image in data])
+    np.testing.assert_allclose(np.array([got[i] for i in range(20)]), want, rtol=1e-5, atol=1e-6)
 
 
 def test_a_model_made_by_hand_has_no_summary_and_says_so(saved_classifier):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import weakref
 from collections.abc import Iterator
 from decimal import Decimal
@@ -15,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
-from pyspark.ml.linalg import Vectors
+from pyspark.ml.linalg import Vectors, VectorUDT
 from pyspark.sql import types as T
 from pyspark.sql.functions import pandas_udf
 
@@ -311,3 +312,143 @@ def test_load_names_a_keras_file_that_is_not_a_model(tmp_path):
 def test_load_names_a_directory_that_holds_no_saved_model(tmp_path):
     with pytest.raises(ModelError, match=f"{tmp_path} is a directory without saved_model.pb"):
         loading.load(str(tmp_path))
+
+
+def save_function_model(path, function, dtype="float32", shape=(None,)) -> str:
+    """A SavedModel at *path* whose output ``y`` is *function* of its input ``x`` (of *dtype*
+    and *shape*); *path* as a string."""
+    import tensorflow as tf
+
+    module = tf.Module()
+    module.serve = tf.function(lambda x: {"y": function(x)},
+                               input_signature=[tf.TensorSpec(shape, dtype, name="x")])
+    tf.saved_model.save(module, str(path), signatures={"serving_default": module.serve})
+    return str(path)
+
+
+def test_predict_fails_the_job_when_the_model_is_replaced_after_predict_was_called(
+    spark, tmp_path
+):
+    path = str(tmp_path / "model")
+    save_constant_model(path, 1.0)
+    version = loading.fingerprint(path)
+    df = spark.range(0, 6, 1, 3).selectExpr("cast(id as float) as x")
+    scored = ml.predict(df, path)  # the driver fingerprints version 1
+    shutil.rmtree(path)
+    save_constant_model(path, 2.0)  # retrained at the same location before the job runs
+    assert loading.fingerprint(path) != version
+    with pytest.raises(Exception, match=r"ModelError: the model at .*model changed since "
+                                        r"predict\(\) was called.*call predict\(\) again"):
+        scored.collect()  # no worker had version 1: none may score with version 2 instead
+    assert {r.y for r in ml.predict(df, path).collect()} == {2.0}
+
+
+def test_cached_with_verify_refuses_a_location_whose_files_changed(tmp_path):
+    path = str(tmp_path / "model")
+    save_constant_model(path, 1.0)
+    with pytest.raises(ModelError, match=f"the model at {path} changed since predict"):
+        loading.cached(path, version="an older fingerprint", verify=True)
+    version = loading.fingerprint(path)
+    model = loading.cached(path, version=version, verify=True)
+    assert model.predict({"x": np.zeros(1, np.float32)})["y"].tolist() == [1.0]
+
+
+def test_load_numbers_the_keras_outputs_that_share_a_layers_name_in_order(tmp_path):
+    import keras
+
+    sequence = keras.Input(shape=(3, 2), name="seq")
+    out, h, c = keras.layers.LSTM(4, return_state=True, name="lstm")(sequence)
+    model = keras.Model(sequence, [out, h, c])
+    assert model.output_names == ["lstm", "lstm", "lstm"]  # what Keras 3 gives
+    model.save(str(tmp_path / "lstm.keras"))
+    served = loading.load(str(tmp_path / "lstm.keras"))
+    assert list(served.outputs) == ["lstm", "lstm_1", "lstm_2"]
+    batch = np.arange(12, dtype=np.float32).reshape(2, 3, 2) / 10
+    got = served.predict({"seq": batch})
+    for name, want in zip(served.outputs, model.predict_on_batch(batch), strict=True):
+        np.testing.assert_allclose(got[name], want, rtol=1e-6)
+
+
+def test_predict_keeps_every_output_of_a_keras_layer_called_twice(spark, tmp_path):
+    import keras
+
+    x = keras.Input(shape=(2,), name="x")
+    shared = keras.layers.Dense(1, name="shared", kernel_initializer="ones", use_bias=False)
+    model = keras.Model(x, [shared(x), shared(keras.layers.Rescaling(2.0)(x))])
+    assert model.output_names == ["shared", "shared"]
+    model.save(str(tmp_path / "shared.keras"))
+    df = spark.createDataFrame([([1.0, 2.0],), ([3.0, 4.0],)], "x array<float>")
+    out = ml.predict(df, str(tmp_path / "shared.keras"))
+    assert out.columns == ["x", "shared", "shared_1"]
+    assert sorted((r.shared, r.shared_1) for r in out.collect()) == [(3.0, 6.0), (7.0, 14.0)]
+
+
+@pytest.mark.parametrize(("dtype", "values"), [
+    ("float64", [[0.1, 16777217.0], [-(2.0**53), 1e-300]]),  # not float32 numbers
+    ("int64", [[3.0, 16777217.0], [-(2.0**53), 1.0]]),  # 2**24 + 1: odd, not a float32
+])
+def test_predict_feeds_a_vector_to_a_64_bit_input_without_rounding_it_to_float32(
+    spark, tmp_path, dtype, values
+):
+    path = save_function_model(tmp_path / dtype, lambda x: x, dtype, (None, 2))
+    df = spark.createDataFrame([(i, Vectors.dense(v)) for i, v in enumerate(values)],
+                               ["id", "features"])
+    out = ml.predict(df, path, input_mapping={"features": "x"})
+    assert [r.y for r in out.orderBy("id").collect()] == values
+
+
+def test_predict_fails_the_job_naming_the_vector_column_of_a_null_vector(spark, tmp_path):
+    path = save_function_model(tmp_path / "model", lambda x: x, "float64", (None, 2))
+    df = spark.createDataFrame([(Vectors.dense([3.0, 1.0]),), (None,)],
+                               T.StructType([T.StructField("features", VectorUDT())]))
+    with pytest.raises(Exception, match=r"ModelError: column 'features' \(input 'x' of the "
+                                        r"model at .*model\) has null arrays"):
+        ml.predict(df, path, input_mapping={"features": "x"}).collect()
+
+
+def test_predict_fails_the_job_naming_the_vector_column_of_vectors_of_two_sizes(
+    spark, tmp_path
+):
+    path = save_function_model(tmp_path / "model", lambda x: x, "float64", (None, None))
+    df = spark.createDataFrame([(Vectors.dense([1.0, 2.0]),), (Vectors.dense([1.0, 2.0, 3.0]),)],
+                               ["features"]).coalesce(1)
+    with pytest.raises(Exception, match=r"ModelError: column 'features' \(input 'x' .*has "
+                                        r"arrays of lengths 2 to 3"):
+        ml.predict(df, path, input_mapping={"features": "x"}).collect()
+
+
+def test_predict_reads_a_relative_local_path_on_every_executor(
+    spark, tmp_path, monkeypatch, keras_classifier, saved_classifier
+):
+    shutil.copytree(saved_classifier, tmp_path / "models" / "classifier")
+    monkeypatch.chdir(tmp_path)  # the executors run in working directories of their own
+    data = rows(40, seed=3)
+    df = spark.createDataFrame(data, "id long, image array<float>").repartition(4)
+    out = ml.predict(df, "models/classifier", output_mapping={"output_0": "scores"})
+    got = sorted(out.collect(), key=lambda r: r.id)
+    want = expected_scores(keras_classifier, [image for _, image in data])
+    np.testing.assert_allclose(np.array([r.scores for r in got]), want, rtol=1e-5, atol=1e-6)
+
+
+def test_predict_fails_the_job_naming_an_output_of_one_value_per_batch(spark, tmp_path):
+    import tensorflow as tf
+
+    path = save_function_model(tmp_path / "model", tf.reduce_sum)
+    df = spark.range(5).selectExpr("cast(id as float) as x").coalesce(1)
+    with pytest.raises(Exception, match=r"ModelError: output 'y' of the model at .*model has "
+                                        r"one value without a batch dimension for a batch of "
+                                        r"5 rows: it must keep the batch dimension"):
+        ml.predict(df, path).collect()
+
+
+def test_predict_fails_the_job_naming_an_output_that_loses_the_batch_dimension_for_one_row(
+    spark, tmp_path
+):
+    import tensorflow as tf
+
+    path = save_function_model(tmp_path / "model", tf.squeeze, shape=(None, 1))
+    df = spark.range(3).selectExpr("array(cast(id as float)) as x").coalesce(1)
+    assert len(ml.predict(df, path, batch_size=3).collect()) == 3  # pieces of 3 rows keep it
+    with pytest.raises(Exception, match=r"ModelError: output 'y' .* has one value without a "
+                                        r"batch dimension for a batch of 1 rows"):
+        ml.predict(df, path, batch_size=2).collect()  # the last piece has 1 row

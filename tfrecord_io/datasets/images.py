@@ -18,12 +18,15 @@ Input (:func:`list_images`): a directory -- local, ``hdfs://``, ``webhdfs://`` o
 Class folders are sorted by name (code point order, as Python's ``sorted``) and numbered from
 *first_label*: 0 by default, as TF-slim's converters and Keras' ``image_dataset_from_directory``
 do; 1 for the numbering of TensorFlow's ``build_image_data.py``, which keeps 0 for "background".
-Names starting with ``.`` or ``_`` are skipped (Hadoop's hidden files), and so are files
-directly in SRC. Every other file is an image: a JPEG or PNG (by content, not by name), stored
-in the record as it is, never re-encoded. A FIFO, socket or device in a class folder is a
-damaged file (below), and is never opened. The names of class folders, their sub-folders and
-files must be UTF-8 (the records hold them): another name stops the listing with
-:class:`ImageError` naming it, its undecodable bytes escaped, before anything is written.
+Names starting with ``.`` (hidden files, Hadoop's ``.NAME.crc`` checksums) are skipped, and so
+are the markers Hadoop and Spark leave in their directories: ``_SUCCESS``, ``_temporary``, the
+``_NAME.tfindex`` split indexes. Other names starting with ``_`` are read like any other: a
+camera's ``_DSC0001.JPG`` is an image, a folder ``_other`` a class. Files directly in SRC are
+not converted (a warning names them). Every other file is an image: a JPEG or PNG (by content,
+not by name), stored in the record as it is, never re-encoded. A FIFO, socket or device in a
+class folder is a damaged file (below), and is never opened. The names of class folders, their
+sub-folders and files must be UTF-8 (the records hold them): another name stops the listing
+with :class:`ImageError` naming it, its undecodable bytes escaped, before anything is written.
 
 Records (:func:`encode`), the layout of ``build_image_data.py``:
 
@@ -90,6 +93,7 @@ from tfrecord_io.datasets.mnist import shard_name
 from tfrecord_io.errors import DamagedImageError, ImageError, MnistError
 from tfrecord_io.example import encode_example
 from tfrecord_io.extras import require
+from tfrecord_io.records.sidecar import INDEX_SUFFIX
 
 __all__ = [
     "LABELS_FILE",
@@ -215,8 +219,17 @@ class ImageConversion:
 # The tree
 
 
+#: Names of the files and folders that Hadoop and Spark leave in a directory they write.
+_MARKERS = ("_SUCCESS", "_temporary")
+
+
 def _hidden(name: str) -> bool:
-    return name.startswith((".", "_"))
+    """Whether the entry named *name* is not part of the tree: a hidden name (``.``), or a
+    marker of Hadoop or Spark (``_SUCCESS``, ``_temporary``, a ``_NAME.tfindex`` index). Other
+    names starting with ``_`` (``_DSC0001.JPG``, as cameras name their files) are read."""
+    return name.startswith(".") or name in _MARKERS or (
+        name.startswith("_") and name.endswith(INDEX_SUFFIX)
+    )
 
 
 def list_images(

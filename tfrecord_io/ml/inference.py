@@ -15,7 +15,10 @@ Spark reuses its Python workers across tasks (``spark.python.worker.reuse``, on 
 a worker loads the model on its first non-empty batch and keeps it. The driver loads it
 too, once, to read its inputs and outputs and so the type of each new column. The cache key
 includes a fingerprint of the model's files taken by the driver when :func:`predict` is called,
-so a model replaced at the same location is loaded again by the next :func:`predict`.
+so a model replaced at the same location is loaded again by the next :func:`predict`; a worker
+that has not loaded it yet checks that the files still have that fingerprint, and fails the job
+(:class:`~tfrecord_io.errors.ModelError`) when the model was replaced after :func:`predict` was
+called, rather than score some rows with one model and some with the other.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from tfrecord_io import fs
@@ -39,6 +43,9 @@ DEFAULT_BATCH_SIZE = 256
 
 _VECTOR_COLUMN = "__tfrecord_io_vector_{}"
 _OUTPUTS = "__tfrecord_io_outputs"
+#: Input types that take an ML vector as float32 (vector_to_array's narrower precision); every
+#: other input takes its doubles as they are.
+_FLOATS32 = ("float32", "float16", "bfloat16")
 
 
 def chunks(arrays: list[pa.Array], size: int) -> Iterator[list[pa.Array]]:
@@ -68,7 +75,7 @@ class _BatchPredictor:
         self.location = location
         self.signature = signature
         self.version = version
-        self.feeds = feeds  # (column, model input)
+        self.feeds = feeds  # (the user's column, model input), in the UDF's argument order
         self.results = results  # (model output, new column)
         self.batch_size = batch_size
         # The driver's object-store settings (fs.environment()), so that a model on s3:// is
@@ -82,7 +89,7 @@ class _BatchPredictor:
             arrays = list(batch) if isinstance(batch, tuple) else [batch]
             if model is None:
                 os.environ.update(self._environment)
-                model = loading.cached(self.location, self.signature, self.version)
+                model = loading.cached(self.location, self.signature, self.version, verify=True)
             pieces: list[list[pa.Array]] = [[] for _ in self.results]
             for part in chunks(arrays, self.batch_size):
                 for i, piece in enumerate(self._run(model, part)):
@@ -102,11 +109,15 @@ class _BatchPredictor:
         outputs = model.predict(inputs)
         new = []
         for name, _column in self.results:
-            values = outputs[name]
-            if len(values) != rows:
+            values = np.asarray(outputs[name])
+            if values.ndim == 0 or values.shape[0] != rows:
+                got = ("one value without a batch dimension" if values.ndim == 0 else
+                       f"{values.shape[0]} rows (shape {list(values.shape)})")
                 raise ModelError(
-                    f"output {name!r} of the model at {self.location} has {len(values)} "
-                    f"rows for a batch of {rows}: it must keep the batch dimension"
+                    f"output {name!r} of the model at {self.location} has {got} for a batch "
+                    f"of {rows} rows: it must keep the batch dimension, one row per input row "
+                    "(e.g. tf.squeeze(y, axis=-1), not tf.squeeze(y), which drops it for a "
+                    "batch of 1)"
                 )
             new.append(tensors.to_column(values, model.outputs[name]))
         return new
@@ -229,9 +240,10 @@ def predict(
         df: a Spark DataFrame.
         model_dir: a SavedModel directory or a Keras file (``.keras``, ``.h5``), local,
             ``hdfs://`` or ``s3://`` (see :mod:`tfrecord_io.ml.loading`). Every executor must
-            reach it: a local path works only when the executors share the driver's disk. The
-            executors' Python workers take this process's object-store settings
-            (:func:`tfrecord_io.fs.environment`) before they load it.
+            reach it: a local path works only when the executors share the driver's disk; a
+            relative one is taken from this process's working directory (the executors get it
+            made absolute). The executors' Python workers take this process's object-store
+            settings (:func:`tfrecord_io.fs.environment`) before they load it.
         input_mapping: DataFrame column -> model input name; every input of the model must be
             fed. Default: each input from the column of the same name.
         output_mapping: model output name -> new column name; outputs not named are not
@@ -250,9 +262,11 @@ def predict(
             input cannot take (text for numbers or numbers for text; decimals, which must be
             cast to double), or a new column name already in *df* (names compared as the
             session compares them: ignoring case unless ``spark.sql.caseSensitive`` is true).
-            Errors in the data itself (nulls, ragged arrays, integers out of the range of an
-            integer input's type, fractions for an integer input) are raised by the Spark job,
-            as a ``ModelError`` naming the column, when it runs.
+            Errors in the data itself (nulls, null vectors, ragged arrays, integers out of the
+            range of an integer input's type, fractions for an integer input), an output that
+            loses the batch dimension, and a model replaced at *model_dir* after this call and
+            before the job loaded it are raised by the Spark job, as a ``ModelError`` naming
+            the column or the output and the model, when it runs.
         ValueError: a bad *batch_size* or mapping.
     """
     from pyspark.ml.functions import vector_to_array  # noqa: PLC0415 - pyspark, on use
@@ -264,7 +278,7 @@ def predict(
         raise ValueError(f"batch_size must be an int >= 1, not {batch_size!r}")
     inputs_of = _mapping(input_mapping, "input_mapping")
     outputs_of = _mapping(output_mapping, "output_mapping")
-    location = os.fspath(model_dir)
+    location = loading.absolute(model_dir)
     version = loading.fingerprint(location)
     model = loading.cached(location, signature, version)
 
@@ -325,16 +339,24 @@ def predict(
                          + ("" if case_sensitive else " (Spark column names ignore case)"))
 
     keep = list(fields)
-    feeds: list[tuple[str, str]] = []
+    feeds: list[tuple[str, str]] = []  # (column, model input), the column as the user names it
+    fed: list[str] = []  # the column of the DataFrame each feed reads
     source = df
     for i, (column, name) in enumerate(inputs_of.items()):
         data_type = fields[column].dataType
         if isinstance(data_type, VectorUDT):
+            # An array of the vector's doubles, as they are unless the input takes 32 bits or
+            # fewer; a null vector a null array, which the workers refuse naming the column
+            # (vector_to_array itself fails on a null in the JVM, naming nothing).
             hidden = _VECTOR_COLUMN.format(i)
+            vector = F.col(sql_identifier(column))
+            precision = "float32" if model.inputs[name].dtype in _FLOATS32 else "float64"
             source = source.withColumn(
-                hidden, vector_to_array(F.col(sql_identifier(column)), "float32")
+                hidden, F.when(vector.isNull(), F.lit(None))
+                .otherwise(vector_to_array(vector, precision))
             )
-            feeds.append((hidden, name))
+            feeds.append((column, name))
+            fed.append(hidden)
             continue
         if isinstance(_leaf_type(data_type), T.DecimalType):
             raise ModelError(
@@ -351,6 +373,7 @@ def predict(
                 f"({model.inputs[name].dtype}) of the model at {location}"
             )
         feeds.append((column, name))
+        fed.append(column)
     results = list(outputs_of.items())
     struct = T.StructType(
         [T.StructField(column, tensors.spark_type(model.outputs[name])) for name, column in results]
@@ -358,10 +381,10 @@ def predict(
     run = _scalar_iter_udf(
         _BatchPredictor(location, signature, version, feeds, results, batch_size,
                         fs.environment()), struct,
-        [source.schema[column].dataType for column, _ in feeds],
+        [source.schema[column].dataType for column in fed],
     )
     scored = source.withColumn(
-        _OUTPUTS, run(*[source[sql_identifier(column)] for column, _ in feeds])
+        _OUTPUTS, run(*[source[sql_identifier(column)] for column in fed])
     )
     return scored.select(
         *[scored[sql_identifier(column)] for column in keep],

@@ -10,12 +10,17 @@ Two kinds of model are understood, told apart by what is at the location:
 * a **Keras file** (``.keras``, ``.h5``, ``.hdf5``), loaded with Keras 3
   (``keras.saving.load_model(..., compile=False)``): inputs are named after the model's
   ``Input`` layers, outputs after the keys of a dict output, else after the layers that
-  produce them.
+  produce them. Keras 3 may give several outputs one name (the three outputs of
+  ``LSTM(..., return_state=True, name="lstm")``, the two outputs of a layer called twice): they
+  are told apart in order, as Keras numbers layers, the first keeping the name and the next
+  ``lstm_1``, ``lstm_2``, ... (a number that another output's name already has is passed over).
 
 The location is a local path or any URL of :mod:`tfrecord_io.fs`. SavedModels on ``hdfs://``,
 ``webhdfs://`` and ``s3://`` are read by TensorFlow itself through tfrecord-io's file system plugin
 (:func:`tfrecord_io.tf.register_filesystems`); Keras files on remote file systems are copied to
-a local temporary file first (Keras reads them as zip archives).
+a local temporary file first (Keras reads them as zip archives). A relative local path is
+relative to this process's working directory: :func:`absolute` makes it absolute, so that
+other processes (Spark's executors, which run in working directories of their own) find it too.
 
 :func:`cached` keeps each loaded model for the life of the process (keyed by location,
 signature and the :func:`fingerprint` of its files), which is what makes a Spark Python worker
@@ -46,6 +51,7 @@ __all__ = [
     "ServingModel",
     "load",
     "cached",
+    "absolute",
     "fingerprint",
     "load_counts",
 ]
@@ -132,6 +138,15 @@ class ServingModel:
         )
 
 
+def absolute(location: str | os.PathLike[str]) -> str:
+    """*location* as every process names it: a relative local path made absolute (from this
+    process's working directory); absolute paths and URLs as given."""
+    location = os.fspath(location)
+    if fs.is_local(location) and not os.path.isabs(fs.split_url(location)[1]):
+        return os.path.abspath(location)
+    return location
+
+
 def fingerprint(location: str) -> str:
     """A short digest of the names, sizes and modification times of the files at *location*
     (a file or a directory tree): it changes when the model there is replaced.
@@ -186,7 +201,11 @@ def load(location: str | os.PathLike[str], signature: str = DEFAULT_SIGNATURE) -
 
 
 def cached(
-    location: str | os.PathLike[str], signature: str = DEFAULT_SIGNATURE, version: str = ""
+    location: str | os.PathLike[str],
+    signature: str = DEFAULT_SIGNATURE,
+    version: str = "",
+    *,
+    verify: bool = False,
 ) -> ServingModel:
     """The model at *location*, loaded on the first call in this process and kept.
 
@@ -199,18 +218,41 @@ def cached(
         signature: as for :func:`load`.
         version: part of the cache key; pass :func:`fingerprint` (computed once, by the caller)
             so that a model replaced at the same location is loaded again.
+        verify: when the model is not cached yet, check that the files at *location* still
+            have the fingerprint *version* (before and after loading them), so that what is
+            loaded is the version asked for: :func:`tfrecord_io.ml.predict`'s executors
+            take the fingerprint the driver took, and must not score rows with a model that
+            replaced it since.
+
+    Raises:
+        ModelError: as :func:`load`; with *verify*, the model at *location* is not the
+            version *version* any more.
     """
     location = os.fspath(location)
     key = (location, signature, version)
     with _lock:
         model = _cache.get(key)
     if model is None:
+        if verify:
+            _check_version(location, version)
         model = load(location, signature)
+        if verify:
+            _check_version(location, version)
         with _lock:
             for old in [k for k in _cache if k[0] == location and k[2] != version]:
                 del _cache[old]
             model = _cache.setdefault(key, model)
     return model
+
+
+def _check_version(location: str, version: str) -> None:
+    """Raises ModelError unless the files at *location* have the fingerprint *version*."""
+    if fingerprint(location) != version:
+        raise ModelError(
+            f"the model at {location} changed since predict() was called (its files are not "
+            "the ones the driver fingerprinted then): call predict() again to score with the "
+            "model now there"
+        )
 
 
 def load_counts() -> dict[str, int]:
@@ -283,7 +325,8 @@ def _load_saved_model(location: str, signature: str) -> ServingModel:
 
 
 def _keras_outputs(model: Any) -> tuple[list[str], list[Any]]:
-    """The names and symbolic tensors of a Keras model's outputs."""
+    """The names and symbolic tensors of a Keras model's outputs, in the model's order; names
+    made unique as :func:`_unique` does."""
     try:
         struct = model.output
     except (AttributeError, ValueError):
@@ -296,7 +339,25 @@ def _keras_outputs(model: Any) -> tuple[list[str], list[Any]]:
         names = [model.layers[-1].name] if len(tensors) == 1 else [
             f"output_{i}" for i in range(len(tensors))
         ]
-    return names, tensors
+    return _unique(names), tensors
+
+
+def _unique(names: list[str]) -> list[str]:
+    """*names* in order, each repeat of a name numbered as Keras numbers layers: ``["lstm",
+    "lstm", "lstm"]`` -> ``["lstm", "lstm_1", "lstm_2"]`` (Keras 3 gives the outputs of one
+    layer, or of a layer called twice, one name). A number that names another output already
+    is passed over: ``["a", "a", "a_1"]`` -> ``["a", "a_2", "a_1"]``."""
+    given = set(names)
+    taken: set[str] = set()
+    unique = []
+    for name in names:
+        new, k = name, 0
+        while new in taken or (new != name and new in given):
+            k += 1
+            new = f"{name}_{k}"
+        taken.add(new)
+        unique.append(new)
+    return unique
 
 
 def _keras_info(name: str, tensor: Any) -> TensorInfo:

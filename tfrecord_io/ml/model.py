@@ -22,6 +22,7 @@ from pyspark.ml.util import (
 
 from tfrecord_io.cluster import MetricRecord, Metrics, Result
 from tfrecord_io.ml.inference import predict
+from tfrecord_io.ml.loading import absolute
 from tfrecord_io.ml.params import InferenceParams
 from tfrecord_io.spark.jvm import is_connect
 
@@ -78,6 +79,12 @@ class TFTrainingSummary:
         return cls(metrics, int(data["attempts"]), float(data["elapsed"]))
 
 
+def _location(value: Any) -> str:
+    """The type converter of :attr:`TFModel.modelDir`: a string, a relative local path made
+    absolute (:func:`tfrecord_io.ml.loading.absolute`)."""
+    return absolute(TypeConverters.toString(value))
+
+
 class TFModel(Model, InferenceParams, MLReadable, MLWritable):
     """A SavedModel or Keras model as a Spark ML ``Model``: :meth:`transform` is
     :func:`tfrecord_io.ml.predict` with this model's params.
@@ -103,15 +110,17 @@ class TFModel(Model, InferenceParams, MLReadable, MLWritable):
     model itself is not copied**. ``modelDir`` must still hold it when the loaded ``TFModel``
     is used.
 
-    Params: ``modelDir`` (required), ``inputMapping``, ``outputMapping``, ``batchSize`` (256),
+    Params: ``modelDir`` (required; a relative local path is made absolute, from the working
+    directory, when it is set, so that the executors and a ``TFModel`` loaded elsewhere find the
+    same model), ``inputMapping``, ``outputMapping``, ``batchSize`` (256),
     ``signature`` (``"serving_default"``): see :func:`tfrecord_io.ml.predict`.
     """
 
     modelDir: Param[str] = Param(
         Params._dummy(), "modelDir",
         "the model: a SavedModel directory or a Keras file, local or a URL (hdfs://, s3://, "
-        "gs://, ...)",
-        typeConverter=TypeConverters.toString,
+        "gs://, ...); a relative local path is made absolute when set",
+        typeConverter=_location,
     )
 
     @keyword_only

@@ -4,7 +4,8 @@ Inputs (:func:`to_input`), by the column's Spark type:
 
 * numbers and booleans -> a tensor of shape ``[batch]``;
 * arrays of numbers (``array<float>``, ``array<array<int>>``, ...; ML vectors arrive as
-  ``array<double>``, see :mod:`tfrecord_io.ml.predict`) -> ``[batch, n, ...]``: every row of a
+  ``array<double>``, or ``array<float>`` for a ``float32``/``float16``/``bfloat16`` input, see
+  :mod:`tfrecord_io.ml.inference`) -> ``[batch, n, ...]``: every row of a
   batch must have the same lengths, and no nulls;
 * ``binary`` and ``string`` (UTF-8) -> ``tf.string`` of shape ``[batch]`` (e.g. serialized
   Examples or encoded images for a model that decodes them itself).
