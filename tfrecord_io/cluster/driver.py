@@ -58,30 +58,6 @@ _SHUT_DOWN = "the cluster was shut down before main_fun finished"
 _ids = itertools.count()
 
 
-class _UntilShutdown(SparkApplication):
-    """*application* as a restart's wait for task slots sees it (:func:`slots.wait_for`,
-    :func:`slots.place`, which ask for the free slots every 0.5 s): once *shutdown* is set,
-    asking raises ClusterError, so that a stop ends the wait within one poll, not after
-    ``reservation_timeout``."""
-
-    def __init__(self, application: SparkApplication, shutdown: threading.Event) -> None:
-        self._application = application
-        self._shutdown = shutdown
-        self.kind = application.kind
-
-    @property
-    def master(self) -> str:
-        return self._application.master
-
-    def conf(self, key: str, default: str | None = None) -> str | None:
-        return self._application.conf(key, default)
-
-    def free_slots(self) -> int | None:
-        if self._shutdown.is_set():
-            raise ClusterError("the cluster was shut down while waiting for task slots")
-        return self._application.free_slots()
-
-
 class Cluster:
     """A running TensorFlow cluster on Spark executors, made by :func:`run`.
 
@@ -384,14 +360,15 @@ class Cluster:
                 cluster is shutting down (while waiting for them).
         """
         options, gang = self._options, self._gang
-        application = _UntilShutdown(self._application, self._shutdown)
         if options.fewest_workers == options.num_workers:
-            slots.wait_for(application, len(gang), self._reservation_timeout)
+            slots.wait_for(self._application, len(gang), self._reservation_timeout,
+                           stop=self._shutdown)
             return gang
         others = len(gang) - _workers(gang)
-        workers = slots.place(application, others, options.num_workers,
+        workers = slots.place(self._application, others, options.num_workers,
                               options.fewest_workers, self._reservation_timeout,
-                              spare=int(options.input_mode == "spark"), wait=number == 0)
+                              spare=int(options.input_mode == "spark"), wait=number == 0,
+                              stop=self._shutdown)
         last = self._attempt
         before = _workers(last.roles if last is not None else gang)
         if workers != before:

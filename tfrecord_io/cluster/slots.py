@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 
 from tfrecord_io.cluster.application import SparkApplication
@@ -20,6 +21,9 @@ __all__ = [
     "free_slots", "feeding_tasks", "check_feeding", "capacity", "dynamic_allocation", "place",
     "wait_for",
 ]
+
+#: How often a wait for task slots asks for the free ones.
+_POLL = 0.5
 
 _LOCAL = re.compile(r"^local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 _LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
@@ -112,15 +116,24 @@ def dynamic_allocation(app: SparkApplication) -> bool:
     return not app.master.startswith("local") or testing.lower() == "true"
 
 
-def wait_for(app: SparkApplication, needed: int, timeout: float) -> None:
+def _pause(stop: threading.Event | None) -> None:
+    """Waits until the next look at the free slots; ClusterError once *stop* is set."""
+    if stop is None:
+        time.sleep(_POLL)
+    elif stop.wait(_POLL):
+        raise ClusterError("stopped while waiting for task slots")
+
+
+def wait_for(app: SparkApplication, needed: int, timeout: float,
+             stop: threading.Event | None = None) -> None:
     """Fail at once if the application can never run *needed* tasks together (too few slots,
-    or dynamic allocation, which Spark's barrier stages refuse); else wait (up to *timeout*)
-    for executors still starting (where the application can say how many run: not over Spark
-    Connect).
+    or dynamic allocation, which Spark's barrier stages refuse); else wait (up to *timeout*,
+    or until *stop* is set) for executors still starting (where the application can say how
+    many run: not over Spark Connect).
 
     Raises:
         ClusterError: dynamic allocation is on, or too few slots, now or after *timeout*; the
-            message says what to change.
+            message says what to change. Or *stop* was set while waiting.
     """
     if dynamic_allocation(app):
         raise ClusterError(
@@ -148,7 +161,7 @@ def wait_for(app: SparkApplication, needed: int, timeout: float) -> None:
                 f"application has {free} after waiting {timeout:.0f} s for executors: start it "
                 "with more executors or cores, or ask for fewer nodes"
             )
-        time.sleep(0.5)
+        _pause(stop)
 
 
 def room(app: SparkApplication, others: int, spare: int = 0) -> int | None:
@@ -159,7 +172,7 @@ def room(app: SparkApplication, others: int, spare: int = 0) -> int | None:
 
 
 def place(app: SparkApplication, others: int, most: int, fewest: int, timeout: float,
-          spare: int = 0, wait: bool = True) -> int:
+          spare: int = 0, wait: bool = True, stop: threading.Event | None = None) -> int:
     """How many workers an elastic attempt starts with (``cluster.run(min_workers=...)``):
     *most* once the application has task slots for them, the *others* nodes and *spare*
     slots (a feeding task's) free; else, after *timeout* seconds, as many as the free slots
@@ -169,12 +182,13 @@ def place(app: SparkApplication, others: int, most: int, fewest: int, timeout: f
 
     Raises:
         ClusterError: dynamic allocation is on, or not even *fewest* workers can be placed
-            (known at once, or after *timeout*); the message says what to change.
+            (known at once, or after *timeout*); the message says what to change. Or *stop*
+            was set while waiting.
     """
     least = others + fewest + spare
     cap = capacity(app)
     if dynamic_allocation(app) or (cap is not None and cap < least):
-        wait_for(app, least, timeout)  # raises at once, saying why
+        wait_for(app, least, timeout, stop)  # raises at once, saying why
     target = most if cap is None else min(most, cap - others - spare)
     deadline = time.monotonic() + timeout
     while True:
@@ -193,4 +207,4 @@ def place(app: SparkApplication, others: int, most: int, fewest: int, timeout: f
                 f"waiting {timeout:.0f} s for executors: start it with more executors or "
                 "cores, or lower min_workers"
             )
-        time.sleep(0.5)
+        _pause(stop)
