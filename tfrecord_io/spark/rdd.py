@@ -87,10 +87,9 @@ def save_records(
         hadoop_conf.setdefault("fs.file.impl.disable.cache", "true")
     try:
         call(java_class(sc, RDD_IO_CLASS).save, _to_jvm_bytes(rdd), target, hadoop_conf)
-    except FileExistsError as e:
-        if not str(e).startswith("Output directory "):
-            raise
-        # Hadoop's refusal names the directory only ("Output directory ... already exists").
+    except FileExistsError:
+        # Hadoop's refusal of the output directory (the only FileExistsError call raises
+        # here) names it only: "Output directory ... already exists".
         raise FileExistsError(
             f"{os.fspath(path)} already exists: save_records writes a new directory only. "
             "Remove it or choose another path"
