@@ -69,11 +69,15 @@ class HdfsFileSystem(FileSystem):
         if mode == "wb":
             if offset:
                 raise HdfsError("offset is only for reading")
-            # Refused now, by either client (WebHDFS's would say so only when closed).
-            d = call(loc, "create", lambda c: c.status(loc.path))
-            if d is not None and d["is_dir"]:
-                raise HdfsError(f"cannot write {loc.url()}: it is a directory")
-            handle = call(loc, "create", lambda c: c.create(loc.path))
+            try:
+                handle = call(loc, "create", lambda c: c.create(loc.path))
+            except HdfsFileExistsError:
+                # The NameNode refuses to overwrite a directory (and a file another client is
+                # writing) with the same exception: say which.
+                d = call(loc, "create", lambda c: c.status(loc.path))
+                if d is not None and d["is_dir"]:
+                    raise HdfsError(f"cannot write {loc.url()}: it is a directory") from None
+                raise
             return HdfsWriter(loc, handle)
         raise ValueError(f"unsupported mode {mode!r}: use 'rb' or 'wb'")
 

@@ -53,6 +53,11 @@ class WebHdfsClient(Client):
         return ChunkStream(iter(it), lambda: cm.__exit__(None, None, None))
 
     def create(self, path: str) -> Any:
+        # WebHDFS's NameNode is asked only when the data reaches a DataNode, at close: refuse a
+        # directory now, as the NameNode's own create does over RPC.
+        st = self.status(path)
+        if st is not None and st["is_dir"]:
+            raise FileExistsError(f"{path} already exists as a directory")
         cm = self.client.write(path, overwrite=True)
         writer = cm.__enter__()
         return _WriteHandle(cm, writer)
