@@ -11,7 +11,8 @@ those tools) are read alike.
 An index is trusted only when it matches its data file (:func:`load_index`): first record at 0,
 each record starting where the previous one ends, the last ending at the file's size, and the
 data file holding that last record's header where the index says (a file rewritten to the same
-length by another tool is caught by the last check, as the JVM's split planner catches it).
+length by another tool is caught by the last check; the JVM's split planner, which reads the
+index only, meets such a file as a damaged record at the first byte it cuts it).
 
 Entries are ``(offset, length)`` tuples; byte ranges are ``(start, end)`` tuples, end exclusive.
 """
