@@ -163,7 +163,8 @@ def _lengths_and_values(name: str, arr: pa.Array, what: str) -> tuple[np.ndarray
     lengths = pc.list_value_length(arr).fill_null(0)
     values = pc.list_flatten(arr)
     if values.null_count:
-        raise SchemaError(f"column {name!r}: a null {what} has no TFRecord form")
+        raise SchemaError(f"column {name!r}: a null {what} has no TFRecord form: drop the "
+                          "nulls (array_compact) or replace them first")
     return _numpy(lengths, np.int64), values
 
 

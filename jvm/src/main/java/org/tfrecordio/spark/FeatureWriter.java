@@ -53,7 +53,7 @@ final class FeatureWriter {
 
   static SchemaException nullInside(String column, String where) {
     return new SchemaException("column " + SchemaException.q(column) + ": a null " + where
-        + " has no TFRecord form");
+        + " has no TFRecord form: drop the nulls (array_compact) or replace them first");
   }
 
   static SchemaException nullStep(String column) {

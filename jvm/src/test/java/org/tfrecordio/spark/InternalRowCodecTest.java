@@ -75,6 +75,7 @@ public class InternalRowCodecTest {
     InternalRow r = new GenericInternalRow(new Object[] {
         new GenericArrayData(new Object[] {1L, null})});
     SchemaException e = assertThrows(SchemaException.class, () -> encode(r, schema));
-    assertEquals("column 'vals': a null inside a list has no TFRecord form", e.getMessage());
+    assertEquals("column 'vals': a null inside a list has no TFRecord form: drop the nulls "
+        + "(array_compact) or replace them first", e.getMessage());
   }
 }

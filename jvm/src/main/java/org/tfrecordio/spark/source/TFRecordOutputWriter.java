@@ -8,6 +8,7 @@ import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.compress.CompressionCodec;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.execution.datasources.OutputWriter;
+import org.tfrecordio.example.SchemaException;
 import org.tfrecordio.hadoop.FileRecordWriter;
 import org.tfrecordio.spark.InternalRowEncoder;
 
@@ -20,6 +21,7 @@ final class TFRecordOutputWriter extends OutputWriter {
   private final String path;
   private final InternalRowEncoder encoder;
   private final FileRecordWriter writer;
+  private long rows;
 
   TFRecordOutputWriter(String path, InternalRowEncoder encoder, Configuration conf,
       CompressionCodec codec) throws IOException {
@@ -30,7 +32,15 @@ final class TFRecordOutputWriter extends OutputWriter {
 
   @Override
   public void write(InternalRow row) {
-    int n = encoder.encode(row);
+    int n;
+    try {
+      n = encoder.encode(row);
+    } catch (SchemaException e) {
+      // The encoder knows the column; which of the task's rows it was, only this writer knows.
+      throw new SchemaException(e.getMessage() + " (row " + (rows + 1) + " of the task's file "
+          + new Path(path).getName() + ")", e);
+    }
+    rows++;
     try {
       // Wrapped, not copied: the writer is done with it before the next row is encoded.
       writer.write(new BytesWritable(encoder.buffer(), n));
