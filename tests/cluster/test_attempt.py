@@ -241,3 +241,14 @@ def test_a_cancel_that_raises_is_logged_and_the_attempt_ends(make_attempt, clust
     assert job.cancels == ["g"]
     assert [r.getMessage() for r in cluster_log.records if r.levelname == "WARNING"] == [
         "cannot cancel the Spark job g: waiting for it to end by itself"]
+
+
+def test_waiting_for_tensorboard_ends_when_the_chief_finished_before_it_served(make_attempt):
+    # The chief's TensorBoard goes with its node: a main_fun quicker than TensorBoard's start
+    # (TensorFlow's import) leaves none to wait for, while the other nodes (ps-mode servers, an
+    # evaluator, slower workers) keep the Spark job running.
+    attempt, _ = make_attempt(SparkJob(), workers=2)
+    hellos = _register(attempt, "worker:0", "worker:1")
+    attempt.on_message(hellos["worker:0"], Done(ok=True))
+    attempt.wait_tensorboard(2)  # returns: no "TensorBoard did not start within 2 s"
+    assert attempt.tensorboard_url is None

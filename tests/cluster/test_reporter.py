@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
-from tfrecord_io.cluster.reporter import MAX_REPORT_BYTES, Reporter
+from tfrecord_io.cluster.reporter import MAX_REPORT_BYTES, Reporter, keras_callback
 
 
 @pytest.fixture
@@ -34,3 +35,31 @@ def test_a_report_too_large_for_the_driver_is_refused_at_the_call(pipe):
     with pytest.raises(ValueError, match=f"a report of 2000 metrics takes .* bytes: at most "
                                          f"{MAX_REPORT_BYTES} go to the driver"):
         reporter.report(1, metrics)
+
+
+@pytest.mark.parametrize("step", [1.7, float("nan"), float("inf"), np.float32(2.5)])
+def test_a_step_with_a_fractional_part_is_refused_never_rounded(pipe, step):
+    reporter, _ = pipe
+    with pytest.raises(ValueError, match="step must be a whole number"):
+        reporter.report(step, {"loss": 0.5})
+
+
+@pytest.mark.parametrize("step", ["3", True, [1, 2]])
+def test_a_step_that_is_not_a_number_is_refused(pipe, step):
+    reporter, _ = pipe
+    with pytest.raises(TypeError, match="step must be an int"):
+        reporter.report(step, {"loss": 0.5})
+
+
+@pytest.mark.parametrize("step", [7, np.int64(7), np.array(7), 7.0])
+def test_an_integral_step_of_any_numeric_type_is_kept_as_that_int(pipe, step):
+    reporter, lines = pipe
+    reporter.report(step, {"loss": 0.5})
+    record = json.loads(lines.readline())
+    assert record["step"] == 7 and isinstance(record["step"], int)
+
+
+@pytest.mark.parametrize("every", [2.5, True, "3"])
+def test_a_keras_callback_every_n_batches_that_is_not_an_int_is_refused(every):
+    with pytest.raises(TypeError, match="every_n_batches must be an int"):
+        keras_callback(Reporter(None, "worker:0", attempt=0), every_n_batches=every)

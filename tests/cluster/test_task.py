@@ -195,3 +195,108 @@ def test_a_node_the_oom_killer_ended_is_reported_out_of_memory(tmp_path, monkeyp
     assert not done.ok
     assert "was killed by SIGKILL (9): the kernel's out-of-memory killer" in done.error
     assert "spark.executor.memoryOverhead" in done.error
+
+
+def test_a_node_that_aborts_is_reported_with_the_end_of_its_standard_error(tmp_path):
+    # TensorFlow's C++ says why it aborts ("Check failed: ...") on standard error only: the
+    # driver's log may not show it (INFO), the failure must.
+    attempt, chief, node, port = _sleeping_node(tmp_path)
+
+    def abort(args, ctx):
+        sys.stderr.write("F0000 tensorflow/core/op.cc:1] Check failed: planned abort\n")
+        sys.stderr.flush()
+        os.abort()
+
+    (tmp_path / node_process.MAIN_FILE).write_bytes(cloudpickle.dumps((abort, {})))
+
+    class Driver:
+        def send(self, message, payload=b""):
+            pass
+
+    done = _Node(attempt, chief, Driver(), str(tmp_path)).run(node, [], port, None)
+    assert not done.ok
+    assert "was killed by SIGABRT (6); its standard error ended with:\n" in done.error
+    assert done.error.endswith("F0000 tensorflow/core/op.cc:1] Check failed: planned abort")
+
+
+def test_a_task_that_cannot_reach_the_driver_makes_the_others_say_so_to_the_driver(
+        tmp_path, monkeypatch):
+    # worker:1's executor cannot reach the driver; worker:0's can, and registered. Without a
+    # word from worker:1's task, worker:0's would wait for it in allGather until the driver gave
+    # up (reservation_timeout), blaming busy task slots.
+    import pyspark
+
+    from tfrecord_io.cluster import task as task_module
+
+    attempt, _, _, port = _sleeping_node(tmp_path)
+    port.close()
+    gang = roles("sync", 2, 0, False)
+    barrier = threading.Barrier(2, timeout=10)
+    gathered = [None, None]
+    sent = []
+
+    class Context:
+        def __init__(self, index):
+            self._index = index
+
+        def partitionId(self):  # noqa: N802 - pyspark's name
+            return self._index
+
+        def getTaskInfos(self):  # noqa: N802 - pyspark's name
+            info = type("Info", (), {"address": "127.0.0.1:7077"})
+            return [info, info]
+
+        def resources(self):
+            return {}
+
+        def taskAttemptId(self):  # noqa: N802 - pyspark's name
+            return self._index
+
+        def allGather(self, message):  # noqa: N802 - pyspark's name
+            gathered[self._index] = message
+            barrier.wait()
+            return list(gathered)
+
+    contexts = threading.local()
+
+    class Connection:
+        def __init__(self, address, key, hello, timeout):
+            if hello.node == "worker:1":
+                raise ConnectionRefusedError(111, "Connection refused")
+            self._closed = threading.Event()
+
+        def send(self, message, payload=b""):
+            sent.append(message)
+
+        def receive(self):
+            self._closed.wait(30)
+            raise ChannelError("closed")
+
+        def close(self):
+            self._closed.set()
+
+    def start_node(*args):
+        raise AssertionError("no node starts")
+
+    monkeypatch.setattr(pyspark.BarrierTaskContext, "get", staticmethod(lambda: contexts.ctx))
+    monkeypatch.setattr(task_module, "NodeConnection", Connection)
+    monkeypatch.setattr(spawn, "start_node", start_node)
+    task = task_module.make_task(attempt, gang, b"")
+    lines = [None, None]
+
+    def run(index):
+        contexts.ctx = Context(index)
+        lines[index] = list(task(iter(())))
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads)
+    (done,) = [m for m in sent if type(m).__name__ == "Done"]
+    assert not done.ok
+    assert done.error.startswith(
+        "worker:1 could not connect back to the driver's control channel at 127.0.0.1:1 from "
+        "its executor (ConnectionRefusedError: [Errno 111] Connection refused), so the cluster "
+        "cannot start")

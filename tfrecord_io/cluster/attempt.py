@@ -443,17 +443,25 @@ class Attempt:
         return None
 
     def wait_tensorboard(self, timeout: float) -> None:
-        """Block until the chief reported TensorBoard's URL. Raises ClusterError on failure."""
+        """Block until the chief reported TensorBoard's URL, or the chief's node ended before
+        (TensorBoard goes with it: there is none to wait for, :attr:`tensorboard_url` stays
+        None). Raises ClusterError on failure, or once *timeout* passed."""
         deadline = time.monotonic() + timeout
+        chief = next((r.name for r in self.roles if r.is_chief), None)
         with self._cond:
-            while self.tensorboard_url is None and not self._failures and not self._spark_done:
+            while (self.tensorboard_url is None and not self._failures and not self._spark_done
+                   and chief not in self._done):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise ClusterError(f"TensorBoard did not start within {timeout:.0f} s")
                 self._cond.wait(min(left, 0.5))
             error = self._error()
+            ended_first = self.tensorboard_url is None and chief in self._done
         if error is not None:
             raise error
+        if ended_first:
+            log.warning("%s ended before its TensorBoard served: there is no TensorBoard",
+                        chief)
 
     def finish(self) -> ClusterError | None:
         """Watch until the attempt is over, tear it down, and return its failure (or None)."""

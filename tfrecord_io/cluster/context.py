@@ -222,11 +222,13 @@ class NodeContext:
         driver does not keep up, reports are dropped rather than slowing training down.
 
         Args:
-            step: the step or epoch they belong to (any int), or None.
+            step: the step or epoch they belong to (any int: Python, numpy or TensorFlow;
+                a float with no fractional part, ``3.0``, is taken as that int), or None.
 
         Raises:
-            TypeError: a value that is not one number.
-            ValueError: more than ``reporter.MAX_REPORT_BYTES`` (64 KiB) of metrics at once.
+            TypeError: a value or *step* that is not one number.
+            ValueError: a *step* with a fractional part (``1.7``: never rounded to another
+                step), or more than ``reporter.MAX_REPORT_BYTES`` (64 KiB) of metrics at once.
         """
         self._reporter.report(step, metrics)
 
@@ -239,6 +241,10 @@ class NodeContext:
         boundary (:meth:`resize_point`): give ``fit`` a
         ``tf.keras.callbacks.BackupAndRestore(ctx.checkpoint_dir)`` too, which saves at each
         epoch's end and resumes the next attempt at the epoch that follows.
+
+        Raises:
+            TypeError: *every_n_batches* is not an int (``2.5``) nor None.
+            ValueError: *every_n_batches* is under 1.
         """
 
         def boundary(model: Any) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import numbers
 import os
 import queue
 import threading
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tfrecord_io.cluster.results import metric_values
+from tfrecord_io.cluster.results import metric_values, step_value
 
 __all__ = ["MAX_REPORT_BYTES", "REPORT_FD_ENV", "Reporter", "keras_callback"]
 
@@ -51,11 +52,11 @@ class Reporter:
             self._thread.start()
 
     def report(self, step: int | None, metrics: dict[str, Any]) -> None:
-        """Send *metrics* (numbers) of *step*; returns at once. Raises TypeError for a value
-        that is not a number, ValueError for a report over :data:`MAX_REPORT_BYTES`."""
+        """Send *metrics* (numbers) of *step* (an int, or None); returns at once. Raises
+        TypeError for a value or step that is not a number, ValueError for a step with a
+        fractional part or a report over :data:`MAX_REPORT_BYTES`."""
         values = metric_values(metrics)
-        if step is not None:
-            step = int(step)
+        step = step_value(step)
         record = {"step": step, "time": time.time(), "attempt": self._attempt,
                   "values": values}
         line = json.dumps(record).encode() + b"\n"
@@ -102,13 +103,24 @@ def keras_callback(reporter: Reporter, every_n_batches: int | None = None,
     """A Keras callback (of the Keras in use: tf-keras with ``keras="legacy"``, else Keras 3)
     that reports the logs of every epoch (step: the epoch, from 1) and, with
     *every_n_batches*, of every *N*-th batch (step: batches since training began). *boundary*
-    is called with the model at the start of each epoch but the first of a ``fit``."""
+    is called with the model at the start of each epoch but the first of a ``fit``.
+
+    Raises:
+        TypeError: *every_n_batches* is not an int (``2.5``, ``True``) nor None.
+        ValueError: *every_n_batches* is under 1.
+    """
+    if every_n_batches is not None:
+        if isinstance(every_n_batches, bool) or not isinstance(every_n_batches,
+                                                               numbers.Integral):
+            raise TypeError(f"every_n_batches must be an int (report every N-th batch) or None, "
+                            f"not {type(every_n_batches).__name__} {every_n_batches!r}")
+        every_n_batches = int(every_n_batches)
+        if every_n_batches < 1:
+            raise ValueError(f"every_n_batches must be at least 1, not {every_n_batches}")
     from tfrecord_io.tf.runtime import import_tensorflow  # noqa: PLC0415 - the tf layer, in the node process only
 
     tf = import_tensorflow()
     base = tf.keras.callbacks.Callback
-    if every_n_batches is not None and every_n_batches < 1:
-        raise ValueError(f"every_n_batches must be at least 1, not {every_n_batches}")
 
     class _Epochs(base):  # type: ignore[misc, valid-type]
         def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:

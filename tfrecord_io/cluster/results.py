@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["MAX_VALUE_BYTES", "MetricRecord", "Metrics", "Resize", "Result", "decode_value",
-           "encode_value", "metric_values"]
+           "encode_value", "metric_values", "step_value"]
 
 #: Largest pickled return value of ``main_fun``.
 MAX_VALUE_BYTES = 64 * 1024 * 1024
@@ -49,19 +49,47 @@ def decode_value(data: bytes) -> Any:
     return pickle.loads(data)
 
 
+def _scalar(value: Any) -> Any:
+    """*value* as a plain Python value when it is a TensorFlow or numpy scalar, else as is."""
+    if hasattr(value, "numpy"):  # a TensorFlow tensor or variable
+        value = value.numpy()
+    if hasattr(value, "item") and getattr(value, "size", 1) == 1:  # numpy scalar/array
+        value = value.item()
+    return value
+
+
 def metric_values(metrics: dict[str, Any]) -> dict[str, float]:
     """*metrics* as plain floats (Python, numpy and TensorFlow scalars). Raises TypeError for
     anything that is not one number."""
     out = {}
     for name, value in metrics.items():
-        if hasattr(value, "numpy"):  # a TensorFlow tensor or variable
-            value = value.numpy()
-        if hasattr(value, "item") and getattr(value, "size", 1) == 1:  # numpy scalar/array
-            value = value.item()
+        value = _scalar(value)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError(f"metric {name!r} must be a number, not {type(value).__name__}")
         out[str(name)] = float(value)
     return out
+
+
+def step_value(step: Any) -> int | None:
+    """The step of a report (``ctx.report(step=...)``) as an int: a Python, numpy or
+    TensorFlow integer, or a number with no fractional part (``3.0``); None stays None.
+
+    Raises:
+        TypeError: *step* is not a number (a bool, a string, an array of several).
+        ValueError: *step* has a fractional part, or is not finite: it would name another step.
+    """
+    if step is None:
+        return None
+    value = _scalar(step)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"step must be an int (the step or epoch of the report), or None, not "
+                        f"{type(step).__name__}")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if not math.isfinite(value) or not float(value).is_integer():
+        raise ValueError(f"step must be a whole number (the step or epoch of the report), not "
+                         f"{value!r}: pass the step or epoch counter itself, as an int")
+    return int(value)
 
 
 @dataclass(frozen=True)

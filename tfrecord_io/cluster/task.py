@@ -4,7 +4,8 @@
 *i* plays role *i*. It
 
 1. registers with the driver over the control channel (:mod:`tfrecord_io.cluster.channel`)
-   -- or, when it cannot connect within :data:`CONNECT_TIMEOUT`, returns at once saying so;
+   -- or, when it cannot connect within :data:`CONNECT_TIMEOUT`, tells the other tasks through
+   the barrier's ``allGather`` (those that registered tell the driver) and returns saying so;
    with ``input_mode="spark"`` a fed node first binds its feed server's socket on the
    executor's address (listening at once) and names it in the registration; the node process
    inherits the socket and serves it (:mod:`tfrecord_io.cluster.feed.server`);
@@ -27,7 +28,9 @@ decides (``max_attempts``).
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import dataclasses
 import json
 import os
 import select
@@ -74,6 +77,13 @@ CONNECT_TIMEOUT = 10.0
 DRIVER_HEARTBEAT = 2.0
 _STOP_GRACE = 3.0
 _MAX_LINE = 16 * 1024  # bytes of an output line the driver gets (the rest is cut)
+#: The last lines of a node's standard error that its failure carries when the node left no
+#: traceback (killed by a signal, a crash of the runtime: TensorFlow's fatal errors say why there)
+_STDERR_TAIL_LINES = 20
+#: ... and at most this many characters of them (their end).
+_STDERR_TAIL_CHARS = 4 * 1024
+#: How a node fails without a traceback of its own: its standard error may say why.
+_UNEXPLAINED = (FailureKind.KILLED, FailureKind.EXITED, FailureKind.SERVER_ENDED)
 
 
 #: The file in a node's working directory naming the Spark task that made it (and removes it).
@@ -136,10 +146,12 @@ def _reserve_port(host: str) -> socket.socket:
     return sock
 
 
-def _forward(stream: Any, name: str, conn: NodeConnection) -> None:
+def _forward(stream: Any, name: str, conn: NodeConnection,
+             tail: collections.deque[str] | None = None) -> None:
     """Send the node's output lines to the driver; a line longer than :data:`_MAX_LINE` bytes
     goes cut, and the rest of it is read and dropped (never held whole: a progress bar redrawn
-    with ``\r`` is one line for as long as it runs)."""
+    with ``\r`` is one line for as long as it runs). *tail*, when given, keeps the last lines
+    sent (as many as it holds)."""
     rest = False  # reading the rest of a line already cut
     for raw in iter(lambda: stream.readline(_MAX_LINE + 1), b""):
         whole = raw.endswith(b"\n") or len(raw) <= _MAX_LINE
@@ -150,6 +162,8 @@ def _forward(stream: Any, name: str, conn: NodeConnection) -> None:
         if not whole:
             line += " ...[cut]"
             rest = True
+        if tail is not None:
+            tail.append(line)
         with contextlib.suppress(ChannelError):
             conn.send(Log(stream=name, line=line))
     stream.close()
@@ -183,6 +197,20 @@ def _kill_group(process: spawn.NodeProcess, grace: float) -> None:
     process.wait()
 
 
+def _with_stderr(outcome: Done, tail: collections.deque[str]) -> Done:
+    """*outcome* with the end of the node's standard error (*tail*) added to its error, when
+    the node failed without a traceback of its own (killed by a signal, ended with an exit
+    status): that is where a crash of the runtime says why (TensorFlow's ``Check failed``
+    before its abort, a fatal Python error), and the driver's log may not show it."""
+    if outcome.ok or outcome.traceback or outcome.kind not in _UNEXPLAINED or not tail:
+        return outcome
+    text = "\n".join(tail)
+    if len(text) > _STDERR_TAIL_CHARS:
+        text = "..." + text[-_STDERR_TAIL_CHARS:]
+    return dataclasses.replace(
+        outcome, error=f"{outcome.error}; its standard error ended with:\n{text}")
+
+
 def _describe_exit(returncode: int) -> str:
     if returncode < 0:
         try:
@@ -206,6 +234,8 @@ class _Node:
         self.stop_requested = threading.Event()
         self.value: bytes = b""  #: main_fun's return value, pickled (encode_value)
         self._oom: oom.OomWatch | None = None  # the node process's OOM kills, once started
+        #: the last lines of the node process's standard error
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
 
     def listen(self) -> None:
         """Reader of driver messages: "stop", or the driver going away, stops the node; "grow"
@@ -267,8 +297,9 @@ class _Node:
         if feed_socket is not None:
             feed_socket.close()  # the node serves it now
         readers = [
-            threading.Thread(target=_forward, args=(stream, name, self.conn), daemon=True)
-            for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
+            threading.Thread(target=_forward, args=(stream, name, self.conn, tail), daemon=True)
+            for stream, name, tail in ((process.stdout, "stdout", None),
+                                       (process.stderr, "stderr", self.stderr_tail))
         ]
         readers.append(threading.Thread(
             target=_forward_reports, args=(os.fdopen(report_r, "rb"), self.conn), daemon=True))
@@ -298,7 +329,39 @@ class _Node:
                     board.stop()
             for t in readers:
                 t.join(5.0)
-        return outcome
+        # Read to its end now (the group is gone): the last lines may say why it failed.
+        return _with_stderr(outcome, self.stderr_tail)
+
+    def launch(
+        self, roles: list[Role], addresses: list[str], host: str, gpus: list[str],
+        port: socket.socket, feed_socket: socket.socket | None, payload: bytes,
+    ) -> Done:
+        """Describe the node to its process, in its working directory, once the tasks gathered
+        *addresses* (every node's ``host:port``, in task order), start it and supervise it
+        (:meth:`run`). Ends at once when the driver said "stop" meanwhile, or when a task
+        says instead of its address that it could not connect back to the driver."""
+        unreachable = _unreachable_peer(addresses)
+        if unreachable is not None:
+            port.close()
+            return Done(ok=False, kind=FailureKind.SPARK_JOB, error=unreachable)
+        role = self.role
+        spec_all = cluster_spec(roles, addresses)
+        node = NodeDescription(
+            attempt=self.description, role=role, cluster_spec=spec_all,
+            tf_config=tf_config(spec_all, role), host=host, parent_pid=os.getpid(),
+            feed_fd=feed_socket.fileno() if feed_socket is not None else None,
+            port_fd=port.fileno(),
+        )
+        node.write(self.workdir)
+        with open(os.path.join(self.workdir, NODE_FILE), "w", encoding="utf-8") as f:
+            f.write(role.name)
+        main_path = os.path.join(self.workdir, node_process.MAIN_FILE)
+        with open(os.open(main_path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
+            f.write(payload)
+        if self.stop_requested.is_set():
+            port.close()
+            return Done(ok=True, stopped=True)
+        return self.run(node, gpus, port, feed_socket)
 
     def _start_tensorboard(self, node: NodeDescription,
                            cancel: threading.Event | None = None) -> Any:
@@ -391,6 +454,22 @@ class _Node:
         )
 
 
+def _unreachable_peer(gathered: list[str]) -> str | None:
+    """Why the cluster cannot start, when a task's share of the barrier's ``allGather`` says it
+    could not connect back to the driver (a JSON object instead of ``host:port``), or None."""
+    for item in gathered:
+        if not item.startswith("{"):
+            continue
+        with contextlib.suppress(ValueError, TypeError, KeyError):
+            peer = json.loads(item)
+            return (f"{peer['node']} could not connect back to the driver's control channel at "
+                    f"{peer['unreachable']} from its executor ({peer['error']}), so the cluster "
+                    "cannot start: the executors must reach this address; give "
+                    "cluster.run(control_host=...) or TFRECORD_IO_CONTROL_HOST an address of the "
+                    "driver's machine that they can reach")
+    return None
+
+
 def _beat(conn: NodeConnection, stop: threading.Event) -> None:
     while not stop.wait(DRIVER_HEARTBEAT):
         try:
@@ -442,8 +521,14 @@ def make_task(
             # would make Spark retry the stage for nothing).
             if feed_socket is not None:
                 feed_socket.close()
-            yield json.dumps({"node": role.name, "ok": False, "unreachable": description.driver,
-                              "error": f"{type(e).__name__}: {e}"})
+            unreachable = {"node": role.name, "ok": False, "unreachable": description.driver,
+                           "error": f"{type(e).__name__}: {e}"}
+            # The tasks that did connect wait for this one in allGather: it tells them why it
+            # will not come, and they tell the driver (the job's result reaches it only once
+            # every task ended).
+            with contextlib.suppress(Exception):
+                ctx.allGather(json.dumps(unreachable))
+            yield json.dumps(unreachable)
             return
         _sweep(tempfile.gettempdir())
         workdir = tempfile.mkdtemp(
@@ -462,24 +547,7 @@ def make_task(
             port = _reserve_port(host)
             address = f"{host}:{port.getsockname()[1]}"
             addresses = ctx.allGather(address)
-            spec_all = cluster_spec(roles, addresses)
-            node = NodeDescription(
-                attempt=description, role=role, cluster_spec=spec_all,
-                tf_config=tf_config(spec_all, role), host=host, parent_pid=os.getpid(),
-                feed_fd=feed_socket.fileno() if feed_socket is not None else None,
-                port_fd=port.fileno(),
-            )
-            node.write(workdir)
-            with open(os.path.join(workdir, NODE_FILE), "w", encoding="utf-8") as f:
-                f.write(role.name)
-            main_path = os.path.join(workdir, node_process.MAIN_FILE)
-            with open(os.open(main_path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
-                f.write(payload)
-            if state.stop_requested.is_set():
-                port.close()
-                outcome = Done(ok=True, stopped=True)
-            else:
-                outcome = state.run(node, gpus, port, feed_socket)
+            outcome = state.launch(roles, addresses, host, gpus, port, feed_socket, payload)
         except BaseException as e:  # noqa: BLE001 - reported to the driver, never to Spark
             outcome = Done(ok=False, kind=FailureKind.RAISED, error=f"the Spark task failed: {e!r}",
                            traceback=traceback.format_exc())

@@ -25,11 +25,14 @@ import scala.Option;
  *
  * <p>The same code names the cause on every cluster manager: it reads only what Spark's
  * scheduler reports. {@link #register(SparkContext)} adds one listener to a SparkContext (the
- * same one on later calls). The tables keep the newest {@value #MAX_ENTRIES} tasks and
- * executors. Thread-safe: the listener bus writes, the Python driver reads.
+ * same one on later calls). The tables keep every running task (up to {@value #MAX_ENTRIES}:
+ * a cluster's barrier tasks run for the whole training while other jobs, its feeding among
+ * them, run and end any number of tasks beside them), the newest {@value #MAX_ENTRIES} ended
+ * ones and the newest {@value #MAX_ENTRIES} executors. Thread-safe: the listener bus writes,
+ * the Python driver reads.
  */
 public final class ExecutorLosses extends SparkListener {
-  /** How many tasks (and, separately, executors) are remembered. */
+  /** How many running tasks, ended tasks and executors (each) are remembered. */
   public static final int MAX_ENTRIES = 10_000;
 
   /** YARN executors' attribute naming their container. */
@@ -38,7 +41,10 @@ public final class ExecutorLosses extends SparkListener {
   private static final Map<SparkContext, ExecutorLosses> REGISTERED = new HashMap<>();
 
   private final Map<String, Executor> executors = bounded();
-  private final Map<Long, Task> tasks = bounded();
+  /** Tasks started and not ended (as far as the listener bus said: it may drop events). */
+  private final Map<Long, Task> running = bounded();
+  /** Tasks ended, newest last. */
+  private final Map<Long, Task> ended = bounded();
 
   private static final class Executor {
     String host;
@@ -103,7 +109,7 @@ public final class ExecutorLosses extends SparkListener {
   @Override
   public synchronized void onTaskStart(SparkListenerTaskStart start) {
     TaskInfo info = start.taskInfo();
-    tasks.put(info.taskId(), new Task(info.executorId()));
+    running.put(info.taskId(), new Task(info.executorId()));
     Executor e = executor(info.executorId());
     if (e.host == null) {
       e.host = info.host();
@@ -112,13 +118,21 @@ public final class ExecutorLosses extends SparkListener {
 
   @Override
   public synchronized void onTaskEnd(SparkListenerTaskEnd end) {
+    long id = end.taskInfo().taskId();
     TaskEndReason reason = end.reason();
+    Task task = running.remove(id);
     if (reason instanceof ExecutorLostFailure) {
       ExecutorLostFailure lost = (ExecutorLostFailure) reason;
-      Task task = tasks.computeIfAbsent(end.taskInfo().taskId(), id -> new Task(lost.execId()));
+      if (task == null) {
+        task = new Task(lost.execId());
+      }
       task.lostReason = lost.reason().isDefined() ? lost.reason().get() : lost.toErrorString();
       notifyAll();
+    } else if (task == null) {
+      task = new Task(end.taskInfo().executorId());
     }
+    ended.remove(id);
+    ended.put(id, task);
   }
 
   @Override
@@ -140,7 +154,10 @@ public final class ExecutorLosses extends SparkListener {
       throws InterruptedException {
     long deadline = System.currentTimeMillis() + Math.max(0, timeoutMs);
     while (true) {
-      Task task = tasks.get(taskId);
+      Task task = running.get(taskId);
+      if (task == null) {
+        task = ended.get(taskId);
+      }
       if (task == null) {
         return null;
       }

@@ -2,6 +2,7 @@ package org.tfrecordio.spark.cluster;
 
 import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertTrue;
 
@@ -83,6 +84,26 @@ public class ExecutorLossesTest {
     remover.join();
     assertEquals("Executor killed", loss.get("reason"));
     assertTrue("woken, not timed out", System.nanoTime() - start < 5_000_000_000L);
+  }
+
+  @Test
+  public void aRunningTaskIsFoundAfterMoreThanTheRememberedTasksStartedAndEnded()
+      throws Exception {
+    // A cluster's barrier task runs for the whole training while feeding jobs run many tasks
+    // beside it: when its executor goes, its loss must still be found by its id.
+    ExecutorLosses losses = new ExecutorLosses();
+    losses.onTaskStart(new SparkListenerTaskStart(0, 0, task(1L, "2", "nm-1")));
+    for (long id = 2; id < ExecutorLosses.MAX_ENTRIES + 100; id++) {
+      losses.onTaskStart(new SparkListenerTaskStart(1, 0, task(id, "3", "nm-2")));
+      losses.onTaskEnd(new SparkListenerTaskEnd(1, 0, "ResultTask", Success$.MODULE$,
+          task(id, "3", "nm-2"), null, null));
+    }
+    losses.onExecutorRemoved(new SparkListenerExecutorRemoved(2L, "2", KILLED));
+
+    Map<String, String> loss = losses.lossOfTask(1L, 0L);
+    assertNotNull("the running task is remembered", loss);
+    assertEquals("2", loss.get("executor"));
+    assertEquals(KILLED, loss.get("reason"));
   }
 
   @Test
