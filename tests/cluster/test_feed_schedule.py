@@ -7,6 +7,7 @@ attempt's nodes, as many as before or not. No Spark, no threads: it runs in seco
 
 from __future__ import annotations
 
+import logging
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +15,14 @@ from typing import Any
 import pytest
 
 from tfrecord_io.cluster.feed.reports import Feeding
-from tfrecord_io.cluster.feed.schedule import TRANSITIONS, Call, Epoch, EpochState, FeedSchedule
+from tfrecord_io.cluster.feed.schedule import (
+    STALL_WARNING,
+    TRANSITIONS,
+    Call,
+    Epoch,
+    EpochState,
+    FeedSchedule,
+)
 from tfrecord_io.cluster.messages import EndEpoch, FailEpoch, Message
 from tfrecord_io.errors import ClusterError
 
@@ -160,6 +168,10 @@ class FakeLinks:
                    for n in self.by_name.values() if not n.gone
                    for other, asked in n.asked.items()
                    if other != feed and other not in n.stopped)
+
+    def awaited(self, node: str) -> dict[str, int]:
+        n = self.by_name[node]
+        return {feed: asked for feed, asked in n.asked.items() if feed not in n.stopped}
 
     def send(self, node: str, message: Message) -> None:
         n = self.by_name[node]
@@ -759,3 +771,23 @@ def test_the_seeded_runs_make_every_declared_transition_and_no_other(monkeypatch
     unread.run()
     assert test.feeding.result(timeout=0).epochs == []
     assert made == TRANSITIONS
+
+
+def test_a_call_whose_readers_wait_for_a_feed_that_no_call_feeds_says_so_in_the_log(caplog):
+    # The driver feeds 'train' with a blocking call, the workers read 'validation' first (or
+    # a misspelt name): neither can go on. The driver's log says why, once.
+    world = World(random.Random(0), slots=3, capacity=2, scripts=[["validation"]] * 2,
+                  records={"train": 1})
+    world.train("train", 2)
+    for node in world.nodes:
+        node.asked["validation"] = 1
+    with caplog.at_level(logging.WARNING, logger="tfrecord_io.cluster"):
+        for _ in range(10):
+            world.schedule.step()
+            world.now += STALL_WARNING / 4
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1, warnings
+    assert "epoch 1 of feed 'train'" in warnings[0]
+    assert "worker:0, worker:1" in warnings[0]
+    assert "feed 'validation' (epoch 1), which no train() call feeds" in warnings[0]
+    assert "block=False" in warnings[0]

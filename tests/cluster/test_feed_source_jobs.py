@@ -1,17 +1,19 @@
 """The feed source's FeedJob, driven with a fake session: a feed's jobs run one after the other,
 a job cancelled while queued is never submitted, and a cancel interrupts the job's tag again
 and again until its collect returns, also when the first interrupts come before the driver has
-seen the job."""
+seen the job. And a call's plan, made with a fake session: its temporary view and the feed's key
+leave the session when the plan fails, or when its planning is cancelled."""
 
 from __future__ import annotations
 
 import threading
+import time
 from types import SimpleNamespace
 
 import pytest
 
 from tfrecord_io.cluster.feed.job import BaseJob
-from tfrecord_io.cluster.feed.source import FeedJob
+from tfrecord_io.cluster.feed.source import FeedJob, FeedRunner
 from tfrecord_io.errors import ClusterError
 
 WAIT = 10  # seconds; only ever reached when a test fails
@@ -207,3 +209,101 @@ def test_a_job_whose_tagging_fails_ends_with_that_error_instead_of_never_ending(
     assert job.wait(WAIT)
     assert isinstance(job.error, AttributeError) and "setJobGroup" in str(job.error)
     assert not frame.submitted.is_set()
+
+
+# -- a call's plan: its view and key live exactly as long as the call -------------------------
+
+
+class PlanSession:
+    """A session as :meth:`FeedRunner.make_plan` uses it: its conf, its temporary views, reads
+    of the feed source (the count, which may fail or block, and the release)."""
+
+    def __init__(self, count_error: BaseException | None = None) -> None:
+        self.conf = self  # conf.set / conf.unset
+        self.values: dict[str, str] = {}
+        self.views: set[str] = set()
+        self.count_error = count_error
+        self.counting = threading.Event()
+        self.count_done = threading.Event()
+        self.read = self  # read.format(...).options(...).load()
+
+    def set(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+    def unset(self, key: str) -> None:
+        self.values.pop(key, None)
+
+    def format(self, source: str) -> PlanSession:
+        return self
+
+    def options(self, view: str, action: str, **options: object) -> SimpleNamespace:
+        return SimpleNamespace(load=lambda: SimpleNamespace(
+            collect=lambda: self._collect(view, action)))
+
+    def _collect(self, view: str, action: str) -> list[SimpleNamespace]:
+        if action == "release":
+            self.views.discard(view)
+            return []
+        assert action == "count"
+        self.counting.set()
+        assert self.count_done.wait(WAIT)
+        if self.count_error is not None:
+            raise self.count_error
+        return [SimpleNamespace(partition=0, rows=4)]
+
+
+class PlanFrame:
+    """A classic DataFrame (it has a ``_jdf``) of a :class:`PlanSession`."""
+
+    def __init__(self, session: PlanSession) -> None:
+        self._jdf = object()
+        self.schema = object()
+        self.sparkSession = session
+
+    def createOrReplaceTempView(self, view: str) -> None:  # noqa: N802 - pyspark's name
+        self.sparkSession.views.add(view)
+
+
+def _runner(free_slots: int = 4) -> FeedRunner:
+    application = SimpleNamespace(kind="classic", master="local[4]",
+                                  free_slots=lambda: free_slots,
+                                  conf=lambda key, default=None: default)
+    return FeedRunner(application, "feed-key", ["h:1", "h:2"], True, "g", 2, lambda: None,
+                      names=["worker:0", "worker:1"], attempt=0)
+
+
+def test_a_plan_whose_count_fails_leaves_no_view_and_no_key_in_the_session():
+    session = PlanSession(count_error=RuntimeError("the source failed"))
+    session.count_done.set()
+    with pytest.raises(RuntimeError, match="the source failed"):
+        _runner().make_plan(PlanFrame(session), "Example")
+    assert session.views == set()
+    assert session.values == {}
+
+
+def test_a_plan_with_no_task_slot_for_feeding_leaves_no_view_and_no_key_in_the_session():
+    session = PlanSession()
+    with pytest.raises(ClusterError, match="needs a task slot for feeding"):
+        _runner(free_slots=2).make_plan(PlanFrame(session), "Example")
+    assert session.views == set()
+    assert session.values == {}
+
+
+@pytest.mark.parametrize("made_first", [True, False])
+def test_a_planning_cancelled_frees_its_plan_once_made(made_first):
+    session = PlanSession()
+    call = SimpleNamespace(feed="train", data=PlanFrame(session), record_type="Example",
+                           keep=True)
+    job = _runner().plan(call)
+    assert session.counting.wait(WAIT)
+    if made_first:
+        session.count_done.set()
+        assert job.wait(WAIT)
+        job.cancel()  # e.g. Feeding.stop() before the schedule took the plan
+    else:
+        job.cancel()  # e.g. train(..., timeout=...) while the data is being counted
+        session.count_done.set()
+    deadline = time.monotonic() + WAIT
+    while session.views or session.values:
+        assert time.monotonic() < deadline, "the cancelled planning's view and key were kept"
+        time.sleep(0.01)

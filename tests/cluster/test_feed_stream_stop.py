@@ -1,8 +1,8 @@
 """Stopping a fed stream (``Feeding.stop()``) with the driver's schedule, the stream job and
 the nodes' buffers real, and Spark faked: the query and the feeding jobs of its micro-batches.
 What the workers were sent is checked at the stop as at any epoch's end, and a micro-batch cut
-short leaves no worker with a false count (tests/cluster/test_feed_stream.py runs streams on
-Spark)."""
+short leaves no worker with a false count; a query that cannot start fails its own call, not the
+schedule (tests/cluster/test_feed_stream.py runs streams on Spark)."""
 
 from __future__ import annotations
 
@@ -92,6 +92,9 @@ class World:
 
     def awaited_elsewhere(self, feed: str, done: dict) -> bool:
         return False
+
+    def awaited(self, node: str) -> dict[str, int]:
+        return dict(self.demands[node])
 
     def send(self, node: str, message) -> None:
         if isinstance(message, EndEpoch):
@@ -228,4 +231,32 @@ def test_a_worker_a_micro_batch_could_not_reach_fails_the_running_stream():
         world.feeding.result(timeout=0)
     for thread in world._threads:
         thread.join(10)
+    assert all(isinstance(world.read[n], ClusterError) for n in NODES)
+
+
+class _RefusedWriter(_Writer):
+    def start(self):
+        raise ValueError("Value for processingTime must be a non empty string")
+
+
+class RefusedWorld(World):
+    """A stream whose query does not start (say a bad ``trigger``)."""
+
+    @property
+    def writeStream(self):  # noqa: N802 - pyspark's name
+        return _RefusedWriter()
+
+
+def test_a_stream_whose_query_cannot_start_fails_its_own_call_with_the_cause_and_nothing_else():
+    world = RefusedWorld([])
+    for node in NODES:
+        world.demands[node]["events"] = 1
+    world.run_until(lambda: world.call.over)
+    with pytest.raises(ClusterError, match="could not start.*processingTime"):
+        world.feeding.result(timeout=0)
+    assert world.schedule.error is None  # the cluster's other feeds go on
+    later = Call("train", object(), 1, Feeding())
+    world.schedule.add(later)
+    assert not later.feeding.done()
+    world.stop()
     assert all(isinstance(world.read[n], ClusterError) for n in NODES)

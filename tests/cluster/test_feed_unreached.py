@@ -68,6 +68,9 @@ class Links:
     def awaited_elsewhere(self, feed: str, done: dict[str, int]) -> bool:
         return False
 
+    def awaited(self, node: str) -> dict[str, int]:
+        return {}
+
     def send(self, node: str, message: Any) -> None:
         self.sent.append((node, message))
 

@@ -62,10 +62,16 @@ class BaseJob:
 
 
 class ThreadJob(BaseJob):
-    """*work* run in a thread of its own (a call's planning)."""
+    """*work* run in a thread of its own (a call's planning). *discard* frees the value of a
+    job that was cancelled (nobody takes it): at the cancel if the value was there, else as it
+    comes."""
 
-    def __init__(self, name: str, work: Callable[[], Any], wake: Callable[[], None]) -> None:
+    def __init__(self, name: str, work: Callable[[], Any], wake: Callable[[], None],
+                 discard: Callable[[Any], None] = lambda value: None) -> None:
         super().__init__(wake)
+        self._discard = discard
+        self._cancelled = False
+        self._discarded = False
         threading.Thread(target=self._run, args=(work,), name=name, daemon=True).start()
 
     def _run(self, work: Callable[[], Any]) -> None:
@@ -75,7 +81,22 @@ class ThreadJob(BaseJob):
             self.end(error=e)
             return
         self.end(value)
+        self._discard_once()
 
     def cancel(self) -> None:
         """Planning is not cancelled (it counts and builds; nothing waits on the nodes): its
-        result is dropped."""
+        result is dropped, and freed by *discard* (in a thread: this returns at once)."""
+        with self._lock:
+            self._cancelled = True
+        if self.done():
+            threading.Thread(target=self._discard_once, name="feed-plan-discard",
+                             daemon=True).start()
+
+    def _discard_once(self) -> None:
+        """Free the value of a cancelled job that succeeded, once (whichever of the end and the
+        cancel comes last calls it)."""
+        with self._lock:
+            if not self._cancelled or self._discarded or self._error is not None:
+                return
+            self._discarded = True
+        self._discard(self._value)

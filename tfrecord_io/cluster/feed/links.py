@@ -111,6 +111,12 @@ class FeedLinks:
                        for other, asked in self._demands[n].items()
                        if other != feed and other not in self._left[n])
 
+    def awaited(self, node: str) -> dict[str, int]:
+        """Per feed that *node*'s reader has not left, the last epoch it asked for."""
+        with self.cond:
+            return {feed: epoch for feed, epoch in self._demands[node].items()
+                    if feed not in self._left[node]}
+
     # -- markers -------------------------------------------------------------------------------
 
     def send(self, node: str, message: Message) -> None:

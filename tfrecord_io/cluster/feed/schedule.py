@@ -38,7 +38,10 @@ Why it cannot stall:
 * only AHEAD jobs may wait on nodes that read something else, and an AHEAD job gives way as
   soon as any node waits for an epoch of another feed that is not fed: so the task slots are
   free for the job (or the planning) that the nodes wait for;
-* a FEEDING job's readers have all asked for its epoch, so its batches are taken and it ends.
+* a FEEDING job's readers have all asked for its epoch, so its batches are taken and it ends;
+* what no call feeds cannot be fed: readers that wait for such a feed's epoch hold up every
+  call whose epoch they have not asked for, and the log says so after
+  :data:`STALL_WARNING`.
 
 Why no record is fed twice or lost when an epoch gives way: only a call whose batches are kept
 (:attr:`Call.keep`) is fed ahead, and its jobs send the very batches they sent before, so the
@@ -90,6 +93,10 @@ FAILURE_GRACE = 8.0
 #: node's link to say that its ``main_fun`` ended (then the rest of that worker's data is the
 #: documented drop) before the epoch fails, naming the worker.
 UNREACHED_GRACE = 5.0
+#: How long an epoch waits for readers that wait, themselves, for an epoch of a feed that no
+#: ``train`` call feeds (a misspelt name, or two feeds read in turns but fed by blocking calls
+#: one after the other: neither side can go on) before the log says so, once per epoch.
+STALL_WARNING = 30.0
 
 
 class EpochState(enum.Enum):
@@ -186,6 +193,9 @@ class Links(Protocol):
         """Whether a node still up waits for an epoch of a feed other than *feed* that has
         not ended (*done*: per feed, the last epoch ended)."""
 
+    def awaited(self, node: str) -> dict[str, int]:
+        """Per feed that *node*'s reader has not left, the last epoch it asked for."""
+
     def send(self, node: str, message: Message) -> None:
         """Send a marker to *node* (nothing if its link is down)."""
 
@@ -200,6 +210,9 @@ class Epoch:
     gave_way: int = 0  #: times its job gave its slots up
     #: when its ended job was found to have missed a worker whose node still reads
     unreached_since: float | None = None
+    #: since when its readers wait for a feed that no call feeds (see :data:`STALL_WARNING`)
+    stalled_since: float | None = None
+    stall_told: bool = False  #: whether the log said so
     result: EpochReport = field(init=False)
 
     def __post_init__(self) -> None:
@@ -427,7 +440,9 @@ class FeedSchedule:
                 call.inflight.clear()
                 self._finish(call)
                 return False
-            if not all(self._links.asked(n, feed) >= epoch.number for n in readers):
+            missing = [n for n in readers if self._links.asked(n, feed) < epoch.number]
+            if missing:
+                self._tell_if_stalled(call, epoch, missing)
                 return False
             log.debug("every reader asked for epoch %d of %r", epoch.number, feed)
             if call.streaming:
@@ -496,6 +511,32 @@ class FeedSchedule:
             f"{task.get('host', '?')}: {sent.get('cause') or 'no cause given'}; the epoch "
             "failed rather than lose that worker's data (is the node's host reachable from "
             "the executors? a firewall between executors?)", node=node)
+
+    def _tell_if_stalled(self, call: Call, epoch: Epoch, missing: list[str]) -> None:
+        """Log, once, when *epoch* (WAITING) has waited :data:`STALL_WARNING` seconds for
+        readers (*missing*: those that have not asked for it) that wait for an epoch of a feed
+        that no call feeds: nothing the schedule does can end that wait."""
+        fed = {c.feed for c in self.calls()}
+        unfed = sorted({(other, asked) for n in missing
+                        for other, asked in self._links.awaited(n).items()
+                        if other not in fed and asked > self._done.get(other, 0)})
+        if not unfed:
+            epoch.stalled_since = None
+            return
+        now = self._clock()
+        if epoch.stalled_since is None:
+            epoch.stalled_since = now
+        if epoch.stall_told or now - epoch.stalled_since < STALL_WARNING:
+            return
+        epoch.stall_told = True
+        awaited = ", ".join(f"feed {other!r} (epoch {asked})" for other, asked in unfed)
+        log.warning(
+            "epoch %d of feed %r has waited %.0f s for %s to ask for it, but they wait for "
+            "%s, which no train() call feeds: feeding stalls until one does. Feed it with "
+            "another train() call (train(..., block=False) when the workers read feeds in "
+            "turns, so that both calls are running), or check the feeds' names in train() and "
+            "ctx.feed()", epoch.number, call.feed, now - epoch.stalled_since,
+            ", ".join(missing), awaited)
 
     def _new_epoch(self, call: Call) -> Epoch:
         """The call's next epoch, numbered and in flight; fed ahead when the call already fed

@@ -252,21 +252,27 @@ class FeedRunner:
 
     def make_plan(self, data: Any, record_type: str, keep: bool = False) -> SourcePlan:
         """The plan of *data* for the fed nodes: its view, its key, counted under the
-        equal-share rule (a Spark job). Free it with :meth:`free`."""
+        equal-share rule (a Spark job). Free it with :meth:`free`; a plan that fails (no task
+        slot for feeding, a count that fails) frees its view and key before it raises, and
+        :meth:`plan`'s job frees the plan of a planning cancelled."""
         if not (is_dataframe(data) or is_connect(data)):
             data, record_type = records_frame(data), "ByteArray"
+        tasks = feeding_tasks(self._application, self._reserved)  # before the view exists
         view = f"tfrecord_io_feed_{self._group}_{next(_views)}"
         session = data.sparkSession
-        # a Config request, not a plan: no operation event records it, and Spark redacts
-        # the value wherever it shows the session's configuration (spark.redaction.regex)
-        session.conf.set(key_conf(view), self._key)
-        data.createOrReplaceTempView(view)  # dropped by the release, which keeps data cached
-        plan = SourcePlan(session, view, record_type, Deal(), next(self._jobs), keep,
-                          feeding_tasks(self._application, self._reserved))
-        if self.equal:
-            rows = plan.read("count").collect()
-            counts = [int(r.rows) for r in sorted(rows, key=lambda r: r.partition)]
-            plan.rule = deal(counts, len(self._addresses))
+        plan = SourcePlan(session, view, record_type, Deal(), next(self._jobs), keep, tasks)
+        try:
+            # a Config request, not a plan: no operation event records it, and Spark redacts
+            # the value wherever it shows the session's configuration (spark.redaction.regex)
+            session.conf.set(key_conf(view), self._key)
+            data.createOrReplaceTempView(view)  # dropped by the release, which keeps data cached
+            if self.equal:
+                rows = plan.read("count").collect()
+                counts = [int(r.rows) for r in sorted(rows, key=lambda r: r.partition)]
+                plan.rule = deal(counts, len(self._addresses))
+        except BaseException:
+            self.free(plan)  # no call will hold this plan: its view and key go now
+            raise
         return plan
 
     def send_batches(self, plan: SourcePlan, feed: str, epoch: int) -> FeedJob:
@@ -302,7 +308,7 @@ class FeedRunner:
     def plan(self, call: Call) -> ThreadJob:
         return ThreadJob(f"feed-{call.feed}-plan",
                          lambda: self.make_plan(call.data, call.record_type, call.keep),
-                         self._wake)
+                         self._wake, discard=self.free)
 
     def send_epoch(self, call: Call, epoch: int) -> FeedJob:
         return self.send_batches(call.plan, call.feed, epoch)

@@ -22,18 +22,29 @@ __all__ = ["StreamJob"]
 
 class StreamJob(BaseJob):
     """*call*'s streaming DataFrame fed as epoch *epoch* (adding to *result*): a feeding job
-    per micro-batch; its query starts at construction."""
+    per micro-batch; its query starts at construction. A query that cannot start (a bad
+    ``trigger``, a source Spark refuses) ends the job at once with the reason: that call fails,
+    not the cluster's other feeds."""
 
     def __init__(self, runner: FeedRunner, call: Call, epoch: int, result: EpochReport,
                  wake: Callable[[], None]) -> None:
         super().__init__(wake)
         self._runner = runner
         self._stop = threading.Event()
-        writer = call.data.writeStream.foreachBatch(
-            lambda df, batch_id: self._micro_batch(call, epoch, result, df))
-        if call.trigger:
-            writer = writer.trigger(**call.trigger)
-        self._query = call.feeding.query = writer.start()
+        self._query: Any = None
+        try:
+            writer = call.data.writeStream.foreachBatch(
+                lambda df, batch_id: self._micro_batch(call, epoch, result, df))
+            if call.trigger:
+                writer = writer.trigger(**call.trigger)
+            self._query = call.feeding.query = writer.start()
+        except Exception as e:  # noqa: BLE001 - the call's error, read by the schedule
+            given = (f" with trigger={call.trigger!r} (the keyword arguments of "
+                     "writeStream.trigger)" if call.trigger else "")
+            self.end(error=ClusterError(
+                f"the query of the stream fed as {call.feed!r} could not start{given}: "
+                f"{type(e).__name__}: {e}"))
+            return
         threading.Thread(target=self._watch, name=f"feed-{call.feed}-stream", daemon=True
                          ).start()
 
@@ -78,6 +89,6 @@ class StreamJob(BaseJob):
 
     def cancel(self) -> None:
         """Stop the query (in a thread: stopping waits for its micro-batch)."""
-        if not self._stop.is_set():
+        if self._query is not None and not self._stop.is_set():
             self._stop.set()
             threading.Thread(target=self._query.stop, daemon=True).start()
