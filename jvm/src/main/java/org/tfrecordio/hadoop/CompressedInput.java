@@ -20,7 +20,8 @@ import org.tfrecordio.codec.CorruptStreamException;
  * the last complete stream, a gzip header with reserved flag bits), it first returns every byte
  * the codec can produce before the damage, then throws a {@link CorruptStreamException} saying
  * what is wrong. I/O errors of the
- * file itself (not decoding errors) pass through unchanged.
+ * file itself (not decoding errors) pass through unchanged. A file of no bytes at all is an
+ * empty stream, as the Python readers and TensorFlow read it, not a truncated one.
  *
  * <p>A codec loses the output of the call that fails. So, after a decoding error other than a
  * truncated stream, the file is decoded again ({@link RecoveringInflater} for gzip and zlib; the
@@ -40,6 +41,8 @@ final class CompressedInput extends InputStream {
   private long delivered;
   private InputStream recovery;
   private CorruptStreamException pending;
+  // The file holds no bytes at all: no records, and no damage.
+  private boolean emptyFile;
   // How far the codec read the file before it was closed: the progress made, while the bytes
   // before the damage are decoded again.
   private long releasedPosition;
@@ -122,10 +125,17 @@ final class CompressedInput extends InputStream {
     if (pending != null) {
       throw pending;
     }
+    if (emptyFile) {
+      return -1;
+    }
     int r;
     try {
       r = in.read(b, off, len);
     } catch (IOException | RuntimeException | InternalError e) {
+      if (watched.failure == null && watched.ended && watched.bytes == 0) {
+        emptyFile = true; // the codec found no header: there was nothing to decode
+        return -1;
+      }
       pending = damage(e);
       if (e instanceof EOFException || len == 1) {
         throw pending; // nothing was lost: the codec returned all it had before
@@ -227,9 +237,13 @@ final class CompressedInput extends InputStream {
     }
   }
 
-  /** The file's stream, remembering whether reading it failed. */
+  /** The file's stream, remembering whether reading it failed, and how much it gave. */
   private static final class WatchedInput extends FilterInputStream {
     IOException failure;
+    /** Bytes read from the file. */
+    long bytes;
+    /** Whether the end of the file was reached. */
+    boolean ended;
 
     WatchedInput(InputStream in) {
       super(in);
@@ -237,32 +251,49 @@ final class CompressedInput extends InputStream {
 
     @Override
     public int read() throws IOException {
+      int r;
       try {
-        return super.read();
+        r = super.read();
       } catch (IOException e) {
         failure = e;
         throw e;
       }
+      if (r < 0) {
+        ended = true;
+      } else {
+        bytes++;
+      }
+      return r;
     }
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
+      int r;
       try {
-        return in.read(b, off, len);
+        r = in.read(b, off, len);
       } catch (IOException e) {
         failure = e;
         throw e;
       }
+      if (r < 0) {
+        ended = true;
+      } else {
+        bytes += r;
+      }
+      return r;
     }
 
     @Override
     public long skip(long n) throws IOException {
+      long skipped;
       try {
-        return super.skip(n);
+        skipped = super.skip(n);
       } catch (IOException e) {
         failure = e;
         throw e;
       }
+      bytes += Math.max(skipped, 0);
+      return skipped;
     }
   }
 }

@@ -131,14 +131,30 @@ final class LeafValues {
         UnsafeArrayData.fromPrimitiveArray(values)});
   }
 
+  /**
+   * {@code d} as a Decimal of the field's type, exactly. Decided from {@code d}'s precision and
+   * scale before {@code setScale} computes anything: an exponent ({@code 1E99999999}, ten bytes
+   * of a record) would otherwise have it scale by a power of ten of that many digits, keeping the
+   * task busy for minutes before the value is refused.
+   */
   private static Decimal decimal(DecodedField f, BigDecimal d, String text) {
-    try {
-      BigDecimal out = d.setScale(f.plan.scale, RoundingMode.UNNECESSARY);
-      if (out.precision() - out.scale() <= f.plan.precision - f.plan.scale) {
-        return Decimal.apply(out, f.plan.precision, f.plan.scale);
+    int precision = f.plan.precision;
+    int scale = f.plan.scale;
+    if (d.signum() == 0) {
+      return Decimal.apply(BigDecimal.valueOf(0, scale), precision, scale);
+    }
+    // The digits before the point (the same whatever d's representation), and the digits of d
+    // past the type's scale: when those are all of d's digits, d (not 0) can't be exact there.
+    long integerDigits = (long) d.precision() - d.scale();
+    long beyondScale = (long) d.scale() - scale;
+    if (integerDigits <= precision - scale && beyondScale < d.precision()) {
+      try {
+        // Now cheap: fewer than d.precision() digits are divided off, or at most
+        // scale - d.scale() <= scale + precision zeros appended.
+        return Decimal.apply(d.setScale(scale, RoundingMode.UNNECESSARY), precision, scale);
+      } catch (ArithmeticException e) {
+        // more fractional digits than the scale: not exact
       }
-    } catch (ArithmeticException e) {
-      // more fractional digits than the scale: not exact
     }
     throw new SchemaException("feature " + SchemaException.q(f.name) + ": value " + text
         + " doesn't fit " + f.type.simpleString() + " exactly");

@@ -114,63 +114,65 @@ final class SchemaInference {
     long n = 0;
     while (records.hasNext()) {
       BytesWritable rec = records.next();
+      long number = n++;
+      // Every part of a record is parsed here (its map entries by the scan, each feature as it
+      // is summarized): any of them that does not parse names the record, its file and split.
       try {
         scanner.scan(rec.getBytes(), 0, rec.getLength());
-      } catch (SchemaException e) {
-        throw new SchemaException("record " + n + where + " is not a valid "
-            + (sequence ? "SequenceExample" : "Example") + ": " + e.getMessage(), e);
-      }
-      n++;
-      RecordScanner.Entries ce = scanner.context;
-      for (int j = 0; j < ce.count; j++) {
-        int id = ce.touched[j];
-        while (ctx.size() <= id) {
-          String name = name(ctxKeys.key(ctx.size()));
-          ctx.add(new Stat());
-          ctxCheckUtf8.add(!binaryFeatures.contains(name));
-        }
-        Stat st = ctx.get(id);
-        st.present++;
-        scanner.feature(ce, id, view);
-        if (view.kind == ExampleWire.NO_KIND) {
-          continue;
-        }
-        st.withKind++;
-        st.kinds |= 1 << view.kind;
-        if (!st.notScalar && view.count() != 1) {
-          st.notScalar = true;
-        }
-        if (view.kind == ExampleWire.BYTES && !st.invalidUtf8 && ctxCheckUtf8.get(id)
-            && !view.allUtf8()) {
-          st.invalidUtf8 = true;
-        }
-      }
-      if (!sequence) {
-        continue;
-      }
-      RecordScanner.Entries fe = scanner.featureLists;
-      for (int j = 0; j < fe.count; j++) {
-        int id = fe.touched[j];
-        while (fls.size() <= id) {
-          String name = name(flKeys.key(fls.size()));
-          fls.add(new Stat());
-          flCheckUtf8.add(!binaryFeatures.contains(name));
-        }
-        Stat st = fls.get(id);
-        st.present++;
-        int k = scanner.steps(fe.start[id], fe.end[id], steps);
-        for (int s = 0; s < k; s++) {
-          view.reset(scanner.buf);
-          view.merge(steps.start[s], steps.end[s]);
+        RecordScanner.Entries ce = scanner.context;
+        for (int j = 0; j < ce.count; j++) {
+          int id = ce.touched[j];
+          while (ctx.size() <= id) {
+            String name = name(ctxKeys.key(ctx.size()));
+            ctx.add(new Stat());
+            ctxCheckUtf8.add(!binaryFeatures.contains(name));
+          }
+          Stat st = ctx.get(id);
+          st.present++;
+          scanner.feature(ce, id, view);
           if (view.kind == ExampleWire.NO_KIND) {
             continue;
           }
+          st.withKind++;
           st.kinds |= 1 << view.kind;
-          if (view.kind == ExampleWire.BYTES && !st.invalidUtf8 && flCheckUtf8.get(id)
+          if (!st.notScalar && view.count() != 1) {
+            st.notScalar = true;
+          }
+          if (view.kind == ExampleWire.BYTES && !st.invalidUtf8 && ctxCheckUtf8.get(id)
               && !view.allUtf8()) {
             st.invalidUtf8 = true;
           }
         }
+        if (!sequence) {
+          continue;
+        }
+        RecordScanner.Entries fe = scanner.featureLists;
+        for (int j = 0; j < fe.count; j++) {
+          int id = fe.touched[j];
+          while (fls.size() <= id) {
+            String name = name(flKeys.key(fls.size()));
+            fls.add(new Stat());
+            flCheckUtf8.add(!binaryFeatures.contains(name));
+          }
+          Stat st = fls.get(id);
+          st.present++;
+          int k = scanner.steps(fe.start[id], fe.end[id], steps);
+          for (int s = 0; s < k; s++) {
+            view.reset(scanner.buf);
+            view.merge(steps.start[s], steps.end[s]);
+            if (view.kind == ExampleWire.NO_KIND) {
+              continue;
+            }
+            st.kinds |= 1 << view.kind;
+            if (view.kind == ExampleWire.BYTES && !st.invalidUtf8 && flCheckUtf8.get(id)
+                && !view.allUtf8()) {
+              st.invalidUtf8 = true;
+            }
+          }
+        }
+      } catch (SchemaException e) {
+        throw new SchemaException("record " + number + where + " is not a valid "
+            + (sequence ? "SequenceExample" : "Example") + ": " + e.getMessage(), e);
       }
     }
     Summary out = new Summary();

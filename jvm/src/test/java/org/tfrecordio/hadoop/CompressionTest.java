@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.zip.DeflaterOutputStream;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
 import java.util.zip.InflaterInputStream;
@@ -138,6 +139,29 @@ public class CompressionTest extends BothApisTest {
       z.write(Records.frameAll(records));
     }
     assertReadsBackAsOneSplit(conf, inputFile("data.tfrecord.gz", gz.toByteArray()), records);
+  }
+
+  /**
+   * The names that the Python readers (and so TensorFlow through tfrecord-io, and the command
+   * line) take as compressed, {@code .zlib} and {@code .zz} for zlib and the endings in any
+   * case, are read as compressed here too, not as damaged uncompressed records: Hadoop's codec
+   * factory alone knows only {@code .deflate} and {@code .gz}, in lower case.
+   */
+  @Test
+  public void fileNamesThePythonReadersTakeAsCompressedAreReadAsCompressed() throws IOException {
+    ByteArrayOutputStream zlib = new ByteArrayOutputStream();
+    try (DeflaterOutputStream z = new DeflaterOutputStream(zlib)) {
+      z.write(Records.frameAll(records));
+    }
+    ByteArrayOutputStream gz = new ByteArrayOutputStream();
+    try (GZIPOutputStream z = new GZIPOutputStream(gz)) {
+      z.write(Records.frameAll(records));
+    }
+    for (String name : new String[] {"data.tfrecord.zlib", "data.tfrecord.zz",
+        "DATA.TFRECORD.ZLIB", "data.tfrecord.Deflate"}) {
+      assertReadsBackAsOneSplit(conf, inputFile(name, zlib.toByteArray()), records);
+    }
+    assertReadsBackAsOneSplit(conf, inputFile("DATA.TFRECORD.GZ", gz.toByteArray()), records);
   }
 
   @Test

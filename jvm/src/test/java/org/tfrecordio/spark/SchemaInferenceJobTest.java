@@ -47,6 +47,27 @@ public class SchemaInferenceJobTest {
         + "Example: "));
   }
 
+  /**
+   * A record whose map entries parse but one of whose features does not (a packed float list
+   * of 5 bytes) is named like any other record that does not parse: by its number, file and
+   * split, not only by what is wrong with it.
+   */
+  @Test
+  public void aRecordWithAFeatureThatDoesNotParseIsNamedByItsFileAndSplit() {
+    byte[] badFeature = {0x0a, 0x10, // features
+        0x0a, 0x0e, // feature map entry
+        0x0a, 0x01, 'f', // key "f"
+        0x12, 0x09, // value: Feature
+        0x12, 0x07, // float_list
+        0x0a, 0x05, 0, 0, (byte) 0x80, 0x3f, 0}; // 5 bytes of packed floats
+    InputFileBlockHolder.set("file:/data/part-00003.tfrecord", 512, 1024);
+    SchemaException e = summarizeFailure(EMPTY_EXAMPLE, badFeature);
+    assertTrue(e.getMessage(), e.getMessage().startsWith("record 1 of the input split of "
+        + "file:/data/part-00003.tfrecord from byte 512 (counting from 0) is not a valid "
+        + "Example: "));
+    assertTrue(e.getMessage(), e.getMessage().contains("packed floats of 5 bytes"));
+  }
+
   @Test
   public void aRecordThatDoesNotParseOutsideAFileSplitIsNamedByItsNumber() {
     SchemaException e = summarizeFailure(EMPTY_EXAMPLE, NOT_AN_EXAMPLE);
