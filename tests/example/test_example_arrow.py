@@ -226,6 +226,18 @@ def test_to_arrow_mismatch_names_the_feature(decoder, value, arrow_type, match):
     assert "'x'" in str(info.value)
 
 
+def test_a_decimal_string_with_a_huge_exponent_is_decided_without_arrow_crashing(decoder):
+    # Arrow's cast of "1E-10000000" to a decimal crashes the process (a 12-byte feature).
+    schema = pa.schema([("x", pa.decimal128(10, 2))])
+    for text in ("1E-10000000", "1E99999999", "12345E-99999"):
+        with pytest.raises(SchemaError, match=rf"'x': value {text} doesn't fit decimal128"):
+            to_arrow([encode_example({"x": [text]})], schema=schema)
+    exact = [encode_example({"x": [text]})
+             for text in ("0E-99999999", "-15" + "0" * 10_000 + "E-10000")]
+    assert to_arrow(exact, schema=schema).column("x").to_pylist() == [
+        decimal.Decimal("0.00"), decimal.Decimal("-15.00")]
+
+
 def test_to_arrow_missing_and_extra_features(decoder):
     recs = [encode_example({"a": 1, "extra": "z"}), encode_example({"b": 2.5})]
     schema = pa.schema([("b", pa.float64()), ("a", pa.int32()), ("nowhere", pa.string())])

@@ -15,6 +15,7 @@ in the schema are ignored; schema fields that no record has are all null.
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Iterable
 
 import numpy as np
@@ -111,10 +112,41 @@ def _from_bytes(name: str, b: pa.Array, t: pa.DataType) -> pa.Array:
                 raise SchemaError(f"feature {name!r}: a value of {bad} bytes doesn't fit {t}")
             return b.cast(t)
         if pa.types.is_decimal(t):
-            return b.cast(pa.string()).cast(t, safe=True)
+            return _exponents_bounded(name, b.cast(pa.string()), t).cast(t, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise _arrow_error(name, t, e) from None
     raise _mismatch(name, BYTES_LIST, t)
+
+
+# A decimal string whose exponent has this many digits or more (|exponent| >= 10,000) is
+# decided here: Arrow's cast crashes the process on exponents of millions (1E-10000000).
+_LONG_EXPONENT = r"[eE][+-]?0*[1-9][0-9]{4,}$"
+
+
+def _exponents_bounded(name: str, strings: pa.Array, t: pa.DataType) -> pa.Array:
+    """*strings* (decimal strings for the decimal type *t*) with every long exponent gone: a
+    value of *t* exactly, spelled with a short exponent; zero as ``0``. A value that is no
+    decimal, or that does not fit *t* exactly, raises :class:`SchemaError`."""
+    long = pc.match_substring_regex(strings, _LONG_EXPONENT).fill_null(False)
+    if not pc.any(long).as_py():
+        return strings
+    values = strings.to_pylist()
+    for i in np.flatnonzero(long.to_numpy(zero_copy_only=False)):
+        text = values[i]
+        try:
+            sign, digits, exponent = decimal.Decimal(text).as_tuple()
+        except decimal.InvalidOperation:
+            raise SchemaError(f"feature {name!r}: {text[:40]!r} is not a decimal number, so "
+                              f"it can't be read as {t}") from None
+        significant = "".join(map(str, digits)).rstrip("0")
+        if not significant:
+            values[i] = "0"
+            continue
+        exponent += len(digits) - len(significant)  # trailing zeros moved into the exponent
+        if exponent < -t.scale or len(significant) + exponent > t.precision - t.scale:
+            raise SchemaError(f"feature {name!r}: value {text[:40]} doesn't fit {t} exactly")
+        values[i] = f"{'-' if sign else ''}{significant}E{exponent}"
+    return pa.array(values, pa.string())
 
 
 def _flat_values(name: str, col: Column, kind: str | None, t: pa.DataType) -> pa.Array:
