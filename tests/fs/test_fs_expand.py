@@ -54,6 +54,13 @@ def test_a_directory_gives_its_files_recursively_sorted_skipping_hidden_at_every
     ]
 
 
+def test_a_file_being_copied_is_skipped_in_directories_and_globs(tmp_path):
+    # `hadoop fs -put` writes NAME._COPYING_, renamed to NAME once whole
+    _tree(tmp_path, {"part-0.tfrecord": b"whole", "part-1.tfrecord._COPYING_": b"hal"})
+    assert fs.expand(str(tmp_path)) == [str(tmp_path / "part-0.tfrecord")]
+    assert fs.expand(str(tmp_path / "part-*")) == [str(tmp_path / "part-0.tfrecord")]
+
+
 def test_detail_gives_sizes(job_output):
     sizes = {
         Path(i.url).relative_to(job_output).as_posix(): i.size

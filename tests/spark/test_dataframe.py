@@ -821,6 +821,14 @@ def save_split_by_underscore_column(spark, out):
     return rows
 
 
+def test_load_dataframe_leaves_out_a_file_being_copied(any_spark, tmp_path):
+    # `hadoop fs -put` writes NAME._COPYING_ until the copy is whole: inference read it
+    save_dataframe(any_spark.createDataFrame([(1,)], "id long"), tmp_path / "out")
+    (tmp_path / "out" / "part-9.tfrecord._COPYING_").write_bytes(b"half a file")
+    back = load_dataframe(any_spark, tmp_path / "out")
+    assert [tuple(r) for r in back.collect()] == [(1,)]
+
+
 def test_a_partition_column_whose_name_starts_with_an_underscore_is_inferred(spark, tmp_path):
     rows = save_split_by_underscore_column(spark, tmp_path / "out")
     back = load_dataframe(spark, tmp_path / "out")

@@ -175,6 +175,17 @@ def test_a_one_column_query_reads_a_one_column_schema(spark, tmp_path):
     assert "ReadSchema: struct<name:string>" in plan.toString()
 
 
+def test_inference_and_scan_leave_out_parquet_metadata_and_files_being_copied(any_spark, tmp_path):
+    # Spark lists _metadata with the data (Parquet's summary); `hadoop fs -put` writes
+    # NAME._COPYING_ until the copy is whole.
+    records.write(str(tmp_path / "part-0.tfrecord"), [ex.encode_example({"id": 1})])
+    records.write(str(tmp_path / "_metadata"), [ex.encode_example({"other": "x"})])
+    (tmp_path / "part-1.tfrecord._COPYING_").write_bytes(b"half a file")
+    df = read(any_spark, tmp_path)
+    assert df.schema == StructType([StructField("id", LongType())])
+    assert [r.id for r in df.collect()] == [1]
+
+
 def test_count_is_answered_from_the_indexes(any_spark, tmp_path):
     spark = any_spark
     people(spark, 300, partitions=3).write.format("tfrecord").save(str(tmp_path / "t"))

@@ -5,7 +5,9 @@ This is the one definition used by every reader (``tfrecord_io.tf``, the CLI, MN
 * A **file** is taken as given, whatever its name (also ``_special.tfrecord``).
 * A **directory** gives every file below it, recursively. Names starting with ``_`` or ``.``
   are skipped at every level, as Hadoop's ``FileInputFormat`` does: ``_SUCCESS``,
-  ``_temporary/``, the ``_NAME.tfindex`` split indexes, ``.NAME.crc`` checksums.
+  ``_temporary/``, the ``_NAME.tfindex`` split indexes, ``.NAME.crc`` checksums; so are files
+  that ``hadoop fs -put`` is still copying (``NAME._COPYING_``), as Spark's file index has it
+  (:func:`~tfrecord_io.fs.operations.is_hidden`).
 * A **glob** (``*``, ``?``, ``[...]`` in any component) gives its matches, directories
   expanded as above; a wildcard does not match names starting with ``_`` or ``.`` unless the
   pattern's component starts with one too (``_*.tfindex`` matches indexes).
@@ -43,7 +45,7 @@ from typing import Any
 
 from tfrecord_io.errors import InputNotFoundError, SpecialFileError, TFRecordError
 from tfrecord_io.fs.backend import FileInfo
-from tfrecord_io.fs.operations import glob, walk_directory
+from tfrecord_io.fs.operations import glob, is_hidden, walk_directory
 from tfrecord_io.fs.registry import filesystem
 from tfrecord_io.fs.urls import has_magic
 
@@ -55,10 +57,6 @@ log = logging.getLogger(__name__)
 PathLike = str | bytes | os.PathLike[Any]
 #: One input or several.
 Paths = PathLike | Iterable[PathLike]
-
-
-def _hidden(name: str) -> bool:
-    return name.startswith(("_", "."))
 
 
 def _as_list(paths: Paths) -> list[str]:
@@ -80,8 +78,8 @@ def _files_below(directory: str) -> list[FileInfo]:
     """The files under *directory* (known to be one), hidden names skipped."""
     files: list[FileInfo] = []
     for _, dirs, names in walk_directory(directory, detail=True):
-        dirs[:] = [d for d in dirs if not _hidden(posixpath.basename(d.url.rstrip("/")))]
-        files.extend(f for f in names if not _hidden(posixpath.basename(f.url)))
+        dirs[:] = [d for d in dirs if not is_hidden(posixpath.basename(d.url.rstrip("/")))]
+        files.extend(f for f in names if not is_hidden(posixpath.basename(f.url)))
     return files
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "delete",
     "exists",
     "glob",
+    "is_hidden",
     "isdir",
     "ls",
     "makedirs",
@@ -44,8 +45,12 @@ PathOrUrl = Union[str, "os.PathLike[str]"]
 _MODES = {"rb": "rb", "wb": "wb", "r": "rb", "rt": "rb", "w": "wb", "wt": "wb"}
 
 
-def _hidden(name: str) -> bool:
-    return name.startswith(("_", "."))
+def is_hidden(name: str) -> bool:
+    """Whether a file or directory named *name* is no data, as Hadoop's ``FileInputFormat`` and
+    Spark's file index have it: a name starting with ``_`` or ``.`` (``_SUCCESS``,
+    ``_temporary``, indexes, ``.crc`` files), or a file that ``hadoop fs -put`` or ``-cp`` is
+    still copying (``NAME._COPYING_``, renamed to ``NAME`` once whole)."""
+    return name.startswith(("_", ".")) or name.endswith("._COPYING_")
 
 
 def _child(base: str, name: str) -> str:
@@ -172,8 +177,8 @@ def glob(pattern: PathOrUrl, *, detail: bool = False, skip_hidden: bool = False)
     ``*``, ``?`` and ``[...]`` (:mod:`fnmatch`, case-sensitive) may appear in any path
     component after the URL's authority; ``**`` is the same as ``*`` (no recursion). A pattern
     without wildcards gives ``[pattern]`` if it exists, else ``[]``; a missing directory
-    matches nothing. With ``skip_hidden`` a wildcard does not match names starting with ``_``
-    or ``.`` unless the pattern's component starts with one too (as :func:`expand` does).
+    matches nothing. With ``skip_hidden`` a wildcard does not match hidden names
+    (:func:`is_hidden`) unless the pattern's component is hidden too (as :func:`expand` does).
 
     As in Hadoop's globs, ``{a,b}`` matches either alternative (nested too) and ``[^...]`` is
     ``[!...]``. A pattern that matches nothing but names an existing file or directory as it is
@@ -229,7 +234,7 @@ def _glob(pattern: PathOrUrl, skip_hidden: bool) -> list[FileInfo]:
     matches: list[FileInfo] = []
     for i in range(first, len(parts)):
         component, last = parts[i].replace("[^", "[!"), i == len(parts) - 1
-        allow_hidden = not skip_hidden or _hidden(component)
+        allow_hidden = not skip_hidden or is_hidden(component)
         matches = []
         for base in bases:
             if GLOB_CHARS.intersection(component):
@@ -241,7 +246,7 @@ def _glob(pattern: PathOrUrl, skip_hidden: bool) -> list[FileInfo]:
                     e
                     for e in entries
                     if fnmatch.fnmatchcase(_basename(e.url), component)
-                    and (allow_hidden or not _hidden(_basename(e.url)))
+                    and (allow_hidden or not is_hidden(_basename(e.url)))
                     and (last or e.is_dir)
                 )
             else:

@@ -27,6 +27,12 @@ import org.tfrecordio.codec.TFRecordReader;
  * one split per file. Shared by both Hadoop APIs.
  */
 public final class SplitPlanner {
+  /**
+   * The ending of a file that {@code hadoop fs -put} or {@code -cp} is still writing (it is
+   * renamed to its name once whole): never input, as Spark's file index has it.
+   */
+  public static final String COPYING_SUFFIX = "._COPYING_";
+
   private static final Logger LOG = LoggerFactory.getLogger(SplitPlanner.class);
   private static final double SPLIT_SLOP = 1.1;
 
@@ -61,7 +67,9 @@ public final class SplitPlanner {
         && conf.getBoolean(FileInputFormat.INPUT_DIR_NONRECURSIVE_IGNORE_SUBDIRS, false);
     List<FileStatus> files = new ArrayList<>(listed.size());
     for (FileStatus status : listed) {
-      if (!status.isDirectory()) {
+      if (status.getPath().getName().endsWith(COPYING_SUFFIX)) {
+        continue; // half copied: its whole self comes under its own name
+      } else if (!status.isDirectory()) {
         files.add(status);
       } else if (!ignoreSubdirs) {
         throw new IOException("Not a file: " + status.getPath() + " (an input directory's "

@@ -10,6 +10,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.tfrecordio.hadoop.SplitPlanner;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.tfrecordio.example.SchemaException;
@@ -28,10 +29,11 @@ final class PartitionDiscovery {
    * ({@code _SUCCESS/}, {@code _temporary/}; but {@code _split=train/} is a partition
    * directory). A file is left out when its name starts with {@code _} or {@code .}, as
    * Hadoop's FileInputFormat has it ({@code _SUCCESS}, the sidecar indexes {@code _NAME.tfindex},
-   * checksum files).
+   * checksum files). So is a file that {@code hadoop fs -put} is still copying
+   * ({@link SplitPlanner#COPYING_SUFFIX}), as Spark's file index has it.
    */
   static boolean hidden(String name, boolean directory) {
-    if (name.startsWith(".")) {
+    if (name.startsWith(".") || name.endsWith(SplitPlanner.COPYING_SUFFIX)) {
       return true;
     }
     return name.startsWith("_") && (!directory || name.indexOf('=') < 0);

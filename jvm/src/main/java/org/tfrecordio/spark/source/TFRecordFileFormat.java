@@ -97,7 +97,12 @@ public final class TFRecordFileFormat implements FileFormat, DataSourceRegister 
     }
     List<Path> paths = new ArrayList<>();
     while (files.hasNext()) {
-      paths.add(literal(files.next().getPath()));
+      Path path = files.next().getPath();
+      // Spark lists Parquet's _metadata files with the data; a Hadoop job's input has no
+      // hidden file (FileInputFormat would say it does not exist), and the scan reads none.
+      if (!PartitionDiscovery.hidden(path.getName(), false)) {
+        paths.add(literal(path));
+      }
     }
     if (paths.isEmpty()) {
       return Option.empty();

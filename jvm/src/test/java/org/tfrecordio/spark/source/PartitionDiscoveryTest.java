@@ -101,4 +101,13 @@ public class PartitionDiscoveryTest {
     read.sort(null);
     assertEquals(List.of("_split=test/part-0.tfrecord", "_split=train/part-0.tfrecord"), read);
   }
+
+  @Test
+  public void aFileBeingCopiedIsLeftOut() throws IOException {
+    File root = tmp.newFolder("copying");
+    Records.writeLocal(new File(root, "part-0.tfrecord"), Records.frameAll(Records.random(1, 5, 20)));
+    Records.writeLocal(new File(root, "part-1.tfrecord._COPYING_"), new byte[] {1, 2, 3});
+    PartitionDiscovery.Layout layout = PartitionDiscovery.discover(conf, root.toURI().toString());
+    assertEquals(Set.of("copying/part-0.tfrecord"), names(layout.found));
+  }
 }
