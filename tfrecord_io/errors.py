@@ -34,6 +34,7 @@ __all__ = [
     "SparkConnectError",
     "PluginNotBuiltError",
     "InputError",
+    "OutputError",
     "MnistError",
     "ImageError",
     "DamagedImageError",
@@ -227,6 +228,12 @@ class PluginNotBuiltError(TFRecordError):
 
 class InputError(TFRecordError):
     """A command-line input cannot be used: no such file, no match, not a TFRecord..."""
+
+
+class OutputError(TFRecordError):
+    """The command line cannot write its results: its standard output is closed, or writing to
+    it fails (a full disk, an I/O error). Not an :class:`OSError`, so that it is never taken
+    for a failure to read an input."""
 
 
 class MnistError(TFRecordError):

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tfrecord_io import cli, records
+from tfrecord_io import cli, framing, records
+from tfrecord_io.datasets import mnist
 from tfrecord_io.example import decode_example, encode_example, encode_sequence_example
 from tfrecord_io.index import index_path, read_index
 
@@ -157,6 +158,21 @@ def test_mnist_refuses_to_overwrite_unless_asked(capsys, idx_dir, tmp_path):
     assert not (out / "test" / "old").exists()
 
 
+def test_mnist_overwrite_removes_a_set_of_an_earlier_run_it_does_not_write(
+    capsys, idx_dir, tmp_path, sets
+):
+    out = tmp_path / "out"
+    assert run(capsys, "mnist", idx_dir, out, "--image-format", "bytes")[0] == 0
+    train_only = tmp_path / "train-only"
+    train_only.mkdir()
+    for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
+        (train_only / name).write_bytes((idx_dir / name).read_bytes())
+    status, _, err = run(capsys, "mnist", train_only, out, "--overwrite")
+    assert status == 0
+    assert [p.name for p in out.iterdir()] == ["train"]  # not the bytes-format test set too
+    assert f"Removing {out / 'test'}" in err
+
+
 def test_mnist_failure_while_writing_leaves_no_partial_output(
     capsys, idx_dir, tmp_path, monkeypatch
 ):
@@ -176,6 +192,25 @@ def test_mnist_failure_while_writing_leaves_no_partial_output(
     assert "No space left on device" in err
     assert len(calls) == 2
     assert not out.exists()  # no set, no temporary directory, no output directory it made
+
+
+def test_mnist_interrupted_says_only_that_it_was_interrupted_and_leaves_nothing(
+    capsys, idx_dir, tmp_path, monkeypatch
+):
+    real_encode = mnist.encode
+
+    def interrupted(*args, **kwargs):
+        for i, record in enumerate(real_encode(*args, **kwargs)):
+            if i == 10:
+                raise KeyboardInterrupt  # Ctrl-C while a shard is being written
+            yield record
+
+    monkeypatch.setattr(mnist, "encode", interrupted)
+    out = tmp_path / "out"
+    status, stdout, err = run(capsys, "-q", "mnist", idx_dir, out)
+    assert (status, stdout) == (130, "")
+    assert err == "tfrecord-io: error: interrupted\n"  # no warning about a temporary file
+    assert not out.exists()
 
 
 def test_mnist_reads_from_an_http_base_url(capsys, idx_dir, tmp_path, sets):
@@ -520,6 +555,17 @@ def test_head_stops_at_damage_with_exit_1(capsys, tmp_path):
     assert "truncated record" in err
 
 
+def test_head_says_at_damage_that_it_stopped_after_the_records_it_printed(capsys, tmp_path):
+    path = tmp_path / "x.tfrecord"
+    records.write(path, [ex(0), ex(1)])
+    path.write_bytes(path.read_bytes()[:-1])
+    status, out, err = run(capsys, "head", path)
+    assert status == 1 and len(out.splitlines()) == 1
+    assert err.splitlines()[-1].endswith(
+        "(stopped there, after 1 record printed); `tfrecord-io verify` lists every damaged stretch"
+    )
+
+
 # -- schema -----------------------------------------------------------------------------------
 
 
@@ -611,6 +657,21 @@ def test_schema_errors(capsys, tmp_path):
     )
     status, _, err = run(capsys, "schema", tmp_path / "mixed.tfrecord")
     assert status == 2 and str(tmp_path / "mixed.tfrecord") in err and "'a'" in err
+
+
+def test_schema_says_at_damage_that_it_inferred_nothing_and_which_sample_would(
+    capsys, tmp_path
+):
+    path = tmp_path / "x.tfrecord"
+    records.write(path, [ex(0), ex(1), ex(2)])
+    path.write_bytes(path.read_bytes()[:-1])
+    status, out, err = run(capsys, "schema", path)
+    assert (status, out) == (1, "")
+    assert err.splitlines()[-1].endswith(
+        "(no schema inferred; --sample 2 infers it from the records before the damage); "
+        "`tfrecord-io verify` lists every damaged stretch"
+    )
+    assert run(capsys, "schema", "--sample", "2", path)[0] == 0
 
 
 def test_schema_names_the_file_offset_and_index_of_a_record_that_is_not_an_example(
@@ -711,6 +772,78 @@ def test_verify_reports_a_stale_or_bad_index(capsys, shards):
     assert status == 1 and out.startswith(f"{part}: bad index: malformed index")
 
 
+def crafted_beyond_resync(path: Path) -> None:
+    """Damage at byte 0, then headers whose own CRC matches, back to back, each announcing
+    1 MiB of data that does not: resynchronising after the damage gives up once 512 MiB of
+    checksums are spent, at header 512 (byte 5 + 12 * 512)."""
+    header = framing.header(1 << 20)
+    path.write_bytes(b"\0" * 5 + header * 600 + b"\0" * ((1 << 20) + 100))
+
+
+def test_verify_exits_1_for_damage_it_cannot_skip_past(capsys, tmp_path):
+    crafted_beyond_resync(tmp_path / "crafted.tfrecord")
+    status, out, err = run(capsys, "verify", tmp_path / "crafted.tfrecord")
+    assert status == 1
+    assert len(out.splitlines()) == 2  # the damage, then where skipping it was given up
+    assert "2 problems in 1 of 1 file" in err and "error" not in err
+
+
+def test_verify_names_the_offset_where_skipping_damage_was_given_up(capsys, tmp_path):
+    path = tmp_path / "crafted.tfrecord"
+    crafted_beyond_resync(path)
+    _, out, _ = run(capsys, "verify", path)
+    assert out.splitlines()[1].startswith(
+        f"{path}: byte offset {5 + 12 * 512}: after the damage at byte offset 0, so many "
+        "record headers look valid"
+    )
+
+
+def test_verify_does_not_call_the_checksums_of_an_unreadable_file_correct(
+    capsys, shards, monkeypatch
+):
+    unreadable = shards / "part-r-00001.tfrecord"
+    real_reader = records.RecordReader
+
+    def reader(source, *args, **kwargs):
+        if Path(source) == unreadable:
+            raise PermissionError(13, "Permission denied", str(source))
+        return real_reader(source, *args, **kwargs)
+
+    monkeypatch.setattr(records, "RecordReader", reader)
+    status, out, err = run(capsys, "verify", shards)
+    assert (status, out) == (2, "")
+    assert f"{unreadable}: [Errno 13] Permission denied" in err
+    assert "1 file, 5 records: every checksum is correct" in err  # the other file
+    assert "2 files" not in err
+    assert err.splitlines()[-1] == (
+        "tfrecord-io: error: 1 file not verified: it could not be read (see above)"
+    )
+    status, out, err = run(capsys, "verify", unreadable)
+    assert (status, out) == (2, "")
+    assert "every checksum is correct" not in err
+
+
+def test_verify_does_not_blame_a_file_for_a_failure_to_write_stdout(
+    capsys, shards, monkeypatch
+):
+    part = shards / "part-r-00001.tfrecord"
+    data = bytearray(part.read_bytes())
+    data[30] ^= 0xFF
+    part.write_bytes(bytes(data))
+
+    class FullDisk(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sys, "stdout", FullDisk())
+    status, _, err = run(capsys, "verify", shards)
+    assert status == 2
+    assert err.splitlines() == [
+        "tfrecord-io: error: cannot write the results to standard output: [Errno 28] No space "
+        "left on device; what it holds is incomplete: make room where stdout goes, or redirect it"
+    ]
+
+
 def test_verify_missing_file_is_exit_2(capsys, shards, tmp_path):
     status, _, err = run(capsys, "verify", shards, tmp_path / "gone.tfrecord")
     assert status == 2 and str(tmp_path / "gone.tfrecord") in err
@@ -805,6 +938,21 @@ def test_python_dash_m_exit_statuses(tmp_path):
     assert result.returncode == 0
     for command in ("mnist", "count", "head", "schema", "verify", "index"):
         assert command in result.stdout
+
+
+def test_a_command_started_with_stdout_closed_says_so_without_a_traceback(tmp_path):
+    records.write(tmp_path / "x.tfrecord", [ex(i) for i in range(3)])
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run(
+        [sys.executable, "-m", "tfrecord_io.cli", "count", str(tmp_path / "x.tfrecord")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, timeout=120,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert done.returncode == 2
+    assert done.stderr == (
+        "tfrecord-io: error: standard output is closed, so the results have nowhere to go; "
+        "redirect it to a file (or to /dev/null)\n"
+    )
 
 
 def test_console_script_entry_point_is_main(capsys):

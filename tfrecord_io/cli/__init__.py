@@ -3,6 +3,7 @@
 Commands (``tfrecord-io COMMAND --help`` for details)::
 
     mnist INPUT OUTPUT     MNIST IDX files -> OUTPUT/train, OUTPUT/test as TFRecord shards
+    images SRC OUT         class-per-folder images -> OUT/train, OUT/validation, OUT/labels.txt
     count PATH...          records per file, and the total
     head PATH... [-n N]    the first records, decoded, as JSON lines
     schema PATH...         inferred TensorFlow feature spec and Spark schema

@@ -22,6 +22,7 @@ from tfrecord_io.errors import (
     CorruptRecordError,
     DamagedImageError,
     InputError,
+    OutputError,
     SchemaError,
     TFRecordError,
 )
@@ -39,6 +40,8 @@ __all__ = [
     "cmd_mnist",
     "cmd_images",
     "describe_damage",
+    "emit",
+    "flush_output",
 ]
 
 log = logging.getLogger("tfrecord_io.cli")  # one logger for the whole command line
@@ -56,6 +59,52 @@ def infer_spec(sample: list[bytes], record_type: str) -> Any:
     from tfrecord_io.example.spec import infer_spec as infer  # noqa: PLC0415 - pyarrow is heavy: on first use
 
     return infer(sample, record_type)
+
+
+def emit(line: str, *, flush: bool = False) -> None:
+    """Write one line of results to stdout (every command's results go through here), and
+    flush it if *flush*.
+
+    Raises:
+        BrokenPipeError: the reader of stdout went away (:func:`~tfrecord_io.cli.main` stops
+            quietly).
+        OutputError: stdout is closed or cannot be written: never taken for a failure of the
+            input being read when the line is written.
+    """
+    stream = sys.stdout
+    if stream is None:  # the command was started with its stdout closed (`>&-`)
+        raise OutputError("standard output is closed, so the results have nowhere to go; "
+                          "redirect it to a file (or to /dev/null)")
+    try:
+        stream.write(line + "\n")
+        if flush:
+            stream.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _output_error(exc) from exc
+
+
+def flush_output() -> None:
+    """Flush what is buffered for stdout.
+
+    Raises:
+        BrokenPipeError: the reader of stdout went away.
+        OutputError: stdout cannot be written.
+    """
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _output_error(exc) from exc
+
+
+def _output_error(error: OSError) -> OutputError:
+    return OutputError(f"cannot write the results to standard output: {error}; what it holds "
+                       "is incomplete: make room where stdout goes, or redirect it")
 
 
 def describe_damage(error: CorruptRecordError, outcome: str = "") -> str:
@@ -94,13 +143,13 @@ def cmd_count(args: argparse.Namespace) -> int:
             damaged += 1
             continue
         total += n
-        print(f"{n}\t{path}")
+        emit(f"{n}\t{path}")
     if damaged and len(files) > 1:
         log.error("no total: %d of the %d files %s damaged (the other %d hold %d records)",
                   damaged, len(files), "is" if damaged == 1 else "are", len(files) - damaged,
                   total)
     elif len(files) > 1:
-        print(f"{total}\ttotal")
+        emit(f"{total}\ttotal")
     return EXIT_CORRUPT if damaged else EXIT_OK
 
 
@@ -117,22 +166,27 @@ def cmd_head(args: argparse.Namespace) -> int:
     if args.n == 0:
         return EXIT_OK
     shown = 0
-    for path, offset, _, record in _records_of(files, args.compression):
-        if args.raw:
-            value: Any = render.json_bytes(record)
-        else:
-            try:
-                value = render.decoded_record(record, args.type)
-            except SchemaError:
-                raise InputError(
-                    f"{path}: the record at byte offset {offset} is not a tf.train."
-                    f"{'SequenceExample' if args.type == 'sequence' else 'Example'}; "
-                    "use --raw to print the records' bytes"
-                ) from None
-        sys.stdout.write(json.dumps(value, ensure_ascii=True, separators=(", ", ": ")) + "\n")
-        shown += 1
-        if shown >= args.n:
-            break
+    try:
+        for path, offset, _, record in _records_of(files, args.compression):
+            if args.raw:
+                value: Any = render.json_bytes(record)
+            else:
+                try:
+                    value = render.decoded_record(record, args.type)
+                except SchemaError:
+                    raise InputError(
+                        f"{path}: the record at byte offset {offset} is not a tf.train."
+                        f"{'SequenceExample' if args.type == 'sequence' else 'Example'}; "
+                        "use --raw to print the records' bytes"
+                    ) from None
+            emit(json.dumps(value, ensure_ascii=True, separators=(", ", ": ")))
+            shown += 1
+            if shown >= args.n:
+                break
+    except CorruptRecordError as exc:
+        log.error("%s", describe_damage(
+            exc, f"stopped there, after {shown} record{'' if shown == 1 else 's'} printed"))
+        return EXIT_CORRUPT
     return EXIT_OK
 
 
@@ -142,11 +196,18 @@ def cmd_schema(args: argparse.Namespace) -> int:
     limit = None if args.sample == 0 else args.sample
     sample: list[bytes] = []
     where: list[tuple[str, int, int]] = []  # (file, byte offset, index in the file) of each
-    for path, offset, i, record in _records_of(files, args.compression):
-        sample.append(record)
-        where.append((path, offset, i))
-        if limit is not None and len(sample) >= limit:
-            break
+    try:
+        for path, offset, i, record in _records_of(files, args.compression):
+            sample.append(record)
+            where.append((path, offset, i))
+            if limit is not None and len(sample) >= limit:
+                break
+    except CorruptRecordError as exc:
+        outcome = "no schema inferred"
+        if sample:
+            outcome += f"; --sample {len(sample)} infers it from the records before the damage"
+        log.error("%s", describe_damage(exc, outcome))
+        return EXIT_CORRUPT
     if not sample:
         raise InputError(f"{' '.join(args.paths)}: no records to infer a schema from")
     record_type = {"auto": "auto", "example": "Example", "sequence": "SequenceExample"}[args.type]
@@ -155,7 +216,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     except SchemaError as exc:
         raise _schema_error(exc, sample, where, record_type, args.paths) from None
     description["records_sampled"] = len(sample)
-    print(json.dumps(description, indent=2) if args.json else render.schema_source(description))
+    emit(json.dumps(description, indent=2) if args.json else render.schema_source(description))
     return EXIT_OK
 
 
@@ -189,19 +250,19 @@ def _schema_error(error: SchemaError, sample: list[bytes], where: list[tuple[str
 def cmd_verify(args: argparse.Namespace) -> int:
     """``tfrecord-io verify``: check every CRC and index; one line per damaged stretch."""
     files = expand_paths(args.paths)
-    problems = damaged_files = total = 0
-    unreadable = False
+    problems = damaged_files = total = unreadable = 0
 
     def report(error: CorruptRecordError) -> None:
         nonlocal problems
         problems += 1
-        print(f"{error.path}: byte offset {error.offset}: {error.reason}", flush=True)
+        emit(f"{error.path}: byte offset {error.offset}: {error.reason}", flush=True)
 
     # The reader reports each damaged stretch once, to report() alone.
     for path in files:
         before = problems
         indexed: list[tuple[int, int]] | None = None
         index_problem = None
+        n = 0  # records read
         try:
             if codec.resolve(args.compression, path) == codec.NONE:
                 ipath = index.index_path(path)
@@ -211,7 +272,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
                     pass
                 except ValueError as exc:
                     index_problem = f"bad index: {exc}"
-            n = 0
             with _records.RecordReader(
                 path, args.compression, on_corrupt="skip", on_skip=report
             ) as reader:
@@ -225,25 +285,32 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 index_problem = (
                     f"stale index {ipath}: it lists {len(indexed)} records, the file has {n}"
                 )
-        except BrokenPipeError:
-            raise  # stdout's reader went away (main() stops quietly): not the file's fault
+        except (BrokenPipeError, OutputError):
+            raise  # writing stdout failed (its reader went away...): not the file's fault
+        except CorruptRecordError as exc:
+            # Damage the reader cannot skip past (resynchronising given up): the rest of the
+            # file is its last damaged stretch.
+            report(exc)
         except (OSError, TFRecordError, ValueError) as exc:
             log.error("%s: %s", path, exc)
-            unreadable = True
+            unreadable += 1
             continue
         total += n
         if problems == before and index_problem is not None:
-            print(f"{path}: {index_problem}", flush=True)
+            emit(f"{path}: {index_problem}", flush=True)
             problems += 1
         if problems > before:
             damaged_files += 1
+    read = len(files) - unreadable
     if problems:
         log.info("%d problem%s in %d of %d file%s", problems, "" if problems == 1 else "s",
-                 damaged_files, len(files), "" if len(files) == 1 else "s")
-    else:
-        log.info("%d file%s, %d records: every checksum is correct", len(files),
-                 "" if len(files) == 1 else "s", total)
+                 damaged_files, read, "" if read == 1 else "s")
+    elif read:
+        log.info("%d file%s, %d records: every checksum is correct", read,
+                 "" if read == 1 else "s", total)
     if unreadable:
+        log.error("%d file%s not verified: %s could not be read (see above)", unreadable,
+                  "" if unreadable == 1 else "s", "it" if unreadable == 1 else "they")
         return EXIT_USAGE
     return EXIT_CORRUPT if problems else EXIT_OK
 
@@ -275,7 +342,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             log.error("%s", describe_damage(exc, "no index written"))
             status = EXIT_CORRUPT
             continue
-        print(f"{ipath}\t{len(entries)} records")
+        emit(f"{ipath}\t{len(entries)} records")
     return status
 
 
@@ -299,7 +366,7 @@ def cmd_mnist(args: argparse.Namespace) -> int:
     finally:
         if spark is not None and running is None:
             spark.stop()
-    print(result.summary())
+    emit(result.summary())
     return EXIT_OK
 
 
@@ -407,5 +474,5 @@ def cmd_images(args: argparse.Namespace) -> int:
     finally:
         if spark is not None and running is None:
             spark.stop()
-    print(result.summary())
+    emit(result.summary())
     return EXIT_OK

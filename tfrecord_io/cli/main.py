@@ -199,7 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # Output still buffered (stdout is block-buffered on a pipe) is written here, where a
         # reader that went away is noticed, not by the interpreter at exit (exit status 120).
-        sys.stdout.flush()
+        if sys.stdout is not None:  # None: started with stdout closed
+            sys.stdout.flush()
     except BrokenPipeError:
         _discard_stdout()
     return status
@@ -226,7 +227,9 @@ def _main(argv: Sequence[str] | None) -> int:
         logging.DEBUG if args.verbose else logging.WARNING if args.quiet else logging.INFO
     )
     try:
-        return args.func(args)
+        status = args.func(args)
+        commands.flush_output()  # here, where a failure to write the results is reported
+        return status
     except BrokenPipeError:
         # Whoever read our stdout went away (`... | head`): stop quietly. For verify, what it
         # was reading were problem lines.

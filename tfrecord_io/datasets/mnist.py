@@ -278,7 +278,9 @@ def convert(
         spark: a SparkSession or SparkContext to encode and write with, as a Spark job through
             tfrecord-io's OutputFormat (:func:`tfrecord_io.spark.save_records`): one task per
             shard. None: encode and write in this process.
-        overwrite: replace existing ``OUTPUT/<set>`` directories instead of failing.
+        overwrite: replace existing ``OUTPUT/<set>`` directories instead of failing; an
+            ``OUTPUT/train`` or ``OUTPUT/test`` of an earlier run that this one does not write
+            is removed too.
         progress: show a progress bar (tqdm, on stderr) while writing locally.
 
     Returns:
@@ -320,12 +322,16 @@ def convert(
                 result.bytes += fs.stat(fs.join(staging, split.name, shard_name(k, kind))).size
             result.records[split.name] = len(split)
             result.shards += shards
-        for split in splits:
-            target = fs.join(out.path, split.name)
+        written = {split.name for split in splits}
+        # With overwrite, a set of an earlier run that this one does not write goes too: a
+        # reader of OUTPUT never gets sets of two runs (two image formats, two sources).
+        for name in SPLITS:
+            target = fs.join(out.path, name)
             if fs.exists(target):
-                log.info("Replacing %s", target)
+                log.info("%s %s", "Replacing" if name in written else "Removing", target)
                 fs.delete(target, recursive=True)
-            fs.rename(fs.join(staging, split.name), target)
+            if name in written:
+                fs.rename(fs.join(staging, name), target)
     result.seconds = time.monotonic() - started
     return result
 

@@ -387,7 +387,8 @@ class RecordReader:
                 return True
             if status is framing.Stop.DAMAGED:
                 raise CorruptRecordError(
-                    self.path, pos, f"after the damage at byte offset {damaged}, so many record "
+                    self.path, self._window.base + pos,  # pos counts from the window's start
+                    f"after the damage at byte offset {damaged}, so many record "
                     "headers look valid but hold damaged data that resynchronising was given "
                     f"up (more than {allowed >> 20} MiB "
                     "of checksums): the file is crafted or damaged beyond skipping; the records "

@@ -265,8 +265,9 @@ class RecordWriter:
             self._flush()
         finally:
             self._stack.__exit__(exc_type, exc, tb)
-        if self.index_path is not None:
-            log.warning("Not writing the index of %s: writing it failed", self.path)
+        if self.index_path is not None:  # nor the file: the failure is the caller's to report
+            log.debug("Not writing the index of %s: the file was abandoned (%s)", self.path,
+                      getattr(exc_type, "__name__", exc_type))
 
     def _write_index(self) -> None:
         assert self._lengths is not None and self.index_path is not None
