@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
 
-from tfrecord_io.cluster.options import RunOptions, run_options
+from tfrecord_io.cluster.options import NODE_VARIABLES, RunOptions, run_options
 
 GOOD = {"mode": "sync", "num_workers": 2, "log_dir": None, "keras": "default",
         "tensorboard": False, "reservation_timeout": 60, "max_attempts": 1, "env": None,
@@ -28,9 +29,10 @@ def test_good_options_come_back_typed():
     ({"input_mode": "files"}, r"input_mode must be one of \('tensorflow', 'spark'\), not 'files'"),
     ({"keras": "tf2"}, r"keras must be one of \('default', 'legacy'\), not 'tf2'"),
     ({"tensorboard": True}, "tensorboard=True needs a log_dir"),
-    ({"reservation_timeout": 0}, "reservation_timeout must be a number of seconds > 0, not 0"),
-    ({"reservation_timeout": "60"}, "reservation_timeout must be a number of seconds > 0, "
-                                    "not '60'"),
+    ({"reservation_timeout": 0}, r"reservation_timeout must be a number of seconds > 0 "
+                                 r"\(math.inf: no limit\), not 0"),
+    ({"reservation_timeout": "60"}, r"reservation_timeout must be a number of seconds > 0 "
+                                    r"\(math.inf: no limit\), not '60'"),
     ({"log_dir": ""}, "log_dir must be a path or URL, or None, not ''"),
     ({"max_attempts": True}, "max_attempts must be an int >= 1, not True"),
     ({"max_attempts": 0}, "max_attempts must be an int >= 1, not 0"),
@@ -50,6 +52,56 @@ def test_a_bad_env_value_is_refused_without_showing_it(secret):
         _options(env={"AWS_SECRET_ACCESS_KEY": secret})
     assert "AWS_SECRET_ACCESS_KEY" in str(refused.value)
     assert "wJalrXUtnFEMI" not in str(refused.value)
+
+
+@pytest.mark.parametrize("name", sorted(NODE_VARIABLES))
+def test_env_may_not_set_a_variable_the_cluster_sets_in_every_node_itself(name):
+    with pytest.raises(ValueError, match=f"env may not set {name}: the cluster sets it in every "
+                                         "node process itself, over env"):
+        _options(env={"A": "1", name: "mine"})
+
+
+def test_env_setting_several_variables_the_cluster_sets_is_refused_naming_each():
+    with pytest.raises(ValueError) as refused:
+        _options(env={"TF_CONFIG": "{}", "PYTHONUNBUFFERED": "0"})
+    assert str(refused.value).startswith("env may not set TF_CONFIG, PYTHONUNBUFFERED: the "
+                                         "cluster sets them in every node process itself")
+    assert "TF_CONFIG: each node's cluster spec" in str(refused.value)
+
+
+@pytest.mark.parametrize("name", ["A=B", "A\0B", ""])
+def test_env_with_a_name_no_process_environment_can_hold_is_refused_naming_it(name):
+    with pytest.raises(ValueError) as refused:
+        _options(env={name: "1"})
+    assert str(refused.value) == (f"env has a variable named {name!r}, which no process "
+                                  "environment can hold: a name must be non-empty, without '=' "
+                                  "or NUL characters")
+
+
+def test_env_with_a_nul_in_a_value_is_refused_naming_its_variable_not_the_value():
+    with pytest.raises(ValueError) as refused:
+        _options(env={"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI\0K7MDENG"})
+    assert str(refused.value) == ("env's value of 'AWS_SECRET_ACCESS_KEY' holds a NUL character, "
+                                  "which no process environment can hold")
+
+
+def test_an_infinite_heartbeat_timeout_is_refused_saying_what_it_would_do():
+    # No node would ever be lost, and an attempt that failed would wait forever for one gone
+    # silent beside it (Attempt.finish waits for a quiet node's heartbeat timeout).
+    with pytest.raises(ValueError, match=r"heartbeat_timeout must be a finite number of seconds "
+                                         r">= 5, not inf: a node gone silent would never be lost"):
+        _options(heartbeat_timeout=math.inf)
+
+
+@pytest.mark.parametrize("option", ["reservation_timeout", "heartbeat_timeout"])
+def test_a_timeout_beyond_a_float_s_range_is_refused_with_a_value_error(option):
+    with pytest.raises(ValueError, match=f"{option} must be a .* not an int of 1329 bits, beyond "
+                                         "a float's range"):
+        _options(**{option: 10**400})
+
+
+def test_an_infinite_reservation_timeout_is_kept_as_no_limit():
+    assert _options(reservation_timeout=math.inf).reservation_timeout == math.inf
 
 
 def test_without_min_workers_every_attempt_has_num_workers():

@@ -15,10 +15,10 @@ import pytest
 from pyspark import cloudpickle
 
 from tfrecord_io.cluster import node as node_process
-from tfrecord_io.cluster import spawn, tensorboard
+from tfrecord_io.cluster import oom, spawn, tensorboard
 from tfrecord_io.cluster.description import AttemptDescription, NodeDescription
 from tfrecord_io.cluster.messages import Started
-from tfrecord_io.cluster.options import run_options
+from tfrecord_io.cluster.options import NODE_VARIABLES, run_options
 from tfrecord_io.cluster.roles import cluster_spec, roles, tf_config
 from tfrecord_io.cluster.task import (
     _MAX_LINE,
@@ -82,6 +82,82 @@ def test_a_node_is_ended_when_its_start_cannot_be_told_to_the_driver(tmp_path, m
         if process.poll() is None:
             os.killpg(process.pid, 9)
             process.wait()
+
+
+def _open_fds() -> set[int]:
+    """This process's open file descriptors (not the one that listed them)."""
+    listed = [int(fd) for fd in os.listdir("/proc/self/fd")]
+    return {fd for fd in listed if _is_open(fd)}
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def test_a_node_is_ended_and_its_pipes_closed_when_a_step_after_its_start_raises(
+        tmp_path, monkeypatch):
+    attempt, chief, node, port = _sleeping_node(tmp_path)
+    started = []
+    start = spawn.start_node
+
+    def start_node(*args):
+        started.append(start(*args))
+        return started[-1]
+
+    class Driver:
+        def send(self, message, payload=b""):
+            pass
+
+    def no_watch(pid):
+        raise OSError("cannot read the memory cgroup")
+
+    monkeypatch.setattr(spawn, "start_node", start_node)
+    monkeypatch.setattr(oom, "OomWatch", no_watch)
+    before = _open_fds() - {port.fileno()}
+    with pytest.raises(OSError, match="cannot read the memory cgroup"):
+        _Node(attempt, chief, Driver(), str(tmp_path)).run(node, [], port, None)
+    (process,) = started
+    try:
+        assert process.poll() is not None
+        assert not alive(process.pid)
+        assert _open_fds() <= before  # no pipe end left open, nor the port
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, 9)
+            process.wait()
+
+
+def test_the_variables_a_task_sets_over_env_are_those_env_may_not_give(tmp_path, monkeypatch):
+    # run(env=...) refuses NODE_VARIABLES because the task would override them: the list must
+    # name every variable the task sets for its node (but those it leaves to env, or merges).
+    for name in NODE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    options = run_options(mode="sync", num_workers=1, log_dir=None, keras="legacy",
+                          tensorboard=False, reservation_timeout=60.0, max_attempts=1,
+                          env={"TF_CPP_MIN_LOG_LEVEL": "0", "PYTHONPATH": "/mine",
+                               "CUDA_VISIBLE_DEVICES": ""}, input_mode="tensorflow")
+    attempt = AttemptDescription(options, cluster="c-1", driver="127.0.0.1:1",
+                                 control_key="c" * 64, feed_key="f" * 64, number=0,
+                                 num_workers=1)
+    (chief,) = roles("sync", 1, 0, False)
+    spec = cluster_spec([chief], ["127.0.0.1:1"])
+    node = NodeDescription(attempt=attempt, role=chief, cluster_spec=spec,
+                           tf_config=tf_config(spec, chief), host="127.0.0.1",
+                           parent_pid=os.getpid())
+    state = _Node(attempt, chief, None, str(tmp_path))
+    env, *fds = state.environment(node, [])
+    fds += state._report_pipe(env)
+    for fd in fds:
+        os.close(fd)
+    given = {**os.environ, **options.env}
+    assert {name for name, value in env.items() if given.get(name) != value} == {
+        *NODE_VARIABLES, "PYTHONPATH"}
+    assert env["PYTHONPATH"].endswith(os.pathsep + "/mine")  # merged, tfrecord-io's first
+    assert (env["TF_CPP_MIN_LOG_LEVEL"], env["CUDA_VISIBLE_DEVICES"]) == ("0", "")
 
 
 def test_a_line_longer_than_the_limit_reaches_the_driver_cut_while_it_is_still_written():

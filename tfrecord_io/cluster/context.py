@@ -216,10 +216,13 @@ class NodeContext:
             self._feed_server.stop(name)
 
     def report(self, step: int | None = None, **metrics: Any) -> None:
-        """Send *metrics* (numbers: Python, numpy or TensorFlow scalars) to the driver, where
-        they are kept in order (``Cluster.metrics``, ``Result.metrics``), shown on the progress
-        line and passed to ``cluster.run(..., on_report=...)``. Returns at once: when the
-        driver does not keep up, reports are dropped rather than slowing training down.
+        """Send *metrics* (numbers: Python, numpy or TensorFlow scalars; NaN and the
+        infinities too) to the driver, where they are kept in order (``Cluster.metrics``,
+        ``Result.metrics``), shown on the progress line and passed to
+        ``cluster.run(..., on_report=...)``. Returns at once: when the driver does not keep up,
+        reports are dropped rather than slowing training down; the node logs a warning at the
+        first, and when ``main_fun`` ends how many were dropped (lines of its output, in the
+        driver's log).
 
         Args:
             step: the step or epoch they belong to (any int: Python, numpy or TensorFlow;
@@ -228,7 +231,8 @@ class NodeContext:
         Raises:
             TypeError: a value or *step* that is not one number.
             ValueError: a *step* with a fractional part (``1.7``: never rounded to another
-                step), or more than ``reporter.MAX_REPORT_BYTES`` (64 KiB) of metrics at once.
+                step), a value beyond a float's range (``10**400``), or more than
+                ``reporter.MAX_REPORT_BYTES`` (64 KiB) of metrics at once.
         """
         self._reporter.report(step, metrics)
 

@@ -5,12 +5,15 @@ training.
 its own writes the lines to a pipe that the node's Spark task reads and forwards over the
 control channel. When the driver (or the network) is slow, the pipe fills, the writer waits,
 the queue fills, and further records are dropped and counted: a training step never waits for
-the driver. :func:`keras_callback` reports a Keras model's logs every epoch (and every *N*
+the driver. The first dropped record is logged at once, and when the reporter closes (as
+``main_fun`` ends) so is how many were dropped in all: lines of the node's output, which reach
+the driver's log. :func:`keras_callback` reports a Keras model's logs every epoch (and every *N*
 batches).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import numbers
@@ -45,7 +48,11 @@ class Reporter:
         self._node = node
         self._attempt = attempt
         self._queue: queue.Queue[bytes | None] = queue.Queue(capacity)
-        self.dropped = 0  #: records dropped because the driver could not keep up
+        #: Records that did not reach the pipe: dropped because the driver could not keep up,
+        #: or still waiting to be written when the reporter closed (the count is final then).
+        self.dropped = 0
+        self._sent = 0  # records given to report(), over the pipe or dropped
+        self._unwritten = 0  # records the writer took but could not write (the task gone)
         self._thread: threading.Thread | None = None
         if fd is not None:
             self._thread = threading.Thread(target=self._write, name="reporter", daemon=True)
@@ -54,7 +61,8 @@ class Reporter:
     def report(self, step: int | None, metrics: dict[str, Any]) -> None:
         """Send *metrics* (numbers) of *step* (an int, or None); returns at once. Raises
         TypeError for a value or step that is not a number, ValueError for a step with a
-        fractional part or a report over :data:`MAX_REPORT_BYTES`."""
+        fractional part, a metric beyond a float's range or a report over
+        :data:`MAX_REPORT_BYTES`."""
         values = metric_values(metrics)
         step = step_value(step)
         record = {"step": step, "time": time.time(), "attempt": self._attempt,
@@ -67,11 +75,13 @@ class Reporter:
         if self._thread is None:
             log.info("report %s: %s", self._node, record)
             return
+        self._sent += 1
         try:
             self._queue.put_nowait(line)
         except queue.Full:
             if not self.dropped:
-                log.warning("the driver does not keep up with ctx.report: dropping reports")
+                log.warning("the driver does not keep up with ctx.report: dropping reports "
+                            "(how many is logged when main_fun ends)")
             self.dropped += 1
 
     def _write(self) -> None:
@@ -85,17 +95,34 @@ class Reporter:
                 while view:
                     view = view[os.write(self._fd, view):]
             except OSError:  # the task is gone: so is the node, soon
+                self._unwritten = 1
                 return
 
     def close(self, timeout: float = 5.0) -> None:
-        """Write what is queued (waiting at most *timeout* seconds) and stop."""
+        """Write what is queued (waiting at most *timeout* seconds) and stop. The records
+        not written by then count as :attr:`dropped`; when there are any, a warning says how
+        many (a line of the node's output: it reaches the driver's log)."""
         if self._thread is None:
             return
-        try:
+        with contextlib.suppress(queue.Full):
             self._queue.put(None, timeout=timeout)
-        except queue.Full:
-            return
         self._thread.join(timeout)
+        self.dropped += self._unwritten + self._drain()
+        if self.dropped:
+            log.warning("%d of the %d ctx.report records of %s did not reach the driver: it did "
+                        "not keep up with them (report less often, or fewer metrics at a time)",
+                        self.dropped, self._sent, self._node)
+
+    def _drain(self) -> int:
+        """Empty the queue (the writer is done, or stuck on a full pipe: it ends once that
+        line is written); how many records it held."""
+        left = 0
+        with contextlib.suppress(queue.Empty):
+            while True:
+                left += self._queue.get_nowait() is not None
+        with contextlib.suppress(queue.Full):  # empty now, unless report() raced close()
+            self._queue.put_nowait(None)
+        return left
 
 
 def keras_callback(reporter: Reporter, every_n_batches: int | None = None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,14 +60,26 @@ def _scalar(value: Any) -> Any:
 
 
 def metric_values(metrics: dict[str, Any]) -> dict[str, float]:
-    """*metrics* as plain floats (Python, numpy and TensorFlow scalars). Raises TypeError for
-    anything that is not one number."""
+    """*metrics* as plain floats (Python, numpy and TensorFlow scalars); NaN and the
+    infinities are kept as they are (they reach the driver as such).
+
+    Raises:
+        TypeError: a value that is not one number.
+        ValueError: a number beyond a float's range (an int such as ``10**400``), which no
+            float could carry to the driver.
+    """
     out = {}
     for name, value in metrics.items():
         value = _scalar(value)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError(f"metric {name!r} must be a number, not {type(value).__name__}")
-        out[str(name)] = float(value)
+        try:
+            out[str(name)] = float(value)
+        except OverflowError:
+            raise ValueError(
+                f"metric {name!r} ({type(value).__name__}) is beyond a float's range "
+                f"(±{sys.float_info.max:.4g}), and a float carries it to the driver: report a "
+                "float (float('inf') or float('-inf') for an unbounded value)") from None
     return out
 
 

@@ -283,35 +283,45 @@ class _Node:
         self, node: NodeDescription, gpus: list[str], port: socket.socket,
         feed_socket: socket.socket | None,
     ) -> Done:
-        env, beat_r, beat_w = self.environment(node, gpus)
-        report_r, report_w = self._report_pipe(env)
-        # The node holds the port (node.port_fd) until TensorFlow is about to bind it.
-        fds = (beat_w, report_w, port.fileno())
-        if feed_socket is not None:
-            fds += (feed_socket.fileno(),)
-        process = spawn.start_node(self.workdir, env, fds)
-        self._oom = oom.OomWatch(process.pid)
-        os.close(beat_w)
-        os.close(report_w)
-        port.close()  # the node's copy holds it now
-        if feed_socket is not None:
-            feed_socket.close()  # the node serves it now
-        readers = [
-            threading.Thread(target=_forward, args=(stream, name, self.conn, tail), daemon=True)
-            for stream, name, tail in ((process.stdout, "stdout", None),
-                                       (process.stderr, "stderr", self.stderr_tail))
-        ]
-        readers.append(threading.Thread(
-            target=_forward_reports, args=(os.fdopen(report_r, "rb"), self.conn), daemon=True))
-        for t in readers:
-            t.start()
+        held: list[int] = []  # this task's pipe ends, until closed or handed to a reader
+        unread: list[Any] = []  # the node's output streams, until a reader thread has them
+        readers: list[threading.Thread] = []
+        process: spawn.NodeProcess | None = None
         # TensorBoard starts (seconds to minutes) while the node is supervised: a stop, or the
         # node's end, is not kept waiting for it.
         boards: list[Any] = []  # the board, once it serves; or what its start raised
         ended = threading.Event()
         starting = None
         outcome = Done(ok=False, kind=FailureKind.RAISED, error="the task ended unexpectedly")
-        try:  # from here on, whatever fails (the driver gone at once, too) ends the node
+        try:  # whatever fails, once the node started (the driver gone at once, too), ends it
+            env, beat_r, beat_w = self.environment(node, gpus)
+            held += (beat_r, beat_w)
+            report_r, report_w = self._report_pipe(env)
+            held += (report_r, report_w)
+            # The node holds the port (node.port_fd) until TensorFlow is about to bind it.
+            fds = (beat_w, report_w, port.fileno())
+            if feed_socket is not None:
+                fds += (feed_socket.fileno(),)
+            process = spawn.start_node(self.workdir, env, fds)
+            unread += (process.stdout, process.stderr)
+            for fd in (beat_w, report_w):  # the node's ends: its copies are open
+                held.remove(fd)
+                os.close(fd)
+            port.close()  # the node's copy holds it now
+            if feed_socket is not None:
+                feed_socket.close()  # the node serves it now
+            self._oom = oom.OomWatch(process.pid)
+            unread.append(os.fdopen(report_r, "rb"))
+            held.remove(report_r)
+            for target, args in (
+                (_forward, (process.stdout, "stdout", self.conn, None)),
+                (_forward, (process.stderr, "stderr", self.conn, self.stderr_tail)),
+                (_forward_reports, (unread[-1], self.conn)),
+            ):
+                reader = threading.Thread(target=target, args=args, daemon=True)
+                reader.start()
+                readers.append(reader)
+                unread.remove(args[0])  # the reader closes it
             self.conn.send(Started(pid=process.pid))
             if self.description.options.tensorboard and self.role.is_chief:
                 starting = threading.Thread(
@@ -320,8 +330,13 @@ class _Node:
             outcome = self._supervise(process, beat_r, boards)
         finally:
             ended.set()
-            _kill_group(process, _STOP_GRACE)
-            os.close(beat_r)
+            if process is not None:
+                _kill_group(process, _STOP_GRACE)
+            port.close()
+            for fd in held:
+                os.close(fd)
+            for stream in unread:
+                stream.close()
             if starting is not None:
                 starting.join()
             for board in boards:
