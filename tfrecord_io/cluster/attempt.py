@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import threading
 import time
@@ -407,8 +408,9 @@ class Attempt:
                         now += (f"; the control server refused {refused} connection(s) since "
                                 "the attempt began (logged at WARNING with their peers)")
                     raise ClusterError(
-                        f"only {len(self._registered)} of {len(self.roles)} nodes registered "
-                        f"within {timeout:.0f} s (missing: {', '.join(missing)}){cause}; {now}"
+                        f"only {len(self._registered)} of {len(self.roles)} nodes registered"
+                        + (f" within {timeout:.0f} s" if math.isfinite(timeout) else "")
+                        + f" (missing: {', '.join(missing)}){cause}; {now}"
                     )
                 self._cond.wait(min(left, 0.5))
             error = self._error()

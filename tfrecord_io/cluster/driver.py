@@ -738,7 +738,7 @@ def run(
         keras: ``"default"`` (Keras 3: custom training loops) or ``"legacy"`` (tf-keras with
             ``TF_USE_LEGACY_KERAS=1``: ``model.fit`` under both strategies).
         reservation_timeout: seconds to wait for task slots (with *min_workers*: for slots
-            for every worker) and for every node to register.
+            for every worker) and for every node to register; ``math.inf`` for no limit.
         max_attempts: attempts in all: after a failure the whole gang restarts, with
             ``ctx.attempt`` counting up, until one succeeds or they are used up (also a
             restart whose nodes fail or time out while they register uses one). With
@@ -750,7 +750,7 @@ def run(
             machine) or its process frozen. The attempt fails at once, naming the node, its
             host and executor; nothing waits for the silent node. A node process silent this
             long to its task (it beats every second; frozen, stopped) is killed by the task
-            and reported. At least 5.
+            and reported. At least 5, and finite.
         env: extra environment variables for every node process, set before TensorFlow loads,
             over the object-store settings the nodes get from this process
             (:func:`tfrecord_io.fs.environment`: ``s3://`` configured here works there).
