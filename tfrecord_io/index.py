@@ -26,6 +26,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
+from typing import BinaryIO
 
 from tfrecord_io import compression as codec
 from tfrecord_io import framing, fs
@@ -133,7 +134,9 @@ def load_index(
     Valid means well-formed (see :func:`read_index`), ending exactly at the data file's size,
     and the data file holding the header of a record of the last entry's length at its offset
     (12 bytes read there: the one check that catches a file rewritten to the same size). A
-    missing index gives None; a malformed or stale one gives None and logs a warning.
+    missing index gives None; a malformed or stale one gives None and logs a warning. No more
+    of the index is read than the longest index of a file of that size could hold: a longer
+    one is stale.
 
     Args:
         data_path: local path or URL of the data file.
@@ -146,18 +149,30 @@ def load_index(
     """
     ipath = index_path(data_path)
     try:
-        with fs.open(ipath, "rb") as stream:
-            data = stream.read()
+        stream = fs.open(ipath, "rb")
     except FileNotFoundError:
         log.debug("No index %s", ipath)
+        return None
+    with stream:
+        if data_size is None:
+            data_size = _size_of(data_path)
+        most = _most_index_bytes(data_size)
+        data = _read_at_most(stream, most + 1)
+    if len(data) > most:
+        log.warning(
+            "Ignoring stale index %s: it is longer than any index of the %d bytes of %s "
+            "(%d bytes at most), so it describes another file; not read further",
+            ipath,
+            data_size,
+            os.fspath(data_path),
+            most,
+        )
         return None
     try:
         entries = _parse(data, ipath)
     except ValueError as exc:
         log.warning("Ignoring malformed index: %s", exc)
         return None
-    if data_size is None:
-        data_size = _size_of(data_path)
     end = _end_of(entries)
     if end != data_size:
         log.warning(
@@ -299,6 +314,31 @@ def _check_entries(entries: Sequence[Entry], name: str) -> None:
                     f"malformed index {name}, line {line}: record length {length} is less "
                     f"than the {_FRAMING} bytes of framing"
                 )
+
+
+#: The longest line of an index: two numbers of 20 digits, a space and a newline.
+_MOST_LINE_BYTES = 2 * 20 + 2
+#: The longest trailer: ``"# <count> records\n"`` with a count of 20 digits.
+_MOST_TRAILER_BYTES = len(trailer(10**20 - 1))
+
+
+def _most_index_bytes(data_size: int) -> int:
+    """The size of the longest index that can describe a data file of *data_size* bytes: one
+    line of the longest numbers per record of the least size (16 bytes), and a trailer."""
+    return data_size // _FRAMING * _MOST_LINE_BYTES + _MOST_TRAILER_BYTES
+
+
+def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
+    """The first *limit* bytes of *stream* (fewer only at its end), over short reads."""
+    parts = []
+    left = limit
+    while left > 0:
+        part = stream.read(min(left, 1 << 24))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
 
 
 def _holds_last_record(data_path: str | os.PathLike[str], entry: Entry) -> bool:

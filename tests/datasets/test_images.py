@@ -9,6 +9,7 @@ import io
 import os
 import re
 import shutil
+import tracemalloc
 from collections import Counter
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from tfrecord_io import records
 from tfrecord_io.datasets import images
 from tfrecord_io.errors import DamagedImageError, ImageError
 from tfrecord_io.example import decode_example
+from tfrecord_io.fs import operations
 
 from datafiles import MNIST, MNIST_PNG_LIMIT
 
@@ -234,6 +236,34 @@ def test_a_name_that_is_not_utf8_is_refused_naming_it_and_nothing_is_written(
     assert not (tmp_path / "out").exists()
 
 
+def test_a_class_folder_whose_name_holds_a_line_break_is_refused_naming_it(tmp_path):
+    src = two_classes(tmp_path / "src")
+    (src / "eels\nmore").mkdir()
+    (src / "eels\nmore" / "a.jpg").write_bytes(jpeg(8, 8, 2))
+    with pytest.raises(ImageError, match=re.escape(f"{src}/eels\\nmore: a class folder's name "
+                                                   "holds a line break")):
+        images.convert(src, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_label_map_reads_back_names_holding_what_splitlines_takes_for_line_breaks(
+    tmp_path
+):
+    names = ["a\x1cb", "c\x85d", "e\u2028f", "g\x0ch"]
+    for i, name in enumerate(names):
+        (tmp_path / "src" / name).mkdir(parents=True)
+        (tmp_path / "src" / name / "a.jpg").write_bytes(jpeg(8, 8, i))
+    result = images.convert(tmp_path / "src", tmp_path / "out")
+    assert images.read_label_file(tmp_path / "out") == dict(enumerate(result.classes))
+    assert sorted(result.classes) == sorted(names)
+
+
+def test_a_label_map_line_without_a_label_is_refused_naming_the_file_and_line(tmp_path):
+    (tmp_path / "labels.txt").write_text("0:daisy\nroses\n")
+    with pytest.raises(ImageError, match=r"labels.txt, line 2: expected LABEL:CLASS .*'roses'"):
+        images.read_label_file(tmp_path / "labels.txt")
+
+
 # -- split and shards -------------------------------------------------------------------------
 
 
@@ -301,6 +331,76 @@ def test_overwrite_replaces_every_set_of_the_earlier_run(tree, tmp_path):
     assert len(examples(result.shards["train"])) == MNIST_PNG_LIMIT
 
 
+def two_classes(src: Path) -> Path:
+    """A tree of two classes, one JPEG each."""
+    for i, name in enumerate(["cats", "dogs"]):
+        (src / name).mkdir(parents=True)
+        (src / name / "a.jpg").write_bytes(jpeg(8, 8, i))
+    return src
+
+
+@pytest.mark.parametrize("out", ["_tfr", ".", "cats/tfr"])
+def test_an_output_inside_the_image_tree_is_refused_before_anything_is_written(tmp_path, out):
+    # A second conversion of the tree would read it as a class of images (_tfr first, which
+    # renumbers every class).
+    src = two_classes(tmp_path / "src")
+    with pytest.raises(ImageError, match="inside the image tree .*; write OUT outside SRC"):
+        images.convert(src, src / out)
+    assert sorted(p.name for p in src.iterdir()) == ["cats", "dogs"]
+    assert [p.name for p in (src / "cats").iterdir()] == ["a.jpg"]
+
+
+def test_an_output_below_a_hidden_folder_of_the_image_tree_is_written(tmp_path):
+    src = two_classes(tmp_path / "src")
+    images.convert(src, src / ".tfr")
+    again = images.convert(src, src / ".tfr", first_label=1, overwrite=True)
+    assert again.classes == ["cats", "dogs"]
+    assert images.read_label_file(src / ".tfr") == {1: "cats", 2: "dogs"}
+
+
+def test_overwrite_refuses_to_replace_a_set_that_is_the_image_tree(tmp_path):
+    src = two_classes(tmp_path / "data" / "train")
+    with pytest.raises(ImageError, match=r"is inside .*train, which the conversion replaces"):
+        images.convert(src, tmp_path / "data", overwrite=True)
+    assert sorted(p.name for p in src.iterdir()) == ["cats", "dogs"]
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["train"]
+
+
+def failing_rename_of(name: str, monkeypatch) -> None:
+    """Make renaming anything to a path ending in /NAME fail, as a full disk or a lost
+    connection would while the outputs are moved into place."""
+    rename = operations.rename
+
+    def failing(source, target, *args, **kwargs):
+        if str(target).endswith("/" + name):
+            raise OSError(f"cannot rename {source} to {target}")
+        return rename(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(operations, "rename", failing)  # what fs.publish moves with
+
+
+def test_a_failure_while_moving_the_outputs_into_place_leaves_none_of_them(tmp_path,
+                                                                            monkeypatch):
+    src = two_classes(tmp_path / "src")
+    failing_rename_of(images.LABELS_FILE, monkeypatch)
+    with pytest.raises(OSError, match="cannot rename"):
+        images.convert(src, tmp_path / "out", validation_fraction=0.5)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_failure_while_moving_the_outputs_into_place_keeps_the_earlier_runs(tmp_path,
+                                                                              monkeypatch):
+    src = two_classes(tmp_path / "src")
+    out = tmp_path / "out"
+    images.convert(src, out, shards=2, validation_fraction=0.5)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    failing_rename_of(images.LABELS_FILE, monkeypatch)
+    with pytest.raises(OSError, match="cannot rename"):
+        images.convert(src, out, first_label=1, overwrite=True)
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in out.iterdir()) == ["labels.txt", "train", "validation"]
+
+
 # -- damaged files ----------------------------------------------------------------------------
 
 
@@ -338,6 +438,21 @@ def test_under_skip_damaged_files_are_left_out_counted_and_logged(tree, tmp_path
     assert not names & set(damaged)
     assert "2 damaged files skipped" in caplog.text
     assert "2 damaged skipped" in result.summary()
+
+
+def test_a_large_file_that_is_not_an_image_is_refused_without_being_read_whole(tmp_path):
+    src = two_classes(tmp_path / "src")
+    with open(src / "cats" / "clip.mp4", "wb") as f:
+        f.truncate(64 << 20)  # sparse: 64 MiB that take no disk
+    tracemalloc.start()
+    try:
+        result = images.convert(src, tmp_path / "out", on_corrupt="skip")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    clip = src / "cats" / "clip.mp4"
+    assert result.skipped == [("cats/clip.mp4", f"{clip}: not a JPEG or PNG image")]
+    assert peak < 8 << 20
 
 
 def test_the_progress_bar_counts_every_image(mnist_png_tree, tmp_path, capsys):

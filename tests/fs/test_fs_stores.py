@@ -15,6 +15,7 @@ import stores
 
 from tfrecord_io import fs
 from tfrecord_io.errors import InputNotFoundError
+from tfrecord_io.fs import operations
 
 pytestmark = pytest.mark.usefixtures("no_hadoop_settings")
 
@@ -152,6 +153,40 @@ def test_atomic_write_and_staging_directory_leave_nothing_when_they_fail(base):
         stores.put(f"{staging}/set/part-0", b"data")
         fs.rename(f"{staging}/set", f"{base}/out/set")
     assert fs.ls(f"{base}/out") == [f"{base}/out/set"]
+
+
+def test_publish_replaces_the_outputs_of_an_earlier_run_all_of_them(base):
+    stores.put(f"{base}/out/train/part-0", b"old")
+    stores.put(f"{base}/out/test/part-0", b"old test")
+    stores.put(f"{base}/out/labels.txt", b"old labels")
+    with fs.staging_directory(f"{base}/out", "test") as staging:
+        stores.put(f"{staging}/train/part-0", b"new")
+        stores.put(f"{staging}/labels.txt", b"new labels")
+        fs.publish(staging, ["train", "labels.txt"], replacing=["test"])
+    assert fs.ls(f"{base}/out") == [f"{base}/out/{name}" for name in ("labels.txt", "train")]
+    assert stores.get(f"{base}/out/train/part-0") == b"new"
+    assert stores.get(f"{base}/out/labels.txt") == b"new labels"
+
+
+def test_publish_that_fails_leaves_the_outputs_of_the_earlier_run(base, monkeypatch):
+    stores.put(f"{base}/out/train/part-0", b"old")
+    stores.put(f"{base}/out/labels.txt", b"old labels")
+    rename = operations.rename
+
+    def failing(source, target):  # the last move in fails: a full disk, a lost connection
+        if target == f"{base}/out/labels.txt" and "/.tfrecord-io-test-" in source:
+            raise OSError("no space left")
+        rename(source, target)
+
+    monkeypatch.setattr(operations, "rename", failing)
+    with pytest.raises(OSError, match="no space left"):
+        with fs.staging_directory(f"{base}/out", "test") as staging:
+            stores.put(f"{staging}/train/part-0", b"new")
+            stores.put(f"{staging}/labels.txt", b"new labels")
+            fs.publish(staging, ["train", "labels.txt"])
+    assert fs.ls(f"{base}/out") == [f"{base}/out/{name}" for name in ("labels.txt", "train")]
+    assert stores.get(f"{base}/out/train/part-0") == b"old"
+    assert stores.get(f"{base}/out/labels.txt") == b"old labels"
 
 
 def test_a_directory_is_neither_read_nor_overwritten_as_a_file_and_stays_whole(base):

@@ -6,6 +6,7 @@ import io
 import logging
 import os
 import random
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -239,6 +240,26 @@ def test_index_of_a_file_rewritten_to_the_same_size_is_stale(tmp_path, caplog):
 def test_index_of_a_shorter_file_is_stale(tmp_path):
     path = make_file(tmp_path, SMALL)
     assert index.load_index(path, data_size=60) is None
+
+
+def test_an_index_longer_than_any_index_of_its_file_is_stale_without_being_read_whole(
+    tmp_path, caplog
+):
+    # The index of a big file, left beside the small file that replaced it: read whole (over
+    # HDFS, by every reader that plans its shards), it was found stale only after parsing.
+    path = make_file(tmp_path, SMALL)
+    with open(index.index_path(path), "wb") as f:
+        f.write(b"0 116\n" * (4 << 20))
+    tracemalloc.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="tfrecord_io.index"):
+            assert index.load_index(path) is None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    assert any("stale" in m and "longer than any index of the 61 bytes" in m
+               for m in caplog.messages)
 
 
 def test_malformed_index_is_ignored_with_a_warning(tmp_path, caplog):

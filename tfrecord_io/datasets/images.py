@@ -26,7 +26,8 @@ not converted (a warning names them). Every other file is an image: a JPEG or PN
 not by name), stored in the record as it is, never re-encoded. A FIFO, socket or device in a
 class folder is a damaged file (below), and is never opened. The names of class folders, their
 sub-folders and files must be UTF-8 (the records hold them): another name stops the listing
-with :class:`ImageError` naming it, its undecodable bytes escaped, before anything is written.
+with :class:`ImageError` naming it, its undecodable bytes escaped, before anything is written;
+so does a class folder whose name holds a line break, which the label map cannot hold.
 
 Records (:func:`encode`), the layout of ``build_image_data.py``:
 
@@ -59,7 +60,8 @@ Output (:func:`convert`)::
 The shards are named and indexed as :func:`tfrecord_io.spark.save_records` writes them.
 Everything is written under a hidden temporary directory in OUT and moved into place at the
 end: a failed conversion leaves neither set nor label file behind (and removes OUT if it made
-it).
+it). OUT may not be inside SRC (the next conversion would read it as a class), nor SRC inside a
+set OUT gets.
 
 A damaged file -- cut short, a bad PNG chunk, not a JPEG or PNG, not a regular file -- follows
 *on_corrupt*, the package's damage policy: ``"fail"`` (default) raises
@@ -246,7 +248,8 @@ def list_images(
 
     Raises:
         ImageError: *source* is missing, not a directory, or has no class folder; or a class
-            folder, sub-folder or file has a name that is not UTF-8.
+            folder, sub-folder or file has a name that is not UTF-8, or a class folder's name
+            holds a line break.
     """
     source = os.fspath(source)
     try:
@@ -271,6 +274,12 @@ def list_images(
     files = []
     for label, name in enumerate(classes, start=first_label):
         _check_utf8(name, class_urls[name])
+        if "\n" in name or "\r" in name:
+            shown = _shown(class_urls[name]).replace("\n", "\\n").replace("\r", "\\r")
+            raise ImageError(
+                f"{shown}: a class folder's name holds a line break, which the label map "
+                f"({LABELS_FILE}, a LABEL:CLASS line per class) cannot hold; rename the folder"
+            )
         files.extend(_class_files(class_urls[name], name, label))
     files.sort(key=lambda f: f.path)
     return classes, files
@@ -385,9 +394,30 @@ def encode(image: ImageFile, data: bytes, header: ImageHeader | None = None) -> 
     })
 
 
+#: How every JPEG (SOI, then a marker's first byte) and every PNG file starts.
+_SIGNATURES = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n")
+_SIGNATURE_BYTES = max(map(len, _SIGNATURES))
+
+
 def _read(url: str) -> bytes:
+    """The bytes of the file at *url*, if it starts as a JPEG or PNG file does.
+
+    Anything else (a video, an archive, a disk image left in a class folder) is refused after
+    its first bytes, never read whole into memory.
+
+    Raises:
+        DamagedImageError: the file does not start as a JPEG or PNG file; the message names it.
+    """
     with fs.open(url) as f:
-        return f.read()
+        head = b""
+        while len(head) < _SIGNATURE_BYTES:
+            more = f.read(_SIGNATURE_BYTES - len(head))
+            if not more:
+                break
+            head += more
+        if not head.startswith(_SIGNATURES):
+            raise DamagedImageError(f"{url}: not a JPEG or PNG image")
+        return head + f.read()
 
 
 def _shard_records(
@@ -419,6 +449,9 @@ def read_label_file(location: str | os.PathLike[str]) -> dict[int, str]:
 
     Args:
         location: ``OUT/labels.txt``, or OUT itself.
+
+    Raises:
+        ImageError: a line that is not ``LABEL:CLASS``, naming the file and the line.
     """
     location = os.fspath(location)
     if fs.isdir(location):
@@ -426,10 +459,19 @@ def read_label_file(location: str | os.PathLike[str]) -> dict[int, str]:
     with fs.open(location) as f:
         text = f.read().decode("utf-8")
     labels = {}
-    for line in text.splitlines():
-        if line.strip():
-            label, _, name = line.partition(":")
-            labels[int(label)] = name
+    # Lines end at "\n" (or "\r\n") only: a class name may hold any other character that
+    # str.splitlines() takes for a line break ("\x1c", "\x85", "\u2028", ...).
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if not line.strip():
+            continue
+        label, colon, name = line.partition(":")
+        if not colon or not label.strip().lstrip("-").isdigit():
+            raise ImageError(
+                f"{location}, line {number}: expected LABEL:CLASS (as in 0:daisy), found "
+                f"{line!r}; give the labels.txt that images.convert wrote"
+            )
+        labels[int(label)] = name
     return labels
 
 
@@ -484,7 +526,8 @@ def convert(
 
     Raises:
         DamagedImageError: a damaged file under ``on_corrupt="fail"``; nothing is written.
-        ImageError: no class folder in *source*, or an output that exists without *overwrite*.
+        ImageError: no class folder in *source*, an output that exists without *overwrite*,
+            an *output* inside *source* or a *source* inside a set *output* gets.
         ValueError: a bad argument.
     """
     started = time.monotonic()
@@ -500,14 +543,12 @@ def convert(
     if on_corrupt not in _POLICIES:
         raise ValueError(f"on_corrupt must be 'fail' or 'skip', not {on_corrupt!r}")
     kind = codec.normalize(compression) or codec.NONE
+    output = os.fspath(output)
+    out_path = _location(output)
+    _check_apart(os.fspath(source), output)
 
     classes, files = list_images(source, first_label=first_label)
     planned = plan(files, validation_fraction, shards, validation_shards)
-    output = os.fspath(output)
-    if fs.is_local(output):
-        out_path = os.path.abspath(fs.split_url(output)[1])
-    else:
-        out_path = output.rstrip("/")
     targets = [*planned, LABELS_FILE]
     if fs.exists(out_path) and not fs.isdir(out_path):
         raise ImageError(f"{output}: exists and is not a directory")
@@ -542,18 +583,60 @@ def convert(
             ]
             for k in range(len(set_shards)):
                 result.bytes += fs.stat(fs.join(staging, name, shard_name(k, kind))).size
-        for name in [*SPLITS, LABELS_FILE]:
-            target = fs.join(out_path, name)
-            if fs.exists(target):
-                log.info("Replacing %s", target)
-                fs.delete(target, recursive=True)
-            if name in targets:
-                fs.rename(fs.join(staging, name), target)
+        fs.publish(staging, targets, replacing=[*SPLITS, LABELS_FILE])
     if result.skipped:
         log.warning("%d damaged file%s skipped", len(result.skipped),
                     "" if len(result.skipped) == 1 else "s")
     result.seconds = time.monotonic() - started
     return result
+
+
+def _location(location: str) -> str:
+    """*location* spelled for comparisons: an absolute local path, or the URL without a
+    trailing ``/``."""
+    if fs.is_local(location):
+        return os.path.abspath(fs.split_url(location)[1])
+    return location.rstrip("/")
+
+
+def _below(inner: str, outer: str) -> list[str] | None:
+    """The names of the path from *outer* down to *inner* (``[]`` when they are the same
+    place), or None when *inner* is not *outer* nor below it. Both are spelled by
+    :func:`_location`; local paths are compared with their symbolic links resolved."""
+    if fs.is_local(inner) != fs.is_local(outer):
+        return None
+    if fs.is_local(inner):
+        inner, outer = os.path.realpath(inner), os.path.realpath(outer)
+    if inner == outer:
+        return []
+    prefix = outer.rstrip("/") + "/"
+    return inner[len(prefix):].split("/") if inner.startswith(prefix) else None
+
+
+def _check_apart(source: str, output: str) -> None:
+    """Refuse an OUT inside SRC (but below a hidden name, which the listing skips), where the
+    next conversion of SRC would read OUT's shards and label map as a class of images (a new
+    class, which renumbers the classes after it), and a SRC inside one of the outputs a
+    conversion replaces.
+
+    Raises:
+        ImageError: naming both.
+    """
+    src, out = _location(source), _location(output)
+    names = _below(out, src)
+    # Below a hidden name (SRC/.tfr), the listing never sees it.
+    if names is not None and not any(_hidden(name) for name in names):
+        raise ImageError(
+            f"{output} is inside the image tree {source}: a later conversion of {source} "
+            "would read the shards and label map as a class of images and renumber the "
+            "classes; write OUT outside SRC"
+        )
+    for name in [*SPLITS, LABELS_FILE]:
+        if _below(src, fs.join(out, name)) is not None:
+            raise ImageError(
+                f"the image tree {source} is inside {fs.join(out, name)}, which the conversion "
+                "replaces (deleting the images with --overwrite); write OUT elsewhere"
+            )
 
 
 def _write_locally(

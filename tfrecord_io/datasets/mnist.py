@@ -322,16 +322,10 @@ def convert(
                 result.bytes += fs.stat(fs.join(staging, split.name, shard_name(k, kind))).size
             result.records[split.name] = len(split)
             result.shards += shards
-        written = {split.name for split in splits}
         # With overwrite, a set of an earlier run that this one does not write goes too: a
         # reader of OUTPUT never gets sets of two runs (two image formats, two sources).
-        for name in SPLITS:
-            target = fs.join(out.path, name)
-            if fs.exists(target):
-                log.info("%s %s", "Replacing" if name in written else "Removing", target)
-                fs.delete(target, recursive=True)
-            if name in written:
-                fs.rename(fs.join(staging, name), target)
+        fs.publish(staging, [split.name for split in splits],
+                   replacing=SPLITS if overwrite else ())
     result.seconds = time.monotonic() - started
     return result
 

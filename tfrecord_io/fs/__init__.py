@@ -27,7 +27,7 @@ module (or package) each:
 The operations are written once (:mod:`~tfrecord_io.fs.operations`): :func:`open`,
 :func:`stat`, :func:`exists`, :func:`isdir`, :func:`ls`, :func:`glob`, :func:`walk`,
 :func:`makedirs`, :func:`delete`, :func:`rename`, :func:`replace`, :func:`atomic_write`,
-:func:`staging_directory`; and
+:func:`staging_directory` with :func:`publish`; and
 :func:`expand` (:mod:`~tfrecord_io.fs.expand`), the Hadoop-style expansion of input paths into
 data files that every reader uses. Path and URL helpers: :func:`split_url`, :func:`split`,
 :func:`join`, :func:`name`, :func:`is_local`, :func:`is_location`, :func:`as_url`, and
@@ -62,6 +62,7 @@ from tfrecord_io.fs.operations import (
     ls,
     makedirs,
     open,  # noqa: A004 - mirrors builtins.open
+    publish,
     rename,
     replace,
     staging_directory,
@@ -109,6 +110,7 @@ __all__ = [
     "split",
     "split_list",
     "split_url",
+    "publish",
     "staging_directory",
     "stat",
     "walk",

@@ -14,7 +14,7 @@ import os
 import posixpath
 import stat as stat_module
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO, Any, Union
 
 from tfrecord_io.fs.backend import FileInfo, FileSystem
@@ -31,6 +31,7 @@ __all__ = [
     "ls",
     "makedirs",
     "open",
+    "publish",
     "rename",
     "replace",
     "staging_directory",
@@ -424,6 +425,52 @@ def staging_directory(parent: PathOrUrl, label: str) -> Iterator[str]:
             _remove_leftover(directory)
         raise
     _remove_leftover(staging, recursive=True)
+
+
+def publish(staging: PathOrUrl, names: Sequence[str], *, replacing: Sequence[str] = ()) -> None:
+    """Move the entries *names* of *staging* (a :func:`staging_directory`) into its parent,
+    replacing what the parent holds under those names and under *replacing* (the outputs of an
+    earlier run that this one does not write): all of them or none.
+
+    What is replaced is first moved aside, into a hidden directory of the parent, deleted at
+    the end. When a move fails (a full disk, a lost connection, an interrupt), the entries
+    already moved in are removed and those moved aside are moved back, so the parent holds
+    what it held before, then the error is raised; what cannot be moved back stays in the
+    hidden directory, and a warning names it. On object stores every move is a copy, those
+    aside included.
+    """
+    parent = split(os.fspath(staging).rstrip("/"))[0]
+    earlier = [name for name in dict.fromkeys([*names, *replacing])
+               if exists(join(parent, name))]
+    aside = join(parent, f".tfrecord-io-replaced-{uuid.uuid4().hex[:12]}.tmp")
+    if earlier:
+        makedirs(aside)
+    moved_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in earlier:
+            log.info("%s %s", "Replacing" if name in names else "Removing", join(parent, name))
+            rename(join(parent, name), join(aside, name))
+            moved_aside.append(name)
+        for name in names:
+            rename(join(staging, name), join(parent, name))
+            moved_in.append(name)
+    except BaseException:
+        for name in moved_in:
+            _remove_leftover(join(parent, name), recursive=True)
+        restored = True
+        for name in moved_aside:
+            try:
+                rename(join(aside, name), join(parent, name))
+            except Exception as e:  # noqa: BLE001 - reported, and the caller's error stands
+                restored = False
+                log.warning("Could not move %s back to %s (%s: %s); it is in %s: move it back "
+                            "by hand", name, parent, type(e).__name__, e, aside)
+        if earlier and restored:
+            _remove_leftover(aside, recursive=True)
+        raise
+    if earlier:
+        _remove_leftover(aside, recursive=True)
 
 
 def _missing_chain(directory: PathOrUrl) -> list[str]:
