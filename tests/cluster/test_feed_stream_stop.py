@@ -260,3 +260,104 @@ def test_a_stream_whose_query_cannot_start_fails_its_own_call_with_the_cause_and
     assert not later.feeding.done()
     world.stop()
     assert all(isinstance(world.read[n], ClusterError) for n in NODES)
+
+
+class _FailingQuery(_Query):
+    """A query that runs one micro-batch once :data:`_GO` is set and ends with its exception,
+    as Spark's does."""
+
+    def _run(self, fn) -> None:
+        self.error = None
+        _GO.wait(10)
+        try:
+            fn(object(), 0)
+        except Exception as e:  # noqa: BLE001 - the query's exception
+            self.error = e
+
+    def exception(self):
+        return self.error
+
+
+_GO = threading.Event()
+
+
+class _FailingWriter(_Writer):
+    def start(self):
+        return _FailingQuery(self.fn)
+
+
+class FailingWorld(World):
+    @property
+    def writeStream(self):  # noqa: N802 - pyspark's name
+        return _FailingWriter()
+
+
+class Failed(BaseJob):
+    """A micro-batch's feeding job that failed."""
+
+    def __init__(self, world: World) -> None:
+        super().__init__(lambda: None)
+        self.end(error=RuntimeError("Job aborted: a feeding task failed 4 times"))
+
+    def cancel(self) -> None:
+        pass
+
+
+def test_a_stream_that_failed_before_a_stop_fails_the_stopped_call_with_its_error():
+    # The query's failure and Feeding.stop() reach the schedule in the same step: the stop
+    # must not end the epoch as fed and hide the failure.
+    world = FailingWorld([Failed])
+    world.run_until(lambda: bool(world.call.inflight) and world.call.inflight[0].job is not None)
+    job = world.call.inflight[0].job
+    _GO.set()
+    assert job.wait(10) and job.error is not None
+    world.stop()
+    with pytest.raises(ClusterError, match="the stream failed: .*Job aborted"):
+        world.feeding.result(timeout=0)
+    assert all(isinstance(world.read[n], ClusterError) for n in NODES)
+
+
+class _Frame:
+    """A micro-batch's DataFrame, as the equal-share rule persists it."""
+
+    def persist(self) -> None:
+        pass
+
+    def unpersist(self) -> None:
+        pass
+
+
+class _SyncQuery(_Query):
+    def __init__(self, fn) -> None:
+        super().__init__(lambda df, batch: fn(_Frame(), batch))
+
+
+class _SyncWriter(_Writer):
+    def start(self):
+        return _SyncQuery(self.fn)
+
+
+class SyncWorld(World):
+    """``mode="sync"``: each micro-batch of 5 records is counted for the 2 workers (1 dropped)."""
+
+    equal = True
+
+    def make_plan(self, df, record_type):
+        return type("Plan", (), {"dropped": 1})()
+
+    @property
+    def writeStream(self):  # noqa: N802 - pyspark's name
+        return _SyncWriter()
+
+
+def test_a_synchronous_stream_drops_each_micro_batchs_remainder_so_its_epoch_may_drop_more():
+    # What docs/feeding.md ("Streams") and the rules state: the equal-share rule applies per
+    # micro-batch, so one stream epoch may drop W - 1 records per micro-batch, W or more in all.
+    world = SyncWorld([lambda w: Finished(w, 1, {"0": _sent(2), "1": _sent(2)}),
+                       lambda w: Finished(w, 2, {"0": _sent(2), "1": _sent(2)}),
+                       lambda w: Running(w, 3, 0)])
+    world.run_until(world.in_flight.is_set)
+    world.stop()
+    (epoch,) = world.feeding.result(timeout=0).epochs
+    assert (epoch.jobs, epoch.dropped) == (2, 3)  # 3 micro-batches planned, 2 fed whole
+    assert epoch.dropped >= len(NODES)

@@ -139,3 +139,23 @@ def test_a_worker_whose_link_says_it_finished_during_the_grace_is_a_drop_too():
 def test_a_stopped_worker_is_no_loss():
     feeding = _run(Links(), _task("stopped"), [0.0])
     assert feeding.result(timeout=0).epochs[0].dropped == 6
+
+
+def test_a_worker_that_read_nothing_for_the_idle_timeout_fails_the_epoch_saying_so_and_how_long():
+    # The feeding task was connected, and the worker's buffer stayed full (its reader busy
+    # between epochs) for the jar's idle timeout: not "could not reach", nor a firewall.
+    report = _task("unreachable")
+    report["workers"]["1"].update(
+        idle=600.0, cause="the feed server at 198.18.0.12:4000: it took no byte of a 'batch' "
+        "message for 600 s: its worker read no batch of this feed for 600 s while its buffer "
+        "was full")
+    feeding = _run(Links(), report, [0.0, UNREACHED_GRACE + 0.5])
+    with pytest.raises(ClusterError) as failed:
+        feeding.result(timeout=0)
+    text = str(failed.value)
+    assert failed.value.node == "worker:1"
+    assert text.startswith("feeding epoch 1 of feed 'train' gave up on worker:1 (worker 1, feed "
+                           "server 198.18.0.12:4000) from the feeding task on executor-host-7")
+    assert "its worker read no batch of this feed for 600 s" in text
+    assert "reads no batch for 600 s" in text and "spark.tfrecordio.feed.idleTimeout" in text
+    assert "could not reach" not in text and "firewall" not in text

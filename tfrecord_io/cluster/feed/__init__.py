@@ -38,7 +38,10 @@ feed by one path.
 **Sharing (exactly once).** Each record of an epoch reaches one worker at most. In
 ``mode="sync"`` every worker gets the same number of records per epoch: the data is counted
 first and the last ``N % W`` records are dropped (fewer than the number of workers), so uneven
-partitions never leave MultiWorkerMirroredStrategy waiting for a worker that ran dry. In
+partitions never leave MultiWorkerMirroredStrategy waiting for a worker that ran dry. A
+streaming DataFrame's epoch is its micro-batches, and the rule applies to each micro-batch on
+its own: up to ``W - 1`` records of every micro-batch are dropped, so an epoch of ``k``
+micro-batches may drop up to ``k * (W - 1)`` (its report's ``dropped`` adds them up). In
 ``mode="ps"`` nothing is dropped. Records are dealt round robin from every partition, so all
 workers are fed at the same pace. Cache the data: it is read once to count and once to make
 the batches, which are kept (Spark storage, memory then disk) for the call's later epochs

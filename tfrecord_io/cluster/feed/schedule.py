@@ -213,6 +213,7 @@ class Epoch:
     #: since when its readers wait for a feed that no call feeds (see :data:`STALL_WARNING`)
     stalled_since: float | None = None
     stall_told: bool = False  #: whether the log said so
+    stop_cancelled: bool = False  #: a stream's: whether ``Feeding.stop()`` stopped its query
     result: EpochReport = field(init=False)
 
     def __post_init__(self) -> None:
@@ -505,12 +506,21 @@ class FeedSchedule:
             return False
         w, task, sent = missed[0]
         node = self._links.nodes[w]
+        where = (f"{node} (worker {w}, feed server {sent.get('address', '?')}) from the "
+                 f"feeding task on {task.get('host', '?')}: "
+                 f"{sent.get('cause') or 'no cause given'}; the epoch failed rather than lose "
+                 "that worker's data")
+        if sent.get("idle"):  # connected, then no byte moved for the feeding task's idle timeout
+            raise ClusterError(
+                f"feeding epoch {epoch.number} of feed {call.feed!r} gave up on {where} (a "
+                f"worker that reads no batch for {sent['idle']:g} s holds its feeding task "
+                "back; set the Spark configuration spark.tfrecordio.feed.idleTimeout, in "
+                "seconds, above the longest time a worker spends between two epochs)",
+                node=node)
         raise ClusterError(
-            f"feeding epoch {epoch.number} of feed {call.feed!r} could not reach {node} (worker "
-            f"{w}, feed server {sent.get('address', '?')}) from the feeding task on "
-            f"{task.get('host', '?')}: {sent.get('cause') or 'no cause given'}; the epoch "
-            "failed rather than lose that worker's data (is the node's host reachable from "
-            "the executors? a firewall between executors?)", node=node)
+            f"feeding epoch {epoch.number} of feed {call.feed!r} could not reach {where} (is "
+            "the node's host reachable from the executors? a firewall between executors?)",
+            node=node)
 
     def _tell_if_stalled(self, call: Call, epoch: Epoch, missing: list[str]) -> None:
         """Log, once, when *epoch* (WAITING) has waited :data:`STALL_WARNING` seconds for
@@ -614,20 +624,33 @@ class FeedSchedule:
         """``Feeding.stop()``: jobs cancelled, the live epochs ended short; a stream's query
         is stopped and its epoch ends as fed (an empty one if it had not begun). What was fed
         is checked as at any epoch's end: a worker that still reads and that a feeding task
-        could not reach fails the call (:meth:`_all_reached`), a stop does not hide it."""
+        could not reach fails the call (:meth:`_all_reached`), and a job (or the planning)
+        that failed before the stop's cancel fails it too (:meth:`_failed_before_stop`): a
+        stop does not hide either."""
         if call.streaming:
             if not call.inflight and call.started == 0:
                 self._new_epoch(call)
             epoch = call.inflight[0] if call.inflight else None
             if epoch is not None and epoch.job is not None:
+                # once the stop stopped the query, an error may be the stop's own doing
+                if not epoch.stop_cancelled and \
+                        self._failed_before_stop(call, epoch, epoch.job, "feeding"):
+                    return
                 epoch.job.cancel()
+                epoch.stop_cancelled = True
                 if epoch.job.done() and self._all_reached(call, epoch, epoch.job):
                     self._fed(call, epoch, epoch.job)
                 return
+        if call.planning is not None and call.inflight and \
+                self._failed_before_stop(call, call.inflight[0], call.planning,
+                                         "making the batches of"):
+            return
         while call.inflight:  # an epoch whose job ended before the stop counts as fed
             first = call.inflight[0]
-            if first.job is None or not first.job.done() or first.job.error is not None:
+            if first.job is None or not first.job.done():
                 break
+            if self._failed_before_stop(call, first, first.job, "feeding"):
+                return
             if not self._all_reached(call, first, first.job):
                 return  # within the grace: the next step looks again
             self._fed(call, first, first.job)
@@ -645,6 +668,21 @@ class FeedSchedule:
             call.planning = None
         call.report.stopped = True
         self._finish(call)
+
+    def _failed_before_stop(self, call: Call, epoch: Epoch, job: Job, doing: str) -> bool:
+        """Whether *job* of *epoch* had failed by itself (before the stop cancelled anything:
+        the stop's own cancels come after this look): if so, the call fails with the job's
+        error, as it would have without the stop. Returns True (the next step looks again)
+        while that failure is a broken node's, which :meth:`step` names.
+
+        Raises:
+            ClusterError: the job's failure.
+        """
+        if not job.done() or job.error is None:
+            return False
+        if self._broken():
+            return True
+        raise self._job_error(call, epoch, job.error, doing)
 
     def _stop_suspended(self) -> None:
         """While suspended, a stopped call ends (with what it had fed, nothing)."""

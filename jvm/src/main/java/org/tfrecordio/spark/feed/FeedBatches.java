@@ -85,12 +85,16 @@ public final class FeedBatches {
    *     counted); empty: not checked
    * @param limit rows with a global index at or past it are dropped (Long.MAX_VALUE: none)
    * @throws org.tfrecordio.example.SchemaException a column has no Example form
+   * @throws IllegalStateException {@code df} has another number of partitions than {@code
+   *     counts} or {@code offsets} were made for (the data changed since it was counted)
    */
   public static JavaRDD<byte[]> fromRows(Dataset<Row> df, String recordType, String offsets,
       String counts, long limit, int workers, int job, int batchBytes) {
     InternalRowEncoder encoder = InternalRowEncoder.plan(df.schema(), recordType);
     Deal deal = new Deal(parse(offsets), parse(counts), limit, workers, job, batchBytes);
-    return internalRows(df).mapPartitionsWithIndex(new EncodeRows(encoder, deal), false);
+    JavaRDD<InternalRow> rows = internalRows(df);
+    deal.checkPartitions(rows.getNumPartitions());
+    return rows.mapPartitionsWithIndex(new EncodeRows(encoder, deal), false);
   }
 
   static long[] parse(String values) {
@@ -150,6 +154,31 @@ public final class FeedBatches {
       this.job = job;
       this.batchBytes = batchBytes;
       this.maxBatchBytes = maxBatchBytes;
+    }
+
+    /**
+     * Checks that the data to deal has no fewer partitions than this plan counted rows in.
+     * Each task checks its own partition's count (and that its partition was planned), but a
+     * partition that no longer exists runs no task: its counted records would silently be
+     * missing from the workers' shares (unequal in sync mode), so that fails here, before any
+     * task runs. Counted partitions that were empty may be gone: nothing is missing.
+     *
+     * @throws IllegalStateException a partition that is gone held records when counted
+     */
+    void checkPartitions(int partitions) {
+      if (counts == null) {
+        return;
+      }
+      long missing = 0;
+      for (int p = partitions; p < counts.length; p++) {
+        missing += counts[p];
+      }
+      if (missing > 0) {
+        throw new IllegalStateException("the data has " + partitions + " partitions now but had "
+            + counts.length + " when it was counted for the feed (" + missing + " records "
+            + "counted in the partitions now gone): the data changed between the count and the "
+            + "feed; cache it (df.cache() / rdd.cache()) before feeding");
+      }
     }
   }
 

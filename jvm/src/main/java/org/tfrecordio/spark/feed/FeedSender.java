@@ -21,7 +21,8 @@ import org.apache.spark.api.java.function.FlatMapFunction;
  *
  * <p>It opens one encrypted connection per worker ({@link FeedStream}, under the feed's purpose
  * key, bound to the worker's node name) at its first batch, sends each batch whole (TCP
- * backpressure holds it back while the worker's buffer is full, up to the idle timeout), then
+ * backpressure holds it back while the worker's buffer is full, up to the idle timeout,
+ * {@link FeedStream#IDLE_TIMEOUT_CONF}), then
  * asks each worker to acknowledge that everything it sent is buffered there. A worker that
  * answers {@code stopped} (its reader is done, or {@code main_fun} ended), or that cannot be
  * reached (connect, handshake, send or ack fails: {@code "unreachable"}, with the cause), gets
@@ -34,9 +35,12 @@ import org.apache.spark.api.java.function.FlatMapFunction;
  * {"pid": 123, "host": "executor-host", "started": s, "sent": s, "abandoned": false,
  *  "workers": {"0": {"records": n, "batches": n, "dropped": n, "state": "ready"},
  *              "1": {..., "state": "unreachable", "cause": "the feed server at ...",
- *                    "address": "host:port"}},
+ *                    "address": "host:port", "idle": s}},
  *  "ended": s}
  * </pre>
+ *
+ * <p>{@code idle}: the seconds the worker's server moved no byte, when that made it unreachable
+ * (its idle timeout passed: its reader read nothing for that long, or its host is gone).
  *
  * <p>A task interrupted (its job cancelled) ends at once with the interruption's exception.
  */
@@ -79,8 +83,16 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
    */
   public static JavaRDD<String> sendTo(JavaRDD<byte[]> batches, String feedKey,
       List<String> addresses, List<String> names, int attempt, String feed, int epoch) {
+    return sendTo(batches, feedKey, addresses, names, attempt, feed, epoch,
+        FeedStream.Timeouts.DEFAULT);
+  }
+
+  /** {@link #sendTo} with the connections' {@code timeouts}. */
+  static JavaRDD<String> sendTo(JavaRDD<byte[]> batches, String feedKey,
+      List<String> addresses, List<String> names, int attempt, String feed, int epoch,
+      FeedStream.Timeouts timeouts) {
     FeedSender sender = new FeedSender(feedKey, addresses.toArray(new String[0]),
-        names.toArray(new String[0]), attempt, feed, epoch, FeedStream.Timeouts.DEFAULT);
+        names.toArray(new String[0]), attempt, feed, epoch, timeouts);
     return batches.mapPartitions(sender);
   }
 
@@ -96,6 +108,7 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
     FeedStream wire;
     String state; // "ready", "stopped", "unreachable"
     String cause; // why unreachable
+    double idle; // seconds it moved no byte, when that is why (its idle timeout passed)
     long records;
     long batches;
     long dropped;
@@ -114,6 +127,9 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
     void lost(IOException e) {
       state = "unreachable";
       cause = describe(e);
+      if (e instanceof FeedStream.IdleTimeoutException) {
+        idle = ((FeedStream.IdleTimeoutException) e).idleMillis / 1000.0;
+      }
       if (wire != null) {
         wire.close();
         wire = null;
@@ -235,6 +251,9 @@ public final class FeedSender implements FlatMapFunction<Iterator<byte[]>, Strin
         if (link.cause != null) {
           counts.put("cause", link.cause);
           counts.put("address", link.address);
+        }
+        if (link.idle > 0) {
+          counts.put("idle", link.idle);
         }
         workers.put(Integer.toString(w), counts);
       }

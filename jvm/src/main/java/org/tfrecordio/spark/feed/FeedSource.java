@@ -454,7 +454,9 @@ public final class FeedSource implements RelationProvider {
           ? keep(sc, view, feed)
           : batches();
       sc.setJobDescription("tfrecord-io feed '" + feed + "', epoch " + epoch);
-      return FeedSender.sendTo(batches, key, addresses, names, attempt, feed, epoch)
+      FeedStream.Timeouts timeouts = FeedStream.Timeouts.withIdleSeconds(
+          sqlContext.getConf(FeedStream.IDLE_TIMEOUT_CONF, ""));
+      return FeedSender.sendTo(batches, key, addresses, names, attempt, feed, epoch, timeouts)
           .map(new ToRow()).rdd();
     }
 

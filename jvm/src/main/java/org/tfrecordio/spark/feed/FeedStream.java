@@ -103,11 +103,38 @@ final class FeedStream implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final SecureRandom RANDOM = new SecureRandom();
 
+  /**
+   * The Spark configuration (seconds) that sets the idle timeout of the feeding tasks'
+   * connections ({@link Timeouts#idleMillis}; default 600): how long a worker may read no batch
+   * of a feed (between two epochs, say, while it checkpoints or evaluates) while a full buffer
+   * holds an epoch's feeding task back, before that task gives up on it.
+   */
+  public static final String IDLE_TIMEOUT_CONF = "spark.tfrecordio.feed.idleTimeout";
+
   /** The deadlines of one connection, in milliseconds (each at least 1). */
   static final class Timeouts implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
     /** The protocol's: connect 30 s, handshake 30 s, idle 600 s. */
     static final Timeouts DEFAULT = new Timeouts(30_000, 30_000, 600_000);
+
+    /** {@link #DEFAULT} with an idle timeout of {@code idleSeconds} ({@link #IDLE_TIMEOUT_CONF}). */
+    static Timeouts withIdleSeconds(String idleSeconds) {
+      if (idleSeconds == null || idleSeconds.trim().isEmpty()) {
+        return DEFAULT;
+      }
+      double seconds;
+      try {
+        seconds = Double.parseDouble(idleSeconds.trim());
+      } catch (NumberFormatException e) {
+        seconds = Double.NaN;
+      }
+      if (!(seconds * 1000 >= 1) || Double.isInfinite(seconds)) {
+        throw new IllegalArgumentException(IDLE_TIMEOUT_CONF + " is a number of seconds "
+            + "(at least 0.001), not '" + idleSeconds + "'");
+      }
+      return new Timeouts(DEFAULT.connectMillis, DEFAULT.handshakeMillis,
+          Math.round(seconds * 1000));
+    }
 
     /** The TCP connection. */
     final long connectMillis;
@@ -470,9 +497,13 @@ final class FeedStream implements AutoCloseable {
           due = System.nanoTime() + idleNanos(idleMillis);
         }
       } else if (selector != null) {
-        await(channel, selector, SelectionKey.OP_READ, due, address, deadline != 0
-            ? "its " + what + " did not come within the handshake's " + seconds(millis)
-            : "it sent no byte of " + what + " for " + seconds(idleMillis));
+        if (deadline != 0) {
+          await(channel, selector, SelectionKey.OP_READ, due, address,
+              "its " + what + " did not come within the handshake's " + seconds(millis));
+        } else {
+          awaitIdle(channel, selector, SelectionKey.OP_READ, due, address,
+              "it sent no byte of " + what, idleMillis);
+        }
       }
     }
   }
@@ -499,15 +530,56 @@ final class FeedStream implements AutoCloseable {
           due = System.nanoTime() + idleNanos(idleMillis);
         }
       } else if (selector != null) {
-        await(channel, selector, SelectionKey.OP_WRITE, due, address, deadline != 0
-            ? "it did not take " + what + " within the handshake's " + seconds(millis)
-            : "it took no byte of " + what + " for " + seconds(idleMillis));
+        if (deadline != 0) {
+          await(channel, selector, SelectionKey.OP_WRITE, due, address,
+              "it did not take " + what + " within the handshake's " + seconds(millis));
+        } else {
+          awaitIdle(channel, selector, SelectionKey.OP_WRITE, due, address,
+              "it took no byte of " + what, idleMillis);
+        }
       }
     }
   }
 
   private static long idleNanos(long idleMillis) {
     return TimeUnit.MILLISECONDS.toNanos(idleMillis);
+  }
+
+  /**
+   * The idle timeout of a connected feed server passed ({@link #IDLE_TIMEOUT_CONF}): it moved
+   * no byte for {@link #idleMillis}. Its reader may be alive and busy elsewhere (its buffer
+   * full) as well as gone, and the message says both, and the setting.
+   */
+  static final class IdleTimeoutException extends SocketTimeoutException {
+    private static final long serialVersionUID = 1L;
+    /** How long the server moved no byte. */
+    final long idleMillis;
+
+    IdleTimeoutException(String message, long idleMillis) {
+      super(message);
+      this.idleMillis = idleMillis;
+    }
+  }
+
+  /**
+   * {@link #await}, for a read or write of a connected server bounded by the idle timeout
+   * {@code idleMillis} ({@code stalled}: what did not move, "it took no byte of a 'batch'
+   * message"): its timeout is an {@link IdleTimeoutException}.
+   */
+  private static void awaitIdle(ByteChannel channel, Selector selector, int op, long due,
+      String address, String stalled, long idleMillis) throws IOException {
+    String idle = seconds(idleMillis);
+    try {
+      await(channel, selector, op, due, address, stalled + " for " + idle);
+    } catch (IdleTimeoutException e) {
+      throw e;
+    } catch (SocketTimeoutException e) {
+      throw new IdleTimeoutException(e.getMessage() + ": its worker read no batch of this feed "
+          + "for " + idle + " while its buffer was full (an epoch fed ahead waits for a worker "
+          + "that spends that long between epochs, checkpointing or evaluating), or its host "
+          + "stopped answering; the feeding task gave up on it after " + idle + " ("
+          + IDLE_TIMEOUT_CONF + ", in seconds, sets how long it waits)", idleMillis);
+    }
   }
 
   /**

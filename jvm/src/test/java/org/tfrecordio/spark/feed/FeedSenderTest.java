@@ -313,4 +313,35 @@ public class FeedSenderTest {
     assertTrue(e.getMessage(), e.getMessage().startsWith("record 1 of partition 0 has 37 bytes"));
     assertTrue(e.getMessage(), e.getMessage().contains("input_mode='tensorflow'"));
   }
+  @Test
+  public void aWorkerThatReadsNothingForTheIdleTimeoutIsReportedIdleNamingTheSetting()
+      throws Exception {
+    // worker:0's server answers ready, then reads nothing (a full buffer: its reader is busy
+    // between epochs); worker:1 cannot be reached at all.
+    try (FakeFeedServer w0 = new FakeFeedServer(KEY, NAMES[0], 4096, c -> {
+      c.handshake();
+      c.receive();
+      c.send(Collections.singletonMap("type", FeedStream.READY));
+    })) {
+      List<byte[]> batches = new ArrayList<>();
+      for (int seq = 0; seq < 256; seq++) {
+        BatchBuilder builder = new BatchBuilder(0, 4, 2, 1 << 17);
+        builder.add(new byte[64 << 10], 64 << 10);
+        batches.add(builder.take(seq));
+      }
+      JsonNode report = run(sender(new String[] {w0.address(), closedAddress()}, 0,
+          new FeedStream.Timeouts(20_000, 20_000, 500)), batches);
+      JsonNode idle = report.get("workers").get("0");
+      assertEquals("unreachable", idle.get("state").asText());
+      assertEquals(0.5, idle.get("idle").asDouble(), 0.0);
+      String cause = idle.get("cause").asText();
+      assertTrue(cause, cause.contains("for 500 ms: its worker read no batch of this feed for "
+          + "500 ms while its buffer was full"));
+      assertTrue(cause, cause.contains(FeedStream.IDLE_TIMEOUT_CONF + ", in seconds, sets how "
+          + "long it waits"));
+      JsonNode refused = report.get("workers").get("1");
+      assertEquals("unreachable", refused.get("state").asText());
+      assertFalse("not an idle timeout", refused.has("idle"));
+    }
+  }
 }

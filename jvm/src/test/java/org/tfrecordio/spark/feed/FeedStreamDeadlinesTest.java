@@ -247,4 +247,18 @@ public class FeedStreamDeadlinesTest {
       }
     }
   }
+
+  @Test
+  public void theIdleTimeoutIsSetInSecondsByItsSparkConfiguration() {
+    assertEquals(600_000, FeedStream.Timeouts.withIdleSeconds("").idleMillis);
+    FeedStream.Timeouts hour = FeedStream.Timeouts.withIdleSeconds(" 3600 ");
+    assertEquals(3_600_000, hour.idleMillis);
+    assertEquals(FeedStream.Timeouts.DEFAULT.connectMillis, hour.connectMillis);
+    assertEquals(FeedStream.Timeouts.DEFAULT.handshakeMillis, hour.handshakeMillis);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> FeedStream.Timeouts.withIdleSeconds("10min"));
+    assertTrue(e.getMessage(), e.getMessage().startsWith(
+        "spark.tfrecordio.feed.idleTimeout is a number of seconds"));
+    assertThrows(IllegalArgumentException.class, () -> FeedStream.Timeouts.withIdleSeconds("0"));
+  }
 }
