@@ -694,3 +694,64 @@ def test_malformed_records_are_schema_errors_not_values(decoder, record):
         to_arrow(batch)
     with pytest.raises(SchemaError):
         decode_example(record)
+
+
+def test_a_decimal_string_of_more_digits_than_arrow_holds_is_refused_not_wrapped(decoder):
+    # Arrow's cast wraps such a number around: 10**128 read as 0.00, 2**64 + 5 as 5.
+    cases = [("1" + "0" * 128, pa.decimal128(10, 2)),
+             ("18446744073709551621", pa.decimal64(18, 0))]
+    for text, t in cases:
+        with pytest.raises(SchemaError, match=r"'x': value 1[0-9.]* .*doesn't fit"):
+            to_arrow([encode_example({"x": [text]})], schema=pa.schema([("x", t)]))
+
+
+def test_a_decimal_string_whose_scale_is_far_from_the_types_is_decided_exactly(decoder):
+    # Arrow's cast reads these as 0.00 (a rescale past its table of powers of ten).
+    schema = pa.schema([("x", pa.decimal128(10, 2))])
+    for text in ("1E-41", "0.5E-40", "0." + "0" * 40 + "1"):
+        with pytest.raises(SchemaError, match=r"'x': value .* doesn't fit decimal128"):
+            to_arrow([encode_example({"x": [text]})], schema=schema)
+    exact = [encode_example({"x": ["1" + "0" * 50 + "E-50"]})]
+    assert to_arrow(exact, schema=schema).column("x").to_pylist() == [decimal.Decimal("1.00")]
+
+
+def test_a_decimal_string_with_millions_of_fraction_digits_is_decided_without_arrow_crashing(
+    decoder,
+):
+    # Arrow's cast of "0.000...001" (ten million zeros) crashes the process.
+    schema = pa.schema([("x", pa.decimal128(10, 2))])
+    rec = encode_example({"x": ["0." + "0" * 10_000_000 + "1"]})
+    with pytest.raises(SchemaError, match=r"'x': value 0\.0+\.\.\.0+1 \(10000003 chars\)"):
+        to_arrow([rec], schema=schema)
+
+
+def test_a_decimal_type_whose_scale_arrow_cannot_rescale_to_is_refused(decoder):
+    schema = pa.schema([("x", pa.decimal128(10, -50))])
+    for value in (0, "0"):
+        with pytest.raises(SchemaError, match=r"'x': decimal128\(10, -50\) has a scale"):
+            to_arrow([encode_example({"x": value})], schema=schema)
+
+
+def test_an_error_arrow_raises_quotes_a_long_value_shortened(decoder):
+    # Arrow's message quotes the string whole: a 10 MB value made a 10 MB error message.
+    rec = encode_example({"x": ["1" * 10_000_000 + "x"]})
+    with pytest.raises(SchemaError, match=r"'x': can't convert .*\.\.\..* chars\)") as info:
+        to_arrow([rec], schema=pa.schema([("x", pa.decimal128(10, 2))]))
+    assert len(str(info.value)) < 400
+
+
+def test_from_arrow_omits_a_cell_whose_dictionary_value_is_null():
+    # dictionary_encode(null_encoding="encode") keeps a null in the dictionary behind a valid
+    # index: it was written as a value (b"", INT64_MIN, NaN) instead of omitted.
+    strings = pa.array(["a", None, "b"]).dictionary_encode(null_encoding="encode")
+    ints = pa.DictionaryArray.from_arrays(pa.array([1, 0, 1], pa.int32()), pa.array([None, 7]))
+    recs = list(from_arrow(pa.table({"s": strings, "i": ints})))
+    assert [decode_example(r) for r in recs] == [
+        {"i": [7], "s": [b"a"]}, {}, {"i": [7], "s": [b"b"]}]
+
+
+def test_from_arrow_refuses_a_null_dictionary_value_inside_a_list():
+    values = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array([None, 1.5]))
+    column = pa.ListArray.from_arrays(pa.array([0, 2], pa.int32()), values)
+    with pytest.raises(SchemaError, match=r"column 'x': a null inside a list"):
+        list(from_arrow(pa.table({"x": column})))

@@ -274,3 +274,12 @@ def test_resync_never_passes_a_valid_record(garbage, datas):
     assert status is Stop.FOUND
     assert pos <= len(garbage)
     assert framing.scan(buf, pos=pos, final=True).status in (Stop.END, Stop.DAMAGED)
+
+
+def test_resync_with_a_limit_beyond_int64_rejects_lengths_no_file_can_hold():
+    # max_record_bytes=2**64 ("no limit") turned any 8 bytes >= 2**63 into a negative int64
+    # length, and packing it for the header CRC raised struct.error (records.read of a damaged
+    # gzip file with on_corrupt="skip" failed so).
+    assert framing.resync(b"\xff" * 100, max_record_bytes=2**64) == (Stop.MORE, 89, 12)
+    buf = b"\xff" * 100 + frame(b"ok")
+    assert framing.resync(buf, max_record_bytes=2**64, final=True) == (Stop.FOUND, 100, 0)

@@ -7,15 +7,15 @@ float16/32/64, ``date32``/``date64`` (value = days since 1970-01-01), ``timestam
 unit/zone (value = microseconds since the epoch, UTC) and ``decimal`` (exactly, else error).
 ``float_list`` reads as float16/32/64. ``bytes_list`` reads as ``binary``/``large_binary``,
 ``fixed_size_binary`` (length-checked), ``string``/``large_string`` (must be UTF-8) and
-``decimal`` (from its decimal string). Scalar types need exactly one value; ``list``,
-``large_list`` and ``fixed_size_list`` (length-checked) take any number; feature lists need a
-list of lists. Any other pairing raises :class:`SchemaError` naming the feature. Features not
-in the schema are ignored; schema fields that no record has are all null.
+``decimal`` (from its decimal string, exactly, else error). Scalar types need exactly one
+value; ``list``, ``large_list`` and ``fixed_size_list`` (length-checked) take any number;
+feature lists need a list of lists. Any other pairing raises :class:`SchemaError` naming the
+feature. Features not in the schema are ignored; schema fields that no record has are all null.
 """
 
 from __future__ import annotations
 
-import decimal
+import re
 from collections.abc import Iterable
 
 import numpy as np
@@ -49,7 +49,10 @@ def _mismatch(name: str, kind: str | None, t: pa.DataType) -> SchemaError:
 
 
 def _arrow_error(name: str, t: pa.DataType, e: Exception) -> SchemaError:
-    return SchemaError(f"feature {name!r}: can't convert its values to {t}: {e}")
+    text = str(e)  # quotes the value whole, however long it is
+    if len(text) > 200:
+        text = f"{text[:150]}...{text[-40:]} ({len(text)} chars)"
+    return SchemaError(f"feature {name!r}: can't convert its values to {t}: {text}")
 
 
 def _from_int64(name: str, a: np.ndarray, t: pa.DataType) -> pa.Array:
@@ -79,7 +82,8 @@ def _from_int64(name: str, a: np.ndarray, t: pa.DataType) -> pa.Array:
         if pa.types.is_timestamp(t):
             src = pa.array(a, pa.timestamp("us", t.tz))
         else:  # via decimal strings: int64 -> decimal casts want precision >= 19
-            src = pa.array(a, pa.int64()).cast(pa.string())
+            strings = pa.array(a, pa.int64()).cast(pa.string())
+            src = _decimal_strings_arrow_can_cast(name, strings, t)
         try:
             return src.cast(t, safe=True)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
@@ -112,40 +116,69 @@ def _from_bytes(name: str, b: pa.Array, t: pa.DataType) -> pa.Array:
                 raise SchemaError(f"feature {name!r}: a value of {bad} bytes doesn't fit {t}")
             return b.cast(t)
         if pa.types.is_decimal(t):
-            return _exponents_bounded(name, b.cast(pa.string()), t).cast(t, safe=True)
+            return _decimal_strings_arrow_can_cast(name, b.cast(pa.string()), t).cast(t, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise _arrow_error(name, t, e) from None
     raise _mismatch(name, BYTES_LIST, t)
 
 
-# A decimal string whose exponent has this many digits or more (|exponent| >= 10,000) is
-# decided here: Arrow's cast crashes the process on exponents of millions (1E-10000000).
-_LONG_EXPONENT = r"[eE][+-]?0*[1-9][0-9]{4,}$"
+# Arrow's string -> decimal cast is only safe on what it can hold: a string of more digits than
+# the type's widest precision wraps around silently ("1" and 128 zeros reads as 0), and a scale
+# more than that many digits away from the target's indexes past Arrow's table of powers of ten
+# (silently wrong: "1E-41" reads as 0.00 in decimal128(10, 2); or a crash of the process:
+# "1E-10000000", "0." and ten million zeros and "1"). Only plain strings within those bounds go
+# to Arrow as they are; every other decimal number is decided here.
+_MAX_DIGITS = {32: 9, 64: 18, 128: 38, 256: 76}
+_DECIMAL = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?)([0-9]+))?")
 
 
-def _exponents_bounded(name: str, strings: pa.Array, t: pa.DataType) -> pa.Array:
-    """*strings* (decimal strings for the decimal type *t*) with every long exponent gone: a
-    value of *t* exactly, spelled with a short exponent; zero as ``0``. A value that is no
-    decimal, or that does not fit *t* exactly, raises :class:`SchemaError`."""
-    long = pc.match_substring_regex(strings, _LONG_EXPONENT).fill_null(False)
-    if not pc.any(long).as_py():
+def _check_decimal_scale(name: str, t: pa.DataType) -> None:
+    """:class:`SchemaError` for a decimal type whose scale Arrow can't rescale to."""
+    if abs(t.scale) > _MAX_DIGITS[t.bit_width]:
+        raise SchemaError(f"feature {name!r}: {t} has a scale Arrow can't convert values to; "
+                          f"use a scale within ±{_MAX_DIGITS[t.bit_width]}")
+
+
+def _decimal_strings_arrow_can_cast(name: str, strings: pa.Array, t: pa.DataType) -> pa.Array:
+    """*strings* (decimal strings for the decimal type *t*) with every one Arrow can't cast
+    safely respelled: a value of *t* exactly, with few digits and a short exponent; zero as
+    ``0``. Such a value that does not fit *t* exactly raises :class:`SchemaError`; strings
+    that are no decimal numbers are left for Arrow to reject."""
+    _check_decimal_scale(name, t)
+    most = _MAX_DIGITS[t.bit_width]
+    # Counted as if every string were a decimal number (any other one Arrow rejects unread).
+    length = pc.binary_length(strings).fill_null(0).to_numpy(zero_copy_only=False)
+    dot = pc.find_substring(strings, ".").fill_null(-1).to_numpy(zero_copy_only=False)
+    signed = pc.or_(pc.starts_with(strings, "-"), pc.starts_with(strings, "+"))
+    exp = pc.or_(pc.match_substring(strings, "e"), pc.match_substring(strings, "E"))
+    fraction = np.where(dot >= 0, length - dot - 1, 0)
+    digits = length - (dot >= 0) - signed.fill_null(False).to_numpy(zero_copy_only=False)
+    risky = exp.fill_null(False).to_numpy(zero_copy_only=False) | (digits > most)
+    risky |= fraction > min(most, most + t.scale)
+    if not risky.any():
         return strings
     values = strings.to_pylist()
-    for i in np.flatnonzero(long.to_numpy(zero_copy_only=False)):
+    for i in np.flatnonzero(risky):
         text = values[i]
-        try:
-            sign, digits, exponent = decimal.Decimal(text).as_tuple()
-        except decimal.InvalidOperation:
-            raise SchemaError(f"feature {name!r}: {text[:40]!r} is not a decimal number, so "
-                              f"it can't be read as {t}") from None
-        significant = "".join(map(str, digits)).rstrip("0")
+        m = _DECIMAL.fullmatch(text)
+        if m is None or not (m[2] or m[3]):
+            continue  # no decimal number: Arrow's parser rejects it before any arithmetic
+        sign, whole, frac, exp_sign, exp_digits = m.groups(default="")
+        number = (whole + frac).lstrip("0")
+        significant = number.rstrip("0")
         if not significant:
             values[i] = "0"
             continue
-        exponent += len(digits) - len(significant)  # trailing zeros moved into the exponent
+        exp_digits = exp_digits.lstrip("0") or "0"
+        if len(exp_digits) > 18:  # beyond any string's digits: the exponent alone decides
+            exponent = -(10**19) if exp_sign == "-" else 10**19
+        else:
+            exponent = int(exp_sign + exp_digits)
+        exponent += len(number) - len(significant) - len(frac)  # of the significant digits
         if exponent < -t.scale or len(significant) + exponent > t.precision - t.scale:
-            raise SchemaError(f"feature {name!r}: value {text[:40]} doesn't fit {t} exactly")
-        values[i] = f"{'-' if sign else ''}{significant}E{exponent}"
+            shown = text if len(text) <= 40 else f"{text[:20]}...{text[-12:]} ({len(text)} chars)"
+            raise SchemaError(f"feature {name!r}: value {shown} doesn't fit {t} exactly")
+        values[i] = f"{sign}{significant}E{exponent}"
     return pa.array(values, pa.string())
 
 

@@ -159,9 +159,15 @@ def _feature(kind: str, payload: Leaf) -> Cat:
     return len_prefixed(_KIND_TAG[kind], list_msg)
 
 
+def _decoded(arr: pa.Array) -> pa.Array:
+    """*arr* with a dictionary decoded: a null may be in its dictionary, behind a valid index,
+    and only the decoded array counts it as a null."""
+    return arr.dictionary_decode() if pa.types.is_dictionary(arr.type) else arr
+
+
 def _lengths_and_values(name: str, arr: pa.Array, what: str) -> tuple[np.ndarray, pa.Array]:
     lengths = pc.list_value_length(arr).fill_null(0)
-    values = pc.list_flatten(arr)
+    values = _decoded(pc.list_flatten(arr))
     if values.null_count:
         raise SchemaError(f"column {name!r}: a null {what} has no TFRecord form: drop the "
                           "nulls (array_compact) or replace them first")
@@ -171,6 +177,7 @@ def _lengths_and_values(name: str, arr: pa.Array, what: str) -> tuple[np.ndarray
 def _column_entries(name: str, arr: pa.Array, depth: int, kind: str | None) -> Any:
     """The map entries (Features.feature or FeatureLists.feature_list) of one column."""
     n = len(arr)
+    arr = _decoded(arr)
     valid = np.ones(n, dtype=bool) if arr.null_count == 0 else _numpy(arr.is_valid(), bool)
     if kind is None or not valid.any():
         return None

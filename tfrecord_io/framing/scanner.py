@@ -46,6 +46,9 @@ _unpack_u64 = struct.Struct("<Q").unpack_from
 _pack_u64 = struct.Struct("<Q").pack
 _SPAN4 = np.arange(4, dtype=np.int64)
 _EMPTY = np.zeros(0, np.int64)
+#: The longest record any file can hold: no file has more bytes than an int64 counts. Lengths
+#: are also handled as int64 in numpy, where a longer one would turn negative.
+_LONGEST = 2**63 - 1
 
 
 class Stop(enum.Enum):
@@ -379,7 +382,7 @@ def resync(
         count = min(last + 1 - pos, window)
         lens = np.ndarray((count,), "<u8", buf, pos, (1,))
         room = None if exists is None else exists - FRAMING_BYTES - pos
-        bound = max_record_bytes if room is None else min(max_record_bytes, room)
+        bound = min(max_record_bytes, _LONGEST) if room is None else min(max_record_bytes, room)
         where = np.flatnonzero(lens <= bound) if bound >= 0 else np.zeros(0, np.int64)
         if room is not None and len(where):
             # the record must also end within the data: position + 16 + length <= exists
