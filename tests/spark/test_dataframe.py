@@ -276,6 +276,12 @@ def test_a_list_of_paths_reads_each(spark, tmp_path):
     assert sorted(row.name for row in loaded.collect()) == ["a", "c"]
 
 
+def test_an_input_path_hadoop_cannot_name_is_a_value_error(spark):
+    # "a:b" reads as the scheme "a" of a relative path: Hadoop refuses it.
+    with pytest.raises(ValueError, match=r"'a:b' is not a path Hadoop can name.*Relative path"):
+        load_dataframe(spark, "a:b")
+
+
 def test_records_are_byte_identical_to_the_python_codec(spark, tmp_path):
     """The JVM encoder and tfrecord_io.example.from_arrow write the very same bytes."""
     columns = [f.name for f in ALL_TYPES.fields if f.name != "vector"]  # Arrow has no vectors

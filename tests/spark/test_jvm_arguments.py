@@ -45,6 +45,14 @@ def test_numbers_are_written_in_decimal():
     assert conf == {"tfrecord.max.record.bytes": "1073741824", "some.fraction": "0.25"}
 
 
+def test_whole_floats_are_written_as_hadoops_getlong_reads_them():
+    # "1000000000.0" failed every task reading tfrecord.max.record.bytes (getLong).
+    assert as_hadoop_conf({"tfrecord.max.record.bytes": 1e9, "tfrecord.input.buffer.bytes": 64e3,
+                           "fraction": 0.25}) == {"tfrecord.max.record.bytes": "1000000000",
+                                                  "tfrecord.input.buffer.bytes": "64000",
+                                                  "fraction": "0.25"}
+
+
 def test_strings_are_passed_as_they_are():
     conf = {"tfrecord.input.corrupt.policy": "skip", "tfrecord.output.extension": " .tfr"}
     assert as_hadoop_conf(conf) == conf
@@ -59,6 +67,13 @@ def test_a_value_hadoop_has_no_form_of_is_refused_naming_its_key(value):
     with pytest.raises(TypeError, match=r"conf\['tfrecord.input.index'\] is .*: Hadoop settings "
                                         "take a string, a bool or a number"):
         as_hadoop_conf({"tfrecord.input.index": value})
+
+
+def test_a_refused_value_is_never_shown_in_the_message():
+    # A secret read from a file as bytes must not reach a log or a traceback.
+    with pytest.raises(TypeError, match=r"conf\['fs.s3a.secret.key'\] is a bytes") as refused:
+        as_hadoop_conf({"fs.s3a.secret.key": b"wJalrXUtnFEMI"})
+    assert "wJalrXUtnFEMI" not in str(refused.value)
 
 
 def test_a_comma_separated_input_is_cut_outside_braces_only():

@@ -294,6 +294,12 @@ def test_a_save_that_fails_leaves_no_directory_and_can_be_run_again(sc, tmp_path
     assert sorted(tfs.load_records(sc, str(out)).collect()) == [b"a", b"b", b"c", b"d"]
 
 
+def test_an_output_path_hadoop_cannot_name_is_a_value_error(sc):
+    # Hadoop's IllegalArgumentException, raised before any job, as a Connect server reports it.
+    with pytest.raises(ValueError, match=r"'' is not a path Hadoop can name"):
+        tfs.save_records(sc.parallelize([b"x"], 1), "")
+
+
 def test_unknown_compression_is_refused(sc, tmp_path):
     with pytest.raises(ValueError, match="compression"):
         tfs.save_records(sc.parallelize([b"x"], 1), str(tmp_path / "out"), compression="lz4")

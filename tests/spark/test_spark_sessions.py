@@ -91,6 +91,31 @@ def test_session_keeps_the_jars_and_redaction_of_spark_defaults(tmp_path, monkey
     assert settings["REGEX"] == f"(?:(?i)pepper)|(?:{tfs.REDACTION_REGEX})"
 
 
+ABFS_SETTINGS_SCRIPT = textwrap.dedent(
+    """
+    from tfrecord_io import spark as tfs
+    from tfrecord_io.fs.azure import AzureFileSystem
+
+    azure = AzureFileSystem(account_name="acct", account_key="a2V5").settings()
+    spark = tfs.session("local[1]", **tfs.abfs_conf(azure), **{"spark.ui.enabled": "false"})
+    print("REGEX", spark.sparkContext.getConf().get("spark.redaction.regex"))
+    spark.stop()
+    """
+)
+
+
+def test_session_with_abfs_conf_keeps_the_redaction_of_spark_defaults(tmp_path, monkeypatch):
+    # abfs_conf() gives REDACTION_REGEX, which must add to the team's regex, not replace it:
+    # their secrets would show in clear in Spark's UI and event logs.
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "spark-defaults.conf").write_text("spark.redaction.regex (?i)pepper\n")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path / "conf"))
+    script = tmp_path / "job.py"
+    script.write_text(ABFS_SETTINGS_SCRIPT)
+    settings = _settings(run([sys.executable, str(script)], tmp_path))
+    assert settings["REGEX"] == f"(?:(?i)pepper)|(?:{tfs.REDACTION_REGEX})"
+
+
 def test_session_under_spark_submit_keeps_its_jars(tmp_path):
     theirs = _empty_jar(tmp_path / "theirs.jar")
     script = tmp_path / "job.py"

@@ -165,7 +165,8 @@ def save_dataframe(
             column and its type), a bad ``partition_by`` column; while writing, a null inside
             an array.
         FileExistsError: ``path`` exists.
-        ValueError: an unknown ``record_type`` or ``compression``.
+        ValueError: an unknown ``record_type`` or ``compression``; a ``path`` Hadoop cannot
+            name (an empty one).
         TypeError: a ``conf`` value that is not a string, bool or number.
     """
     record_type = _record_type(record_type)
@@ -244,7 +245,8 @@ def load_dataframe(
         SchemaError: inferring, conflicting kinds or a record that does not parse; a schema
             field type with no feature form; conflicting partition directories.
         FileNotFoundError: ``path`` does not exist.
-        ValueError: an unknown ``record_type``, a bad ``sample``.
+        ValueError: an unknown ``record_type``, a bad ``sample``; no paths, or a path Hadoop
+            cannot name (``a:b``: a relative path whose first part holds a colon).
         TypeError: a ``conf`` value that is not a string, bool or number.
     """
     from pyspark.sql import DataFrame  # noqa: PLC0415 - pyspark, the `spark` extra

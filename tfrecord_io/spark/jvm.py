@@ -176,7 +176,8 @@ def session(
     UI, its event log), what Spark's default ``spark.redaction.regex`` does and the object
     stores' account keys (:data:`REDACTION_REGEX`), besides what a ``spark.redaction.regex``
     from ``spark-submit`` or ``spark-defaults.conf`` does, unless ``conf`` gives a
-    ``spark.redaction.regex`` of its own.
+    ``spark.redaction.regex`` of its own (other than :data:`REDACTION_REGEX`, which
+    :func:`~tfrecord_io.spark.abfs_conf` gives: that one is added to theirs too).
 
     The Python of Spark's workers, for a new application: ``spark.pyspark.python`` if set
     (honoured here as ``spark-submit`` does, also in a plain ``python job.py``), else the
@@ -216,7 +217,9 @@ def session(
         inherited = _inherited(("spark.jars", "spark.redaction.regex"))
         if "spark.jars" not in conf and inherited.get("spark.jars"):
             builder = builder.config("spark.jars", inherited["spark.jars"])
-        if "spark.redaction.regex" not in conf:
+        # Ours in conf (abfs_conf() gives it) adds to the inherited regex as when conf has
+        # none: replacing it would show the secrets the site's regex hides.
+        if conf.get("spark.redaction.regex") in (None, REDACTION_REGEX):
             builder = builder.config("spark.redaction.regex",
                                      _with_ours(inherited.get("spark.redaction.regex")))
     spark = configure(builder).getOrCreate()
@@ -485,13 +488,15 @@ def codec_class(compression: str | None) -> str | None:
 def as_hadoop_conf(conf: Mapping[str, Any] | None) -> dict[str, str]:
     """*conf* (the ``conf`` argument of the RDD and DataFrame functions) as the strings a Hadoop
     ``Configuration`` and Spark's data source options hold: booleans as ``"true"`` and
-    ``"false"`` (Hadoop's spelling), numbers in decimal (``1 << 30`` as ``"1073741824"``),
+    ``"false"`` (Hadoop's spelling), numbers in decimal (``1 << 30`` as ``"1073741824"``; a
+    whole float too, as Hadoop's ``getLong`` reads it: ``1e9`` as ``"1000000000"``),
     strings as they are. The JVM side takes a ``Map<String, String>``: any other value would
     cross py4j as a Java ``Integer`` or ``Boolean`` and fail there with a ClassCastException.
 
     Raises:
-        TypeError: a value that is None or of another type (a list, a dict...), which Hadoop
-            has no form of; the message names its key.
+        TypeError: a value that is None or of another type (a list, a dict, bytes...), which
+            Hadoop has no form of; the message names its key and the value's type, never the
+            value (which may be a secret).
     """
     converted = {}
     for key, value in (conf or {}).items():
@@ -499,12 +504,21 @@ def as_hadoop_conf(conf: Mapping[str, Any] | None) -> dict[str, str]:
             text = "true" if value else "false"
         elif isinstance(value, numbers.Integral):
             text = str(int(value))
-        elif isinstance(value, (str, numbers.Real)):
+        elif isinstance(value, numbers.Real):
+            number = float(value)
+            # A whole number (a size as 1e9, 64e6) as Hadoop's getInt and getLong read it:
+            # "1000000000.0" fails them in every task; getFloat and getDouble read "1" too.
+            whole = number.is_integer() and abs(number) < 2**63
+            text = str(int(number)) if whole else str(number)
+        elif isinstance(value, str):
             text = str(value)
         else:
+            # The value itself is never shown: it may be a secret (fs.s3a.secret.key read from
+            # a file as bytes), and the message reaches logs and tracebacks.
             raise TypeError(
-                f"conf[{key!r}] is {value!r}: Hadoop settings take a string, a bool or a "
-                "number; give the value as Hadoop reads it (a string), or leave the key out"
+                f"conf[{key!r}] is a {type(value).__name__}: Hadoop settings take a string, a "
+                "bool or a number; give the value as Hadoop reads it (a string), or leave the "
+                "key out"
             )
         converted[str(key)] = text
     return converted
@@ -547,12 +561,22 @@ def qualify(sc: Any, path: InputPaths, *, output: bool = False) -> str:
 
     An input (see :func:`input_paths`) is qualified path by path, then given to the jar as a
     comma-separated list. An *output* is one path, whose commas are part of its name.
+
+    Raises:
+        ValueError: a path that Hadoop cannot name (an empty one; a relative one whose first
+            part holds a colon, ``a:b``), as a Spark Connect server reports it.
     """
     jvm = sc._jvm  # noqa: SLF001 - py4j's handle to the JVM
     hadoop_conf = sc._jsc.hadoopConfiguration()  # noqa: SLF001 - the JavaSparkContext (py4j)
     qualified = []
     for part in [os.fspath(path)] if output else input_paths(path):  # type: ignore[arg-type]
-        p = jvm.org.apache.hadoop.fs.Path(part)
+        try:
+            # Hadoop's refusal (an IllegalArgumentException) as call() translates it.
+            p = call(jvm.org.apache.hadoop.fs.Path, part)
+        except ValueError as e:
+            raise ValueError(f"{part!r} is not a path Hadoop can name ({e}): give a "
+                             "non-empty path (a relative one whose first part holds a colon "
+                             "as ./NAME) or a URL") from None
         qualified.append(p.getFileSystem(hadoop_conf).makeQualified(p).toString())
     return ",".join(qualified)
 

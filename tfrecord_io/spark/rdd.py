@@ -59,7 +59,7 @@ def save_records(
     Raises:
         SparkConnectError: *rdd* is a DataFrame of a Spark Connect session.
         FileExistsError: *path* exists.
-        ValueError: an unknown ``compression``.
+        ValueError: an unknown ``compression``; a *path* Hadoop cannot name (an empty one).
         TypeError: a ``conf`` value that is not a string, bool or number.
     """
     if is_connect(rdd):
@@ -115,6 +115,8 @@ def load_records(
 
     Raises:
         SparkConnectError: *sc* is a Spark Connect session.
+        ValueError: no paths, or a path Hadoop cannot name (``a:b``: a relative path whose
+            first part holds a colon).
         TypeError: a ``conf`` value that is not a string, bool or number.
     """
     if is_connect(sc):
