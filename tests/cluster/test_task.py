@@ -56,8 +56,9 @@ def _sleeping_node(tmp_path, tensorboard=False):
     return attempt, chief, node, port
 
 
-def test_a_node_is_ended_when_its_start_cannot_be_told_to_the_driver(tmp_path, monkeypatch):
-    attempt, chief, node, port = _sleeping_node(tmp_path)
+def _record_starts(monkeypatch) -> list:
+    """The node processes that spawn.start_node starts from now on, in a list kept up to
+    date."""
     started = []
     start = spawn.start_node
 
@@ -65,12 +66,19 @@ def test_a_node_is_ended_when_its_start_cannot_be_told_to_the_driver(tmp_path, m
         started.append(start(*args))
         return started[-1]
 
+    monkeypatch.setattr(spawn, "start_node", start_node)
+    return started
+
+
+def test_a_node_is_ended_when_its_start_cannot_be_told_to_the_driver(tmp_path, monkeypatch):
+    attempt, chief, node, port = _sleeping_node(tmp_path)
+    started = _record_starts(monkeypatch)
+
     class GoneDriver:
         def send(self, message, payload=b""):
             if isinstance(message, Started):
                 raise ChannelError("the driver is gone")
 
-    monkeypatch.setattr(spawn, "start_node", start_node)
     with pytest.raises(ChannelError, match="the driver is gone"):
         _Node(attempt, chief, GoneDriver(), str(tmp_path)).run(node, [], port, None)
     (process,) = started
@@ -101,12 +109,7 @@ def _is_open(fd: int) -> bool:
 def test_a_node_is_ended_and_its_pipes_closed_when_a_step_after_its_start_raises(
         tmp_path, monkeypatch):
     attempt, chief, node, port = _sleeping_node(tmp_path)
-    started = []
-    start = spawn.start_node
-
-    def start_node(*args):
-        started.append(start(*args))
-        return started[-1]
+    started = _record_starts(monkeypatch)
 
     class Driver:
         def send(self, message, payload=b""):
@@ -115,7 +118,6 @@ def test_a_node_is_ended_and_its_pipes_closed_when_a_step_after_its_start_raises
     def no_watch(pid):
         raise OSError("cannot read the memory cgroup")
 
-    monkeypatch.setattr(spawn, "start_node", start_node)
     monkeypatch.setattr(oom, "OomWatch", no_watch)
     before = _open_fds() - {port.fileno()}
     with pytest.raises(OSError, match="cannot read the memory cgroup"):
