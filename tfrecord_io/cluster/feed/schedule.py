@@ -26,7 +26,10 @@ change goes through :meth:`Epoch.move`, which refuses any other)::
                                                           again once asked, nodes keep the
                                                           batches they have and drop repeats)
     AHEAD, FEEDING --job done-->                FED      (end markers sent, in epoch order)
-    any live state --Feeding.stop()-->          STOPPED  (job cancelled, end markers "unsure")
+    any live state --Feeding.stop()-->          STOPPED  (job cancelled, end markers "unsure";
+                                                          a WAITING epoch never fed and not
+                                                          asked for: no marker, its number
+                                                          given to the feed's next call)
     any live state --failure-->                 FAILED   (job cancelled, fail markers sent)
     WAITING  --no node reads the feed-->        UNREAD   (the call ends: nobody would read it)
 
@@ -654,6 +657,7 @@ class FeedSchedule:
             if not self._all_reached(call, first, first.job):
                 return  # within the grace: the next step looks again
             self._fed(call, first, first.job)
+        self._take_back_unasked(call)
         for i, epoch in enumerate(call.inflight):
             had_job = epoch.job is not None
             self._cancel(epoch)
@@ -668,6 +672,24 @@ class FeedSchedule:
             call.planning = None
         call.report.stopped = True
         self._finish(call)
+
+    def _take_back_unasked(self, call: Call) -> None:
+        """The stopped *call*'s last epochs that no node asked for and no job ever fed (no
+        batch of theirs exists) end with no marker, and their numbers go to the feed's next
+        call: the readers' next epoch is that call's first, not an empty one. A reader whose
+        ask is still on its way waits in that epoch for the next call's batches, which is what
+        it would have read. (An epoch fed ahead has batches on the nodes already: it is ended
+        short, as a stop ends the epoch being read.)"""
+        while call.inflight:
+            last = call.inflight[-1]
+            if last.state is not EpochState.WAITING or last.gave_way or any(
+                    self._links.asked(n, call.feed) >= last.number for n in self._links.nodes):
+                return
+            call.inflight.pop()
+            last.move(EpochState.STOPPED)
+            self._numbers[call.feed] = last.number - 1
+            log.debug("epoch %d of %r was stopped before it was asked for: its number goes to "
+                      "the feed's next call", last.number, call.feed)
 
     def _failed_before_stop(self, call: Call, epoch: Epoch, job: Job, doing: str) -> bool:
         """Whether *job* of *epoch* had failed by itself (before the stop cancelled anything:
