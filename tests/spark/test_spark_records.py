@@ -300,6 +300,13 @@ def test_an_output_path_hadoop_cannot_name_is_a_value_error(sc):
         tfs.save_records(sc.parallelize([b"x"], 1), "")
 
 
+@pytest.mark.parametrize("name", ["missing", "none-*.tfrecord"], ids=["path", "glob"])
+def test_loading_a_path_that_does_not_exist_fails_at_once_naming_it(sc, tmp_path, name):
+    with pytest.raises(FileNotFoundError, match="does not exist|matches 0 files") as raised:
+        tfs.load_records(sc, str(tmp_path / name))
+    assert str(tmp_path / name) in str(raised.value)
+
+
 def test_unknown_compression_is_refused(sc, tmp_path):
     with pytest.raises(ValueError, match="compression"):
         tfs.save_records(sc.parallelize([b"x"], 1), str(tmp_path / "out"), compression="lz4")

@@ -117,6 +117,8 @@ def load_records(
         SparkConnectError: *sc* is a Spark Connect session.
         ValueError: no paths, or a path Hadoop cannot name (``a:b``: a relative path whose
             first part holds a colon).
+        FileNotFoundError: a path that does not exist, or a glob that matches no file (the
+            input is listed by this call, as ``spark.read`` lists it, not by the first action).
         TypeError: a ``conf`` value that is not a string, bool or number.
     """
     if is_connect(sc):

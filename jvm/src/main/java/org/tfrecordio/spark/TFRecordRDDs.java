@@ -1,9 +1,12 @@
 package org.tfrecordio.spark;
 
+import java.io.FileNotFoundException;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.io.NullWritable;
+import org.apache.hadoop.mapreduce.lib.input.InvalidInputException;
+import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.Function;
@@ -34,11 +37,30 @@ public final class TFRecordRDDs {
             TFRecordOutputFormat.class, conf));
   }
 
-  /** Reads the records of the files at {@code path} (Hadoop path syntax) through {@link TFRecordInputFormat}. */
+  /**
+   * Reads the records of the files at {@code path} (Hadoop path syntax) through {@link
+   * TFRecordInputFormat}. The input is listed and split here, as {@code spark.read} does, not
+   * at the RDD's first action (Spark keeps the splits: nothing is listed twice).
+   *
+   * @throws FileNotFoundException a path that does not exist, or a glob that matches no file,
+   *     named as Hadoop names it
+   */
   public static JavaRDD<byte[]> load(JavaSparkContext jsc, String path,
-      Map<String, String> hadoopConf) {
-    return jsc.newAPIHadoopFile(path, TFRecordInputFormat.class, BytesWritable.class,
-        NullWritable.class, conf(jsc, hadoopConf)).map(new CopyKey());
+      Map<String, String> hadoopConf) throws FileNotFoundException {
+    JavaPairRDD<BytesWritable, NullWritable> files = jsc.newAPIHadoopFile(path,
+        TFRecordInputFormat.class, BytesWritable.class, NullWritable.class,
+        conf(jsc, hadoopConf));
+    try {
+      files.rdd().partitions();
+    } catch (Exception e) { // Scala code: the checked IOException is not declared
+      if (e instanceof InvalidInputException) {
+        FileNotFoundException missing = new FileNotFoundException(e.getMessage());
+        missing.initCause(e);
+        throw missing;
+      }
+      throw e;
+    }
+    return files.map(new CopyKey());
   }
 
   private static Configuration conf(JavaSparkContext jsc, Map<String, String> extra) {
