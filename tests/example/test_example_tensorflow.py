@@ -264,3 +264,34 @@ def test_many_features_bytes_identical_to_deterministic_tensorflow():
     assert encode_example(feats) == ex.SerializeToString(deterministic=True)
     table = pa.Table.from_pylist([{"a": [1, 2], "b": "x", "c": 0.5, "é": 3}])
     assert next(from_arrow(table)) == ex.SerializeToString(deterministic=True)
+
+
+def test_a_name_not_utf8_is_skipped_as_tensorflow_skips_it():
+    # TensorFlow's parsers read the features asked for of a record that also has a feature
+    # whose name is not UTF-8 (protobuf's own parser refuses the whole record); so does to_arrow.
+    record = encode_example({"a": [1, 2], "s": "x", "zz": [0.5]})
+    record = record.replace(b"\x0a\x02zz", b"\x0a\x02\xff\xfe")
+    records = [encode_example({"a": [3], "s": "y"}), record]
+    spec = {"a": tf.io.VarLenFeature(tf.int64), "s": tf.io.FixedLenFeature([], tf.string)}
+    theirs = parse(records, spec)
+    schema = pa.schema([("a", pa.list_(pa.int64())), ("s", pa.binary())])
+    ours = to_arrow(records, schema)
+    assert ours.column("a").to_pylist() == [[3], [1, 2]]
+    assert tf.sparse.to_dense(theirs["a"]).numpy().tolist() == [[3, 0], [1, 2]]
+    assert ours.column("s").to_pylist() == theirs["s"].numpy().tolist() == [b"y", b"x"]
+    assert infer_schema(records).names == ["a", "s"]
+
+
+def test_a_sequence_example_name_not_utf8_is_skipped_as_tensorflow_skips_it():
+    record = encode_sequence_example({"c": 1, "cx": 2}, {"f": [[1.0], [2.0]], "fx": [[3]]})
+    record = record.replace(b"\x0a\x02cx", b"\x0a\x02\xc3\x28")
+    record = record.replace(b"\x0a\x02fx", b"\x0a\x02\xe2\x28")
+    context, lists = tf.io.parse_single_sequence_example(
+        record,
+        context_features={"c": tf.io.FixedLenFeature([], tf.int64)},
+        sequence_features={"f": tf.io.FixedLenSequenceFeature([], tf.float32)},
+    )
+    schema = pa.schema([("c", pa.int64()), ("f", pa.list_(pa.list_(pa.float32())))])
+    ours = to_arrow([record], schema, record_type="SequenceExample")
+    assert ours.column("c").to_pylist() == [int(context["c"].numpy())] == [1]
+    assert [v for [v] in ours.column("f").to_pylist()[0]] == lists["f"].numpy().tolist()

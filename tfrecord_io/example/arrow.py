@@ -3,20 +3,25 @@
 Reading into a given schema (:func:`to_arrow`)
 ----------------------------------------------
 ``int64_list`` reads as any integer type (range-checked), ``bool`` (nonzero is true),
-float16/32/64, ``date32``/``date64`` (value = days since 1970-01-01), ``timestamp`` of any
-unit/zone (value = microseconds since the epoch, UTC) and ``decimal`` (exactly, else error).
-``float_list`` reads as float16/32/64. ``bytes_list`` reads as ``binary``/``large_binary``,
-``fixed_size_binary`` (length-checked), ``string``/``large_string`` (must be UTF-8) and
-``decimal`` (from its decimal string, exactly, else error). Scalar types need exactly one
-value; ``list``, ``large_list`` and ``fixed_size_list`` (length-checked) take any number;
+float16/32/64 (rounded to the nearest float where it has fewer digits than the integer, as
+Spark's and TensorFlow's casts round: beyond 2**24 for float32, 2**53 for float64; beyond
+float16's range: error), ``date32``/``date64`` (value = days since 1970-01-01), ``timestamp`` of
+any unit/zone (value = microseconds since the epoch, UTC) and ``decimal`` (exactly, else error).
+``float_list`` reads as float32/64 exactly and as float16 rounded to the nearest (NaN and ±inf
+kept; a finite value beyond float16's range: error). ``bytes_list`` reads as ``binary``/
+``large_binary``, ``fixed_size_binary`` (length-checked), ``string``/``large_string`` (must be
+UTF-8) and ``decimal`` (from its decimal string, exactly, else error). Scalar types need exactly
+one value; ``list``, ``large_list`` and ``fixed_size_list`` (length-checked) take any number;
 feature lists need a list of lists. Any other pairing raises :class:`SchemaError` naming the
-feature. Features not in the schema are ignored; schema fields that no record has are all null.
+feature. Features not in the schema are ignored, and so are those whose names are not valid
+UTF-8 (no field can name them; TensorFlow's parsers skip them too); schema fields that no record
+has are all null.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -55,28 +60,62 @@ def _arrow_error(name: str, t: pa.DataType, e: Exception) -> SchemaError:
     return SchemaError(f"feature {name!r}: can't convert its values to {t}: {text}")
 
 
-def _from_int64(name: str, a: np.ndarray, t: pa.DataType) -> pa.Array:
+#: Where a value is, from its index among a column's values: e.g. " in record 3".
+Locate = Callable[[int], str]
+
+
+def _to_floating(name: str, a: np.ndarray, t: pa.DataType, where: Locate) -> pa.Array:
+    """*a* (int64 or float32) as the floating type *t*: rounded to the nearest, but a finite
+    value beyond *t*'s range (only float16's can be passed) is an error, not ±inf."""
+    dtype = np.dtype(t.to_pandas_dtype())
+    with np.errstate(over="ignore"):
+        out = a.astype(dtype)
+    if dtype.itemsize == 2:
+        over = np.isinf(out)
+        if a.dtype.kind == "f":
+            over &= np.isfinite(a)
+        if over.any():
+            i = int(np.flatnonzero(over)[0])
+            raise SchemaError(
+                f"feature {name!r}: value {a[i]}{where(i)} is out of range for {t}; read it "
+                "as a wider float type"
+            )
+    return pa.array(out, t)
+
+
+def _first_outside(a: np.ndarray, lo: int, hi: int) -> int | None:
+    """The index of the first value of *a* outside [lo, hi], or None."""
+    if not a.size or (a.min() >= lo and a.max() <= hi):
+        return None
+    return int(np.flatnonzero((a < lo) | (a > hi))[0])
+
+
+def _from_int64(name: str, a: np.ndarray, t: pa.DataType, where: Locate) -> pa.Array:
     if pa.types.is_int64(t):
         return pa.array(a, pa.int64())
     if pa.types.is_integer(t):
         dtype = np.dtype(t.to_pandas_dtype())
         info = np.iinfo(dtype)
-        if a.size and (a.min() < info.min or (a.max() > info.max)):
-            bad = a[(a < info.min) | (a > info.max)][0]
-            raise SchemaError(f"feature {name!r}: value {bad} is out of range for {t}")
+        i = _first_outside(a, info.min, info.max)
+        if i is not None:
+            raise SchemaError(f"feature {name!r}: value {a[i]}{where(i)} is out of range for {t}")
         return pa.array(a.astype(dtype), t)
     if pa.types.is_boolean(t):
         return pa.array(a != 0, pa.bool_())
     if pa.types.is_floating(t):
-        return pa.array(a.astype(t.to_pandas_dtype()), t)
+        return _to_floating(name, a, t, where)
     if pa.types.is_date32(t):
-        if a.size and (a.min() < -(2**31) or a.max() > 2**31 - 1):
-            raise SchemaError(f"feature {name!r}: a day count is out of range for {t}")
+        i = _first_outside(a, -(2**31), 2**31 - 1)
+        if i is not None:
+            raise SchemaError(f"feature {name!r}: day count {a[i]}{where(i)} is out of range "
+                              f"for {t}")
         return pa.array(a.astype(np.int32), pa.int32()).view(t)
     if pa.types.is_date64(t):
         limit = INT64_MAX // 86_400_000
-        if a.size and (a.min() < -limit or a.max() > limit):
-            raise SchemaError(f"feature {name!r}: a day count is out of range for {t}")
+        i = _first_outside(a, -limit, limit)
+        if i is not None:
+            raise SchemaError(f"feature {name!r}: day count {a[i]}{where(i)} is out of range "
+                              f"for {t}")
         return pa.array(a * 86_400_000, pa.int64()).view(t)
     if pa.types.is_timestamp(t) or pa.types.is_decimal(t):
         if pa.types.is_timestamp(t):
@@ -91,9 +130,9 @@ def _from_int64(name: str, a: np.ndarray, t: pa.DataType) -> pa.Array:
     raise _mismatch(name, INT64_LIST, t)
 
 
-def _from_float(name: str, a: np.ndarray, t: pa.DataType) -> pa.Array:
+def _from_float(name: str, a: np.ndarray, t: pa.DataType, where: Locate) -> pa.Array:
     if pa.types.is_floating(t):
-        return pa.array(a.astype(t.to_pandas_dtype()), t)
+        return _to_floating(name, a, t, where)
     raise _mismatch(name, FLOAT_LIST, t)
 
 
@@ -182,6 +221,20 @@ def _decimal_strings_arrow_can_cast(name: str, strings: pa.Array, t: pa.DataType
     return pa.array(values, pa.string())
 
 
+def _locate(col: Column) -> Locate:
+    """Where the i-th of the column's values is: its record (and step, in a feature list)."""
+
+    def where(i: int) -> str:
+        entry = int(np.searchsorted(np.cumsum(col.lengths), i, side="right"))
+        if col.steps is None:
+            return f" in record {col.rows[entry]}"
+        bounds = np.cumsum(col.steps)
+        r = int(np.searchsorted(bounds, entry, side="right"))
+        return f" in record {col.rows[r]} (step {entry - (bounds[r] - col.steps[r])})"
+
+    return where
+
+
 def _flat_values(name: str, col: Column, kind: str | None, t: pa.DataType) -> pa.Array:
     """All values of the column as an Arrow array of (non-list) type ``t``."""
     if is_list_type(t) or pa.types.is_struct(t) or pa.types.is_map(t):
@@ -191,9 +244,9 @@ def _flat_values(name: str, col: Column, kind: str | None, t: pa.DataType) -> pa
             raise _mismatch(name, kind, t)
         return pa.array([], t)
     if kind == INT64_LIST:
-        return _from_int64(name, col.values, t)
+        return _from_int64(name, col.values, t, _locate(col))
     if kind == FLOAT_LIST:
-        return _from_float(name, col.values, t)
+        return _from_float(name, col.values, t, _locate(col))
     return _from_bytes(name, col.values, t)
 
 
@@ -271,10 +324,11 @@ def to_arrow(
         records: serialized records (bytes-like), or a pyarrow binary array of them.
         schema: the table's schema. None infers it from all records by the rules of
             :func:`infer_schema`. Given, values are converted to it (see the module
-            docstring): ints to narrower ints with a range check, bool, floats, dates,
-            timestamps, decimals, strings (UTF-8 checked), binary, and list types; features the
-            schema lacks are skipped. For SequenceExample, fields of a list-of-list type are read
-            from the feature lists, the others from the context.
+            docstring): ints to narrower ints with a range check, bool, floats (rounded to the
+            nearest, as casts round; beyond float16's range an error), dates, timestamps,
+            decimals, strings (UTF-8 checked), binary, and list types; features the schema lacks
+            (or whose names are not UTF-8) are skipped. For SequenceExample, fields of a
+            list-of-list type are read from the feature lists, the others from the context.
         record_type: ``"Example"`` or ``"SequenceExample"``.
         binary_features: with no schema: ``bytes_list`` features to type ``binary``.
 
@@ -283,12 +337,12 @@ def to_arrow(
 
     Raises:
         SchemaError: naming the feature: conflicting kinds, a kind the schema type can't hold
-            (e.g. float values for a string field), a value out of range, a length other than
-            one for a scalar field, a null in a non-nullable field; or a record that doesn't
-            parse.
+            (e.g. float values for a string field), a value out of range (naming its record),
+            a length other than one for a scalar field, a null in a non-nullable field; or a
+            record that doesn't parse.
         ValueError: an unknown ``record_type``.
     """
-    n, ctx, fls = collect(records, record_type, None)
+    n, ctx, fls = collect(records, record_type, None, warn_undecodable=schema is None)
     if schema is None:
         schema = infer(ctx, fls, binary_features)
     columns = []

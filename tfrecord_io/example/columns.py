@@ -23,6 +23,7 @@ from tfrecord_io.example.values import (
     KIND_LABEL,
     RecordBytes,
     check_record_type,
+    log_undecodable_names,
     parse_message,
 )
 from tfrecord_io.example.wire import gather, segments, varint_at, varint_stream, wire_size
@@ -105,9 +106,20 @@ def _col_from_containers(
 
 
 def _collect_protobuf(
-    recs: list[RecordBytes], record_type: str
+    recs: list[RecordBytes], record_type: str, skipped: dict[bytes, int]
 ) -> tuple[dict[str, Column], dict[str, Column]]:
-    """Parse records one by one with protobuf (any valid encoding)."""
+    """Parse records one by one with protobuf (any valid encoding). Names that are not valid
+    UTF-8 are left out, each added to *skipped* with the first record that has it."""
+    dropped: list[bytes] = []
+
+    def parse(cls: Any, rec: RecordBytes, i: int) -> Any:
+        msg = parse_message(cls, rec, record_type, i, dropped)
+        if dropped:
+            for name in dropped:
+                skipped.setdefault(name, i)
+            dropped.clear()
+        return msg
+
     cells: dict[str, tuple[list, list, list]] = {}
     lists: dict[str, tuple[list, list, list, list]] = {}
 
@@ -122,12 +134,12 @@ def _collect_protobuf(
 
     if record_type == "Example":
         for i, rec in enumerate(recs):
-            msg = parse_message(_pb.Example, rec, "Example", i)
+            msg = parse(_pb.Example, rec, i)
             for name, feat in msg.features.feature.items():
                 add(i, name, feat)
     else:
         for i, rec in enumerate(recs):
-            msg = parse_message(_pb.SequenceExample, rec, "SequenceExample", i)
+            msg = parse(_pb.SequenceExample, rec, i)
             for name, feat in msg.context.feature.items():
                 add(i, name, feat)
             for name, fl in msg.feature_lists.feature_list.items():
@@ -148,13 +160,17 @@ def _collect_protobuf(
     return ctx, fls
 
 
-def _collect_example_fast(recs: list[RecordBytes]) -> dict[str, Column] | None:
+def _collect_example_fast(
+    recs: list[RecordBytes], skipped: dict[bytes, int] | None = None
+) -> dict[str, Column] | None:
     """Decode Examples in bulk with numpy, or None if any record is not in the canonical form.
 
     Canonical is what protobuf serializers (TensorFlow's, this module's) write: one
     ``features`` field; map entries of key then value; one list per Feature; packed numbers;
     each name once per record. Anything else (and any error) is left to the protobuf path,
-    which handles every valid encoding and reports errors.
+    which handles every valid encoding and reports errors. Names that are not valid UTF-8 are
+    left out, as the protobuf path leaves them out, each added to *skipped* with its first
+    record.
     """
     n = len(recs)
     rec_lens = np.fromiter(map(len, recs), np.int64, n)
@@ -292,18 +308,20 @@ def _collect_example_fast(recs: list[RecordBytes]) -> dict[str, Column] | None:
     keys = list(map(body_bytes.__getitem__, map(slice, ks.tolist(), ke.tolist())))
     names = {k: i for i, k in enumerate(sorted(set(keys)))}
     cid = np.fromiter(map(names.__getitem__, keys), np.int64, len(keys))
-    try:
-        decoded = [k.decode("utf-8") for k in names]
-    except UnicodeDecodeError:
-        return None
     order = np.argsort(cid, kind="stable")
     bounds = np.searchsorted(cid[order], np.arange(len(names) + 1))
     out: dict[str, Column] = {}
-    for j, name in enumerate(decoded):
+    bad: dict[bytes, int] = {}
+    for j, key in enumerate(names):
         idx = order[bounds[j] : bounds[j + 1]]
         rows = rec[idx]
         if (rows[1:] == rows[:-1]).any():
             return None  # a name twice in one record: map semantics, leave it to protobuf
+        try:
+            name = key.decode("utf-8")
+        except UnicodeDecodeError:
+            bad[key] = int(rows[0])
+            continue
         kinds = codes[idx]
         present = np.flatnonzero(np.bincount(kinds, minlength=4)[1:]) + 1
         col_values: Any = None
@@ -318,13 +336,22 @@ def _collect_example_fast(recs: list[RecordBytes]) -> dict[str, Column] | None:
             else:
                 col_values = values[k][take]
         out[name] = Column(rows, kinds, lengths[idx], col_values)
+    if skipped is not None:
+        skipped.update(bad)
     return out
 
 
 def collect(
-    records: Iterable[RecordBytes], record_type: str, limit: int | None
+    records: Iterable[RecordBytes],
+    record_type: str,
+    limit: int | None,
+    warn_undecodable: bool = True,
 ) -> tuple[int, dict[str, Column], dict[str, Column]]:
-    """Parse records; gather each feature's values. Returns (count, context, feature lists)."""
+    """Parse records; gather each feature's values. Returns (count, context, feature lists).
+
+    A feature whose name is not valid UTF-8 is left out (as TensorFlow's parsers leave out a
+    feature not asked for: no str names it); with *warn_undecodable*, one warning names them.
+    """
     check_record_type(record_type)
     if isinstance(records, (pa.Array, pa.ChunkedArray)):
         records = records.to_pylist()
@@ -333,16 +360,22 @@ def collect(
             raise ValueError(f"sample must be >= 0, not {limit}")
         records = itertools.islice(records, limit)
     recs = records if isinstance(records, list) else list(records)
+    skipped: dict[bytes, int] = {}
+    ctx: dict[str, Column] | None = None
+    fls: dict[str, Column] = {}
     if record_type == "Example" and _FAST_PATH:
         try:
-            ctx = _collect_example_fast(recs)
+            ctx = _collect_example_fast(recs, skipped)
         except (TypeError, ValueError, IndexError):  # e.g. a record that is not bytes-like
             ctx = None
-        if ctx is not None:
-            return len(recs), ctx, {}
-    ctx, fls = _collect_protobuf(recs, record_type)
+    if ctx is None:
+        skipped.clear()
+        ctx, fls = _collect_protobuf(recs, record_type, skipped)
     for name in sorted(ctx.keys() & fls.keys()):
         raise SchemaError(f"{name!r} is both a context feature and a feature list")
+    if skipped and warn_undecodable:
+        first = min(skipped.values())
+        log_undecodable_names(skipped, f"the {record_type}s (the first in record {first})")
     return len(recs), ctx, fls
 
 

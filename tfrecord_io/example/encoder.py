@@ -6,12 +6,16 @@ Arrow to records (:func:`from_arrow`)
 Arrow type                                             Feature
 =====================================================  =========================================
 bool, int8..int64, uint8..uint64                       ``int64_list`` (uint64 > 2**63-1: error)
-float16, float32, float64                              ``float_list`` (stored as float32)
+float16, float32, float64                              ``float_list``: float32, rounded to the
+                                                       nearest; beyond its range ±inf (as
+                                                       :func:`encode_example`, protobuf and
+                                                       Spark's writer); NaN, ±inf kept
 string, large_string, string_view                      ``bytes_list`` (UTF-8)
 binary, large_binary, binary_view, fixed_size_binary   ``bytes_list``
 decimal128/256                                         ``bytes_list`` of the decimal's string,
                                                        e.g. ``b"-12.50"``: exact, unlike float32
 date32, date64                                         ``int64_list``: days since 1970-01-01
+                                                       (date64 with a time of day: error)
 timestamp (any unit, any zone)                         ``int64_list``: microseconds since the
                                                        epoch, UTC (sub-microsecond part: error)
 dictionary<.., T>                                      as T
@@ -28,7 +32,7 @@ feature list, has no TFRecord form and raises :class:`SchemaError`. For ``"Seque
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -105,16 +109,20 @@ def _numpy(arr: pa.Array, dtype: Any) -> np.ndarray:
     return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=dtype)
 
 
-def _element_stream(name: str, arr: pa.Array) -> Leaf:
+#: Where a value is, from its index among the values of a column batch: e.g. " (row 3)".
+Locate = Callable[[int], str]
+
+
+def _element_stream(name: str, arr: pa.Array, where: Locate) -> Leaf:
     """One encoded element per value of arr (no nulls): the packed or length-delimited bytes."""
     t = arr.type
     if pa.types.is_dictionary(t):
         arr, t = arr.dictionary_decode(), t.value_type
     if pa.types.is_boolean(t) or pa.types.is_integer(t):
         if pa.types.is_uint64(t) and len(arr) and pc.max(arr).as_py() > INT64_MAX:
-            raise SchemaError(
-                f"column {name!r}: uint64 value {pc.max(arr).as_py()} exceeds int64"
-            )
+            u = _numpy(arr, np.uint64)
+            i = int(np.flatnonzero(u > INT64_MAX)[0])
+            raise SchemaError(f"column {name!r}: uint64 value {u[i]}{where(i)} exceeds int64")
         return varints(_numpy(arr, np.int64))
     if pa.types.is_floating(t):
         with np.errstate(over="ignore"):
@@ -124,7 +132,16 @@ def _element_stream(name: str, arr: pa.Array) -> Leaf:
     if pa.types.is_date32(t):
         return varints(_numpy(arr.view(pa.int32()), np.int64))
     if pa.types.is_date64(t):
-        return varints(_numpy(arr.view(pa.int64()), np.int64) // 86_400_000)
+        ms = _numpy(arr.view(pa.int64()), np.int64)
+        days, rest = np.divmod(ms, 86_400_000)
+        if rest.any():
+            i = int(np.flatnonzero(rest)[0])
+            raise SchemaError(
+                f"column {name!r}: date64 value {np.datetime64(int(ms[i]), 'ms')}{where(i)} "
+                "has a time of day, which days since 1970-01-01 can't hold; cast the column to "
+                "a timestamp to keep it, or to date32 (safe=False) to drop it"
+            )
+        return varints(days)
     if pa.types.is_timestamp(t):
         try:
             us = arr.cast(pa.timestamp("us", t.tz), safe=True)
@@ -174,8 +191,9 @@ def _lengths_and_values(name: str, arr: pa.Array, what: str) -> tuple[np.ndarray
     return _numpy(lengths, np.int64), values
 
 
-def _column_entries(name: str, arr: pa.Array, depth: int, kind: str | None) -> Any:
-    """The map entries (Features.feature or FeatureLists.feature_list) of one column."""
+def _column_entries(name: str, arr: pa.Array, depth: int, kind: str | None, first: int) -> Any:
+    """The map entries (Features.feature or FeatureLists.feature_list) of one column (of a
+    batch whose first row is the table's row *first*)."""
     n = len(arr)
     arr = _decoded(arr)
     valid = np.ones(n, dtype=bool) if arr.null_count == 0 else _numpy(arr.is_valid(), bool)
@@ -189,7 +207,16 @@ def _column_entries(name: str, arr: pa.Array, depth: int, kind: str | None) -> A
     if depth == 2:
         step_lengths, values = lengths, values
         lengths, values = _lengths_and_values(name, values, "inside a step")
-    payload = slices(_element_stream(name, values), lengths)
+
+    def where(i: int) -> str:  # lengths count each row's values (or each step's)
+        entry = int(np.searchsorted(np.cumsum(lengths), i, side="right"))
+        if depth < 2:
+            return f" (row {first + entry})"
+        bounds = np.cumsum(step_lengths)
+        row = int(np.searchsorted(bounds, entry, side="right"))
+        return f" (row {first + row}, step {entry - (bounds[row] - step_lengths[row])})"
+
+    payload = slices(_element_stream(name, values, where), lengths)
     value = _feature(kind, payload)
     if depth == 2:  # FeatureList: each step's Feature as tag 1, varint length, Feature
         steps = materialize(len_prefixed(b"\x0a", value))
@@ -206,7 +233,7 @@ def _features_node(entries: list[Any], n: int) -> Any:
 
 
 def _encode_batch(
-    batch: pa.RecordBatch, plans: list[tuple[str, int, str | None]], record_type: str
+    batch: pa.RecordBatch, plans: list[tuple[str, int, str | None]], record_type: str, first: int
 ) -> list[bytes]:
     n = batch.num_rows
     if n == 0:
@@ -214,7 +241,7 @@ def _encode_batch(
     ctx, fls = [], []
     for name, depth, kind in plans:
         col = batch.column(batch.schema.get_field_index(name))
-        (fls if depth == 2 else ctx).append(_column_entries(name, col, depth, kind))
+        (fls if depth == 2 else ctx).append(_column_entries(name, col, depth, kind, first))
     record = len_prefixed(b"\x0a", _features_node(ctx, n))
     if record_type == "SequenceExample":
         record.parts += len_prefixed(b"\x12", _features_node(fls, n)).parts
@@ -254,7 +281,8 @@ def from_arrow(
     Raises:
         SchemaError: naming the column: an unsupported type (struct, map, time, ...), a
             list<list> column for ``"Example"``, a duplicate column name; while iterating: a
-            null inside a list, a uint64 above int64, a timestamp with sub-microsecond part.
+            null inside a list, a uint64 above int64 or a date64 with a time of day (these two
+            naming the row), a timestamp with sub-microsecond part.
         ValueError: an unknown ``record_type``.
     """
     check_record_type(record_type)
@@ -288,7 +316,9 @@ def from_arrow(
         table = table.combine_chunks()  # many tiny chunks: encode in fewer, larger batches
 
     def records() -> Iterator[bytes]:
+        first = 0
         for batch in table.to_batches(max_chunksize=batch_size):
-            yield from _encode_batch(batch, plans, record_type)
+            yield from _encode_batch(batch, plans, record_type, first)
+            first += batch.num_rows
 
     return records()

@@ -13,6 +13,9 @@ Arrow schema rules (:func:`infer_schema`; the Spark DataFrame reader uses the sa
   In a list column a no-kind feature reads as ``[]``, an absent one as null.
 * A feature that never has a kind set -> type ``null``.
 * A feature whose kind differs between records -> :class:`SchemaError` naming it.
+* A feature whose name is not valid UTF-8 has no column: it is skipped, with one logged warning
+  naming it and the first record that has it (TensorFlow's parsers skip it too; protobuf's
+  refuses the whole record).
 * Fields are sorted by name. For SequenceExample: the context features (rules above), then the
   feature lists, each ``list<list<type>>`` (outer: steps; a step with no kind set is ``[]``);
   a name that is both a context feature and a feature list -> :class:`SchemaError`.
@@ -83,6 +86,8 @@ def infer_schema(
     * Absent, or present with no kind set, in some records -> null there (all fields are
       nullable); no-kind occurrences do not affect the type. Never any kind -> type ``null``.
     * Different kinds in different records -> :class:`SchemaError` naming the feature.
+    * A name that is not valid UTF-8 -> skipped, with a logged warning naming it and the first
+      record that has it.
     * Fields sorted by name. SequenceExample: context features (as above), then feature lists
       as ``list<list<type>>``; a name used for both -> :class:`SchemaError`.
 

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from tfrecord_io.example.arrow import to_arrow
 from tfrecord_io.example.inference import infer_schema
+from tfrecord_io.example.values import parse_message
 from tfrecord_io.proto import example_pb2 as _pb
 
 __all__ = ["FeatureSpec", "RecordSpec", "infer_spec", "has_feature_lists", "spark_ddl",
@@ -93,10 +94,11 @@ class RecordSpec:
 
 def has_feature_lists(record: bytes) -> bool:
     """Whether a serialized record is a SequenceExample with at least one feature list."""
-    try:
-        return len(_pb.SequenceExample.FromString(record).feature_lists.feature_list) > 0
+    try:  # a name that is not UTF-8 is skipped (infer_schema warns of it), not the record
+        message = parse_message(_pb.SequenceExample, record, "SequenceExample", skipped=[])
     except Exception:  # noqa: BLE001 - not parseable: infer_schema will say so
         return False
+    return len(message.feature_lists.feature_list) > 0
 
 
 def _leaf(t: pa.DataType) -> pa.DataType:

@@ -23,14 +23,16 @@ gives equal bytes (and :func:`from_arrow` writes the very same bytes as :func:`e
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from google.protobuf.message import DecodeError
 
 from tfrecord_io.errors import SchemaError
+from tfrecord_io.example.wire import varint_bytes
 from tfrecord_io.proto import example_pb2 as _pb
 
 __all__ = [
@@ -43,7 +45,10 @@ __all__ = [
     "RecordBytes",
     "check_record_type",
     "parse_message",
+    "log_undecodable_names",
 ]
+
+log = logging.getLogger("tfrecord_io.example")
 
 
 Scalar = bool | int | float | str | bytes
@@ -272,16 +277,141 @@ def encode_sequence_example(
 # --------------------------------------------------------------------------------------------
 
 
-def parse_message(cls: Any, data: RecordBytes, what: str, index: int | None = None) -> Any:
+def parse_message(
+    cls: Any,
+    data: RecordBytes,
+    what: str,
+    index: int | None = None,
+    skipped: list[bytes] | None = None,
+) -> Any:
     """Parse *data* as protobuf message *cls*; :class:`SchemaError` (naming *what* and the
-    record's *index*) if it does not parse."""
+    record's *index*) if it does not parse.
+
+    A feature (or feature list) of an Example or SequenceExample whose name is not valid
+    UTF-8 is left out, as TensorFlow's parsers leave out every feature not asked for (no such
+    name can be asked for: names are str): protobuf refuses the whole record for it. Those names
+    are appended to *skipped* when it is given, else logged as a warning.
+    """
     if not isinstance(data, bytes):
         data = bytes(data)  # protobuf < 5 parses only bytes
     try:
         return cls.FromString(data)
     except (DecodeError, TypeError) as e:
-        where = "" if index is None else f" (record {index})"
-        raise SchemaError(f"not a serialized {what}{where}: {e}") from None
+        error = e
+    where = "" if index is None else f" (record {index})"
+    maps = _NAME_MAPS.get(cls)
+    stripped = _without_undecodable_names(data, maps) if maps else None
+    if stripped is not None:
+        clean, names = stripped
+        try:
+            msg = cls.FromString(clean)
+        except (DecodeError, TypeError):
+            pass
+        else:
+            if skipped is not None:
+                skipped.extend(names)
+            else:
+                log_undecodable_names(names, f"the {what}{where}")
+            return msg
+    raise SchemaError(f"not a serialized {what}{where}: {error}") from None
+
+
+def log_undecodable_names(names: Iterable[bytes], where: str) -> None:
+    """Log one warning that the features named *names* (not valid UTF-8) of *where* (e.g.
+    ``"the Example (record 3)"``) were skipped."""
+    shown = sorted(set(names))
+    if shown:
+        listed = ", ".join(repr(n) for n in shown[:5]) + (", ..." if len(shown) > 5 else "")
+        log.warning(
+            "Skipped %d feature(s) of %s whose names are not valid UTF-8: %s. A name must be "
+            "UTF-8 to be read (a column, a dict key); TensorFlow's parsers skip them too.",
+            len(shown), where, listed,
+        )
+
+
+# The map fields (feature name -> value) of each record message: the fields of the record that
+# hold them, each a message whose field 1 is the map's entries (key: field 1).
+_NAME_MAPS = {_pb.Example: (1,), _pb.SequenceExample: (1, 2)}
+
+
+def _varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    value = shift = 0
+    while pos < end and shift < 70:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+    raise ValueError("not protobuf wire format")
+
+
+def _fields(data: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int, int]]:
+    """(number, start, tag end, payload start, end) of each field of data[pos:end]; the
+    payload start is the end for a field that is not length-delimited."""
+    while pos < end:
+        start = pos
+        tag, pos = _varint(data, pos, end)
+        tag_end = pos
+        wire = tag & 7
+        if wire == 0:
+            _, pos = _varint(data, pos, end)
+            payload = pos
+        elif wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+            payload = pos
+        elif wire == 2:
+            size, payload = _varint(data, pos, end)
+            pos = payload + size
+        else:
+            raise ValueError("a group")  # groups have no place in these messages
+        if pos > end:
+            raise ValueError("not protobuf wire format")
+        yield tag >> 3 if wire == 2 else -1, start, tag_end, payload, pos
+
+
+def _entry_key(data: bytes, pos: int, end: int) -> bytes:
+    key = b""
+    for number, _, _, payload, stop in _fields(data, pos, end):
+        if number == 1:
+            key = data[payload:stop]  # the last one counts, as protobuf parses
+    return key
+
+
+def _valid_utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _without_undecodable_names(
+    data: bytes, maps: tuple[int, ...]
+) -> tuple[bytes, list[bytes]] | None:
+    """*data* without the map entries whose names are not valid UTF-8, and those names; None
+    when there are none (or the bytes are not wire format): nothing to retry."""
+    out = bytearray()
+    dropped: list[bytes] = []
+    try:
+        for number, start, tag_end, payload, end in _fields(data, 0, len(data)):
+            if number not in maps:
+                out += data[start:end]
+                continue
+            body = bytearray()
+            for n, s, _, p, e in _fields(data, payload, end):
+                if n == 1:
+                    key = _entry_key(data, p, e)
+                    if not _valid_utf8(key):
+                        dropped.append(key)
+                        continue
+                body += data[s:e]
+            out += data[start:tag_end]
+            out += varint_bytes(len(body))
+            out += body
+    except ValueError:  # not wire format
+        return None
+    return (bytes(out), dropped) if dropped else None
 
 
 def _feature_list(feature: Any) -> list:
@@ -321,7 +451,9 @@ def decode_example(data: RecordBytes, *, numpy: bool = False) -> dict[str, Any]:
         feature name -> values, names sorted: a list of ints (``int64_list``), of floats
         (``float_list``; float32 values widened exactly to Python floats) or of bytes
         (``bytes_list``). A feature with no kind set gives ``[]`` (with ``numpy=True``, an
-        empty object array).
+        empty object array). A feature whose name is not valid UTF-8 is left out, with a
+        logged warning (protobuf's parser, and so ``tf.train.Example.FromString``, refuse the
+        whole record; TensorFlow's ``tf.io`` parsers skip it).
 
     Raises:
         SchemaError: ``data`` is not a valid serialized Example.
@@ -341,6 +473,7 @@ def decode_sequence_example(
     Returns:
         ``(context, feature_lists)``: context as :func:`decode_example` returns features;
         feature_lists maps each name to its steps, one list (or array) of values per step.
+        Names that are not valid UTF-8 are left out, as :func:`decode_example` leaves them out.
 
     Raises:
         SchemaError: ``data`` is not a valid serialized SequenceExample.
