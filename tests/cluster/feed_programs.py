@@ -200,3 +200,17 @@ def read_slowly_with_boundaries(args, ctx):
         ctx.resize_point()
     _write(args, ctx, f"read-{ctx.attempt}", {"epochs": epochs})
     return [ctx.attempt, ctx.num_workers]
+
+
+def read_two_then_wait_for_go(args, ctx):
+    """Read epochs 1 and 2 of feed "train" (saying so: ``<node>-two.json``), wait (up to
+    120 s) for the file ``go`` in args["out"], then read one more epoch; writes the ids of
+    each epoch."""
+    data = ctx.feed("train").batch(100)
+    epochs = [[i for batch in data for i in _ids(batch, "bytes")] for _ in range(2)]
+    _write(args, ctx, "two", {"records": [len(e) for e in epochs]})
+    deadline = time.monotonic() + 120
+    while not os.path.exists(os.path.join(args["out"], "go")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    epochs.append([i for batch in data for i in _ids(batch, "bytes")])
+    _write(args, ctx, "read", {"epochs": epochs})

@@ -4,10 +4,13 @@ its task slots up when the readers wait for another feed first: on a real local-
 from __future__ import annotations
 
 import json
+import logging
+import time
 
 from tfrecord_io import cluster
 
 import feed_programs
+from waiting import eventually
 
 N = 400
 
@@ -51,3 +54,35 @@ def test_an_epoch_fed_ahead_gives_way_to_the_feed_its_readers_read_first(sc, tmp
         assert sorted(read[0]["epochs"]["validation"][epoch]
                       + read[1]["epochs"]["validation"][epoch]) == list(range(10))
     assert [e.records for e in reports["train"].epochs] == [{0: n // 2, 1: n // 2}] * 2
+
+
+def test_a_stopped_calls_epoch_fed_ahead_is_withdrawn_and_the_next_call_read_in_its_place(
+        sc, tmp_path, caplog):
+    # Epoch 3 of the first call is fed ahead while the readers wait (100 KB records, 40 MB per
+    # worker and epoch: more than a node buffers ahead, so its job is still running); the call
+    # is stopped, and the readers' third epoch is the next call's first, whole: no record of
+    # the stopped call.
+    n = 800
+    first = sc.parallelize(range(n), 4).map(lambda i: b"r%d" % i + b" " * 100_000).cache()
+    second = sc.parallelize([b"r%d" % i for i in range(n, n + 100)], 2).cache()
+    caplog.set_level(logging.DEBUG, logger="tfrecord_io.cluster")
+    with cluster.run(sc, feed_programs.read_two_then_wait_for_go, {"out": str(tmp_path)},
+                     num_workers=2, input_mode="spark") as c:
+        feeding = c.train(first, num_epochs=4, block=False)
+        eventually(lambda: all((tmp_path / f"worker-{w}-two.json").exists() for w in range(2)),
+                   timeout=120, what="both workers read two epochs")
+        eventually(lambda: "submitted epoch 3 of 'train' (ahead" in caplog.text, timeout=60,
+                   what="epoch 3 fed ahead")
+        time.sleep(2)  # its batches reach the nodes' buffers
+        feeding.stop()
+        stopped = feeding.result(timeout=60)
+        (tmp_path / "go").touch()
+        report = c.train(second, num_epochs=1)
+        c.wait(timeout=300)
+    assert "epochs [3] of 'train', fed ahead, were withdrawn from every node" in caplog.text
+    assert [e.epoch for e in stopped.epochs] == [1, 2] and stopped.stopped
+    assert [e.epoch for e in report.epochs] == [3]
+    read = _read(tmp_path)
+    for epoch in (0, 1):
+        assert sorted(read[0]["epochs"][epoch] + read[1]["epochs"][epoch]) == list(range(n))
+    assert sorted(read[0]["epochs"][2] + read[1]["epochs"][2]) == list(range(n, n + 100))

@@ -316,3 +316,70 @@ def test_an_epoch_left_early_drops_the_rest_of_its_batches_without_holding_the_s
     buf.end_epoch(1, 4)
     buf.end_epoch(2, 1)
     assert [r for batch in buf.epoch() for r in batch.records()] == [b"next"]
+
+
+def _read_epoch(buf) -> list[bytes]:
+    return [r for batch in buf.epoch() for r in batch.records()]
+
+
+def test_a_withdrawn_epoch_drops_its_batches_and_reads_the_next_calls_instead():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    buf.put(1, (1, 0, 0), 1, framed(b"call-1"))
+    buf.end_epoch(1, 1)
+    buf.put(2, (1, 0, 0), 1, framed(b"ahead"))  # epoch 2 of call 1, fed ahead
+    assert _read_epoch(buf) == [b"call-1"]
+    assert buf.withdraw(2, 1)
+    buf.put(2, (2, 0, 0), 1, framed(b"call-2"))  # the next call's epoch 2
+    buf.end_epoch(2, 1)  # counted: the withdrawn batch is not in the count either
+    assert _read_epoch(buf) == [b"call-2"]
+
+
+def test_a_withdrawn_epochs_batch_that_comes_late_is_dropped_and_its_sender_told():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    assert buf.withdraw(1, 1)
+    assert not buf.put(1, (1, 0, 0), 1, framed(b"stale"))  # its cancelled task, still sending
+    assert buf.put(1, (2, 0, 0), 1, framed(b"fresh"))
+    buf.end_epoch(1, 1)
+    assert _read_epoch(buf) == [b"fresh"]
+
+
+def test_a_withdrawn_batch_waiting_for_room_gives_up_and_frees_its_sender():
+    buf = FeedBuffer("train", 1, lambda name, epoch: None)
+    buf.put(1, (1, 0, 0), 1, framed(b"held"))
+    kept: list[bool] = []
+    sender = threading.Thread(target=lambda: kept.append(buf.put(1, (1, 0, 1), 1, framed(b"x"))))
+    sender.start()
+    sender.join(0.3)
+    assert sender.is_alive()  # the buffer is full: it waits
+    assert buf.withdraw(1, 1)
+    sender.join(10)
+    assert kept == [False]
+
+
+def test_an_epoch_the_reader_has_begun_is_not_withdrawn():
+    buf = FeedBuffer("train", 8, lambda name, epoch: None)
+    buf.put(1, (1, 0, 0), 1, framed(b"begun"))
+    reading = buf.epoch()
+    assert next(reading).records() == [b"begun"]
+    assert not buf.withdraw(1, 1)
+    buf.end_epoch(1, None)  # the driver ends it short instead
+    assert list(reading) == []
+
+
+def test_the_server_answers_a_withdrawal_on_the_drivers_link(server):
+    link = _driver_link(server)
+    wire, _ = _feeder(server, epoch=1)
+    wire.send({"type": "batch", "job": 7, "partition": 0, "seq": 0, "records": 1}, framed(b"a"))
+    wire.send({"type": "end"})
+    assert wire.receive(max_payload=0)[0] == {"type": "ack", "stopped": False}
+    link.send({"type": "withdraw_epoch", "feed": "train", "epoch": 1, "job": 7})
+    assert link.receive(max_payload=0)[0] == {
+        "type": "withdrawn", "feed": "train", "epoch": 1, "withdrawn": True}
+    thread, out = _epoch_in_thread(server.buffer("train"))
+    assert link.receive(max_payload=0)[0] == {"type": "demand", "feed": "train", "epoch": 1}
+    link.send({"type": "withdraw_epoch", "feed": "train", "epoch": 1, "job": 8})
+    assert link.receive(max_payload=0)[0] == {
+        "type": "withdrawn", "feed": "train", "epoch": 1, "withdrawn": False}
+    link.send({"type": "end_epoch", "feed": "train", "epoch": 1, "sent": 0})
+    thread.join(10)
+    assert out == {"records": []}

@@ -43,8 +43,10 @@ __all__ = [
     "EndEpoch",
     "FailEpoch",
     "EndAll",
+    "WithdrawEpoch",
     "Demand",
     "ReaderLeft",
+    "Withdrawn",
     "Closing",
     "FeederHello",
     "Ready",
@@ -265,6 +267,31 @@ class EndAll(Message):
 
 
 @dataclass(frozen=True)
+class WithdrawEpoch(Message):
+    """Epoch *epoch* of *feed* was fed ahead (batches of feeding job *job*) and its call
+    stopped before the driver heard that this node's reader asked for it: unless the reader
+    has begun it, the node drops its batches, those held and any that still come, and the
+    epoch's number is the next call's. Answered by :class:`Withdrawn`."""
+
+    TYPE: ClassVar[str] = "withdraw_epoch"
+    feed: str
+    epoch: int
+    job: int
+
+
+@dataclass(frozen=True)
+class Withdrawn(Message):
+    """The answer to :class:`WithdrawEpoch`: *withdrawn* True if the node dropped the epoch's
+    batches (its reader had not begun it); False if its reader had begun it (the driver then
+    ends the epoch, short, with ``end_epoch``)."""
+
+    TYPE: ClassVar[str] = "withdrawn"
+    feed: str
+    epoch: int
+    withdrawn: bool
+
+
+@dataclass(frozen=True)
 class Demand(Message):
     """The node's reader started epoch *epoch* of *feed*."""
 
@@ -352,9 +379,9 @@ FROM_DRIVER: tuple[type[Message], ...] = (Stop, Grow)
 #: What a feed server accepts as a first message.
 FEED_HELLOS: tuple[type[Message], ...] = (DriverHello, FeederHello)
 #: What a feed server receives on the driver's link.
-FROM_DRIVER_LINK: tuple[type[Message], ...] = (EndEpoch, FailEpoch, EndAll)
+FROM_DRIVER_LINK: tuple[type[Message], ...] = (EndEpoch, FailEpoch, EndAll, WithdrawEpoch)
 #: What the driver's link receives from a feed server.
-FROM_FEED_SERVER: tuple[type[Message], ...] = (Demand, ReaderLeft, Closing)
+FROM_FEED_SERVER: tuple[type[Message], ...] = (Demand, ReaderLeft, Closing, Withdrawn)
 #: What a feed server receives from a feeding task after the hello.
 FROM_FEEDER: tuple[type[Message], ...] = (Batch, End)
 #: What a feeding task receives (the jar's ``FeedSender`` reads these).

@@ -9,6 +9,10 @@ never keep out those the reader waits for, and a node holds at most twice the ca
 ``main_fun`` reads with :meth:`~FeedBuffer.epoch`, one call per epoch, through
 ``ctx.feed(name)``.
 
+An epoch fed ahead whose ``train`` call is stopped before the reader begins it is withdrawn
+(:meth:`~FeedBuffer.withdraw`): its batches are dropped, also those of its feeding job that
+still come, and the next call's batches of that epoch number are read instead.
+
 Bookkeeping per epoch: a batch already received (same feeding job, partition and sequence
 number: a Spark task that was retried sends its batches again) is dropped, one still waiting
 for room is waited for (so a connection's ``ack`` still means its batches are in), and at the
@@ -64,6 +68,7 @@ class FeedBuffer:
         # batches put() holds while they wait for room: (epoch, key)
         self._landing: set[tuple[int, tuple[int, int, int]]] = set()
         self._received: dict[int, int] = {}
+        self._withdrawn: set[tuple[int, int]] = set()  # (epoch, job): batches dropped as they come
 
     # -- from the connections ------------------------------------------------------------------
 
@@ -78,7 +83,7 @@ class FeedBuffer:
         False when the feed is stopped, or the reader is done with *epoch* (an iteration left
         early skips the rest of its epoch): the batch is dropped."""
         with self._cond:
-            if self._dropping(epoch):
+            if self._dropping(epoch) or (epoch, key[0]) in self._withdrawn:
                 return False
             # A retried task's batch already here is dropped at once, never waiting for room
             # it would not take. One still on its way in (its first sender, say a task whose
@@ -88,17 +93,17 @@ class FeedBuffer:
             if key in seen:
                 while not self._dropping(epoch) and (epoch, key) in self._landing:
                     self._cond.wait(_POLL)
-                return not self._dropping(epoch)
+                return not self._dropping(epoch) and (epoch, key[0]) not in self._withdrawn
             seen.add(key)
             self._landing.add((epoch, key))
             try:
-                while (not self._dropping(epoch)
+                while (not self._dropping(epoch) and (epoch, key[0]) not in self._withdrawn
                        and self._held(epoch > self._started) >= self._capacity):
                     self._cond.wait(_POLL)
             finally:
                 self._landing.discard((epoch, key))
                 self._cond.notify_all()
-            if self._dropping(epoch):
+            if self._dropping(epoch) or (epoch, key[0]) in self._withdrawn:
                 return False
             self._received[epoch] = self._received.get(epoch, 0) + records
             self._items.append(("data", epoch, payload, records, key))
@@ -135,6 +140,29 @@ class FeedBuffer:
         with self._cond:
             self._unmarked = reason
             self._cond.notify_all()
+
+    def withdraw(self, epoch: int, job: int) -> bool:
+        """The driver's withdrawal of *epoch*, fed ahead by feeding job *job* and then stopped:
+        unless the reader has begun it, its batches of that job are dropped, those held and
+        those that still come, and the epoch is the next call's to feed. Whether it was
+        withdrawn (False: the reader has begun it; the driver ends it instead)."""
+        with self._cond:
+            if self._started >= epoch and not self._stopped:
+                return False
+            self._withdrawn.add((epoch, job))
+            kept: collections.deque[tuple[Any, ...]] = collections.deque()
+            for item in self._items:
+                if item[0] == "data" and item[1] == epoch and item[4][0] == job:
+                    self._batches[epoch] -= 1
+                    if not self._batches[epoch]:
+                        del self._batches[epoch]
+                    self._received[epoch] -= item[3]
+                    self._seen[epoch].discard(item[4])
+                else:
+                    kept.append(item)
+            self._items = kept
+            self._cond.notify_all()
+        return True
 
     def _marker(self, item: tuple[Any, ...]) -> None:
         with self._cond:

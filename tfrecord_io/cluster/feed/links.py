@@ -5,7 +5,8 @@ cluster's protocol, :mod:`tfrecord_io.cluster.protocol`, ``docs/protocol.md``) a
 node, the epochs its reader asked for (``demand``), the feeds its reader left, and whether
 ``main_fun`` ended there (``closing``: ``finished`` or ``failed``) or the link broke. It sends
 the driver's markers: the end of an epoch (with the records sent, for the node's exactly-once
-check), a failed epoch, the end of every feed.
+check), a failed epoch, the withdrawal of an epoch fed ahead (and keeps the nodes' answers),
+the end of every feed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tfrecord_io.cluster.messages import (
     EndAll,
     Message,
     ReaderLeft,
+    Withdrawn,
 )
 from tfrecord_io.cluster.protocol import Stream, connect
 from tfrecord_io.errors import ChannelError
@@ -45,6 +47,7 @@ class FeedLinks:
         self._demands: dict[str, dict[str, int]] = {n: {} for n in nodes}
         self._left: dict[str, set[str]] = {n: set() for n in nodes}
         self._closing: dict[str, str] = {}
+        self._withdrawn: dict[str, dict[tuple[str, int], bool]] = {n: {} for n in nodes}
         self._wires: dict[str, Stream] = {}
         self._closed = False
         for node in nodes:
@@ -71,6 +74,8 @@ class FeedLinks:
                     elif isinstance(message, ReaderLeft):
                         self._left[node].add(message.feed)
                         log.info("%s left feed %r (its reader is done with it)", node, message.feed)
+                    elif isinstance(message, Withdrawn):
+                        self._withdrawn[node][(message.feed, message.epoch)] = message.withdrawn
                     elif isinstance(message, Closing):
                         reason = message.status
                         self._closing[node] = reason
@@ -116,6 +121,12 @@ class FeedLinks:
         with self.cond:
             return {feed: epoch for feed, epoch in self._demands[node].items()
                     if feed not in self._left[node]}
+
+    def withdrawn(self, node: str, feed: str, epoch: int) -> bool | None:
+        """*node*'s answer to the withdrawal of *epoch* of *feed* (True: withdrawn; False: its
+        reader had begun it), or None while there is none."""
+        with self.cond:
+            return self._withdrawn[node].get((feed, epoch))
 
     # -- markers -------------------------------------------------------------------------------
 

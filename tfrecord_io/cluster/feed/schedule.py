@@ -26,10 +26,16 @@ change goes through :meth:`Epoch.move`, which refuses any other)::
                                                           again once asked, nodes keep the
                                                           batches they have and drop repeats)
     AHEAD, FEEDING --job done-->                FED      (end markers sent, in epoch order)
-    any live state --Feeding.stop()-->          STOPPED  (job cancelled, end markers "unsure";
-                                                          a WAITING epoch never fed and not
-                                                          asked for: no marker, its number
-                                                          given to the feed's next call)
+    any live state --Feeding.stop()-->          STOPPED  (job cancelled, end markers "unsure")
+    WAITING  --Feeding.stop(), no node asked,
+               no job ever fed it-->            WITHDRAWN (no marker; its number is the feed's
+                                                          next call's)
+    AHEAD, WAITING (gave way) --Feeding.stop(),
+               no node asked-->                 WITHDRAWING (job cancelled; ``withdraw_epoch``
+                                                          sent: nodes drop its batches)
+    WITHDRAWING --every node withdrew it-->     WITHDRAWN
+    WITHDRAWING --a node's reader had begun it-->
+                                                STOPPED  (end markers "unsure": read short)
     any live state --failure-->                 FAILED   (job cancelled, fail markers sent)
     WAITING  --no node reads the feed-->        UNREAD   (the call ends: nobody would read it)
 
@@ -81,7 +87,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tfrecord_io.cluster.feed.reports import EpochReport, Feeding, FeedReport
-from tfrecord_io.cluster.messages import EndEpoch, FailEpoch, Message
+from tfrecord_io.cluster.messages import EndEpoch, FailEpoch, Message, WithdrawEpoch
 from tfrecord_io.errors import ClusterError
 
 __all__ = ["TRANSITIONS", "Call", "Epoch", "EpochState", "FeedSchedule", "Job", "Links",
@@ -113,6 +119,8 @@ class EpochState(enum.Enum):
     STOPPED = "stopped"
     FAILED = "failed"
     UNREAD = "unread"
+    WITHDRAWING = "withdrawing"
+    WITHDRAWN = "withdrawn"
 
     @property
     def live(self) -> bool:
@@ -120,7 +128,8 @@ class EpochState(enum.Enum):
         return self in _LIVE
 
 
-_LIVE = {EpochState.WAITING, EpochState.PLANNING, EpochState.AHEAD, EpochState.FEEDING}
+_LIVE = {EpochState.WAITING, EpochState.PLANNING, EpochState.AHEAD, EpochState.FEEDING,
+         EpochState.WITHDRAWING}
 
 _S = EpochState
 #: Every transition an epoch may make (the table of the module docs); :meth:`Epoch.move` makes
@@ -135,6 +144,10 @@ TRANSITIONS: frozenset[tuple[EpochState, EpochState]] = frozenset({
     (_S.AHEAD, _S.FED),
     (_S.FEEDING, _S.FED),
     (_S.WAITING, _S.UNREAD),
+    (_S.WAITING, _S.WITHDRAWN),
+    (_S.WAITING, _S.WITHDRAWING),
+    (_S.AHEAD, _S.WITHDRAWING),
+    (_S.WITHDRAWING, _S.WITHDRAWN),
     *((live, _S.STOPPED) for live in _LIVE),
     *((live, _S.FAILED) for live in _LIVE),
 })
@@ -164,7 +177,8 @@ class Runner(Protocol):
 
     def plan(self, call: Call) -> Job:
         """Start making *call*'s batches; the job's value is the plan (``dropped``,
-        ``per_worker``: the records each worker gets per epoch in sync mode, else None)."""
+        ``per_worker``: the records each worker gets per epoch in sync mode, else None;
+        ``job``: the number its batches carry, which a withdrawal names)."""
 
     def send_epoch(self, call: Call, epoch: int) -> Job:
         """Submit the feeding job of *epoch* of *call* (``call.plan``'s batches): it is in
@@ -201,6 +215,10 @@ class Links(Protocol):
 
     def send(self, node: str, message: Message) -> None:
         """Send a marker to *node* (nothing if its link is down)."""
+
+    def withdrawn(self, node: str, feed: str, epoch: int) -> bool | None:
+        """*node*'s answer to the withdrawal of *epoch* of *feed* (True: withdrawn; False: its
+        reader had begun it), or None while there is none."""
 
 
 @dataclass
@@ -581,6 +599,8 @@ class FeedSchedule:
             queued.job = self._runner.send_epoch(call, queued.number)
             queued.move(EpochState.AHEAD)
             call.inflight.append(queued)
+            log.debug("submitted epoch %d of %r (ahead, behind epoch %d)", queued.number,
+                      call.feed, epoch.number)
 
     def _give_way_if_awaited(self, call: Call, epoch: Epoch) -> bool:
         """AHEAD -> FEEDING once every reader asked; AHEAD -> WAITING (job cancelled) when a
@@ -657,8 +677,10 @@ class FeedSchedule:
             if not self._all_reached(call, first, first.job):
                 return  # within the grace: the next step looks again
             self._fed(call, first, first.job)
-        self._take_back_unasked(call)
+        self._withdraw_unasked(call)
         for i, epoch in enumerate(call.inflight):
+            if epoch.state is EpochState.WITHDRAWING:
+                continue
             had_job = epoch.job is not None
             self._cancel(epoch)
             epoch.move(EpochState.STOPPED)
@@ -666,30 +688,66 @@ class FeedSchedule:
             self._end_markers(call.feed, epoch.result)
             if had_job and i == 0:
                 call.report.epochs.append(epoch.result)
-        call.inflight.clear()
+        call.inflight[:] = [e for e in call.inflight if e.state is EpochState.WITHDRAWING]
         if call.planning is not None:
             call.planning.cancel()
             call.planning = None
+        if call.inflight and not self._settle_withdrawals(call):
+            return  # the next step looks at the answers again
         call.report.stopped = True
         self._finish(call)
 
-    def _take_back_unasked(self, call: Call) -> None:
-        """The stopped *call*'s last epochs that no node asked for and no job ever fed (no
-        batch of theirs exists) end with no marker, and their numbers go to the feed's next
-        call: the readers' next epoch is that call's first, not an empty one. A reader whose
-        ask is still on its way waits in that epoch for the next call's batches, which is what
-        it would have read. (An epoch fed ahead has batches on the nodes already: it is ended
-        short, as a stop ends the epoch being read.)"""
-        while call.inflight:
-            last = call.inflight[-1]
-            if last.state is not EpochState.WAITING or last.gave_way or any(
-                    self._links.asked(n, call.feed) >= last.number for n in self._links.nodes):
+    def _withdraw_unasked(self, call: Call) -> None:
+        """The stopped *call*'s last epochs that no node asked for are withdrawn, so that their
+        numbers go to the feed's next call and the readers' next epoch is that call's first,
+        not a short or empty one. One that no job fed (no batch of it exists) is WITHDRAWN at
+        once; a reader whose ask is still on its way waits in it for the next call's batches.
+        One fed ahead (or that gave way) has batches on the nodes: it is WITHDRAWING, its job
+        cancelled, and every node is asked to drop its batches (:meth:`_settle_withdrawals`
+        reads the answers)."""
+        for epoch in reversed(call.inflight):
+            if epoch.state not in (EpochState.WAITING, EpochState.AHEAD) or any(
+                    self._links.asked(n, call.feed) >= epoch.number for n in self._links.nodes):
                 return
-            call.inflight.pop()
-            last.move(EpochState.STOPPED)
-            self._numbers[call.feed] = last.number - 1
-            log.debug("epoch %d of %r was stopped before it was asked for: its number goes to "
-                      "the feed's next call", last.number, call.feed)
+            if epoch.state is EpochState.WAITING and not epoch.gave_way:
+                call.inflight.remove(epoch)
+                epoch.move(EpochState.WITHDRAWN)
+                self._numbers[call.feed] = epoch.number - 1
+                log.debug("epoch %d of %r was stopped before it was asked for or fed: its "
+                          "number goes to the feed's next call", epoch.number, call.feed)
+                continue
+            self._cancel(epoch)
+            epoch.move(EpochState.WITHDRAWING)
+            self._markers(WithdrawEpoch(feed=call.feed, epoch=epoch.number, job=call.plan.job))
+
+    def _settle_withdrawals(self, call: Call) -> bool:
+        """Whether every node still up answered the withdrawal of *call*'s WITHDRAWING epochs
+        (its only epochs left); then each is WITHDRAWN, its number the feed's next call's,
+        unless a node's reader had begun it or a later one: that epoch is STOPPED and ended
+        short on every node, as a stop ends the epoch being read (a node that dropped its
+        batches reads it empty)."""
+        links = self._links
+        up = [n for n in links.nodes if links.gone(n) is None]
+        answers = {(n, e.number): links.withdrawn(n, call.feed, e.number)
+                   for n in up for e in call.inflight}
+        if None in answers.values():
+            return False
+        begun = max((number for (_, number), done in answers.items() if not done), default=0)
+        for epoch in call.inflight:
+            if epoch.number <= begun:
+                epoch.move(EpochState.STOPPED)
+                epoch.result.complete = False
+                self._end_markers(call.feed, epoch.result)
+                call.report.epochs.append(epoch.result)
+            else:
+                epoch.move(EpochState.WITHDRAWN)
+        withdrawn = [e.number for e in call.inflight if e.state is EpochState.WITHDRAWN]
+        if withdrawn:
+            self._numbers[call.feed] = min(withdrawn) - 1
+            log.debug("epochs %s of %r, fed ahead, were withdrawn from every node: their "
+                      "numbers go to the feed's next call", withdrawn, call.feed)
+        call.inflight.clear()
+        return True
 
     def _failed_before_stop(self, call: Call, epoch: Epoch, job: Job, doing: str) -> bool:
         """Whether *job* of *epoch* had failed by itself (before the stop cancelled anything:

@@ -12,8 +12,9 @@ kinds:
 
 * the driver's link (one per node): the server sends ``demand`` (the reader started epoch *e*
   of a feed), ``reader_left`` (the reader is done with a feed) and ``closing`` (``main_fun``
-  ended: ``finished`` or ``failed``); the driver sends ``end_epoch``, ``fail_epoch`` and
-  ``end_all``.
+  ended: ``finished`` or ``failed``); the driver sends ``end_epoch``, ``fail_epoch``,
+  ``end_all`` and ``withdraw_epoch`` (an epoch fed ahead, then stopped), which the server
+  answers with ``withdrawn``.
 * a feeding task (one connection per task and worker): ``batch`` messages into the feed's
   :class:`~tfrecord_io.cluster.feed.buffer.FeedBuffer`, then ``end``, answered with ``ack`` once
   every batch of the connection is buffered. When the feed is stopped, or its reader is done
@@ -44,6 +45,8 @@ from tfrecord_io.cluster.messages import (
     ReaderLeft,
     Ready,
     Stopped,
+    WithdrawEpoch,
+    Withdrawn,
 )
 from tfrecord_io.cluster.protocol import MAX_PAYLOAD, Stream, StreamServer
 from tfrecord_io.errors import ChannelError
@@ -206,6 +209,10 @@ class FeedServer:
                 self.buffer(message.feed).end_epoch(message.epoch, message.sent)
             elif isinstance(message, FailEpoch):
                 self.buffer(message.feed).fail_epoch(message.epoch, message.reason)
+            elif isinstance(message, WithdrawEpoch):
+                done = self.buffer(message.feed).withdraw(message.epoch, message.job)
+                wire.send(messages.encode(Withdrawn(feed=message.feed, epoch=message.epoch,
+                                                    withdrawn=done)))
             else:  # EndAll
                 with self._lock:
                     self._all_closed = True
