@@ -235,3 +235,70 @@ def test_a_url_refused_to_head_and_to_get_is_the_gets_permission_error(no_head_s
     with pytest.raises(HttpPermissionError, match=f"access denied to {url} \\(HTTP 403"):
         fs.stat(url)
     assert no_head_server.seen == [("HEAD", None), ("GET", "bytes=0-0")]  # the error is GET's
+
+
+class _RedirectingHandler(BaseHTTPRequestHandler):
+    """Answers every request with a redirect to ``server.target`` (a URL of another host)."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.send_response(302)
+        self.send_header("Location", self.server.target + self.path)  # type: ignore[attr-defined]
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+
+class _RecordingHandler(BaseHTTPRequestHandler):
+    """Serves :data:`DATA` at every path (``Range`` requests included, with 206), recording the
+    ``Authorization`` header of each request in ``server.seen``."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.server.seen.append(self.headers.get("Authorization"))  # type: ignore[attr-defined]
+        m = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range", ""))
+        start = int(m.group(1)) if m else 0
+        self.send_response(206 if m else 200)
+        if m:
+            self.send_header("Content-Range", f"bytes {start}-{len(DATA) - 1}/{len(DATA)}")
+        self.send_header("Content-Length", str(len(DATA) - start))
+        self.end_headers()
+        if self.command == "GET":
+            self.wfile.write(DATA[start:])
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+
+def _serve(handler: type, **attributes: object) -> ThreadingHTTPServer:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    for name, value in attributes.items():
+        setattr(httpd, name, value)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def test_credentials_of_the_url_are_not_sent_on_to_another_host_it_redirects_to():
+    """A file server that redirects to a CDN or a presigned S3 URL: the user and password are
+    the first host's, not the other's (which a presigned URL also refuses beside its own
+    signature)."""
+    other = _serve(_RecordingHandler, seen=[])
+    first = _serve(_RedirectingHandler,
+                   target=f"http://localhost:{other.server_address[1]}")
+    try:
+        url = f"http://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{first.server_address[1]}/d"
+        with fs.open(url) as f:
+            f.seek(1000)
+            assert f.read(10) == DATA[1000:1010]
+        assert fs.stat(url).size == len(DATA)
+        assert len(other.seen) == 3 and other.seen == [None, None, None]
+    finally:
+        for httpd in (first, other):
+            httpd.shutdown()
+            httpd.server_close()

@@ -8,10 +8,13 @@ stat, list, glob, walk, expand, makedirs, rename, replace, delete), is in test_f
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
 import uuid
+from collections.abc import Iterator
+from unittest import mock
 
 import pytest
 import stores
@@ -255,3 +258,78 @@ def test_a_directory_holding_a_key_below_an_empty_path_part_is_not_moved_nor_tak
     with pytest.raises(OSError, match="not empty"):
         fs.delete(f"{any_base}/tree")
     assert not fs.exists(f"{any_base}/moved") and fs.exists(f"{any_base}/tree")
+
+
+# -- a key that is also the prefix of other keys ----------------------------------------------
+
+
+def test_an_object_whose_key_is_also_a_directory_is_listed_as_both_and_expanded_whole(any_base):
+    """``x`` and ``x/y`` both objects (as a tool that writes a name and then a tree below it
+    leaves them): no store loses either from a listing, so no reader skips one's data."""
+    for name, data in (("x", b"file"), ("x/y", b"below"), ("x1", b"beside")):
+        stores.put(f"{any_base}/{name}", data)
+    entries = sorted((e.url, e.is_dir) for e in fs.ls(any_base, detail=True))
+    assert entries == [(f"{any_base}/x", False), (f"{any_base}/x", True),
+                       (f"{any_base}/x1", False)]
+    assert fs.expand(any_base) == [f"{any_base}/x", f"{any_base}/x/y", f"{any_base}/x1"]
+    assert stores.get(f"{any_base}/x") == b"file" and stores.get(f"{any_base}/x/y") == b"below"
+
+
+def test_a_glob_matches_a_key_that_is_also_a_directory_once(any_base):
+    for name, data in (("x", b"file"), ("x/y", b"below"), ("x1", b"beside")):
+        stores.put(f"{any_base}/{name}", data)
+    assert fs.glob(f"{any_base}/x*") == [f"{any_base}/x", f"{any_base}/x1"]
+    assert [(m.url, m.is_dir) for m in fs.glob(f"{any_base}/x*", detail=True)] == [
+        (f"{any_base}/x", False), (f"{any_base}/x1", False)]
+    assert fs.glob(f"{any_base}/x*/") == [f"{any_base}/x"]
+    assert fs.glob(f"{any_base}/*/y") == [f"{any_base}/x/y"]
+
+
+# -- a directory's move that fails half-way ------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _copies_failing_at(n: int) -> Iterator[None]:
+    """Within the block, the *n*-th server-side copy fails, as one does when the connection is
+    lost."""
+    copy = objectstore.ObjectStoreFileSystem._copy_object
+    calls = []
+
+    def failing(self, src, dst):
+        calls.append(src)
+        if len(calls) == n:
+            raise ObjectStoreError(f"cannot copy {src}: connection lost")
+        copy(self, src, dst)
+
+    with mock.patch.object(objectstore.ObjectStoreFileSystem, "_copy_object", failing):
+        yield
+
+
+def test_a_directory_move_that_fails_half_way_leaves_no_partial_copy_and_can_be_retried(
+        any_base):
+    for name in ("part-0", "part-1", "sub/part-2"):
+        stores.put(f"{any_base}/src/{name}", name.encode())
+    with _copies_failing_at(2), pytest.raises(ObjectStoreError, match="connection lost"):
+        fs.rename(f"{any_base}/src", f"{any_base}/dst")
+    assert not fs.exists(f"{any_base}/dst")  # not a part of the tree where it was going
+    assert fs.expand(f"{any_base}/src") == [f"{any_base}/src/{name}"
+                                            for name in ("part-0", "part-1", "sub/part-2")]
+    fs.rename(f"{any_base}/src", f"{any_base}/dst")  # the retry is not refused
+    assert stores.get(f"{any_base}/dst/sub/part-2") == b"sub/part-2"
+    assert not fs.exists(f"{any_base}/src")
+
+
+def test_publish_whose_directory_move_fails_half_way_leaves_the_earlier_output(any_base):
+    out = f"{any_base}/out"
+    stores.put(f"{out}/train/part-0", b"old")
+    with pytest.raises(ObjectStoreError, match="connection lost"):
+        with fs.staging_directory(out, "test") as staging:
+            for name in ("part-0", "part-1"):
+                stores.put(f"{staging}/train/{name}", b"new")
+            # The earlier output's move aside copies one object; the move in fails at its
+            # second.
+            with _copies_failing_at(3):
+                fs.publish(staging, ["train"])
+    assert fs.ls(out) == [f"{out}/train"]
+    assert fs.expand(f"{out}/train") == [f"{out}/train/part-0"]
+    assert stores.get(f"{out}/train/part-0") == b"old"

@@ -249,16 +249,19 @@ class AzureFileSystem(ObjectStoreFileSystem):
                 return []  # an empty directory: its marker alone
             raise
         # An empty blob listed as a prefix too is a marker: only one without children (an
-        # empty directory) costs a request to tell it from an empty file.
+        # empty directory) costs a request to tell it from an empty file. A blob with data
+        # whose name is also a prefix (``x`` beside ``x/y``) is both a file and a directory,
+        # listed as both (as on S3), so that neither's data is left out.
         prefixes = {i.path for i in listed if i.type == pafs.FileType.Directory}
-        found: dict[str, pafs.FileInfo] = {}
+        found: dict[tuple[str, bool], pafs.FileInfo] = {}
         for info in listed:
-            if info.path in prefixes:
-                found[info.path] = pafs.FileInfo(info.path, pafs.FileType.Directory)
+            if info.path in prefixes and (info.type == pafs.FileType.Directory
+                                          or _maybe_marker(info)):
+                found[info.path, True] = pafs.FileInfo(info.path, pafs.FileType.Directory)
             elif _maybe_marker(info) and _marks_directory(client, info.path):
-                found[info.path] = pafs.FileInfo(info.path, pafs.FileType.Directory)
+                found[info.path, True] = pafs.FileInfo(info.path, pafs.FileType.Directory)
             else:
-                found[info.path] = info
+                found[info.path, False] = info
         return list(found.values())
 
     def makedirs(self, target: str) -> None:

@@ -155,19 +155,23 @@ class GcsFileSystem(ObjectStoreFileSystem):
                 raise FileNotFoundError(path)
             if kind == pafs.FileType.File:
                 raise NotADirectoryError(path)
-        entries: dict[str, pafs.FileInfo] = {}
+        # By name and kind: an object whose name is also the prefix of others (``x`` beside
+        # ``x/y``) is both a file and a directory, listed as both (as on S3), so that neither's
+        # data is left out.
+        entries: dict[tuple[str, bool], pafs.FileInfo] = {}
         for info in found:
             name, deeper, _ = info.path[len(path) + 1:].partition("/")
             if not name:
                 # A key below an empty path part (``dir//x``): listed as the directory itself,
                 # as pyarrow's listing by delimiter does, so that the caller knows it is there.
-                entries[""] = pafs.FileInfo(f"{path}/", pafs.FileType.Directory)
+                entries["", True] = pafs.FileInfo(f"{path}/", pafs.FileType.Directory)
                 continue
-            if deeper and name in entries:
+            is_dir = bool(deeper) or info.type == pafs.FileType.Directory
+            if (name, is_dir) in entries:
                 continue
-            entries[name] = (pafs.FileInfo(f"{path}/{name}", pafs.FileType.Directory)
-                             if deeper else info)
-        return [entries[name] for name in sorted(entries)]
+            entries[name, is_dir] = (pafs.FileInfo(f"{path}/{name}", pafs.FileType.Directory)
+                                     if deeper else info)
+        return [entries[key] for key in sorted(entries)]
 
     def _connect(self, url: str) -> tuple[pafs.GcsFileSystem, GcsSettings]:
         config = self.settings()

@@ -62,12 +62,42 @@ def _without_userinfo(url: str) -> tuple[str, dict[str, str]]:
     return urlunsplit(parts._replace(netloc=netloc)), {"Authorization": header}
 
 
+def _origin(url: str) -> tuple[str, str, int | str | None]:
+    """The scheme, host and port of *url* (the default port of its scheme when it names none;
+    a port that is no number as it is written)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port: int | str | None = parts.port
+    except ValueError:
+        port = parts.netloc.rpartition(":")[2]
+    return scheme, (parts.hostname or "").lower(), \
+        port or {"http": 80, "https": 443}.get(scheme)
+
+
+class _RedirectHandler(urllib.request.HTTPRedirectHandler):
+    """Follows redirects as urllib does, but sends the ``Authorization`` of a URL's
+    ``user:password@`` only to its own host: urllib would pass it on to any host the server
+    redirects to (a CDN, a presigned S3 URL, which refuses a second signature)."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
+                         headers: Any, newurl: str) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(new.full_url) != _origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
+
+
+_OPENER = urllib.request.build_opener(_RedirectHandler)
+
+
 def _request(url: str, timeout: float, method: str = "GET", start: int = 0,
              end: int | None = None, refusals: tuple[int, ...] = ()) -> Any:
     """The response to one request (of the bytes from *start* to *end*, inclusive, when
     either is given); ``None`` for a range past the end (416) or a status of *refusals*.
     Other errors become the HttpError family naming the URL (its credentials hidden). A
-    ``user:password@`` in the URL is sent as Basic authorization."""
+    ``user:password@`` in the URL is sent as Basic authorization, to its host only (not to
+    another one it redirects to)."""
     target, headers = _without_userinfo(url)
     headers["User-Agent"] = _USER_AGENT
     ranged = bool(start) or end is not None
@@ -76,7 +106,7 @@ def _request(url: str, timeout: float, method: str = "GET", start: int = 0,
     request = urllib.request.Request(target, method=method, headers=headers)  # noqa: S310
     url = redact(url)
     try:
-        return urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 - http(s) only
+        return _OPENER.open(request, timeout=timeout)
     except urllib.error.HTTPError as e:
         e.close()
         if (e.code == 416 and ranged) or e.code in refusals:  # 416: nothing to read

@@ -15,7 +15,8 @@ Semantics, the same on every store:
   leave such keys out (with a warning, once for each directory that holds them).
 * A "directory" is a key prefix: ``.../data`` is a directory when a key starts with ``data/``
   (or the marker object ``data/`` exists, which :meth:`~ObjectStoreFileSystem.makedirs` writes,
-  as Hadoop's connectors and pyarrow do). Listing is by prefix and delimiter, page after page.
+  as Hadoop's connectors and pyarrow do). An object ``data`` beside keys ``data/...`` is both a
+  file and a directory, and listed as both. Listing is by prefix and delimiter, page after page.
 * Reads are ranged ``GET`` requests of :data:`READ_BUFFER` bytes, fetched ahead of the reader by
   background threads (:class:`~tfrecord_io.fs.readahead.ReadAhead`), :func:`read_requests` of
   them in flight at once (4 by default), so that parsing, the round trips and the transfers
@@ -28,7 +29,9 @@ Semantics, the same on every store:
   :func:`tfrecord_io.fs.atomic_write` therefore writes in place.
 * ``replace`` of a file is a server-side copy (atomic for readers of the destination) and a
   delete; ``rename`` refuses an existing destination; renaming a directory copies each object,
-  then deletes the source (not atomic). Buckets and containers are never created or deleted.
+  then deletes the source (not atomic; a copy that fails deletes what was copied, so the
+  destination does not exist and the source is whole). Buckets and containers are never
+  created or deleted.
 
 Errors (:mod:`tfrecord_io.errors`, each naming the URL): a missing object
 :class:`~tfrecord_io.errors.ObjectStoreFileNotFoundError` (a ``FileNotFoundError``); a bucket or
@@ -403,7 +406,8 @@ class ObjectStoreFileSystem(FileSystem):
 
     def rename(self, src: str, dst: str) -> None:
         """Moves *src* to *dst*, which must not exist: a file by a server-side copy and a
-        delete; a directory object by object, then the source is deleted (not atomic). A
+        delete; a directory object by object, then the source is deleted (not atomic: when a
+        copy fails, what was copied is deleted, and *dst* is left as it was, missing). A
         directory cannot move into itself."""
         self._check_copy(src, dst)
         source = self._arrow_info(src)
@@ -432,15 +436,33 @@ class ObjectStoreFileSystem(FileSystem):
                     f"empty path part ({s}{entry.path[len(base):]}); nothing was moved. "
                     f"{_EMPTY_PART_ADVICE}")
         self.makedirs(dst)
-        for entry in entries:
-            relative = entry.path[len(base) + 1:].rstrip("/")
-            if not relative:
-                continue  # the directory itself (its marker), made above
-            if entry.type == pafs.FileType.Directory:
-                self.makedirs(f"{d}/{relative}")
-            else:
-                self._copy_object(f"{s}/{relative}", f"{d}/{relative}")
+        try:
+            for entry in entries:
+                relative = entry.path[len(base) + 1:].rstrip("/")
+                if not relative:
+                    continue  # the directory itself (its marker), made above
+                if entry.type == pafs.FileType.Directory:
+                    self.makedirs(f"{d}/{relative}")
+                else:
+                    self._copy_object(f"{s}/{relative}", f"{d}/{relative}")
+        except BaseException:
+            # A part of the tree at its destination would pass for all of it, and a retry
+            # would be refused (the destination exists): the copies made are removed.
+            self._remove_partial_copy(src, dst)
+            raise
         self.delete(src, recursive=True)
+
+    def _remove_partial_copy(self, src: str, dst: str) -> None:
+        """Deletes *dst*, what a failed move of the directory *src* copied there (it did not
+        exist before); a failure to is logged, naming what to delete by hand."""
+        try:
+            self.delete(dst, recursive=True)
+        except FileNotFoundError:
+            pass
+        except Exception as e:  # noqa: BLE001 - reported; the move's own error is raised
+            log.warning("The move of %s to %s failed, and the part copied to %s could not be "
+                        "deleted (%s: %s): delete it by hand; %s is whole", src, dst, dst,
+                        type(e).__name__, e, src)
 
     def replace(self, src: str, dst: str) -> None:
         """Moves the file *src* to *dst*, replacing a file there: the copy replaces *dst* at

@@ -258,13 +258,24 @@ def _glob(pattern: PathOrUrl, skip_hidden: bool) -> list[FileInfo]:
                     continue
                 if last or info.is_dir:
                     matches.append(dataclasses.replace(info, url=candidate))
-        bases = [m.url for m in matches]
+        bases = list(dict.fromkeys(m.url for m in matches))  # a key both file and directory
         if not bases:
             break
     if path.endswith("/"):
         matches = [m for m in matches if m.is_dir]
-    matches.sort(key=lambda m: m.url)
-    return matches
+    return sorted(_one_per_url(matches), key=lambda m: m.url)
+
+
+def _one_per_url(matches: list[FileInfo]) -> list[FileInfo]:
+    """*matches* with one entry per URL: on an object store a key may be both an object and
+    a directory (``x`` beside ``x/y``), listed as both; the object is kept (its data is what a
+    reader of the URL reads), so that the URL is not read twice."""
+    unique: dict[str, FileInfo] = {}
+    for m in matches:
+        kept = unique.get(m.url)
+        if kept is None or (kept.is_dir and not m.is_dir):
+            unique[m.url] = m
+    return list(unique.values())
 
 
 def walk(url: PathOrUrl, *, detail: bool = False) -> Iterator[tuple[str, list[Any], list[Any]]]:
