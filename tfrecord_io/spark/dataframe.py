@@ -24,9 +24,11 @@ float, double                               ``float_list``: float32 (doubles are
                                             float32's range they become ±inf; NaN and ±inf kept)
 string (char, varchar)                      ``bytes_list``: UTF-8
 binary                                      ``bytes_list``: the bytes
-decimal(p, s)                               ``bytes_list``: the decimal's plain string, e.g.
-                                            ``b"-12.50"`` (exact, unlike float32); reads back
-                                            as string unless the schema says decimal
+decimal(p, s)                               ``bytes_list``: the decimal's string, e.g.
+                                            ``b"-12.50"`` (exact, unlike float32), scientific
+                                            below 1E-6 (``b"1.000E-7"``) as ``from_arrow``
+                                            writes it; reads back as string unless the schema
+                                            says decimal
 date                                        ``int64_list``: days since 1970-01-01
 timestamp, timestamp_ntz                    ``int64_list``: microseconds since 1970-01-01 UTC
                                             (timestamp_ntz: of its wall-clock time as if UTC)
@@ -66,7 +68,9 @@ are :func:`tfrecord_io.example.infer_schema`'s:
   type null; in an array field, a feature with no kind reads as an empty array;
 * different kinds in different records -> :class:`SchemaError` naming the feature;
 * fields sorted by name; SequenceExample: the context features, then each feature list as
-  ``array<array<type>>``; a name used for both -> :class:`SchemaError`.
+  ``array<array<type>>``; a name used for both -> :class:`SchemaError`;
+* a feature whose name is not valid UTF-8 is skipped, as TensorFlow's parsers skip it (each
+  task logs a warning naming it and its file).
 
 With a schema, values are converted to it: ``int64_list`` to long, int, short, byte (range
 checked), boolean (nonzero is true), float, double, date, timestamp, timestamp_ntz and decimal

@@ -167,8 +167,14 @@ public final class InternalRowEncoder implements Serializable {
     }
   }
 
+  /**
+   * A decimal's text as the Python encoder writes it (Arrow's decimal-to-string cast): the
+   * general decimal arithmetic spec's, which is Java's {@code BigDecimal.toString}: plain, but
+   * scientific below 1E-6 ({@code 1.000E-7}, {@code 0E-10}); {@code toPlainString} wrote other
+   * bytes for those values than {@code from_arrow} did.
+   */
   private static byte[] decimalText(org.apache.spark.sql.types.Decimal d) {
-    return d.toJavaBigDecimal().toPlainString().getBytes(StandardCharsets.UTF_8);
+    return d.toJavaBigDecimal().toString().getBytes(StandardCharsets.UTF_8);
   }
 
   private static void list(WireSink s, RowEncoder.Column c, ArrayData a, String where) {

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -15,6 +16,8 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.tfrecordio.example.ExampleWire;
 import org.tfrecordio.example.RecordScanner;
 import org.tfrecordio.example.ByteKeyMap;
@@ -36,13 +39,21 @@ import org.tfrecordio.example.FeatureView;
  *       that never has a kind -&gt; type null;
  *   <li>different kinds in different records -&gt; {@link SchemaException} naming it;
  *   <li>fields sorted by name; SequenceExample: context features, then feature lists as
- *       {@code array<array<type>>}; a name that is both -&gt; {@link SchemaException}.
+ *       {@code array<array<type>>}; a name that is both -&gt; {@link SchemaException};
+ *   <li>a feature (or feature list) whose name is not valid UTF-8 is skipped, as TensorFlow's
+ *       parsers and the Python codec skip it: no column can name it (decoded with replacement,
+ *       two such names could become one column mixing two features' values); each task logs one
+ *       warning naming those it skipped and where it read them.
  * </ul>
  *
  * <p>Each task summarizes its records ({@link #summarize}); the driver merges the summaries
  * and builds the schema ({@link #schema}).
  */
 final class SchemaInference {
+  private static final Logger LOG = LoggerFactory.getLogger(SchemaInference.class);
+  /** How many skipped names a warning shows. */
+  private static final int SHOWN_NAMES = 5;
+
   private SchemaInference() {}
 
   /** What one feature (or feature list) holds across records. */
@@ -111,6 +122,8 @@ final class SchemaInference {
     List<Boolean> flCheckUtf8 = new ArrayList<>();
     FeatureView view = new FeatureView();
     RecordScanner.Steps steps = new RecordScanner.Steps();
+    // Names that are not UTF-8, in the order first seen, with the record first having each.
+    Map<String, Long> skipped = new LinkedHashMap<>();
     long n = 0;
     while (records.hasNext()) {
       BytesWritable rec = records.next();
@@ -123,11 +136,14 @@ final class SchemaInference {
         for (int j = 0; j < ce.count; j++) {
           int id = ce.touched[j];
           while (ctx.size() <= id) {
-            String name = name(ctxKeys.key(ctx.size()));
-            ctx.add(new Stat());
-            ctxCheckUtf8.add(!binaryFeatures.contains(name));
+            byte[] key = ctxKeys.key(ctx.size());
+            ctx.add(stat(key, number, skipped));
+            ctxCheckUtf8.add(!binaryFeatures.contains(name(key)));
           }
           Stat st = ctx.get(id);
+          if (st == null) {
+            continue; // a name that is not UTF-8
+          }
           st.present++;
           scanner.feature(ce, id, view);
           if (view.kind == ExampleWire.NO_KIND) {
@@ -150,11 +166,14 @@ final class SchemaInference {
         for (int j = 0; j < fe.count; j++) {
           int id = fe.touched[j];
           while (fls.size() <= id) {
-            String name = name(flKeys.key(fls.size()));
-            fls.add(new Stat());
-            flCheckUtf8.add(!binaryFeatures.contains(name));
+            byte[] key = flKeys.key(fls.size());
+            fls.add(stat(key, number, skipped));
+            flCheckUtf8.add(!binaryFeatures.contains(name(key)));
           }
           Stat st = fls.get(id);
+          if (st == null) {
+            continue; // a name that is not UTF-8
+          }
           st.present++;
           int k = scanner.steps(fe.start[id], fe.end[id], steps);
           for (int s = 0; s < k; s++) {
@@ -178,21 +197,70 @@ final class SchemaInference {
     Summary out = new Summary();
     out.records = n;
     for (int id = 0; id < ctx.size(); id++) {
-      put(out.context, name(ctxKeys.key(id)), ctx.get(id));
+      if (ctx.get(id) != null) {
+        out.context.put(name(ctxKeys.key(id)), ctx.get(id));
+      }
     }
     for (int id = 0; id < fls.size(); id++) {
-      put(out.featureLists, name(flKeys.key(id)), fls.get(id));
+      if (fls.get(id) != null) {
+        out.featureLists.put(name(flKeys.key(id)), fls.get(id));
+      }
+    }
+    if (!skipped.isEmpty()) {
+      LOG.warn(skippedWarning(skipped, where));
     }
     return out;
   }
 
-  private static void put(Map<String, Stat> map, String name, Stat st) {
-    Stat old = map.get(name);
-    if (old == null) {
-      map.put(name, st);
-    } else {
-      old.merge(st); // two byte sequences that decode to one name (invalid UTF-8 keys)
+  /**
+   * A new feature's {@link Stat}, or null (and its name added to {@code skipped} with the
+   * record first having it) when its name is not valid UTF-8.
+   */
+  private static Stat stat(byte[] key, long record, Map<String, Long> skipped) {
+    if (ExampleWire.validUtf8(key, 0, key.length)) {
+      return new Stat();
     }
+    skipped.putIfAbsent(escaped(key), record);
+    return null;
+  }
+
+  /**
+   * The warning that the features of {@code skipped} (escaped names, each with the record that
+   * first has it) were skipped, read from {@code where} (what errors add after a record's
+   * number, or "").
+   */
+  static String skippedWarning(Map<String, Long> skipped, String where) {
+    List<String> shown = new ArrayList<>();
+    for (Map.Entry<String, Long> e : skipped.entrySet()) {
+      if (shown.size() == SHOWN_NAMES) {
+        shown.add("...");
+        break;
+      }
+      shown.add(e.getKey() + " (first in record " + e.getValue() + ")");
+    }
+    return "Skipped " + skipped.size() + " feature(s) whose names are not valid UTF-8, in the "
+        + "records" + (where.isEmpty() ? " of this task" : where) + ": "
+        + String.join(", ", shown) + ". A name must be UTF-8 to be read as a column; "
+        + "TensorFlow's parsers skip them too.";
+  }
+
+  /**
+   * A name's bytes as Python writes a bytes literal ({@code b'a\xff'}): printable ASCII as
+   * itself ({@code \} and {@code '} escaped), other bytes as {@code \xNN}.
+   */
+  static String escaped(byte[] key) {
+    StringBuilder sb = new StringBuilder(key.length + 3).append("b'");
+    for (byte b : key) {
+      int c = b & 0xff;
+      if (c == '\\' || c == '\'') {
+        sb.append('\\').append((char) c);
+      } else if (c >= 0x20 && c < 0x7f) {
+        sb.append((char) c);
+      } else {
+        sb.append(String.format("\\x%02x", c));
+      }
+    }
+    return sb.append('\'').toString();
   }
 
   private static String name(byte[] key) {

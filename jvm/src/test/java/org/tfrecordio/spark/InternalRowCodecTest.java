@@ -69,6 +69,28 @@ public class InternalRowCodecTest {
     assertEquals(3, decoder.decodedFeatures());
   }
 
+  /**
+   * A decimal is written as its text by the general decimal arithmetic spec, as Arrow's cast
+   * (the Python encoder) writes it: scientific below 1E-6, with the scale's digits.
+   */
+  @Test
+  public void decimalsAreWrittenAsTheirSpecText() {
+    StructType schema = StructType.fromDDL("d decimal(20,10)");
+    String[][] cases = {{"0.0000001", "1.000E-7"}, {"0", "0E-10"}, {"-0.00000012", "-1.200E-7"},
+        {"0.000001", "0.0000010000"}, {"123.45", "123.4500000000"}};
+    for (String[] c : cases) {
+      InternalRow r = new GenericInternalRow(new Object[] {
+          Decimal.apply(new BigDecimal(c[0]).setScale(10), 20, 10)});
+      byte[] record = encode(r, schema);
+      String text = new String(record, java.nio.charset.StandardCharsets.ISO_8859_1);
+      assertTrue(c[0] + " -> " + text, text.endsWith("\n" + (char) c[1].length() + c[1]));
+      InternalRow back = RowDecoder.plan(schema, RowEncoder.EXAMPLE)
+          .decode(record, 0, record.length);
+      assertEquals(new BigDecimal(c[0]).setScale(10), back.getDecimal(0, 20, 10)
+          .toJavaBigDecimal());
+    }
+  }
+
   @Test
   public void aNullInsideAnArrayFailsNamingTheColumn() {
     StructType schema = StructType.fromDDL("vals array<bigint>");

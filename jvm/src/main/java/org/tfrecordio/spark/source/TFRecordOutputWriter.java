@@ -38,7 +38,7 @@ final class TFRecordOutputWriter extends OutputWriter {
     } catch (SchemaException e) {
       // The encoder knows the column; which of the task's rows it was, only this writer knows.
       throw new SchemaException(e.getMessage() + " (row " + (rows + 1) + " of the task's file "
-          + new Path(path).getName() + ")", e);
+          + shownName(new Path(path)) + ")", e);
     }
     rows++;
     try {
@@ -47,6 +47,19 @@ final class TFRecordOutputWriter extends OutputWriter {
     } catch (IOException e) {
       throw new UncheckedIOException("writing " + path + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * The file's name as an error shows it: after its partition directories ({@code col=value}
+   * names, as Spark escaped them), for a task writes a file of the same name into each.
+   */
+  static String shownName(Path file) {
+    String shown = file.getName();
+    for (Path dir = file.getParent(); dir != null && dir.getName().indexOf('=') > 0;
+        dir = dir.getParent()) {
+      shown = dir.getName() + "/" + shown;
+    }
+    return shown;
   }
 
   @Override

@@ -41,4 +41,24 @@ public class TFRecordOutputWriterTest {
       writer.close();
     }
   }
+
+  /** A task writes a file of one name into each partition directory: the error says which. */
+  @Test
+  public void aRowOfAPartitionedWriteIsNamedByItsPartitionDirectories() throws Exception {
+    StructType schema = StructType.fromDDL("vals array<bigint>");
+    File dir = new File(tmp.getRoot(), "_temporary/0/year=2020/kind=a%2Fb");
+    assertEquals(true, dir.mkdirs());
+    File file = new File(dir, "part-00001-x.c000.tfrecord");
+    TFRecordOutputWriter writer = new TFRecordOutputWriter(file.getAbsolutePath(),
+        InternalRowEncoder.plan(schema, "Example"), new Configuration(), null);
+    try {
+      SchemaException e = assertThrows(SchemaException.class,
+          () -> writer.write(longs(4L, null)));
+      assertEquals("column 'vals': a null inside a list has no TFRecord form: drop the nulls "
+          + "(array_compact) or replace them first (row 1 of the task's file "
+          + "year=2020/kind=a%2Fb/part-00001-x.c000.tfrecord)", e.getMessage());
+    } finally {
+      writer.close();
+    }
+  }
 }
