@@ -12,29 +12,20 @@ import pytest
 
 from tfrecord_io import example as ex
 from tfrecord_io import records
+from tfrecord_io.example.wire import varint_bytes
 from tfrecord_io.spark import load_dataframe
-
-
-def varint(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
 
 
 def ld(tag: int, payload: bytes) -> bytes:
     """A length-delimited protobuf field."""
-    return bytes([tag]) + varint(len(payload)) + payload
+    return bytes([tag]) + varint_bytes(len(payload)) + payload
 
 
 def feature(value: int | float) -> bytes:
     """The bytes of a Feature holding one int64 (an int) or one float (a float)."""
     if isinstance(value, float):
         return ld(0x12, ld(0x0A, struct.pack("<f", value)))
-    return ld(0x1A, ld(0x0A, varint(value)))
+    return ld(0x1A, ld(0x0A, varint_bytes(value)))
 
 
 def entries(features: list[tuple[bytes, int | float]]) -> bytes:
