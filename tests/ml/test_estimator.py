@@ -275,3 +275,34 @@ def test_fit_names_the_export_dir_when_train_fn_saves_nothing(spark, tmp_path):
                                exportDir=str(tmp_path))
     with pytest.raises(ModelError, match=rf"saved no model at {tmp_path}/TFEstimator_\w+"):
         estimator.fit(df)
+
+
+def test_a_relative_export_dir_is_taken_from_the_drivers_working_directory(
+    spark, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # the chief saves from a working directory of its own
+    estimator = ml.TFEstimator(
+        ml_programs.train_linear, LINEAR, numWorkers=1, epochs=1, batchSize=8, keras="legacy",
+        exportDir="models", outputMapping={"prediction": "prediction"},
+    )
+    assert estimator.getExportDir() == str(tmp_path / "models")
+    model = estimator.fit(ps_data(spark, 32))
+    assert model.getModelDir().startswith(f"{tmp_path}/models/")
+    saved = tmp_path / "models" / model.getModelDir().rsplit("/", 1)[-1]
+    assert (saved / "saved_model.pb").exists()
+    assert len(model.transform(ps_data(spark, 32)).collect()) == 32
+
+
+def test_a_failed_fit_deletes_what_its_chief_saved_in_its_export_dir(spark, tmp_path):
+    df = spark.createDataFrame([(float(i), float(i)) for i in range(20)], "x float, label float")
+    estimator = ml.TFEstimator(ml_programs.train_saving_then_failing, numWorkers=1,
+                               exportDir=str(tmp_path / "models"))
+    with pytest.raises(Exception, match="planned failure after saving"):
+        estimator.fit(df)
+    assert not (tmp_path / "models").exists() or list((tmp_path / "models").iterdir()) == []
+
+
+def test_an_empty_export_dir_is_refused_when_set():
+    estimator = ml.TFEstimator(ml_programs.train_linear, LINEAR)
+    with pytest.raises(ValueError, match="exportDir must be a directory's path or URL, not ''"):
+        estimator.setExportDir("")

@@ -165,3 +165,16 @@ def test_a_model_saved_with_params_only_loads_without_a_summary(spark, saved_cla
     DefaultParamsWriter(model).save(str(tmp_path / "params-only"))  # an earlier version's save
     loaded = ml.TFModel.load(str(tmp_path / "params-only"))
     assert (loaded.getBatchSize(), loaded.hasSummary) == (5, False)
+
+
+def test_overwrite_replaces_a_saved_model_and_its_summary(any_spark, saved_classifier, tmp_path):
+    path = str(tmp_path / "tfmodel")
+    ml.TFModel(modelDir=saved_classifier, batchSize=3).write().session(any_spark).save(path)
+    model = ml.TFModel(modelDir=saved_classifier, batchSize=4).setSummary(SUMMARY)
+    model.write().overwrite().session(any_spark).save(path)  # also over Spark Connect
+    loaded = ml.TFModel.read().session(any_spark).load(path)
+    assert (loaded.getBatchSize(), loaded.summary) == (4, SUMMARY)
+    ml.TFModel(modelDir=saved_classifier, batchSize=5).write().overwrite().session(any_spark) \
+        .save(path)
+    loaded = ml.TFModel.read().session(any_spark).load(path)
+    assert (loaded.getBatchSize(), loaded.hasSummary) == (5, False)

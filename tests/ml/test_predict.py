@@ -452,3 +452,38 @@ def test_predict_fails_the_job_naming_an_output_that_loses_the_batch_dimension_f
     with pytest.raises(Exception, match=r"ModelError: output 'y' .* has one value without a "
                                         r"batch dimension for a batch of 1 rows"):
         ml.predict(df, path, batch_size=2).collect()  # the last piece has 1 row
+
+
+def test_predict_keeps_two_columns_of_one_name_that_it_does_not_feed(spark, tmp_path):
+    path = save_function_model(tmp_path / "model", lambda x: 2 * x)
+    left = spark.range(4).selectExpr("id", "cast(id as float) as x")
+    right = spark.range(4).selectExpr("id", "id * 10 as w")
+    df = left.join(right, left.id == right.id)  # two columns named id, as joins make
+    out = ml.predict(df, path)
+    assert out.columns == ["id", "x", "id", "w", "y"]
+    assert sorted(tuple(r) for r in out.collect()) == [
+        (i, float(i), i, i * 10, 2.0 * i) for i in range(4)
+    ]
+
+
+def test_predict_refuses_to_feed_a_column_the_dataframe_has_twice(spark, tmp_path):
+    path = save_function_model(tmp_path / "model", lambda x: 2 * x)
+    left = spark.range(2).selectExpr("id", "cast(id as float) as x")
+    right = spark.range(2).selectExpr("id", "cast(id as float) as X")
+    df = left.join(right, "id")  # x and X: one name, as Spark compares names by default
+    with pytest.raises(ModelError, match=r"input_mapping names column 'x', which the DataFrame "
+                                         r"has 2 times \(Spark column names ignore case\): "
+                                         r"rename or drop the others"):
+        ml.predict(df, path)
+
+
+def test_predict_without_input_mapping_names_the_model_input_that_no_column_feeds(
+    spark, saved_classifier
+):
+    df = spark.createDataFrame(rows(2), "id long, pixels array<float>")
+    with pytest.raises(ModelError, match=r"the model at .*classifier takes the input 'image', "
+                                         r"which is fed from the column of that name when no "
+                                         r"input_mapping is given, but the DataFrame has no "
+                                         r"column 'image' \(it has \['id', 'pixels'\]\): pass "
+                                         r"input_mapping=\{column: 'image'\}"):
+        ml.predict(df, saved_classifier)

@@ -20,6 +20,7 @@ from tfrecord_io import cluster, fs
 from tfrecord_io.cluster import INPUT_MODES, KERAS, MODES
 from tfrecord_io.errors import ModelError
 from tfrecord_io.example.spec import sql_identifier
+from tfrecord_io.ml.loading import absolute
 from tfrecord_io.ml.model import TFModel, TFTrainingSummary
 from tfrecord_io.ml.params import (
     InferenceParams,
@@ -45,6 +46,27 @@ RESERVED_ARGS = ("export_dir", "epochs", "batch_size", "feeds", "columns", "data
 def _left(deadline: float | None) -> float | None:
     """Seconds until *deadline* (a ``time.monotonic()``), at least 0; None for no deadline."""
     return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _location(value: Any) -> str:
+    """The type converter of :attr:`TFEstimator.exportDir`: a string, a relative local path made
+    absolute (:func:`tfrecord_io.ml.loading.absolute`), since the chief saves the model from a
+    working directory of its own on an executor, and the driver looks for it there after."""
+    text = TypeConverters.toString(value)
+    if not text.strip():
+        raise ValueError(f"exportDir must be a directory's path or URL, not {value!r}")
+    return absolute(text)
+
+
+def _discard(directory: str) -> None:
+    """Deletes *directory*, the export directory of a failed fit, if it exists; a failure to
+    delete it is logged, not raised (the fit's own error is the one to see)."""
+    try:
+        if fs.exists(directory):
+            fs.delete(directory, recursive=True)
+    except OSError as e:
+        log.warning("could not delete %s, the export directory of a failed fit: %s",
+                    directory, e)
 
 
 def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str]:
@@ -109,11 +131,14 @@ class TFEstimator(Estimator, InferenceParams):
 
     **Each fit** writes under a directory of its own, ``EXPORT_DIR/<uid>-<random>``
     (``exportDir``, by default the driver's temporary directory, valid only when every
-    executor shares the driver's disk: use ``hdfs://`` on a real cluster), so that the fits
+    executor shares the driver's disk: use ``hdfs://`` on a real cluster; a relative local
+    path is made absolute, from the driver's working directory, when set), so that the fits
     of a grid search never overwrite each other's model; with ``logDir``, the cluster's
     log directory (checkpoints, TensorBoard) is ``LOG_DIR/<same name>``. An uncached
     DataFrame is cached for the fit (it is read once to count and once per epoch) and
-    released after.
+    released after. A fit that fails (``train_fn`` raises, a node is lost past ``maxAttempts``,
+    ``timeout``) deletes its export directory, with whatever the chief saved there, since no
+    model refers to it; its log directory (checkpoints) is kept.
 
     **Persistence.** None: ``train_fn`` is code, which Spark ML's writers cannot store. The
     fitted :class:`~tfrecord_io.ml.TFModel` can be saved (params and training summary).
@@ -142,8 +167,8 @@ class TFEstimator(Estimator, InferenceParams):
     exportDir: Param[str] = Param(
         Params._dummy(), "exportDir",
         "where each fit's model goes, in a subdirectory of its own (local or a URL: hdfs://, "
-        "s3://, gs://, ...)",
-        typeConverter=TypeConverters.toString,
+        "s3://, gs://, ...); a relative local path is made absolute when set",
+        typeConverter=_location,
     )
     logDir: Param[str] = Param(
         Params._dummy(), "logDir",
@@ -466,6 +491,10 @@ class TFEstimator(Estimator, InferenceParams):
                         f"{self.uid}: the fit did not finish within timeout={timeout} s: its "
                         "cluster was stopped (raise timeout, or train less)"
                     ) from None
+        except BaseException:
+            # A failed fit returns no model: what its chief saved (maybe half) is no one's.
+            _discard(export_dir)
+            raise
         finally:
             for frame in cached:
                 frame.unpersist()

@@ -252,13 +252,15 @@ def predict(
         signature: the SavedModel signature to call (ignored for Keras files).
 
     Returns:
-        A DataFrame of *df*'s columns followed by the new ones (types in
+        A DataFrame of *df*'s columns (all of them, two of one name included) followed by the
+        new ones (types in
         :mod:`tfrecord_io.ml.tensors`), one row per input row, in the same partitions. It is
         lazy, like any DataFrame: the model runs when an action runs.
 
     Raises:
         ModelError: no model at *model_dir*, mapped names that the model or *df* does not have,
-            a model input left unmapped or mapped from two columns, a column whose type the
+            a model input left unmapped or mapped from two columns, a mapped column that *df*
+            has twice (columns only passed through may share a name), a column whose type the
             input cannot take (text for numbers or numbers for text; decimals, which must be
             cast to double), or a new column name already in *df* (names compared as the
             session compares them: ignoring case unless ``spark.sql.caseSensitive`` is true).
@@ -282,6 +284,7 @@ def predict(
     version = loading.fingerprint(location)
     model = loading.cached(location, signature, version)
 
+    by_default = inputs_of is None
     if inputs_of is None:
         inputs_of = {name: name for name in model.inputs}
     if outputs_of is None:
@@ -294,12 +297,29 @@ def predict(
         return column if case_sensitive else column.lower()
 
     taken = {spark_name(column): column for column in fields}
+    # A DataFrame may have two columns of one name (after a join): those it only passes
+    # through are kept as they are, but a column fed to the model must be one column.
+    named = [spark_name(column) for column in df.columns]
     fed_by: dict[str, list[str]] = {}  # model input -> the columns mapped to it
     for column, name in inputs_of.items():
+        if column not in fields and by_default:
+            raise ModelError(
+                f"the model at {location} takes the input {name!r}, which is fed from the "
+                f"column of that name when no input_mapping is given, but the DataFrame has no "
+                f"column {column!r} (it has {list(fields)}): pass input_mapping="
+                f"{{column: {name!r}}} naming the column to feed it"
+            )
         if column not in fields:
             raise ModelError(
                 f"input_mapping names column {column!r}, which the DataFrame does not have "
                 f"(it has {list(fields)})"
+            )
+        if named.count(spark_name(column)) > 1:
+            raise ModelError(
+                f"input_mapping names column {column!r}, which the DataFrame has "
+                f"{named.count(spark_name(column))} times"
+                + ("" if case_sensitive else " (Spark column names ignore case)")
+                + f": rename or drop the others before feeding it to the model at {location}"
             )
         if name not in model.inputs:
             raise ModelError(
@@ -338,7 +358,7 @@ def predict(
         raise ModelError(f"output_mapping gives two outputs one column name: {outputs_of}"
                          + ("" if case_sensitive else " (Spark column names ignore case)"))
 
-    keep = list(fields)
+    hidden_columns: list[str] = []  # the vectors as arrays, dropped from the result
     feeds: list[tuple[str, str]] = []  # (column, model input), the column as the user names it
     fed: list[str] = []  # the column of the DataFrame each feed reads
     source = df
@@ -357,6 +377,7 @@ def predict(
             )
             feeds.append((column, name))
             fed.append(hidden)
+            hidden_columns.append(hidden)
             continue
         if isinstance(_leaf_type(data_type), T.DecimalType):
             raise ModelError(
@@ -386,7 +407,9 @@ def predict(
     scored = source.withColumn(
         _OUTPUTS, run(*[source[sql_identifier(column)] for column in fed])
     )
-    return scored.select(
-        *[scored[sql_identifier(column)] for column in keep],
-        *[scored[_OUTPUTS].getField(column).alias(column) for _, column in results],
-    )
+    # The new columns appended and the helpers dropped, by name: *df*'s own columns are not
+    # named again, so that two of one name (after a join) stay as they are.
+    outputs = F.col(_OUTPUTS)
+    return scored.withColumns(
+        {column: outputs.getField(column) for _, column in results}
+    ).drop(_OUTPUTS, *hidden_columns)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,7 +107,8 @@ class TFModel(Model, InferenceParams, MLReadable, MLWritable):
 
     Persistence: ``model.write().save(path)`` / ``TFModel.load(path)`` (and a
     ``PipelineModel`` or ``CrossValidatorModel`` holding it) store the params, as Spark ML's
-    default params writer does, and the training summary (``PATH/summary``, JSON): **the
+    default params writer does, and the training summary (``PATH/summary``, JSON;
+    ``write().overwrite()`` replaces both, over Spark Connect too): **the
     model itself is not copied**. ``modelDir`` must still hold it when the loaded ``TFModel``
     is used.
 
@@ -200,15 +202,35 @@ class TFModelWriter(MLWriter):
     def __init__(self, instance: TFModel) -> None:
         super().__init__()
         self.instance = instance
+        self._replace = False  # overwrite() over Spark Connect: replace each file written
+
+    def _handleOverwrite(self, path: str) -> None:
+        # Spark ML deletes *path* through the JVM, which a Spark Connect client does not have:
+        # there, saveImpl writes each of its files replacing the one already there instead.
+        if is_connect(self.sparkSession):
+            self._replace = True
+        else:
+            super()._handleOverwrite(path)
 
     def saveImpl(self, path: str) -> None:
         summary = self.instance._summary  # noqa: SLF001 - the writer of its own class
-        DefaultParamsWriter.saveMetadata(self.instance, path, _metadata_io(self.sparkSession),
-                                         extraMetadata={"hasSummary": summary is not None})
+        extra = {"hasSummary": summary is not None}
+        io = _metadata_io(self.sparkSession)
+        if self._replace:
+            # What saveMetadata writes, without its refusal of an existing file.
+            metadata = DefaultParamsWriter._get_metadata_to_save(  # noqa: SLF001 - as saveMetadata
+                self.instance, io, extraMetadata=extra)
+            self._write_line(metadata, os.path.join(path, "metadata"))
+        else:
+            DefaultParamsWriter.saveMetadata(self.instance, path, io, extraMetadata=extra)
         if summary is not None:
-            # A text file of one line, written by the DataFrame API (Spark Connect has no RDDs).
-            self.sparkSession.createDataFrame([(summary.to_json(),)], "value string") \
-                .coalesce(1).write.text(f"{path.rstrip('/')}/{SUMMARY_DIR}")
+            self._write_line(summary.to_json(), f"{path.rstrip('/')}/{SUMMARY_DIR}")
+
+    def _write_line(self, line: str, directory: str) -> None:
+        """*line* as a text file in *directory*, written by the DataFrame API (Spark Connect has
+        no RDDs), replacing what is there after ``overwrite()``."""
+        writer = self.sparkSession.createDataFrame([(line,)], "value string").coalesce(1).write
+        (writer.mode("overwrite") if self._replace else writer).text(directory)
 
 
 class TFModelReader(MLReader["TFModel"]):
