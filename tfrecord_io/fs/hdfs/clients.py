@@ -12,7 +12,7 @@ from tfrecord_io.errors import HdfsError
 from tfrecord_io.fs.hdfs.client import Client
 from tfrecord_io.fs.hdfs.config import client_choice, current_user
 from tfrecord_io.fs.hdfs.translation import first_line, is_connect_error, translate
-from tfrecord_io.fs.hdfs.urls import Location, webhdfs_address_for_rpc
+from tfrecord_io.fs.hdfs.urls import Location, webhdfs_address, webhdfs_address_for_rpc
 
 __all__ = ["client_for", "call", "cache", "clear_client_cache"]
 
@@ -29,7 +29,7 @@ def client_for(loc: Location, op: str) -> Client:
     """
     user = current_user()
     if loc.scheme == "webhdfs":
-        kind, address = "webhdfs", loc.authority
+        kind, address = "webhdfs", webhdfs_address(loc.authority)
     elif client_choice() == "webhdfs":
         kind, address = "webhdfs", webhdfs_address_for_rpc(loc.authority)
     else:

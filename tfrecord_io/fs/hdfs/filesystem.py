@@ -42,7 +42,8 @@ class HdfsFileSystem(FileSystem):
         the file, and its missing parents).
 
         Over WebHDFS the NameNode checks a create only when data reaches a DataNode, so a
-        write error (e.g. permission) may be raised by ``close()`` rather than by ``open()``.
+        write error (e.g. permission) may be raised by a later ``write()`` or by ``close()``
+        rather than by ``open()``; at most a few mebibytes wait in memory for the DataNode.
         *read_ahead* is accepted for compatibility and ignored: once a stream is open
         (the first read, or :meth:`~tfrecord_io.fs.hdfs.HdfsReader.start`), hdfs-native
         fetches ahead of the reader in its own tasks.

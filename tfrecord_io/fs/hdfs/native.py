@@ -54,8 +54,10 @@ class NativeClient(Client):
             except OSError as e:
                 reason = e.strerror or str(e) or type(e).__name__
                 raise ConnectionError(f"{reason} (connect timeout {CONNECT_TIMEOUT:g} s)") from e
-        config = {}
+        # hdfs-native reads the same site files but takes their values as written: hand it
+        # them with ``${var}`` substituted (an HA nameservice's addresses often use them).
         site = {**read_site("core-site.xml"), **read_site("hdfs-site.xml")}
+        config = {key: value for key, value in site.items() if "${" not in value}
         for key, value in _FAST_FAIL.items():
             if key not in site:
                 config[key] = value

@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from tfrecord_io.errors import HdfsError
 from tfrecord_io.fs.hdfs.config import default_fs, read_site
 
-__all__ = ["GLOB_CHARS", "Location", "host_port", "resolve", "webhdfs_address_for_rpc"]
+__all__ = [
+    "GLOB_CHARS",
+    "Location",
+    "host_port",
+    "nameservice_http_addresses",
+    "resolve",
+    "webhdfs_address",
+    "webhdfs_address_for_rpc",
+]
 
 #: Characters that make a path component a glob pattern.
 GLOB_CHARS = re.compile(r"[*?\[]")
@@ -102,12 +110,49 @@ def host_port(authority: str) -> tuple[str, int | None]:
     return authority, None
 
 
+def nameservice_http_addresses(authority: str) -> list[str] | None:
+    """The NameNode HTTP addresses of a nameservice of hdfs-site.xml (``hdfs://mycluster``):
+    with HA, ``dfs.namenode.http-address.NS.NN`` of each NameNode of ``dfs.ha.namenodes.NS``
+    (its RPC host with port 9870 when that is not set), else ``dfs.namenode.http-address.NS``;
+    None when *authority* is not a configured nameservice (a ``host[:port]``)."""
+    if ":" in authority or authority.startswith("["):
+        return None
+    site = read_site("hdfs-site.xml")
+    namenodes = [n.strip() for n in site.get(f"dfs.ha.namenodes.{authority}", "").split(",")]
+    namenodes = [n for n in namenodes if n]
+    if namenodes:
+        out = []
+        for nn in namenodes:
+            http = site.get(f"dfs.namenode.http-address.{authority}.{nn}")
+            if not http:
+                rpc = site.get(f"dfs.namenode.rpc-address.{authority}.{nn}")
+                if not rpc:
+                    continue
+                http = f"{host_port(rpc)[0]}:9870"
+            out.append(http)
+        if not out:
+            raise HdfsError(
+                f"nameservice {authority!r}: hdfs-site.xml names its NameNodes "
+                f"(dfs.ha.namenodes.{authority}) but no dfs.namenode.http-address."
+                f"{authority}.NN or dfs.namenode.rpc-address.{authority}.NN for any of them"
+            )
+        return out
+    http = site.get(f"dfs.namenode.http-address.{authority}")
+    return [http] if http else None
+
+
 def webhdfs_address_for_rpc(authority: str) -> str:
     """The NameNode HTTP address for an RPC authority: ``dfs.namenode.http-address`` of
     hdfs-site.xml for the NameNode configured there (its ``dfs.namenode.rpc-address``, or that
     of ``fs.defaultFS``); for another NameNode, the authority's host with the configured port
     when the configured address is a wildcard (``0.0.0.0:PORT``, the same port on every host),
-    else with port 9870. Never another host's address: a URL leads to the NameNode it names."""
+    else with port 9870. Never another host's address: a URL leads to the NameNode it names.
+    An HA nameservice (``hdfs://mycluster``) leads to every NameNode's HTTP address
+    (:func:`nameservice_http_addresses`), joined by ``;``: the WebHDFS client fails over
+    between them."""
+    ha = nameservice_http_addresses(authority)
+    if ha:
+        return ";".join(ha)
     site = read_site("hdfs-site.xml")
     host, _ = host_port(authority)
     http = site.get("dfs.namenode.http-address")
@@ -118,6 +163,23 @@ def webhdfs_address_for_rpc(authority: str) -> str:
         return f"{host}:{http_port}"
     rpc = site.get("dfs.namenode.rpc-address")
     core_fs = read_site("core-site.xml").get("fs.defaultFS", "")
-    if rpc == authority or core_fs.endswith("://" + authority):
+    default_authority, _ = _split_authority(core_fs.partition("://")[2])
+    if rpc == authority or default_authority == authority:
         return f"{http_host}:{http_port}"
     return f"{host}:9870"
+
+
+def webhdfs_address(authority: str) -> str:
+    """The NameNode HTTP address(es) of a ``webhdfs://`` URL's authority, as Hadoop's
+    WebHdfsFileSystem finds them: an HA nameservice's NameNodes joined by ``;``
+    (:func:`nameservice_http_addresses`); a host without port with the port of
+    ``dfs.namenode.http-address`` (9870 when not set), not HTTP's 80; else the authority."""
+    ha = nameservice_http_addresses(authority)
+    if ha:
+        return ";".join(ha)
+    host, port = host_port(authority)
+    if port is not None:
+        return authority
+    http = read_site("hdfs-site.xml").get("dfs.namenode.http-address")
+    http_port = host_port(http)[1] if http else None
+    return f"{authority}:{http_port or 9870}"
