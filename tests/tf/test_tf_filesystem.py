@@ -187,6 +187,24 @@ def test_missing_paths_are_not_found_errors_naming_the_url(base):
         tf.io.gfile.stat(url)
 
 
+def test_a_directory_under_a_file_is_a_failed_precondition_naming_the_file(base):
+    with tf.io.gfile.GFile(f"{base}/f", "w") as f:
+        f.write("a file")
+    with pytest.raises(tf.errors.FailedPreconditionError, match=f"{base}/f is a file"):
+        tf.io.gfile.makedirs(f"{base}/f/g/h")
+    assert not tf.io.gfile.isdir(f"{base}/f")
+
+
+def test_a_file_under_a_file_is_a_failed_precondition_naming_the_file(base):
+    with tf.io.gfile.GFile(f"{base}/f", "w") as f:
+        f.write("a file")
+    with pytest.raises(tf.errors.FailedPreconditionError, match=f"{base}/f is a file"):
+        with tf.io.TFRecordWriter(f"{base}/f/part-0.tfrecord") as w:
+            w.write(b"record")
+    with tf.io.gfile.GFile(f"{base}/f") as f:
+        assert f.read() == "a file"
+
+
 def test_permission_denied_is_a_permission_error(hdfs, monkeypatch):
     import hdfs_native
 

@@ -82,6 +82,22 @@ def test_http_stays_read_only_inside_tensorflow(server):
             f.write(b"x")
 
 
+def test_what_http_cannot_do_is_an_unimplemented_error_naming_the_url(server):
+    url = f"{server}/part-0.tfrecord"
+    with pytest.raises(tf.errors.UnimplementedError, match=re.escape(f"{server}/new.tfrecord")):
+        with tf.io.gfile.GFile(f"{server}/new.tfrecord", "wb") as f:
+            f.write(b"x")
+    with pytest.raises(tf.errors.UnimplementedError, match=re.escape(f"{server}/*")):
+        tf.io.gfile.glob(f"{server}/*")
+    with pytest.raises(tf.errors.UnimplementedError, match=re.escape(f"{server}/sub")):
+        tf.io.gfile.makedirs(f"{server}/sub")
+    with pytest.raises(tf.errors.UnimplementedError, match=re.escape(url)):
+        tf.io.gfile.remove(url)
+    with pytest.raises(tf.errors.UnimplementedError, match=re.escape(url)):
+        tf.io.gfile.rename(url, f"{server}/moved.tfrecord")
+    assert tf.io.gfile.exists(url)
+
+
 def test_small_reads_anywhere_across_the_plugins_chunks_return_the_files_bytes(tmp_path):
     # The plugin asks Python for 4 MiB at a time and serves smaller reads from that chunk.
     data = bytes(random.Random(7).randbytes(9 << 20))

@@ -7,6 +7,7 @@ does is tested beside its scheme (``test_tf_filesystem.py``, ``_s3.py``, ``_azur
 from __future__ import annotations
 
 import os
+import re
 import uuid
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -97,7 +98,29 @@ def test_gfile_namespace_changes(base):
     assert not tf.io.gfile.exists(f"{base}/moved") and not tf.io.gfile.exists(f"{base}/d")
 
 
+def test_reading_a_directory_is_a_failed_precondition_naming_it(base):
+    tf.io.gfile.makedirs(f"{base}/d/e")
+    with pytest.raises(tf.errors.FailedPreconditionError, match=f"{base}/d.*is a directory"):
+        with tf.io.gfile.GFile(f"{base}/d", "rb") as f:
+            f.read()
+    with pytest.raises(tf.errors.FailedPreconditionError, match=f"{base}/d.*is a directory"):
+        tf.io.gfile.copy(f"{base}/d", f"{base}/copy")
+    assert not tf.io.gfile.exists(f"{base}/copy")
+
+
 # -- training state --------------------------------------------------------------------------
+
+
+def test_appending_to_a_new_file_creates_it_and_to_an_existing_one_is_unimplemented(base):
+    url = base + "log.csv"
+    with tf.io.gfile.GFile(url, "a") as f:  # Keras' CSVLogger(append=True) on a first run
+        f.write("epoch,loss\n")
+    assert tf.io.gfile.GFile(url, "r").read() == "epoch,loss\n"
+    with pytest.raises(tf.errors.UnimplementedError, match="cannot append to an existing "
+                                                          "file: " + re.escape(url)):
+        with tf.io.gfile.GFile(url, "a") as f:
+            f.write("0,1.5\n")
+    assert tf.io.gfile.GFile(url, "r").read() == "epoch,loss\n"
 
 
 def test_checkpoints_save_and_restore(base):

@@ -423,11 +423,23 @@ void NewWritableFile(const TF_Filesystem* filesystem, const char* path, TF_Writa
   file->plugin_file = new WriteFile{handle};
 }
 
+// Appending to a file that does not exist yet creates it, as "w" does (Keras'
+// CSVLogger(append=True) on a first run); appending to an existing file is not supported.
 void NewAppendableFile(const TF_Filesystem* filesystem, const char* path, TF_WritableFile* file,
                        TF_Status* status) {
+  TF_SetStatus(status, TF_OK, "");
+  const TFRecordIOCallbacks* cb = Callbacks(status);
+  if (cb == nullptr) return;
+  int64_t length = 0, mtime = 0;
+  int is_dir = 0;
+  if (cb->stat(path, &length, &mtime, &is_dir, status) < 0) {
+    if (TF_GetCode(status) != TF_NOT_FOUND) return;
+    NewWritableFile(filesystem, path, file, status);  // a new file
+    return;
+  }
   TF_SetStatus(status, TF_UNIMPLEMENTED,
-               (std::string("tfrecord-io's file system cannot append to existing files: ") +
-                path)
+               (std::string("tfrecord-io's file system cannot append to an existing file: ") +
+                path + " (write a new file, or read this one and write it again whole)")
                    .c_str());
 }
 
