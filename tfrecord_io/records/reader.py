@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import logging
 import os
@@ -17,7 +18,7 @@ from tfrecord_io.errors import CorruptRecordError
 from tfrecord_io.framing import DEFAULT_MAX_RECORD_BYTES
 from tfrecord_io.records.window import StreamWindow, bytes_left, skip_to
 
-__all__ = ["DEFAULT_BUFFER_SIZE", "Source", "Chunk", "RecordReader", "read"]
+__all__ = ["DEFAULT_BUFFER_SIZE", "Source", "Chunk", "RecordReader", "read", "require_binary"]
 
 log = logging.getLogger("tfrecord_io.records")
 
@@ -28,6 +29,20 @@ DEFAULT_BUFFER_SIZE = 1 << 20
 #: binary file object.
 Source = Union[str, "os.PathLike[str]", BinaryIO, IO[bytes]]
 
+
+def require_binary(stream: Any, mode: str) -> None:
+    """Refuse a text-mode file object given as a source or target (*mode*: ``"rb"`` or
+    ``"wb"``, what it should have been opened with): its str data would fail deep inside, with
+    a decoding error or a wrong type, not saying why.
+
+    Raises:
+        TypeError: *stream* is a text stream (:class:`io.TextIOBase`).
+    """
+    if isinstance(stream, io.TextIOBase):
+        raise TypeError(
+            f"{fs.name(stream)} is a text-mode file object: TFRecord files are binary; open "
+            f"it with mode {mode!r} (or pass its path)"
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,6 +145,7 @@ class RecordReader:
 
     Raises:
         ValueError: bad arguments, including a byte range on compressed input.
+        TypeError: a text-mode file object as *source*.
         CorruptRecordError: damaged data, under ``on_corrupt="fail"``.
         OSError: the source cannot be opened or read.
     """
@@ -159,6 +175,8 @@ class RecordReader:
         if end is not None and (not isinstance(end, int) or end < start):
             raise ValueError(f"end must be None or an int >= start ({start}), not {end!r}")
         is_location = fs.is_location(source)
+        if not is_location:
+            require_binary(source, "rb")
         kind = codec.resolve(compression, source if is_location else None)
         if kind != codec.NONE and (start != 0 or end is not None):
             raise ValueError(
@@ -351,6 +369,10 @@ class RecordReader:
             raise error
         self.skipped_records += 1
         self._report(error)
+        # Step over the damaged record's first byte. Damage can be known before that byte is
+        # in the window (a header cut short by the end of a file of known size, found where
+        # the window ends): it is read first, so the window never points past its buffer.
+        self._window.fill(1)
         self._window.pos += 1
         found = self._resync(offset)
         self.skipped_bytes += self._window.base + self._window.pos - offset

@@ -15,7 +15,7 @@ import crc32c as _crc32c
 
 from tfrecord_io import compression as codec
 from tfrecord_io import framing, fs
-from tfrecord_io.records.reader import Source
+from tfrecord_io.records.reader import Source, require_binary
 from tfrecord_io.records.sidecar import index_path, index_text
 
 __all__ = ["RecordWriter", "write"]
@@ -72,6 +72,9 @@ class RecordWriter:
         bytes_written: framed bytes written so far, before compression (the offset at which
             the next record starts in the uncompressed stream).
         index_path: where the index is written, or None if it is not.
+
+    Raises:
+        TypeError: a text-mode file object as *target*.
     """
 
     def __init__(
@@ -84,6 +87,8 @@ class RecordWriter:
         if index not in (None, True, False):
             raise ValueError(f"index must be None, True or False, not {index!r}")
         is_location = fs.is_location(target)
+        if not is_location:
+            require_binary(target, "wb")
         kind = codec.resolve(compression, target if is_location else None)
         self.path: str = fs.name(target)
         self.compression: str = kind
