@@ -134,25 +134,25 @@ def train_summing_feeds(args, ctx):
         sums[feed] = float(sum(tf.reduce_sum(b[args["column"]]).numpy() for b in batches))
     ctx.report(**sums)
     if ctx.is_chief:
-        doubler = tf.Module()
-        doubler.serve = tf.function(lambda x: {"y": 2 * x},
-                                    input_signature=[tf.TensorSpec([None], tf.float32, name="x")])
-        tf.saved_model.save(doubler, args["export_dir"],
-                            signatures={"serving_default": doubler.serve})
+        _save_doubler(args["export_dir"])
+
+
+def _save_doubler(export_dir):
+    """A SavedModel whose serving signature doubles its float input ``x`` into ``y``."""
+    import tensorflow as tf
+
+    doubler = tf.Module()
+    doubler.serve = tf.function(lambda x: {"y": 2 * x},
+                                input_signature=[tf.TensorSpec([None], tf.float32, name="x")])
+    tf.saved_model.save(doubler, export_dir, signatures={"serving_default": doubler.serve})
 
 
 def train_saving_then_failing(args, ctx):
     """Reads its epochs; the chief saves a model to ``args["export_dir"]`` (as
     ``train_summing_feeds`` does); then every node raises."""
-    import tensorflow as tf
-
     for _ in range(args["epochs"]):
         for _ in ctx.feed("train"):
             pass
     if ctx.is_chief:
-        doubler = tf.Module()
-        doubler.serve = tf.function(lambda x: {"y": 2 * x},
-                                    input_signature=[tf.TensorSpec([None], tf.float32, name="x")])
-        tf.saved_model.save(doubler, args["export_dir"],
-                            signatures={"serving_default": doubler.serve})
+        _save_doubler(args["export_dir"])
     raise RuntimeError("planned failure after saving")
