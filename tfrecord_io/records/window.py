@@ -69,6 +69,11 @@ class StreamWindow:
         except codec.DECOMPRESSION_ERRORS as exc:
             self.error = exc
             chunk = b""
+        if chunk is None:  # a non-blocking stream with no data yet: not its end
+            raise OSError(
+                "the stream returned no data yet (None: it is in non-blocking mode); records "
+                "are read from a blocking stream only: make it blocking, or read from its path"
+            )
         if not chunk:
             self._eof = True
             return b""
