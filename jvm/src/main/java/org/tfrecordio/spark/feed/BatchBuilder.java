@@ -20,11 +20,18 @@ final class BatchBuilder {
    * message), {@link FeedStream#MAX_PAYLOAD}.
    */
   static final long MAX_BATCH_BYTES = FeedStream.MAX_PAYLOAD;
+  /**
+   * The most room for records a builder keeps between batches ({@link #take}), beyond its initial
+   * room: a record of hundreds of MiB must not leave that much held by every worker's builder
+   * for the rest of the task (a task deals to every worker).
+   */
+  static final int RETAINED_BYTES = FeedStream.RETAINED_FRAME_BYTES;
 
   private final int worker;
   private final int job;
   private final int partition;
   private final long maxBatchBytes;
+  private final int initialCapacity;
   private byte[] data;
   private int dataBytes;
   private int[] lengths = new int[1024];
@@ -45,7 +52,13 @@ final class BatchBuilder {
     this.job = job;
     this.partition = partition;
     this.maxBatchBytes = maxBatchBytes;
-    this.data = new byte[(int) Math.min(Math.max(initialBytes, 64), maxBatchBytes)];
+    this.initialCapacity = (int) Math.min(Math.max(initialBytes, 64), maxBatchBytes);
+    this.data = new byte[initialCapacity];
+  }
+
+  /** Bytes of room for records this builder holds now (its memory, beside the lengths). */
+  int capacity() {
+    return data.length;
   }
 
   /** The longest record a batch can hold: alone in it, after the header and its length. */
@@ -114,6 +127,9 @@ final class BatchBuilder {
     out.putInt(MAGIC).putInt(worker).putInt(job).putInt(partition).putInt(seq).putInt(records);
     out.asIntBuffer().put(lengths, 0, records);
     System.arraycopy(data, 0, batch, HEADER_BYTES + LENGTH_BYTES * records, dataBytes);
+    if (data.length > Math.max(initialCapacity, RETAINED_BYTES)) {
+      data = new byte[initialCapacity]; // an oversized record's room goes with its batch
+    }
     dataBytes = 0;
     records = 0;
     return batch;

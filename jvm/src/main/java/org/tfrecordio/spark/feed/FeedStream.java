@@ -100,6 +100,12 @@ final class FeedStream implements AutoCloseable {
    * part would copy the rest again and again.
    */
   private static final int WRITE_CHUNK = 1 << 20;
+  /**
+   * The largest frame buffer a connection keeps for its next message: the frame of a larger
+   * batch (a record of hundreds of MiB) is let go once written, so that a task does not hold one
+   * such buffer per worker for the rest of its partition.
+   */
+  static final int RETAINED_FRAME_BYTES = 4 << 20;
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -398,7 +404,16 @@ final class FeedStream implements AutoCloseable {
     } catch (IOException e) {
       close(); // a frame cut short: nothing more can be sent on this connection
       throw e;
+    } finally {
+      if (frame.length > RETAINED_FRAME_BYTES) {
+        frame = NO_BYTES;
+      }
     }
+  }
+
+  /** Bytes of the frame buffer this connection holds for its next message (its memory). */
+  int frameCapacity() {
+    return frame.length;
   }
 
   /** Whether a message (or the end of the stream) may be waiting, without blocking. */

@@ -258,6 +258,32 @@ public class FeedSenderTest {
   }
 
   @Test
+  public void aBuilderLetsGoOfTheRoomOfAnOversizedRecordOnceItsBatchIsTaken() {
+    // A task keeps one builder per worker for its whole partition: a 12 MiB record must not
+    // leave 12 MiB (or more) held by each of them after its batch is gone.
+    BatchBuilder builder = new BatchBuilder(0, 0, 0, 1 << 16);
+    int big = 12 << 20;
+    builder.add(new byte[big], big);
+    assertTrue(builder.capacity() >= big);
+    byte[] batch = builder.take(0);
+    assertEquals(BatchBuilder.HEADER_BYTES + BatchBuilder.LENGTH_BYTES + big, batch.length);
+    assertEquals(1 << 16, builder.capacity());
+    builder.add(new byte[] {7, 8}, 2); // and it still builds batches
+    byte[] next = builder.take(1);
+    assertArrayEquals(new byte[] {0, 0, 0, 2, 7, 8},
+        Arrays.copyOfRange(next, BatchBuilder.HEADER_BYTES, next.length));
+  }
+
+  @Test
+  public void aBuilderKeepsItsRoomForBatchesOfTheUsualSize() {
+    BatchBuilder builder = new BatchBuilder(0, 0, 0, 1 << 16);
+    builder.add(new byte[1 << 20], 1 << 20); // a 1 MiB batch, the feed's usual target
+    int grown = builder.capacity();
+    builder.take(0);
+    assertEquals("reused, not made again for every batch", grown, builder.capacity());
+  }
+
+  @Test
   public void aRecordLongerThanABatchCanCarryIsRefusedWithWhatToDo() {
     BatchBuilder builder = new BatchBuilder(0, 0, 0, 16, 64);
     long limit = 64 - BatchBuilder.HEADER_BYTES - BatchBuilder.LENGTH_BYTES;

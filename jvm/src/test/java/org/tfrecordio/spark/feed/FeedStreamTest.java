@@ -225,6 +225,29 @@ public class FeedStreamTest {
   }
 
   @Test
+  public void aConnectionLetsGoOfTheFrameOfAnOversizedBatchOnceItIsSent() throws IOException {
+    // A task holds one connection per worker for its whole partition: a batch of one 12 MiB
+    // record must not leave a 12 MiB frame held by each of them.
+    Memory memory = new Memory(hex("server_greeting"));
+    FeedStream wire = connected(memory);
+    Map<String, Object> header = new LinkedHashMap<>();
+    header.put("type", FeedStream.BATCH);
+    wire.send(header, new byte[1 << 20], 0, 1 << 20);
+    int usual = wire.frameCapacity();
+    assertTrue("a usual batch's frame is reused", usual > 1 << 20);
+    int before = memory.out.size();
+    wire.send(header, new byte[12 << 20], 0, 12 << 20);
+    assertEquals("sent whole", FeedStream.PREFIX_BYTES + JSON.writeValueAsBytes(header).length
+        + (12 << 20) + FeedStream.TAG_BYTES, memory.out.size() - before);
+    assertTrue("a frame of " + wire.frameCapacity() + " bytes kept",
+        wire.frameCapacity() < 12 << 20);
+    int small = memory.out.size();
+    wire.send(header, new byte[] {1}, 0, 1); // and it still sends
+    assertEquals(FeedStream.PREFIX_BYTES + JSON.writeValueAsBytes(header).length + 1
+        + FeedStream.TAG_BYTES, memory.out.size() - small);
+  }
+
+  @Test
   public void acceptsTheVectorsMessagesFromTheServer() throws IOException {
     List<JsonNode> received = messages("server_to_client");
     Memory memory = new Memory(hex("server_greeting"), frame(received.get(0)),
