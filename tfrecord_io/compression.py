@@ -274,6 +274,12 @@ class CompressingWriter:
             write_fully(self._raw, out)
         return len(data)
 
+    def flush(self) -> None:
+        """Pass on everything written so far, decompressible as it stands (a sync flush, as
+        TensorFlow's writer does on ``flush``); the stream goes on."""
+        if not self._closed:
+            write_fully(self._raw, self._comp.flush(zlib.Z_SYNC_FLUSH))
+
     def close(self) -> None:
         """Write the end of the compressed stream. Idempotent."""
         if not self._closed:

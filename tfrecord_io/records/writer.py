@@ -229,6 +229,21 @@ class RecordWriter:
             codec.write_fully(self._sink, self._pending)
             del self._pending[:]
 
+    def flush(self) -> None:
+        """Pass the records written so far on to the target, as ``tf.io.TFRecordWriter.flush``
+        does: a file object (a pipe to a reader, say) then holds every record whole, compressed
+        ones decompressible as they stand. A file written to a path or URL still appears only
+        when the writer closes (it is written whole or not at all); there this hands the bytes
+        on, to be kept out of memory."""
+        if self._closed:
+            raise ValueError(f"flush of a closed RecordWriter ({self.path})")
+        self._flush()
+        if isinstance(self._sink, codec.CompressingWriter):
+            self._sink.flush()
+        flush = getattr(self._target, "flush", None)
+        if flush is not None:
+            flush()
+
     def close(self) -> None:
         """Flush and close the file (if the writer opened it), then write the index. Idempotent.
 
