@@ -131,8 +131,8 @@ class Node:
     #: with messages in flight (World(lagging=True)): the asks and answers the driver has
     #: heard, and the withdrawals on their way to the node
     told: dict[str, int] | None = None
-    answered: dict[tuple[str, int], bool] = field(default_factory=dict)
-    told_answers: dict[tuple[str, int], bool] = field(default_factory=dict)
+    answered: dict[tuple[str, int, int], bool] = field(default_factory=dict)
+    told_answers: dict[tuple[str, int, int], bool] = field(default_factory=dict)
     inbox: list[WithdrawEpoch] = field(default_factory=list)
 
     def withdraw(self, feed: str, epoch: int, job: int) -> bool:
@@ -205,13 +205,13 @@ class FakeLinks:
             if n.told is not None:
                 n.inbox.append(message)  # on its way: the node decides when it arrives
             else:
-                n.answered[(message.feed, message.epoch)] = n.withdraw(
+                n.answered[(message.feed, message.epoch, message.job)] = n.withdraw(
                     message.feed, message.epoch, message.job)
 
-    def withdrawn(self, node: str, feed: str, epoch: int) -> bool | None:
+    def withdrawn(self, node: str, feed: str, epoch: int, job: int) -> bool | None:
         n = self.by_name[node]
         heard = n.answered if n.told is None else n.told_answers
-        return heard.get((feed, epoch))
+        return heard.get((feed, epoch, job))
 
 
 # -- the world -------------------------------------------------------------------------------
@@ -379,7 +379,7 @@ class World:
         elif kind == "arrive":  # a withdrawal reaches the node
             node = act[1]
             message = node.inbox.pop(0)
-            node.answered[(message.feed, message.epoch)] = node.withdraw(
+            node.answered[(message.feed, message.epoch, message.job)] = node.withdraw(
                 message.feed, message.epoch, message.job)
         elif kind == "tell":  # the node's asks and answers reach the driver
             node = act[1]
@@ -796,8 +796,9 @@ def test_after_a_stop_the_next_call_is_fed_from_the_readers_next_epoch_never_mix
             assert not any(node.withdrawn.get(k[:3]) for k in keys)
         for epoch in fed:  # the next call's epochs are read whole, counted
             assert node.ends[("train", epoch)] is not None
+    job = stopped.plan.job if stopped.plan is not None else None  # None: stopped unplanned
     withdrawn_everywhere = [e for e in range(1, fed[0])
-                            if all(n.answered.get(("train", e)) for n in world.nodes)]
+                            if all(n.answered.get(("train", e, job)) for n in world.nodes)]
     assert not withdrawn_everywhere  # its number went to the next call
 
 

@@ -374,12 +374,12 @@ def test_the_server_answers_a_withdrawal_on_the_drivers_link(server):
     assert wire.receive(max_payload=0)[0] == {"type": "ack", "stopped": False}
     link.send({"type": "withdraw_epoch", "feed": "train", "epoch": 1, "job": 7})
     assert link.receive(max_payload=0)[0] == {
-        "type": "withdrawn", "feed": "train", "epoch": 1, "withdrawn": True}
+        "type": "withdrawn", "feed": "train", "epoch": 1, "job": 7, "withdrawn": True}
     thread, out = _epoch_in_thread(server.buffer("train"))
     assert link.receive(max_payload=0)[0] == {"type": "demand", "feed": "train", "epoch": 1}
     link.send({"type": "withdraw_epoch", "feed": "train", "epoch": 1, "job": 8})
     assert link.receive(max_payload=0)[0] == {
-        "type": "withdrawn", "feed": "train", "epoch": 1, "withdrawn": False}
+        "type": "withdrawn", "feed": "train", "epoch": 1, "job": 8, "withdrawn": False}
     link.send({"type": "end_epoch", "feed": "train", "epoch": 1, "sent": 0})
     thread.join(10)
     assert out == {"records": []}

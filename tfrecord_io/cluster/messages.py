@@ -281,13 +281,15 @@ class WithdrawEpoch(Message):
 
 @dataclass(frozen=True)
 class Withdrawn(Message):
-    """The answer to :class:`WithdrawEpoch`: *withdrawn* True if the node dropped the epoch's
-    batches (its reader had not begun it); False if its reader had begun it (the driver then
-    ends the epoch, short, with ``end_epoch``)."""
+    """The answer to :class:`WithdrawEpoch` (*feed*, *epoch* and *job* as it named them):
+    *withdrawn* True if the node dropped the epoch's batches (its reader had not begun it);
+    False if its reader had begun it (the driver then ends the epoch, short, with
+    ``end_epoch``)."""
 
     TYPE: ClassVar[str] = "withdrawn"
     feed: str
     epoch: int
+    job: int
     withdrawn: bool
 
 

@@ -47,7 +47,7 @@ class FeedLinks:
         self._demands: dict[str, dict[str, int]] = {n: {} for n in nodes}
         self._left: dict[str, set[str]] = {n: set() for n in nodes}
         self._closing: dict[str, str] = {}
-        self._withdrawn: dict[str, dict[tuple[str, int], bool]] = {n: {} for n in nodes}
+        self._withdrawn: dict[str, dict[tuple[str, int, int], bool]] = {n: {} for n in nodes}
         self._wires: dict[str, Stream] = {}
         self._closed = False
         for node in nodes:
@@ -75,7 +75,8 @@ class FeedLinks:
                         self._left[node].add(message.feed)
                         log.info("%s left feed %r (its reader is done with it)", node, message.feed)
                     elif isinstance(message, Withdrawn):
-                        self._withdrawn[node][(message.feed, message.epoch)] = message.withdrawn
+                        self._withdrawn[node][message.feed, message.epoch, message.job] = \
+                            message.withdrawn
                     elif isinstance(message, Closing):
                         reason = message.status
                         self._closing[node] = reason
@@ -122,11 +123,11 @@ class FeedLinks:
             return {feed: epoch for feed, epoch in self._demands[node].items()
                     if feed not in self._left[node]}
 
-    def withdrawn(self, node: str, feed: str, epoch: int) -> bool | None:
-        """*node*'s answer to the withdrawal of *epoch* of *feed* (True: withdrawn; False: its
-        reader had begun it), or None while there is none."""
+    def withdrawn(self, node: str, feed: str, epoch: int, job: int) -> bool | None:
+        """*node*'s answer to the withdrawal of *epoch* of *feed* fed by *job* (True:
+        withdrawn; False: its reader had begun it), or None while there is none."""
         with self.cond:
-            return self._withdrawn[node].get((feed, epoch))
+            return self._withdrawn[node].get((feed, epoch, job))
 
     # -- markers -------------------------------------------------------------------------------
 

@@ -216,9 +216,10 @@ class Links(Protocol):
     def send(self, node: str, message: Message) -> None:
         """Send a marker to *node* (nothing if its link is down)."""
 
-    def withdrawn(self, node: str, feed: str, epoch: int) -> bool | None:
-        """*node*'s answer to the withdrawal of *epoch* of *feed* (True: withdrawn; False: its
-        reader had begun it), or None while there is none."""
+    def withdrawn(self, node: str, feed: str, epoch: int, job: int) -> bool | None:
+        """*node*'s answer to the withdrawal of *epoch* of *feed* fed by *job* (True:
+        withdrawn; False: its reader had begun it), or None while there is none (an answer
+        names the job: the same epoch number may be withdrawn again, from a later call)."""
 
 
 @dataclass
@@ -728,7 +729,7 @@ class FeedSchedule:
         batches reads it empty)."""
         links = self._links
         up = [n for n in links.nodes if links.gone(n) is None]
-        answers = {(n, e.number): links.withdrawn(n, call.feed, e.number)
+        answers = {(n, e.number): links.withdrawn(n, call.feed, e.number, call.plan.job)
                    for n in up for e in call.inflight}
         if None in answers.values():
             return False

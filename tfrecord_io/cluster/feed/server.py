@@ -212,7 +212,7 @@ class FeedServer:
             elif isinstance(message, WithdrawEpoch):
                 done = self.buffer(message.feed).withdraw(message.epoch, message.job)
                 wire.send(messages.encode(Withdrawn(feed=message.feed, epoch=message.epoch,
-                                                    withdrawn=done)))
+                                                    job=message.job, withdrawn=done)))
             else:  # EndAll
                 with self._lock:
                     self._all_closed = True
