@@ -20,6 +20,8 @@ import os
 import zlib
 from typing import Any, BinaryIO
 
+from tfrecord_io.errors import UnsupportedCompressionError
+
 __all__ = [
     "NONE",
     "GZIP",
@@ -50,6 +52,14 @@ _SUFFIXES = (
     (".deflate", ZLIB),
     (".zlib", ZLIB),
     (".zz", ZLIB),
+)
+
+#: File name endings of Hadoop codecs that no TFRecord reader outside Hadoop reads.
+_UNREADABLE_SUFFIXES = (
+    (".bz2", "bzip2"),
+    (".snappy", "Snappy"),
+    (".lz4", "LZ4"),
+    (".zst", "zstd"),
 )
 
 #: What reading a damaged gzip/zlib stream raises (from :class:`DecompressingReader`).
@@ -87,7 +97,13 @@ def normalize(compression: str | None) -> str | None:
 
 def detect(name: str | os.PathLike[str] | None) -> str:
     """Return the compression implied by a file name: ``.gz`` is gzip; ``.deflate``, ``.zlib``
-    and ``.zz`` are zlib; anything else (or no name) is none."""
+    and ``.zz`` are zlib; anything else (or no name) is none.
+
+    Raises:
+        UnsupportedCompressionError: the name ends as a file of another Hadoop codec (``.bz2``,
+            ``.snappy``, ``.lz4``, ``.zst``), which neither TensorFlow nor these readers can
+            read (reading it as uncompressed would report damage at byte 0).
+    """
     if name is None:
         return NONE
     lowered = os.fspath(name).lower()
@@ -98,6 +114,15 @@ def detect(name: str | os.PathLike[str] | None) -> str:
     for suffix, kind in _SUFFIXES:
         if lowered.endswith(suffix):
             return kind
+    for suffix, codec_name in _UNREADABLE_SUFFIXES:
+        if lowered.endswith(suffix):
+            raise UnsupportedCompressionError(
+                f"{os.fspath(name)} is {codec_name}-compressed (by its name): TensorFlow and "
+                "tfrecord-io's Python readers read gzip and zlib only. Read it with Spark "
+                "(load_records, format('tfrecord')), or have Spark write gzip "
+                "(compression='gzip'); a file that is not compressed despite its name is read "
+                "with compression='none'"
+            )
     return NONE
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "SpecialFileError",
     "FileChangedError",
     "UnsupportedURLError",
+    "UnsupportedCompressionError",
     "UnsupportedOperationError",
     "JarNotFoundError",
     "SparkConnectError",
@@ -206,6 +207,12 @@ class InheritedFileError(TFRecordError, OSError):
 
 class UnsupportedURLError(TFRecordError, ValueError):
     """A URL whose scheme no file system is registered for, or a malformed ``file:`` URL."""
+
+
+class UnsupportedCompressionError(TFRecordError, ValueError):
+    """A file whose name says it is compressed with a codec that TFRecord readers cannot read
+    (bzip2, Snappy, LZ4, zstd: Hadoop codecs Spark may be set to write): TensorFlow and the
+    Python readers read gzip and zlib only. The message names the file and what to do."""
 
 
 class UnsupportedOperationError(TFRecordError, io.UnsupportedOperation):

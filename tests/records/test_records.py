@@ -7,6 +7,7 @@ import io
 import logging
 import os
 import pickle
+import re
 import struct
 import zlib
 
@@ -15,7 +16,7 @@ import faults
 import pytest
 
 from tfrecord_io import framing, records
-from tfrecord_io.errors import CorruptRecordError
+from tfrecord_io.errors import CorruptRecordError, UnsupportedCompressionError
 from tfrecord_io.records import RecordReader, RecordWriter
 
 
@@ -482,6 +483,21 @@ def test_empty_or_none_compression_means_uncompressed(tmp_path, compression):
     with open(path, "rb") as f:
         assert f.read() == b"".join(frame(r) for r in ABC)
     assert list(records.read(path, compression=compression)) == ABC
+
+
+@pytest.mark.parametrize("name, codec_name", [
+    ("part-r-00000.tfrecord.bz2", "bzip2"), ("a.snappy", "Snappy"), ("a.LZ4", "LZ4"),
+    ("a.tfrecord.zst", "zstd")])
+def test_a_file_of_a_codec_no_reader_reads_is_refused_by_name_not_read_as_damage(
+        tmp_path, name, codec_name):
+    path = tmp_path / name
+    path.write_bytes(b"BZh91AY&SY" + bytes(40))  # what Hadoop's BZip2Codec starts with
+    with pytest.raises(UnsupportedCompressionError,
+                       match=f"{re.escape(str(path))} is {codec_name}-compressed.*gzip"):
+        list(records.read(path))
+    with pytest.raises(UnsupportedCompressionError):
+        records.write(path, ABC)
+    assert list(records.read(path, compression="none", on_corrupt="skip")) == []
 
 
 def test_unknown_compression_is_rejected(tmp_path):
