@@ -706,7 +706,7 @@ class FeedSchedule:
         One fed ahead (or that gave way) has batches on the nodes: it is WITHDRAWING, its job
         cancelled, and every node is asked to drop its batches (:meth:`_settle_withdrawals`
         reads the answers)."""
-        for epoch in reversed(call.inflight):
+        for epoch in reversed(list(call.inflight)):  # a copy: the loop removes from it
             if epoch.state not in (EpochState.WAITING, EpochState.AHEAD) or any(
                     self._links.asked(n, call.feed) >= epoch.number for n in self._links.nodes):
                 return
