@@ -17,6 +17,8 @@ __all__ = [
     "HdfsFileNotFoundError",
     "HdfsPermissionError",
     "HdfsFileExistsError",
+    "HdfsIsADirectoryError",
+    "HdfsNotADirectoryError",
     "HttpError",
     "HttpFileNotFoundError",
     "HttpPermissionError",
@@ -141,6 +143,15 @@ class HdfsPermissionError(HdfsError, PermissionError):
 
 class HdfsFileExistsError(HdfsError, FileExistsError):
     """An HDFS path exists where it should not."""
+
+
+class HdfsIsADirectoryError(HdfsError, IsADirectoryError):
+    """An HDFS path is a directory where a file is needed: opening it to read, writing over it."""
+
+
+class HdfsNotADirectoryError(HdfsError, NotADirectoryError):
+    """What a path on HDFS goes through is a file: making a file or directory under it, or
+    renaming into it (the NameNode's ``ParentNotDirectoryException``)."""
 
 
 class HttpError(TFRecordError, OSError):

@@ -32,7 +32,7 @@ import os
 import posixpath
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
@@ -233,8 +233,7 @@ class _Provider:
         url = uri.decode()
         f = self._opened_ahead(url)
         if f is None:  # not "or": an empty file's reader is false (it has a length)
-            with _explained(url, reading=True):
-                f = fs.open(url, "rb")
+            f = fs.open(url, "rb")
         key = self._new_id()
         self._readers[key] = _Open(f, url)
         handle[0] = key
@@ -382,8 +381,7 @@ class _Provider:
         if _is_dir(url):
             raise IsADirectoryError(f"is a directory: {url}")
         self._changing(url)
-        with _explained(url):
-            f = fs.open(url, "wb")  # HDFS makes the parents; s3:// uploads when it is closed
+        f = fs.open(url, "wb")  # HDFS makes the parents; s3:// uploads when it is closed
         key = self._new_id()
         self._writers[key] = f
         handle[0] = key
@@ -407,9 +405,7 @@ class _Provider:
     def _close_write(self, handle: int, status: Any) -> int:
         f = self._writer(handle)
         del self._writers[handle]
-        # WebHDFS creates the file only when its data is sent, at close.
-        with _explained(str(getattr(f, "name", ""))):
-            f.close()
+        f.close()  # WebHDFS creates the file only when its data is sent, at close
         return 0
 
     def _abort_write(self, handle: int) -> None:
@@ -435,8 +431,7 @@ class _Provider:
             parent = fs.stat(fs.split(url.rstrip("/"))[0])  # missing: NOT_FOUND
             if not parent.is_dir:
                 raise NotADirectoryError(f"parent is not a directory: {parent.url}")
-        with _explained(url):
-            fs.makedirs(url)
+        fs.makedirs(url)
         return 0
 
     def _remove(self, uri: bytes, kind: int, status: Any) -> int:
@@ -567,50 +562,6 @@ def _close_quietly(f: Any) -> None:
         f.close()
     except Exception:
         log.debug("closing a reader failed", exc_info=True)
-
-
-@contextlib.contextmanager
-def _explained(url: str, *, reading: bool = False) -> Iterator[None]:
-    """Turns an error of no known kind (TensorFlow's ``UnknownError``) from opening *url*, or
-    making it a directory, into the one its cause calls for (``FailedPreconditionError``, as
-    TensorFlow's local file system gives): :class:`IsADirectoryError` if *url* is a directory
-    and *reading*, :class:`NotADirectoryError` if what should be a directory above it is a
-    file. The store is asked only after such an error; any other error is left as it is."""
-    try:
-        yield
-    except Exception as e:
-        if _code(e) != _UNKNOWN:
-            raise
-        cause = _directory_cause(url, reading)
-        if cause is None:
-            raise
-        raise cause from e
-
-
-def _directory_cause(url: str, reading: bool) -> OSError | None:
-    """Why opening *url* (to read if *reading*, else to write or make it a directory) failed,
-    if a directory is in the way; None if none is, or the store cannot tell."""
-    if "://" not in url:
-        return None
-    try:
-        if reading:
-            if _is_dir(url):
-                return IsADirectoryError(f"{url} is a directory, not a file: open a file in it")
-            return None
-        child = url.rstrip("/")
-        while True:
-            parent = fs.split(child)[0]
-            if parent == child or not parent or parent.endswith("://"):
-                return None
-            is_dir = _is_dir(parent)
-            if is_dir is False:
-                return NotADirectoryError(
-                    f"cannot create {url}: {parent} is a file, not a directory")
-            if is_dir:
-                return None
-            child = parent
-    except Exception:  # noqa: BLE001 - the original error is the one to report then
-        return None
 
 
 def _is_dir(url: str) -> bool | None:

@@ -8,7 +8,13 @@ from __future__ import annotations
 import posixpath
 from typing import Any, BinaryIO
 
-from tfrecord_io.errors import HdfsError, HdfsFileExistsError, HdfsFileNotFoundError
+from tfrecord_io.errors import (
+    HdfsError,
+    HdfsFileExistsError,
+    HdfsFileNotFoundError,
+    HdfsIsADirectoryError,
+    HdfsNotADirectoryError,
+)
 from tfrecord_io.fs.backend import FileInfo, FileSystem
 from tfrecord_io.fs.hdfs.clients import call, client_for
 from tfrecord_io.fs.hdfs.files import HdfsReader, HdfsWriter
@@ -51,7 +57,9 @@ class HdfsFileSystem(FileSystem):
         Raises:
             HdfsFileNotFoundError: reading a file that does not exist.
             HdfsPermissionError: access denied for the HDFS user.
-            HdfsError: anything else, e.g. opening a directory or an unreachable NameNode.
+            HdfsIsADirectoryError: *target* is a directory.
+            HdfsNotADirectoryError: writing under a file (over WebHDFS, by ``close()``).
+            HdfsError: anything else, e.g. an unreachable NameNode.
             TypeError: an option HDFS does not take.
         """
         del read_ahead  # see above
@@ -63,7 +71,8 @@ class HdfsFileSystem(FileSystem):
             if d is None:
                 raise HdfsFileNotFoundError(f"no such file: {loc.url()}")
             if d["is_dir"]:
-                raise HdfsError(f"is a directory, not a file: {loc.url()}")
+                raise HdfsIsADirectoryError(
+                    f"{loc.url()} is a directory, not a file: open a file in it")
             if offset < 0:
                 raise HdfsError(f"negative offset {offset} for {loc.url()}")
             return HdfsReader(loc, client_for(loc, "open"), d["length"], offset)
@@ -77,7 +86,8 @@ class HdfsFileSystem(FileSystem):
                 # writing) with the same exception: say which.
                 d = call(loc, "create", lambda c: c.status(loc.path))
                 if d is not None and d["is_dir"]:
-                    raise HdfsError(f"cannot write {loc.url()}: it is a directory") from None
+                    raise HdfsIsADirectoryError(
+                        f"cannot write {loc.url()}: it is a directory") from None
                 raise
             return HdfsWriter(loc, handle)
         raise ValueError(f"unsupported mode {mode!r}: use 'rb' or 'wb'")
@@ -115,6 +125,7 @@ class HdfsFileSystem(FileSystem):
 
         Raises:
             HdfsFileExistsError: a file is in the way.
+            HdfsNotADirectoryError: a file is in the way further up.
         """
         loc = resolve(target)
         d = call(loc, "mkdir", lambda c: c.status(loc.path))
@@ -143,6 +154,7 @@ class HdfsFileSystem(FileSystem):
         Raises:
             HdfsFileNotFoundError: *src*, or *dst*'s parent directory, is missing.
             HdfsFileExistsError: *dst* exists.
+            HdfsNotADirectoryError: *dst*'s parent is a file.
             HdfsError: *src* and *dst* are on different NameNodes or schemes.
         """
         s, d = _same_hdfs(src, dst)
@@ -152,9 +164,11 @@ class HdfsFileSystem(FileSystem):
             raise HdfsFileExistsError(f"rename destination exists: {d.url()}")
         parent = posixpath.dirname(d.path)
         pst = call(d, "rename", lambda c: c.status(parent), d.url(parent))
-        if pst is None or not pst["is_dir"]:
-            raise HdfsFileNotFoundError(
-                f"rename destination's parent is not a directory: {d.url(parent)}"
+        if pst is None:
+            raise HdfsFileNotFoundError(f"rename destination's parent is missing: {d.url(parent)}")
+        if not pst["is_dir"]:
+            raise HdfsNotADirectoryError(
+                f"cannot rename {s.url()} to {d.url()}: {d.url(parent)} is a file, not a directory"
             )
         call(s, "rename", lambda c: c.rename(s.path, d.path), f"{s.url()} -> {d.url()}")
 

@@ -9,6 +9,7 @@ from tfrecord_io.errors import (
     HdfsError,
     HdfsFileExistsError,
     HdfsFileNotFoundError,
+    HdfsNotADirectoryError,
     HdfsPermissionError,
 )
 from tfrecord_io.fs.hdfs.config import current_user
@@ -59,6 +60,16 @@ def is_connect_error(e: BaseException) -> bool:
     )
 
 
+def _blocking_file(url: str, detail: str) -> str:
+    """What a ``ParentNotDirectoryException`` says (``/a/f (is not a directory)``), with the
+    file as a URL of *url*'s file system."""
+    m = re.search(r"(/\S*) \(is not a directory\)", detail)
+    authority = re.match(r"[A-Za-z][\w+.-]*://[^/]*", url)
+    if m is None or authority is None:
+        return detail
+    return f"{authority.group(0)}{m.group(1)} is a file, not a directory"
+
+
 def translate(e: BaseException, url: str, op: str, loc: Location | None = None) -> HdfsError:
     """The :class:`HdfsError` (or subclass) for a client exception raised while doing *op* on
     *url*; one of ours is returned unchanged."""
@@ -77,6 +88,8 @@ def translate(e: BaseException, url: str, op: str, loc: Location | None = None) 
         "AlreadyBeingCreatedException",
     ):
         return HdfsFileExistsError(f"already exists: {url} ({detail})")
+    if cls == "ParentNotDirectoryException":
+        return HdfsNotADirectoryError(f"cannot {op} {url}: {_blocking_file(url, detail)}")
     if cls == "PathIsNotEmptyDirectoryException":
         return HdfsError(f"directory not empty: {url} (use recursive=True)")
     if is_connect_error(e) and loc is not None:
