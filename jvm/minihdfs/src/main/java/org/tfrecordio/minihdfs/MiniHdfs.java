@@ -160,6 +160,10 @@ public final class MiniHdfs extends ServiceMain {
     // Permissions on, so permission errors can be tested; the superuser is whoever runs this JVM
     // (the NameNode's own user), as on a real cluster.
     conf.setBoolean("dfs.permissions.enabled", true);
+    // A busy test machine delays the DataNodes' reports of the blocks they received: let a file
+    // be closed, and its next block be added, while its last block awaits them (HDFS-8999), as
+    // busy clusters are configured; hdfs-native retries both only a few times.
+    conf.setInt("dfs.namenode.file.close.num-committed-allowed", 1);
     conf.setBoolean("dfs.webhdfs.enabled", true);
     conf.set("hadoop.security.authentication", "simple");
     bindTo(conf, opts.host);
