@@ -28,6 +28,7 @@ __all__ = [
     "ZLIB",
     "normalize",
     "detect",
+    "unreadable_codec",
     "resolve",
     "DECOMPRESSION_ERRORS",
     "DecompressingReader",
@@ -106,24 +107,42 @@ def detect(name: str | os.PathLike[str] | None) -> str:
     """
     if name is None:
         return NONE
-    lowered = os.fspath(name).lower()
-    # Ignore a URL's query or fragment, if any.
-    for sep in ("?", "#"):
-        if "://" in lowered and sep in lowered:
-            lowered = lowered.split(sep, 1)[0]
+    lowered = _bare_name(name)
     for suffix, kind in _SUFFIXES:
         if lowered.endswith(suffix):
             return kind
+    codec_name = unreadable_codec(name)
+    if codec_name is not None:
+        raise UnsupportedCompressionError(
+            f"{os.fspath(name)} is {codec_name}-compressed (by its name): TensorFlow and "
+            "tfrecord-io's Python readers read gzip and zlib only. Read it with Spark "
+            "(load_records, format('tfrecord')), or have Spark write gzip "
+            "(compression='gzip'); a file that is not compressed despite its name is read "
+            "with compression='none'"
+        )
+    return NONE
+
+
+def unreadable_codec(name: str | os.PathLike[str] | None) -> str | None:
+    """The Hadoop codec that neither TensorFlow nor these readers can read (``"bzip2"``,
+    ``"Snappy"``, ``"LZ4"``, ``"zstd"``) that a file's name says it is compressed with; None for
+    any other name. What :func:`detect` refuses, for callers that pass such files over."""
+    if name is None:
+        return None
+    lowered = _bare_name(name)
     for suffix, codec_name in _UNREADABLE_SUFFIXES:
         if lowered.endswith(suffix):
-            raise UnsupportedCompressionError(
-                f"{os.fspath(name)} is {codec_name}-compressed (by its name): TensorFlow and "
-                "tfrecord-io's Python readers read gzip and zlib only. Read it with Spark "
-                "(load_records, format('tfrecord')), or have Spark write gzip "
-                "(compression='gzip'); a file that is not compressed despite its name is read "
-                "with compression='none'"
-            )
-    return NONE
+            return codec_name
+    return None
+
+
+def _bare_name(name: str | os.PathLike[str]) -> str:
+    """The name in lower case, without a URL's query or fragment."""
+    lowered = os.fspath(name).lower()
+    for sep in ("?", "#"):
+        if "://" in lowered and sep in lowered:
+            lowered = lowered.split(sep, 1)[0]
+    return lowered
 
 
 def resolve(compression: str | None, name: str | os.PathLike[str] | None) -> str:

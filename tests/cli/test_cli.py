@@ -870,6 +870,16 @@ def test_index_writes_missing_indexes_only(capsys, tmp_path):
     assert ipath.read_bytes() == Path(index_path(tmp_path / "ref.tfrecord")).read_bytes()
 
 
+def test_index_of_a_directory_passes_over_files_of_other_codecs(capsys, tmp_path):
+    records.write(tmp_path / "a.tfrecord", [ex(i) for i in range(4)], index=False)
+    (tmp_path / "b.tfrecord.bz2").write_bytes(b"BZh9 what Spark's bzip2 codec wrote")
+    status, out, err = run(capsys, "index", tmp_path)
+    assert status == 0
+    assert out == f"{index_path(tmp_path / 'a.tfrecord')}\t4 records\n"
+    assert "b.tfrecord.bz2: compressed (bzip2), so not indexed" in err
+    assert not Path(index_path(tmp_path / "b.tfrecord.bz2")).exists()
+
+
 def test_index_of_a_damaged_file_fails_and_writes_nothing(capsys, tmp_path):
     records.write(tmp_path / "x.tfrecord", [ex(i) for i in range(3)], index=False)
     data = bytearray((tmp_path / "x.tfrecord").read_bytes())

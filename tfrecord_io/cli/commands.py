@@ -329,6 +329,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     files = expand_paths(args.paths)
     status = EXIT_OK
     for path in files:
+        other = codec.unreadable_codec(path)
+        if other is not None:
+            log.info("%s: compressed (%s), so not indexed", path, other)
+            continue
         if codec.detect(path) != codec.NONE:
             log.info("%s: compressed, so not splittable: no index", path)
             continue
