@@ -445,6 +445,19 @@ def hdfs(tmp_path_factory):
         cluster.stop()
 
 
+@pytest.fixture(params=["hdfs", "webhdfs"])
+def hdfs_dir(request, hdfs):
+    """A fresh, existing directory on the test HDFS, once as an ``hdfs://`` URL (hdfs-native)
+    and once as a ``webhdfs://`` one (WebHDFS): ``/<test module>/<test>-<random>``."""
+    import uuid
+
+    from tfrecord_io import fs
+
+    root = hdfs.url if request.param == "hdfs" else hdfs.webhdfs_url
+    module = request.module.__name__.rsplit(".", 1)[-1]
+    url = f"{root}/{module}/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
+    fs.makedirs(url)
+    return url
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-import uuid
 
 import pytest
 import stores
@@ -18,13 +17,10 @@ from tfrecord_io import fs, index, records
 pytestmark = pytest.mark.usefixtures("no_hadoop_settings")
 
 
-@pytest.fixture(params=["hdfs", "webhdfs"])
-def base(request, hdfs):
+@pytest.fixture
+def base(hdfs_dir):
     """A fresh directory URL, once through hdfs:// and once through webhdfs://."""
-    root = hdfs.url if request.param == "hdfs" else hdfs.webhdfs_url
-    url = f"{root}/fs/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
-    fs.makedirs(url)
-    return url
+    return hdfs_dir
 
 
 def test_a_reader_started_ahead_reads_the_files_bytes_from_its_position(base):

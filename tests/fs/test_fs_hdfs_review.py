@@ -21,13 +21,10 @@ pytestmark = pytest.mark.usefixtures("no_hadoop_settings")
 MiB = 1 << 20
 
 
-@pytest.fixture(params=["hdfs", "webhdfs"])
-def base(request, hdfs):
-    """A fresh directory URL, once through hdfs-native, once through WebHDFS."""
-    root = hdfs.url if request.param == "hdfs" else hdfs.webhdfs_url
-    url = f"{root}/review/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
-    fs.makedirs(url)
-    return url
+@pytest.fixture
+def base(hdfs_dir):
+    """A fresh directory URL, once through hdfs:// and once through webhdfs://."""
+    return hdfs_dir
 
 
 def _site(path, props: dict[str, str], final: tuple[str, ...] = (), extra: str = "") -> None:

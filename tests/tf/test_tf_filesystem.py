@@ -35,13 +35,10 @@ def _registered():
     tfr.register_filesystems()
 
 
-@pytest.fixture(params=["hdfs", "webhdfs"])
-def base(request, hdfs):
-    """A fresh, existing directory URL, through the RPC URL and through WebHDFS."""
-    root = hdfs.url if request.param == "hdfs" else hdfs.webhdfs_url
-    url = f"{root}/tf-fs/{request.node.name.split('[')[0]}-{uuid.uuid4().hex[:8]}"
-    fs.makedirs(url)
-    return url
+@pytest.fixture
+def base(hdfs_dir):
+    """A fresh directory URL, once through hdfs:// and once through webhdfs://."""
+    return hdfs_dir
 
 
 # -- registration ----------------------------------------------------------------------------
