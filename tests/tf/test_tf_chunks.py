@@ -3,6 +3,7 @@ announced length is never trusted for memory."""
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import threading
@@ -96,3 +97,52 @@ def test_a_stream_is_closed_only_once_a_slow_read_ahead_returns(monkeypatch):
     go.set()
     wait_until(lambda: stream.closed, timeout=10, every=0.01)
     assert not stream.closed_during_read
+
+
+class _FailingAfter(io.RawIOBase):
+    """A local file whose reads fail with EIO once *good* bytes have been read (a failing
+    disk, an NFS server gone): the error the OS gives names no file."""
+
+    def __init__(self, path, good: int) -> None:
+        self._file = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self._left = good
+
+    def readable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._file.seek(offset, whence)
+
+    def readinto(self, buffer) -> int:
+        if self._left <= 0:
+            raise OSError(errno.EIO, "Input/output error")
+        n = self._file.readinto(memoryview(buffer)[: self._left])
+        self._left -= n
+        return n
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+def _frames(count: int, size: int) -> bytes:
+    record = b"r" * size
+    return (framing.header(size) + record
+            + framing.masked_crc32c(record).to_bytes(4, "little")) * count
+
+
+@pytest.mark.parametrize("reader", [chunks.read_chunks, chunks.read_chunks_skipping])
+def test_a_read_error_mid_file_names_the_file_and_the_first_record_not_read(
+        tmp_path, monkeypatch, reader):
+    path = tmp_path / "data.tfrecord"
+    path.write_bytes(_frames(10, 84))  # frames of 100 bytes
+    monkeypatch.setattr(fs, "open", lambda url, mode="rb": _FailingAfter(url, 450))
+    got = []
+    with pytest.raises(OSError) as failed:
+        for buffer, starts, lengths in reader(
+                Piece(str(path), "none", 0, None, 1000), True, 100):
+            got += [buffer[s:s + n] for s, n in zip(starts.tolist(), lengths.tolist(), strict=True)]
+    assert failed.value.errno == errno.EIO  # the error itself, for `except OSError` callers
+    assert len(got) == 4  # the records read whole before the failure come first
+    assert any(str(path) in note and "byte offset 400" in note
+               for note in getattr(failed.value, "__notes__", [])), failed.value

@@ -4,6 +4,7 @@ and Example parsing. (Spark-written data on HDFS: tests/test_hdfs_end_to_end.py.
 from __future__ import annotations
 
 import collections
+import errno
 import gzip
 import logging
 import os
@@ -21,7 +22,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfrecord_io import example, index, records
+from tfrecord_io import example, fs, index, records
 from tfrecord_io import tf as tfr
 from tfrecord_io.errors import HdfsError, HdfsFileNotFoundError, SchemaError, TFRecordError
 
@@ -290,6 +291,30 @@ def test_damaged_gzip_stream_is_reported(tmp_path):
         read_all(tfr.dataset(path, reader="python"))
 
 
+def test_a_read_error_mid_file_names_file_and_offset_through_prefetch(tmp_path, monkeypatch):
+    path = str(tmp_path / "data.tfrecord")
+    records.write(path, [b"r" * 84] * 1000, index=False)  # frames of 100 bytes
+    real_open = fs.open
+
+    def failing_open(url, mode="rb"):
+        stream = real_open(url, mode)
+        read = stream.read
+
+        def read_until_45000(size=-1):
+            if stream.tell() >= 45_000:
+                raise OSError(errno.EIO, "Input/output error")
+            return read(min(size, 45_000 - stream.tell()))
+
+        stream.read = read_until_45000
+        return stream
+
+    monkeypatch.setattr(fs, "open", failing_open)
+    ds = tfr.dataset(path, reader="python", chunk_bytes=10_000).prefetch(tf.data.AUTOTUNE)
+    with pytest.raises(tf.errors.OpError, match="Input/output error") as failed:
+        read_all(ds)
+    assert f"while reading {path}: the record at byte offset 45000" in str(failed.value)
+
+
 # -- sharding --------------------------------------------------------------------------------
 
 
@@ -388,6 +413,28 @@ def test_more_shards_than_pieces_leaves_empty_shards(tmp_path, caplog):
     assert read_all(ds) == []
     assert "gets no data" in caplog.text
     assert_exactly_once(path, recs, 5)
+
+
+@pytest.mark.parametrize("reader", ["auto", "python"])
+def test_a_sharded_dataset_is_not_sharded_again_by_tf_distribute(tmp_path, reader):
+    # tf.distribute's experimental_distribute_dataset shards every dataset again, by files or
+    # by elements, unless its options say OFF: each worker would keep 1/N of its 1/N.
+    from tensorflow.python.data.experimental.ops.distribute import _AutoShardDataset
+
+    recs = unique_records(400)
+    paths = write_shards(tmp_path / "out", recs, 4)
+    for k in range(2):
+        ds = tfr.dataset(paths, num_shards=2, shard_index=k, reader=reader)
+        policy = ds.options().experimental_distribute.auto_shard_policy
+        assert policy == tf.data.experimental.AutoShardPolicy.OFF
+        assert read_all(_AutoShardDataset(ds, num_workers=2, index=k)) == read_all(ds)
+
+
+def test_an_unsharded_dataset_keeps_tf_distribute_auto_sharding(tmp_path):
+    paths = write_shards(tmp_path / "out", unique_records(40), 4)
+    ds = tfr.dataset(paths)
+    policy = ds.options().experimental_distribute.auto_shard_policy
+    assert policy == tf.data.experimental.AutoShardPolicy.AUTO
 
 
 def test_plan_is_deterministic_and_depends_only_on_the_listing(tmp_path):

@@ -69,15 +69,19 @@ skipped with a warning. TensorFlow's reader (2.21) allocates what a record's hea
 before reading it: a crafted file whose header, with a valid checksum, announces terabytes ends
 the process (a segmentation fault). Read files you do not trust with ``reader="python"``, which
 refuses a record longer than :data:`~tfrecord_io.records.DEFAULT_MAX_RECORD_BYTES` (256 MiB),
-naming the file and byte offset.
+naming the file and byte offset. TensorFlow's reader also names no file in its
+``DataLossError`` (only the offset), and ends a file cut inside a record's 12-byte header without
+any error: that last record is lost silently. ``reader="python"`` reports both, naming the file
+and byte offset, and ``tfrecord-io verify`` checks whole directories of files.
 
 Cost per record, measured: ``bench/README.md`` (``bench/tf_hdfs.py``). To go faster, shard
 the input over more reader processes (``num_shards``); ``num_parallel_reads`` costs more per
 record than it saves unless records are large or reads are slow.
 
 With ``tf.distribute``, pass ``num_shards=input_context.num_input_pipelines`` and
-``shard_index=input_context.input_pipeline_id`` and turn tf.data's own auto-sharding off
-(``tf.data.experimental.AutoShardPolicy.OFF``), since the dataset is already sharded.
+``shard_index=input_context.input_pipeline_id``. A dataset of one shard of several has
+tf.data's own auto-sharding off (``tf.data.experimental.AutoShardPolicy.OFF``), since it is
+sharded already: ``experimental_distribute_dataset`` does not shard it again.
 
 Only this package imports TensorFlow (:mod:`tfrecord_io.tf.runtime`), and only when a function
 that needs it is called: :func:`list_files`, :func:`shard_plan` and :class:`Piece` (from

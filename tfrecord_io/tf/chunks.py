@@ -156,6 +156,18 @@ class _ReadAhead:
             release()
 
 
+def _name_the_read(exc: OSError, path: str, offset: int) -> None:
+    """Add to a read error (whose message, from the OS or a client library, may name neither)
+    a note naming the file and the first record not read: the note is part of the message
+    TensorFlow gives for an error in a ``from_generator`` dataset, and of any traceback."""
+    add_note = getattr(exc, "add_note", None)  # Python 3.11 on; 3.10 raises the error as it is
+    if add_note is not None:
+        add_note(
+            f"while reading {path}: the record at byte offset {offset} and those after it "
+            "could not be read (every record before it was)"
+        )
+
+
 def read_chunks(
     piece: Piece, verify: bool, chunk_bytes: int
 ) -> Iterator[tuple[bytes, Any, Any]]:
@@ -167,7 +179,9 @@ def read_chunks(
     Raises CorruptRecordError (path, offset, reason) for damaged data, as
     :class:`tfrecord_io.records.RecordReader` does under ``on_corrupt="fail"``: every record
     before the damage comes first; in a damaged gzip/zlib stream, the error names the first
-    record that could not be decompressed whole.
+    record that could not be decompressed whole. An error reading the file (an ``OSError``)
+    is raised as it is, after the records before it, with a note naming the file and the
+    byte offset of the first record not read.
     """
     with contextlib.ExitStack() as stack:
         stream = _open_piece(piece, stack)
@@ -184,6 +198,9 @@ def read_chunks(
             except DECOMPRESSION_ERRORS as exc:
                 reason = framing.damaged_stream(piece.compression, exc, len(tail))
                 raise CorruptRecordError(piece.path, base, reason) from exc
+            except OSError as exc:
+                _name_the_read(exc, piece.path, base)
+                raise
             buf = tail + data if tail else data
             frames = framing.scan(buf, base, end=piece.end, verify=verify, final=not data)
             if len(frames):
@@ -201,7 +218,9 @@ def read_chunks_skipping(
     piece: Piece, verify: bool, chunk_bytes: int
 ) -> Iterator[tuple[bytes, Any, Any]]:
     """Like :func:`read_chunks`, with ``on_corrupt="skip"``: the chunks of
-    :meth:`tfrecord_io.records.RecordReader.chunks`, which skips damaged stretches."""
+    :meth:`tfrecord_io.records.RecordReader.chunks`, which skips damaged stretches. A read
+    error gets the same note as in :func:`read_chunks`."""
+    following = piece.start  # stream offset just after the last record handed out
     with RecordReader(
         piece.path,
         piece.compression,
@@ -211,5 +230,15 @@ def read_chunks_skipping(
         on_corrupt="skip",
         buffer_size=chunk_bytes,
     ) as reader:
-        for chunk in reader.chunks():
+        chunks = reader.chunks()
+        while True:
+            try:
+                chunk = next(chunks, None)
+            except OSError as exc:
+                _name_the_read(exc, piece.path, following)
+                raise
+            if chunk is None:
+                return
+            if len(chunk.offsets):
+                following = int(chunk.offsets[-1]) + framing.FRAMING_BYTES + int(chunk.lengths[-1])
             yield chunk.buffer, chunk.starts, chunk.lengths

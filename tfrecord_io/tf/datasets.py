@@ -161,6 +161,8 @@ def dataset(
 
     Returns:
         The dataset of this shard's records. An empty one if the shard has nothing to read.
+        With ``num_shards > 1`` its tf.distribute auto-shard policy is ``OFF``: it is one
+        shard already, and sharding it again would drop records.
 
     Raises:
         InputNotFoundError, HdfsError: a path is missing or cannot be listed (at once, not when
@@ -195,7 +197,8 @@ def dataset(
                 num_shards,
                 filled,
             )
-        return tf.data.Dataset.from_tensor_slices(tf.constant([], dtype=tf.string))
+        empty = tf.data.Dataset.from_tensor_slices(tf.constant([], dtype=tf.string))
+        return _no_more_sharding(tf, empty, num_shards)
 
     native_ok = reader == "auto" and on_corrupt == "fail"
     # Remote files go to TensorFlow's reader when the plugin serves their scheme inside
@@ -225,7 +228,18 @@ def dataset(
                 tf, run, parallel, verify, on_corrupt, chunk_bytes
             )
         result = ds if result is None else result.concatenate(ds)
-    return result
+    return _no_more_sharding(tf, result, num_shards)
+
+
+def _no_more_sharding(tf: Any, ds: Any, num_shards: int) -> Any:
+    """A dataset that is one shard of its input turns tf.distribute's auto-sharding off:
+    ``experimental_distribute_dataset`` would otherwise shard it again (by file or by element),
+    and each worker would silently read a fraction of its shard. An unsharded one keeps it."""
+    if num_shards == 1:
+        return ds
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    return ds.with_options(options)
 
 
 def parse_examples(
