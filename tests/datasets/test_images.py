@@ -264,6 +264,23 @@ def test_a_label_map_line_without_a_label_is_refused_naming_the_file_and_line(tm
         images.read_label_file(tmp_path / "labels.txt")
 
 
+@pytest.mark.parametrize("label", ["--1", "\u00b2"])  # "\u00b2": a superscript 2
+def test_a_label_map_line_whose_label_is_not_a_decimal_number_is_refused_naming_it(
+    tmp_path, label
+):
+    (tmp_path / "labels.txt").write_text(f"0:daisy\n{label}:roses\n", encoding="utf-8")
+    with pytest.raises(ImageError, match=r"labels.txt, line 2: expected LABEL:CLASS"):
+        images.read_label_file(tmp_path / "labels.txt")
+
+
+def test_a_label_map_giving_one_label_two_classes_is_refused_naming_both_lines(tmp_path):
+    (tmp_path / "labels.txt").write_text("0:daisy\n1:roses\n0:tulips\n")
+    with pytest.raises(ImageError,
+                       match=r"labels.txt, line 3: label 0 is 'tulips' here but 'daisy' on "
+                             r"line 1"):
+        images.read_label_file(tmp_path / "labels.txt")
+
+
 # -- split and shards -------------------------------------------------------------------------
 
 
@@ -479,6 +496,29 @@ def test_write_png_folders_writes_each_image_into_its_digits_folder(tmp_path):
         index = int(path.stem)
         assert path.parent.name == str(labels[index])
         np.testing.assert_array_equal(np.asarray(Image.open(path)), pixels[index])
+
+
+def test_write_png_folders_that_fails_midway_leaves_no_tree(tmp_path, monkeypatch):
+    saved = []
+    real_save = Image.Image.save
+
+    def save(self, fp, *args, **kwargs):
+        if len(saved) == 10:
+            raise OSError("No space left on device")
+        saved.append(1)
+        return real_save(self, fp, *args, **kwargs)
+
+    monkeypatch.setattr(Image.Image, "save", save)
+    with pytest.raises(OSError, match="No space left on device"):
+        images.write_png_folders(MNIST, tmp_path / "tree", limit=20)
+    assert not (tmp_path / "tree").exists()
+
+
+def test_write_png_folders_again_leaves_only_the_images_of_the_new_run(tmp_path):
+    images.write_png_folders(MNIST, tmp_path, limit=20)
+    assert images.write_png_folders(MNIST, tmp_path, limit=5) == 5
+    assert sorted(p.name for p in tmp_path.rglob("*.png")) == [f"{i:05d}.png" for i in range(5)]
+    assert all(not p.name.startswith(".") for p in tmp_path.iterdir())
 
 
 def _within(seconds: float, fn):

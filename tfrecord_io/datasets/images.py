@@ -458,7 +458,8 @@ def read_label_file(location: str | os.PathLike[str]) -> dict[int, str]:
         location = fs.join(location, LABELS_FILE)
     with fs.open(location) as f:
         text = f.read().decode("utf-8")
-    labels = {}
+    labels: dict[int, str] = {}
+    lines: dict[int, int] = {}  # label -> the line that gave it
     # Lines end at "\n" (or "\r\n") only: a class name may hold any other character that
     # str.splitlines() takes for a line break ("\x1c", "\x85", "\u2028", ...).
     for number, line in enumerate(text.split("\n"), start=1):
@@ -466,12 +467,21 @@ def read_label_file(location: str | os.PathLike[str]) -> dict[int, str]:
         if not line.strip():
             continue
         label, colon, name = line.partition(":")
-        if not colon or not label.strip().lstrip("-").isdigit():
+        try:
+            value = int(label) if colon and label.strip().lstrip("-").isdigit() else None
+        except ValueError:  # "--1", "\u00b2": str.isdigit() digits that int() refuses
+            value = None
+        if value is None:
             raise ImageError(
                 f"{location}, line {number}: expected LABEL:CLASS (as in 0:daisy), found "
                 f"{line!r}; give the labels.txt that images.convert wrote"
             )
-        labels[int(label)] = name
+        if value in labels:
+            raise ImageError(
+                f"{location}, line {number}: label {value} is {name!r} here but "
+                f"{labels[value]!r} on line {lines[value]}; a label names one class"
+            )
+        labels[value], lines[value] = name, number
     return labels
 
 
@@ -811,6 +821,11 @@ def write_png_folders(
     (grayscale, 28x28; NNNNN the image's index in the set), something to try
     :func:`convert` on.
 
+    The digit folders are written under a hidden temporary directory in OUTPUT first and moved
+    into place at the end, replacing the digit folders of an earlier run: OUTPUT then holds the
+    images of this run only, and a failed run leaves no digit folder behind (and removes OUTPUT
+    if it made it).
+
     Args:
         source: the MNIST IDX files (see :func:`tfrecord_io.datasets.mnist.load`).
         output: the tree's root, local or ``hdfs://``; created if missing.
@@ -830,11 +845,15 @@ def write_png_folders(
     data = found[split]
     n = len(data) if limit is None else min(limit, len(data))
     output = os.fspath(output)
-    for digit in sorted(set(data.labels[:n].tolist())):
-        fs.makedirs(fs.join(output, str(digit)))
-    for i in range(n):
-        buffer = io.BytesIO()
-        image_module.fromarray(data.images[i]).save(buffer, "PNG")
-        with fs.open(fs.join(output, str(int(data.labels[i])), f"{i:05d}.png"), "wb") as f:
-            f.write(buffer.getvalue())
+    digits = [str(d) for d in sorted(set(data.labels[:n].tolist()))]
+    every_digit = [str(d) for d in sorted(set(data.labels.tolist()) | set(range(10)))]
+    with fs.staging_directory(output, "png") as staging:
+        for digit in digits:
+            fs.makedirs(fs.join(staging, digit))
+        for i in range(n):
+            buffer = io.BytesIO()
+            image_module.fromarray(data.images[i]).save(buffer, "PNG")
+            with fs.open(fs.join(staging, str(int(data.labels[i])), f"{i:05d}.png"), "wb") as f:
+                f.write(buffer.getvalue())
+        fs.publish(staging, digits, replacing=every_digit)
     return n

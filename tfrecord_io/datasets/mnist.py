@@ -287,8 +287,11 @@ def convert(
         What was written (:class:`MnistConversion`).
 
     Raises:
-        MnistError: bad inputs (see :func:`load`), or an ``OUTPUT/<set>`` that exists without
-            *overwrite*. Nothing is left in OUTPUT's set directories when anything fails.
+        MnistError: bad inputs (see :func:`load`), sets given that cannot be written (two of
+            one name, a name that is not a directory name, images and labels that are not
+            ``uint8`` or not as many), or an ``OUTPUT/<set>`` (one written, or ``OUTPUT/train``
+            or ``OUTPUT/test`` of an earlier run) that exists without *overwrite*.
+            Nothing is left in OUTPUT's set directories when anything fails.
         ValueError: a bad argument.
     """
     started = time.monotonic()
@@ -300,12 +303,15 @@ def convert(
             f"image_format must be one of {', '.join(IMAGE_FORMATS)}, not {image_format!r}"
         )
     splits = list(source) if not isinstance(source, (str, os.PathLike)) else load(source)
+    _check_splits(splits)
     output = os.fspath(output)
     out = _files.OutputDir(output)
     if fs.exists(out.path) and not fs.isdir(out.path):
         raise MnistError(f"{output}: exists and is not a directory")
-    for split in splits:
-        target = fs.join(out.path, split.name)
+    # A set of an earlier run that this one does not write counts too: OUTPUT would hold sets
+    # of two runs (two image formats, two sources).
+    for name in dict.fromkeys([*(split.name for split in splits), *SPLITS]):
+        target = fs.join(out.path, name)
         if fs.exists(target) and not overwrite:
             raise MnistError(
                 f"{target} already exists; remove it or pass --overwrite (overwrite=True)"
@@ -328,6 +334,45 @@ def convert(
                    replacing=SPLITS if overwrite else ())
     result.seconds = time.monotonic() - started
     return result
+
+
+def _check_splits(splits: Sequence[Split]) -> None:
+    """Refuse sets given to :func:`convert` that cannot be written as they are: a name that is
+    not one directory name (``OUTPUT/<name>``) or that two sets share, images that are not
+    ``uint8`` of shape (n, rows, cols), labels that are not ``uint8`` of shape (n,).
+
+    Raises:
+        MnistError: naming the set; before anything is written.
+    """
+    seen: set[str] = set()
+    for split in splits:
+        name = split.name
+        if (not isinstance(name, str) or name in ("", ".", "..") or name.startswith(".")
+                or "/" in name or "\\" in name):
+            raise MnistError(
+                f"a set named {name!r}: not usable as a directory name (OUTPUT/<set>); "
+                "give a name such as train or test"
+            )
+        if name in seen:
+            raise MnistError(f"two sets named {name!r}: each set is written to OUTPUT/{name}")
+        seen.add(name)
+        images, labels = np.asarray(split.images), np.asarray(split.labels)
+        if images.dtype != np.uint8 or images.ndim != 3:
+            raise MnistError(
+                f"the {name} set's images are {images.dtype} of shape {images.shape}: "
+                "expected uint8 of shape (n, rows, cols)"
+            )
+        if labels.dtype != np.uint8 or labels.ndim != 1:
+            raise MnistError(
+                f"the {name} set's labels are {labels.dtype} of shape {labels.shape}: "
+                "expected uint8 of shape (n,)"
+            )
+        if images.shape[0] != labels.shape[0]:
+            raise MnistError(
+                f"the {name} set has {images.shape[0]} images but {labels.shape[0]} labels"
+                + (f" ({split.images_source}, {split.labels_source})"
+                   if split.images_source or split.labels_source else "")
+            )
 
 
 def _write_locally(
