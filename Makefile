@@ -38,8 +38,7 @@
 # Other targets: jar (rebuild tfrecord_io/jars/tfrecord-io.jar), tf-plugin (rebuild TensorFlow's
 # hdfs:// plugin), dist (sdist and wheel into dist/), publish-m2 (the Maven artifact into
 # ~/.m2), docs (the documentation site into site/: mkdocs build --strict; tests/docs builds it
-# too), test-jvm, test-python (test-python-cluster and test-python-data, the halves that make
-# test runs side by side), test-spark35, lint (ruff and the import contracts alone), bench,
+# too), test-jvm, test-python, test-spark35, lint (ruff and the import contracts alone), bench,
 # hdfs (start the test HDFS by hand), yarn (the test YARN), postgres (the test PostgreSQL with the
 # MNIST images by hand), connect (a Spark Connect server with the jar on 127.0.0.1:15002), s3 (the
 # test S3 server, moto's, with a bucket `data`; prints the AWS_* settings to export), azurite
@@ -116,8 +115,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: help setup setup-steps setup-system setup-python setup-emulators setup-azurite setup-fake-gcs-server \
   setup-jvm setup-spark35 setup-ship jar tf-plugin dist publish-m2 docs test \
-  test-lane-cluster test-lane-data test-jvm test-python test-python-cluster test-python-data \
-  test-spark35 lint bench hdfs yarn postgres connect s3 azurite gcs clean \
+  test-jvm test-python test-spark35 lint bench hdfs yarn postgres connect s3 azurite gcs clean \
   distclean
 
 help:
@@ -301,67 +299,28 @@ $(GCS_CONNECTOR_CP): build.sbt
 # ---------------------------------------------------------------------------------------------
 # tests
 
-# Every suite always runs; the target fails if any failed. The suites run in two lanes side by
-# side, each lane its suites in turn: most of a test's time is spent waiting on the processes it
-# started (JVMs, TensorFlow, timeouts), so two lanes share the machine's cores without slowing
-# each other much. The cluster lane (JUnit, then tests/cluster, tests/standalone and tests/yarn,
-# the only tests that make network namespaces) and the data lane (the rest of tests/, then the
-# Spark 3.5 suite) each start the services they use once. A lane's output is printed whole when
-# it ends; each suite's time, and pytest's slowest tests, are printed, so CI logs show what each
-# costs. The artifacts both lanes use are built first, once.
-TEST_LANE_CLUSTER := test-jvm test-python-cluster
-TEST_LANE_DATA := test-python-data test-spark35
-TEST_INPUTS := $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_CP) \
-  $(HADOOP_AWS_CP) $(HADOOP_AZURE_CP) $(GCS_CONNECTOR_CP)
-CLUSTER_TESTS := tests/cluster tests/standalone tests/yarn
-
-# $(1): the suites of a lane, run in turn, each whatever the one before it did.
-define run-suites
-status=0; \
-for suite in $(1); do \
-  start=$$SECONDS; rc=0; \
-  $(MAKE) --no-print-directory $$suite || rc=$$?; \
-  echo "make test: $$suite took $$((SECONDS - start)) s (exit $$rc)"; \
-  if [ $$rc -ne 0 ]; then status=$$rc; fi; \
-done; \
-exit $$status
-endef
-
-test: $(TEST_INPUTS) $(CONNECT35_JAR) | $(PY35)
-	@echo "make test: two lanes side by side, each printed when it ends:" \
-	  "[$(TEST_LANE_CLUSTER)] and [$(TEST_LANE_DATA)]"
-	@start=$$SECONDS; rc=0; \
-	$(MAKE) --no-print-directory -k -j2 --output-sync=target test-lane-cluster test-lane-data \
-	  || rc=$$?; \
-	echo "make test: both lanes took $$((SECONDS - start)) s (exit $$rc)"; \
-	if [ $$rc -ne 0 ]; then echo "make test: FAILED (see above)" >&2; fi; \
-	exit $$rc
-
-test-lane-cluster:
-	@$(call run-suites,$(TEST_LANE_CLUSTER))
-
-test-lane-data:
-	@$(call run-suites,$(TEST_LANE_DATA))
+# Every suite always runs; the target fails if any failed.
+# Each suite's time, and pytest's slowest tests, are printed, so CI logs show what each costs.
+test:
+	@status=0; \
+	for suite in test-jvm test-python test-spark35; do \
+	  start=$$SECONDS; rc=0; \
+	  $(MAKE) --no-print-directory $$suite || rc=$$?; \
+	  echo "make test: $$suite took $$((SECONDS - start)) s (exit $$rc)"; \
+	  if [ $$rc -ne 0 ]; then status=$$rc; fi; \
+	done; \
+	if [ $$status -ne 0 ]; then echo "make test: FAILED (see above)" >&2; fi; \
+	exit $$status
 
 test-jvm:
 	$(SBT) core/test
 
-# $(1): what pytest runs. pytest's exit status 5 (no tests collected) is a failure here.
-define pytest-suite
-rc=0; $(PY) -m pytest $(1) -ra --durations=40 $(PYTEST_ARGS) || rc=$$?; \
-if [ $$rc -eq 5 ]; then echo "make $@: pytest collected no tests; failing" >&2; exit 1; fi; \
-exit $$rc
-endef
-
-# Every pytest test in one session; make test runs the same tests as the two below.
-test-python: $(TEST_INPUTS)
-	@$(call pytest-suite,tests)
-
-test-python-cluster: $(TEST_INPUTS)
-	@$(call pytest-suite,$(CLUSTER_TESTS))
-
-test-python-data: $(TEST_INPUTS)
-	@$(call pytest-suite,tests $(addprefix --ignore=,$(CLUSTER_TESTS)))
+# pytest's exit status 5 (no tests collected) is a failure here.
+test-python: $(JAR) $(TF_PLUGIN) $(MINIHDFS_CP) $(MINIYARN_CP) $(POSTGRES_JDBC_CP) $(HADOOP_AWS_CP) $(HADOOP_AZURE_CP) \
+  $(GCS_CONNECTOR_CP)
+	@rc=0; $(PY) -m pytest tests -ra --durations=40 $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test-python: pytest collected no tests; failing" >&2; exit 1; fi; \
+	exit $$rc
 
 # On pyspark 3.5 (Scala 2.12), with the jar built against pyspark 4.3: what depends on Spark's
 # version. The data source and the DataFrame functions (the jar's DataSource V1 paths and its

@@ -133,7 +133,7 @@ def test_exits_by_itself_when_the_process_that_started_it_is_killed(tmp_path):
         parent.wait()
 
         # generous: a loaded machine is slow to schedule it
-        wait_until(lambda: not group_members(int(pid)), timeout=30, every=0.2)
+        wait_until(lambda: not group_members(int(pid)), timeout=60, every=0.2)
         assert group_members(int(pid)) == []
         assert not listening("127.0.0.1", port)
     finally:
