@@ -34,6 +34,7 @@ __all__ = [
     "DecompressingReader",
     "CompressingWriter",
     "write_fully",
+    "read_up_to",
 ]
 
 NONE = "none"
@@ -164,6 +165,18 @@ def write_fully(stream: BinaryIO, data: bytes | bytearray | memoryview) -> None:
         if n <= 0:
             raise OSError(f"could not write to {stream!r}: write() returned {n}")
         view = view[n:]
+
+
+def read_up_to(stream: BinaryIO, n: int) -> bytes:
+    """Read *n* bytes of *stream*, fewer only at its end, looping over short reads of raw
+    streams: at most *n* bytes are held, whatever the stream holds."""
+    data = b""
+    while len(data) < n:
+        part = stream.read(n - len(data))
+        if not part:
+            break
+        data += part
+    return data
 
 
 class DecompressingReader(io.RawIOBase):

@@ -10,6 +10,7 @@ import zlib
 
 import numpy as np
 
+from tfrecord_io.compression import read_up_to
 from tfrecord_io.errors import MnistError
 
 __all__ = ["SPLITS", "candidate_names", "parse_idx"]
@@ -105,7 +106,7 @@ def _gunzip(data: bytes, name: str, header: int, magic: int) -> tuple[bytes, int
     done = 0
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
-            head = _read_up_to(f, header)
+            head = read_up_to(f, header)
             done = len(head)
             if len(head) < header or int.from_bytes(head[:4], "big") != magic:
                 return head, 0  # what parse_idx refuses, whatever follows
@@ -128,13 +129,3 @@ def _gunzip(data: bytes, name: str, header: int, magic: int) -> tuple[bytes, int
         ) from None
     return b"".join(parts), extra
 
-
-def _read_up_to(f: gzip.GzipFile, n: int) -> bytes:
-    """*n* bytes of *f*, fewer at its end."""
-    data = b""
-    while len(data) < n:
-        part = f.read1(n - len(data))
-        if not part:
-            break
-        data += part
-    return data

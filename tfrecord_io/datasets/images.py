@@ -409,12 +409,7 @@ def _read(url: str) -> bytes:
         DamagedImageError: the file does not start as a JPEG or PNG file; the message names it.
     """
     with fs.open(url) as f:
-        head = b""
-        while len(head) < _SIGNATURE_BYTES:
-            more = f.read(_SIGNATURE_BYTES - len(head))
-            if not more:
-                break
-            head += more
+        head = codec.read_up_to(f, _SIGNATURE_BYTES)
         if not head.startswith(_SIGNATURES):
             raise DamagedImageError(f"{url}: not a JPEG or PNG image")
         return head + f.read()
