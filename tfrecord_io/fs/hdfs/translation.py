@@ -63,7 +63,7 @@ def is_connect_error(e: BaseException) -> bool:
 def _blocking_file(url: str, detail: str) -> str:
     """What a ``ParentNotDirectoryException`` says (``/a/f (is not a directory)``), with the
     file as a URL of *url*'s file system."""
-    m = re.search(r"(/\S*) \(is not a directory\)", detail)
+    m = re.search(r"(/.*) \(is not a directory\)", detail)
     authority = re.match(r"[A-Za-z][\w+.-]*://[^/]*", url)
     if m is None or authority is None:
         return detail
